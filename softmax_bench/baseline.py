@@ -1,0 +1,104 @@
+"""The ceiling for a memory-bound kernel: a device-to-device copy, measured on this device, cached per device.
+
+Copy bandwidth = (bytes read + bytes written) / do_bench median. It is measured at several sizes far past L2;
+the reference a sweep compares against, per dtype, is the copy of 2^27 elements of that dtype — the same bytes
+as a cell of the default grid (512 MB fp32, 256 MB bf16), so that % of copy compares like with like.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from .device import device_info, same_device
+from .errors import BenchError
+from .kernels import dtype_name, elem_size
+from .timing import TimingSettings, measure
+
+GRID_ELEMS = 2**27
+EXTRA_COPY_BYTES = (2**30, 2**31)  # 1 GB and 2 GB, to show the bandwidth does not depend on size past L2
+# Under the interpreter: the CPU's own memcpy, small enough to be quick.
+INTERPRETED_GRID_ELEMS = 2**20
+INTERPRETED_EXTRA_BYTES = (2**24,)
+STORE_NAME = "copy-baseline.json"
+
+
+def copy_sizes(dtype: torch.dtype, interpret: bool) -> list[int]:
+    """Element counts to copy for a dtype: the reference size first."""
+    grid, extra = (INTERPRETED_GRID_ELEMS, INTERPRETED_EXTRA_BYTES) if interpret else (GRID_ELEMS, EXTRA_COPY_BYTES)
+    return [grid] + [nbytes // elem_size(dtype) for nbytes in extra]
+
+
+def measure_copy(dtype: torch.dtype, numel: int, settings: TimingSettings, interpret: bool) -> dict:
+    device = "cpu" if interpret else "cuda"
+    src = torch.randn(numel, dtype=torch.float32, device=device).to(dtype)  # never time on zeros
+    dst = torch.empty_like(src)
+    timing = measure(lambda: dst.copy_(src), settings, interpret)
+    nbytes = 2 * numel * elem_size(dtype)  # read + write
+    del src, dst
+    return {
+        "dtype": dtype_name(dtype),
+        "numel": numel,
+        "bytes": nbytes,
+        "ms": timing.ms,
+        "ms_p20": timing.ms_p20,
+        "ms_p80": timing.ms_p80,
+        "gbps": nbytes / timing.ms / 1e6,
+    }
+
+
+def _load_store(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    try:
+        records = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise BenchError(f"cannot read the copy baseline {path}: {err}; delete it or pass --fresh") from None
+    return records if isinstance(records, list) else []
+
+
+def copy_baseline(
+    dtypes: list[torch.dtype],
+    store_dir: Path,
+    settings: TimingSettings,
+    interpret: bool,
+    fresh: bool = False,
+    on_measure=None,
+) -> dict:
+    """The stored copy baseline of this device for these dtypes, measuring what is missing (all with fresh).
+
+    Returns {"device", "measured_at", "timing", "copies": [...], "reference_gbps": {dtype: GB/s}, "reused": bool}.
+    """
+    path = store_dir / STORE_NAME
+    records = _load_store(path)
+    device = device_info(interpret)
+    record = next((r for r in records if same_device(r.get("device", {}), device)), None)
+    wanted = [dtype_name(d) for d in dtypes]
+    if record is not None and not fresh and all(d in record.get("reference_gbps", {}) for d in wanted):
+        return {**record, "reused": True}
+
+    if record is None or fresh:
+        record = {"device": device, "copies": [], "reference_gbps": {}}
+        records = [r for r in records if not same_device(r.get("device", {}), device)] + [record]
+    record["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    record["timing"] = settings.describe(interpret)
+    for dtype in dtypes:
+        name = dtype_name(dtype)
+        if name in record["reference_gbps"] and not fresh:
+            continue
+        measured = []
+        for numel in copy_sizes(dtype, interpret):
+            if on_measure is not None:
+                on_measure(name, numel * elem_size(dtype))
+            measured.append(measure_copy(dtype, numel, settings, interpret))
+        record["copies"] = [c for c in record["copies"] if c["dtype"] != name] + measured
+        record["reference_gbps"][name] = measured[0]["gbps"]  # the grid-sized copy
+    try:
+        store_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(records, indent=2) + "\n")
+    except OSError as err:
+        raise BenchError(f"cannot write the copy baseline to {path}: {err}; pass --out to a writable folder") from None
+    return {**record, "reused": False}

@@ -1,0 +1,208 @@
+"""softmax-bench: how close to the hardware is a row softmax, where does it stop scaling, did a change slow it?
+
+Thin Typer commands over the library: each parses options, calls one library function, prints.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import __version__
+from .errors import BenchError
+
+app = typer.Typer(
+    help=__doc__,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+out = Console()
+if not out.is_terminal:  # piped or captured: wide enough for a table with every variant
+    out = Console(width=240)
+err = Console(stderr=True, soft_wrap=True)
+
+OutDir = Annotated[Path, typer.Option("--out", help="Folder that holds runs and the copy baseline.")]
+Interpret = Annotated[
+    bool,
+    typer.Option(
+        "--interpret",
+        help="Run everything on CPU through Triton's interpreter (TRITON_INTERPRET=1), timed by wall clock and "
+        "labelled as interpreted: for machines with no GPU. Never compare such timings with GPU runs.",
+    ),
+]
+Dtypes = Annotated[
+    Optional[list[str]],
+    typer.Option("--dtype", help="fp32, bf16 or fp16; repeat for several. Default: the config's, else bf16 and fp32."),
+]
+
+
+def fail(message: str, code: int = 2) -> None:
+    err.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+def use_interpreter(interpret: bool) -> bool:
+    """Set up Triton's interpreter when asked (or when TRITON_INTERPRET=1 is already set); say if it is used."""
+    from .device import require_gpu_or_interpret
+
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+    effective = interpret or os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+    require_gpu_or_interpret(effective)
+    from .kernels import interpreted
+
+    if interpreted() != effective:
+        raise BenchError("the kernels were already loaded in the other mode in this process; run a new process")
+    return effective
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        out.print(f"softmax-bench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """softmax-bench: row softmax in Triton, measured against a device copy of the same bytes.
+
+    Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret --preset smoke`
+    on a machine without one.
+    """
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True,
+    )
+
+
+def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool) -> dict:
+    from .baseline import copy_baseline
+    from .kernels import DTYPES
+
+    with _progress() as progress:
+        task = progress.add_task("copy baseline", total=None)
+        return copy_baseline(
+            [DTYPES[d] for d in dtypes], out_dir, timing, interpret, fresh,
+            on_measure=lambda dtype, nbytes: progress.update(task, description=f"copy {dtype} {nbytes / 2**20:,.0f} MB"),
+        )
+
+
+@app.command("copy-baseline")
+def copy_baseline_command(
+    dtype: Dtypes = None,
+    out_dir: OutDir = Path("results"),
+    fresh: Annotated[bool, typer.Option("--fresh", help="Measure again even if this device has a stored one.")] = False,
+    interpret: Interpret = False,
+) -> None:
+    """Measure device-to-device copy bandwidth (bytes read + written / median time) at sizes far past L2.
+
+    Stored in OUT/copy-baseline.json with the device's identity (name, UUID, driver); `sweep` reuses it on the
+    same device and measures it again on another one, or with --fresh.
+    """
+    from .config import DEFAULT_DTYPES, check_dtypes
+    from .report import copy_table
+    from .timing import TimingSettings
+
+    try:
+        interpret = use_interpreter(interpret)
+        baseline = _copy_baseline(check_dtypes(dtype or DEFAULT_DTYPES), out_dir, TimingSettings(), interpret, fresh)
+    except BenchError as e:
+        fail(str(e))
+    out.print(copy_table(baseline))
+
+
+@app.command()
+def sweep(
+    shape: Annotated[Optional[list[str]], typer.Option("--shape", help="MxN, e.g. 32768x4096; repeatable.")] = None,
+    m: Annotated[Optional[list[int]], typer.Option("--m", help="Rows; with --n, every (m, n) pair. Repeatable.")] = None,
+    n: Annotated[Optional[list[int]], typer.Option("--n", help="Row length; with --m. Repeatable.")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config, e.g. configs/ci.toml.")] = None,
+    preset: Annotated[
+        Optional[str],
+        typer.Option("--preset", help="default (the DESIGN grid + vocabulary), seed, narrow, wide, vocab, smoke, ci."),
+    ] = None,
+    dtype: Dtypes = None,
+    variant: Annotated[
+        Optional[list[str]],
+        typer.Option("--variant", help="A variant or peer to measure; repeatable. Default: all that support the cell."),
+    ] = None,
+    out_dir: OutDir = Path("results"),
+    resume: Annotated[
+        Optional[str], typer.Option("--resume", help="Finish an interrupted run (its folder or id): skip finished cells.")
+    ] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Measure the copy baseline again first.")] = False,
+    warmup_ms: Annotated[Optional[int], typer.Option(help="do_bench warm-up per measurement, ms.")] = None,
+    rep_ms: Annotated[Optional[int], typer.Option(help="do_bench timed repetitions per measurement, ms.")] = None,
+    interpret: Interpret = False,
+) -> None:
+    """Check and time every variant and peer on a grid of shapes; store the run under OUT/ and print its tables.
+
+    Each cell is checked against a reference first (a wrong variant is FAIL and is not timed), then timed with
+    triton.testing.do_bench (median, p20, p80). Bandwidth is compared with a device copy measured on the same
+    device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
+    With no shape options, the default preset runs.
+    """
+    from .config import build_plan
+    from .report import sweep_tables
+    from .sweep import resume_run, run_sweep, start_run
+
+    try:
+        interpret = use_interpreter(interpret)
+        if resume is not None:
+            run, meta, plan = resume_run(resume, out_dir, interpret)
+            baseline = None
+        else:
+            plan = build_plan(shape or [], m or [], n or [], config, preset, dtype or [], variant or [], warmup_ms, rep_ms)
+            baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
+            run, meta = start_run(plan, out_dir, baseline, interpret, shlex.join(["softmax-bench", *sys.argv[1:]]))
+        err.print(f"run {run.id} → {run.path}", markup=False, highlight=False)
+        with _progress() as progress:
+            task = progress.add_task("sweep", total=None)
+            meta = run_sweep(
+                plan, run, meta, interpret,
+                on_start=lambda total: progress.update(task, total=total),
+                advance=lambda what: progress.update(task, advance=1, description=what),
+            )
+    except BenchError as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        fail(f"interrupted: finished cells are kept in {run.path}; finish with --resume {run.id}", code=130)
+    for table in sweep_tables(run.rows(), meta):
+        out.print(table)
+    err.print(f"stored in {run.path}", markup=False, highlight=False)
+
+
+@app.command()
+def show(
+    run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
+    out_dir: OutDir = Path("results"),
+) -> None:
+    """Print a stored run's tables again."""
+    from .report import sweep_tables
+    from .results import open_run
+
+    try:
+        stored = open_run(run, out_dir)
+        rows, meta = stored.rows(), stored.meta()
+    except BenchError as e:
+        fail(str(e))
+    if rows.empty:
+        fail(f"run {stored.id} has no rows yet; finish it with sweep --resume {stored.id}")
+    for table in sweep_tables(rows, meta):
+        out.print(table)

@@ -1,0 +1,84 @@
+"""`softmax(x, dim, variant=...)`: validation, any rank to rows, and the `auto` rule."""
+
+from __future__ import annotations
+
+import torch
+
+from .kernels import DTYPES, Variant, interpreted, variants
+
+# auto's rule, until a table measured on the device replaces it: the row in registers (fused) while it fits
+# without the spills the seed's kernel shows on the H200 (../shared/anchors: bf16 from N = 32768, fp32 from
+# N = 65536), else two_pass (two reads and a write beat a spilling one-pass kernel).
+AUTO_FUSED_MAX_N = {torch.float32: 32768, torch.bfloat16: 16384, torch.float16: 16384}
+
+
+class SoftmaxInputError(ValueError):
+    """Bad input to softmax: the message says what to do."""
+
+
+def auto_choice(N: int, dtype: torch.dtype) -> tuple[str, str]:
+    """The variant `auto` runs for rows of N elements of dtype, and why."""
+    limit = AUTO_FUSED_MAX_N.get(dtype, min(AUTO_FUSED_MAX_N.values()))
+    if N <= limit:
+        return "fused", f"N = {N} ≤ {limit}: the row fits in registers without spilling, one read and one write"
+    return "two_pass", f"N = {N} > {limit}: a row in registers would spill; two reads and one write instead"
+
+
+def resolve_variant(name: str, N: int, dtype: torch.dtype) -> Variant:
+    """The Variant for `name` ('auto' included) on rows of N elements, or a ValueError that says what to use."""
+    registry = variants()
+    if name == "auto":
+        name = auto_choice(N, dtype)[0]
+    if name not in registry:
+        known = ", ".join([*registry, "auto"])
+        raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
+    variant = registry[name]
+    reason = variant.unsupported(N, dtype)
+    if reason is not None:
+        raise SoftmaxInputError(f"{reason}; use variant='auto' or 'two_pass' for wider rows")
+    return variant
+
+
+def check_tensor(x: torch.Tensor) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"softmax needs a torch.Tensor, got {type(x).__name__}")
+    if x.dtype not in DTYPES.values():
+        raise TypeError(
+            f"softmax needs a float32, bfloat16 or float16 tensor, got {x.dtype}; "
+            "convert it first, e.g. x.float()"
+        )
+
+
+def as_rows(x_last: torch.Tensor) -> torch.Tensor:
+    """An (M, N) tensor with contiguous columns over the last dim of x_last: a view when strides allow."""
+    if x_last.stride(-1) != 1:
+        x_last = x_last.contiguous()  # the kernels need unit column stride: copy explicitly
+    return x_last.reshape(-1, x_last.shape[-1])  # a view when the leading dims collapse, else a copy
+
+
+def softmax(x: torch.Tensor, dim: int = -1, *, variant: str = "auto") -> torch.Tensor:
+    """Softmax of `x` over `dim`, for a tensor of any rank; the output has x's shape and dtype.
+
+    Every variant accumulates in fp32. In the Triton variants (fused, two_pass, online) and unfused, a slice
+    that is entirely -inf (a fully masked row) gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a
+    slice gives NaN in that slice only. An empty tensor gives an empty tensor.
+
+    variant: 'auto' (the rule in `auto_choice`), or one of `softmax_bench.variants()`.
+    Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
+    """
+    check_tensor(x)
+    ndim = max(x.dim(), 1)
+    if not isinstance(dim, int) or not -ndim <= dim < ndim:
+        raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
+    x_last = x.reshape(1) if x.dim() == 0 else x.movedim(dim, -1)
+    chosen = resolve_variant(variant, x_last.shape[-1], x.dtype)
+    if chosen.triton and x.device.type != "cuda" and not interpreted():
+        raise SoftmaxInputError(
+            f"the Triton variant {chosen.name!r} needs a CUDA tensor (got one on {x.device}); move it with "
+            "x.cuda(), or set TRITON_INTERPRET=1 before importing softmax_bench to run it on CPU (slowly)"
+        )
+    if x.numel() == 0:
+        return torch.empty_like(x)
+    y, _ = chosen.launch(as_rows(x_last))
+    y = y.view(x_last.shape)
+    return y.view(x.shape) if x.dim() == 0 else y.movedim(-1, dim)

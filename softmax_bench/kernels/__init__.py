@@ -1,0 +1,141 @@
+"""The softmax variants and their registry.
+
+Each module in this package is one variant. It declares, as data, what the rest of the project reads:
+its launch, its traffic model (bytes read and written for an M×N input of a dtype), the widest row it
+supports and whether it runs on Triton. The sweep, `explain`, the plots and the tables read this registry,
+never a list of their own.
+
+Every variant takes a 2-D input whose columns are contiguous (stride 1; any row stride) and writes a
+contiguous output of the same shape and dtype. `softmax_bench.dispatch` brings tensors of any rank to that form.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Callable
+
+import torch
+
+DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
+# (bf16) or 2^-12 (fp16), and `online` rounds twice (stored exponentials, then the rescale).
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float32: (1e-6, 1e-5),
+    torch.bfloat16: (1e-3, 1.6e-2),
+    torch.float16: (1e-5, 2e-3),
+}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """'fp32', 'bf16' or 'fp16' for a supported torch dtype."""
+    for name, d in DTYPES.items():
+        if d == dtype:
+            return name
+    raise TypeError(f"unsupported dtype {dtype}; softmax-bench supports {', '.join(DTYPES)}")
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes a variant moves through device memory, pass by pass."""
+
+    passes: tuple[tuple[str, int, int], ...]  # (what, bytes read, bytes written)
+
+    @property
+    def read_bytes(self) -> int:
+        return sum(r for _, r, _ in self.passes)
+
+    @property
+    def write_bytes(self) -> int:
+        return sum(w for _, _, w in self.passes)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.read_bytes + self.write_bytes
+
+
+@dataclass
+class Launch:
+    """What a launch chose (BLOCK, num_warps, …) and the compiled kernels it ran (for n_regs / n_spills)."""
+
+    config: dict = field(default_factory=dict)
+    compiled: list = field(default_factory=list)
+
+    @property
+    def n_regs(self) -> int | None:
+        regs = [getattr(k, "n_regs", None) for k in self.compiled]
+        regs = [r for r in regs if r is not None]
+        return max(regs) if regs else None
+
+    @property
+    def n_spills(self) -> int | None:
+        spills = [getattr(k, "n_spills", None) for k in self.compiled]
+        spills = [s for s in spills if s is not None]
+        return max(spills) if spills else None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One softmax implementation, as the registry knows it.
+
+    launch(x, y) computes softmax over the last dim of the 2-D `x` into the contiguous `y` and returns a Launch.
+    traffic(M, N, dtype) is the variant's own model of the bytes it moves.
+    max_n is the widest row it supports (None: any).
+    masked_rows_zero says whether a row that is entirely -inf gives zeros (True for every Triton variant) or NaN.
+    """
+
+    name: str
+    summary: str
+    launch: Callable[[torch.Tensor, torch.Tensor], Launch]
+    traffic: Callable[[int, int, torch.dtype], Traffic]
+    triton: bool
+    max_n: int | None = None
+    masked_rows_zero: bool = True
+
+    def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
+        """Why this variant cannot run rows of N elements of `dtype`, or None when it can."""
+        if dtype not in DTYPES.values():
+            return f"dtype {dtype} is not one of {', '.join(DTYPES)}"
+        if self.max_n is not None and N > self.max_n:
+            return f"{self.name} holds a row in registers and supports N ≤ {self.max_n} (got N = {N})"
+        return None
+
+    def supports(self, N: int, dtype: torch.dtype) -> bool:
+        return self.unsupported(N, dtype) is None
+
+
+VARIANT_MODULES = ("fused", "two_pass", "online", "eager", "unfused")
+
+
+@cache
+def variants() -> dict[str, Variant]:
+    """The registry: variant name → Variant, in a stable order (Triton variants first, then the torch ones).
+
+    Importing the kernel modules decorates their @triton.jit functions; Triton decides then whether they run
+    compiled or through its CPU interpreter (TRITON_INTERPRET=1), so the registry is built on first use.
+    """
+    found = {}
+    for module_name in VARIANT_MODULES:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        found[module.VARIANT.name] = module.VARIANT
+    return found
+
+
+def interpreted() -> bool:
+    """True when the Triton kernels run through Triton's CPU interpreter (TRITON_INTERPRET=1 at first use)."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from . import fused
+
+    return isinstance(fused.fused_rows_kernel, InterpretedFunction)
+
+
+def elem_size(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def one_pass_traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
+    """Read the input once, write the output once: the floor for any softmax."""
+    nbytes = M * N * elem_size(dtype)
+    return Traffic((("read x, write y", nbytes, nbytes),))

@@ -1,0 +1,70 @@
+"""fused: the seed's kernel. The whole row lives in registers: one read of x, one write of y.
+
+For narrow rows one program takes several rows (a ROWS × BLOCK_N tile), so that a program still holds
+enough elements to keep its warps busy and its bytes in flight.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from . import Launch, Variant, one_pass_traffic
+
+# A program holds at least this many elements: below it, several rows share a program.
+MIN_ELEMS_PER_PROGRAM = 2048
+# (largest BLOCK_N, num_warps): each thread holds BLOCK_N / (32 · num_warps) fp32 values of a row.
+NUM_WARPS_BY_BLOCK = ((2048, 4), (8192, 8), (2**62, 16))
+# BLOCK_N = 65536 at 16 warps is 128 fp32 values a thread: past it the row no longer fits in the
+# 255-register budget and the compiler spills; wider rows go to two_pass or online.
+MAX_N = 65536
+
+
+@triton.jit
+def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows < M)[:, None] & (cols < N)[None, :]
+    # 64-bit row offsets: row · stride passes 2^31 on tensors of more than 2^31 elements.
+    rows = rows.to(tl.int64)
+    # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=-float("inf"))
+    x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
+    row_max = tl.max(x, axis=1)
+    # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
+    row_max = tl.where(row_max == -float("inf"), 0.0, row_max)
+    num = tl.exp(x - row_max[:, None])
+    den = tl.sum(num, axis=1)
+    inv_den = 1.0 / tl.where(den == 0.0, 1.0, den)
+    y = num * inv_den[:, None]
+    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def launch_config(M: int, N: int) -> dict:
+    """BLOCK_N, ROWS and num_warps for an M×N input (also what `explain` reports)."""
+    block_n = triton.next_power_of_2(N)
+    rows = 1
+    if block_n < MIN_ELEMS_PER_PROGRAM:
+        rows = min(MIN_ELEMS_PER_PROGRAM // block_n, triton.next_power_of_2(M))
+    num_warps = next(w for limit, w in NUM_WARPS_BY_BLOCK if block_n * rows <= limit)
+    return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps}
+
+
+def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
+    M, N = x.shape
+    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    config = launch_config(M, N)
+    grid = (triton.cdiv(M, config["ROWS"]),)
+    compiled = fused_rows_kernel[grid](x, y, M, N, x.stride(0), y.stride(0), **config)
+    return y, Launch(config, [compiled])
+
+
+VARIANT = Variant(
+    name="fused",
+    summary="one program per row (several for narrow rows), the row in registers: one read, one write",
+    launch=launch,
+    traffic=one_pass_traffic,
+    triton=True,
+    max_n=MAX_N,
+)

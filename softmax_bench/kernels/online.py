@@ -1,0 +1,76 @@
+"""online: the seed's single chunked loop. Each chunk's exponentials are stored unnormalized, against the
+running max at that chunk (kept in a small scratch buffer); a final loop rescales every chunk by
+exp(m_chunk - m) / sum. So the output is written twice and read once more: two reads, two writes."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from . import Launch, Traffic, Variant, elem_size
+from .two_pass import launch_config  # the same chunks as two_pass
+
+
+@triton.jit
+def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
+    x_row = x_ptr + row * stride_x
+    y_row = y_ptr + row * stride_y
+    chunk_max_row = chunk_max_ptr + row * n_chunks
+    m = tl.full((), -float("inf"), tl.float32)
+    s = tl.full((), 0.0, tl.float32)  # fp32 whatever the input dtype
+    for chunk in range(0, n_chunks):
+        cols = chunk * BLOCK + tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
+        shift = tl.where(m_new == -float("inf"), 0.0, m_new)
+        e = tl.exp(x - shift)
+        s = s * tl.exp(m - shift) + tl.sum(e, axis=0)
+        m = m_new
+        tl.store(y_row + cols, e.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(chunk_max_row + chunk, shift)
+    # The rescale loop reads what other threads of this program stored above.
+    tl.debug_barrier()
+    shift = tl.where(m == -float("inf"), 0.0, m)
+    inv_s = 1.0 / tl.where(s == 0.0, 1.0, s)  # an all -inf row: zeros, not 0/0
+    for chunk in range(0, n_chunks):
+        cols = chunk * BLOCK + tl.arange(0, BLOCK)
+        mask = cols < N
+        e = tl.load(y_row + cols, mask=mask, other=0.0).to(tl.float32)
+        scale = tl.exp(tl.load(chunk_max_row + chunk) - shift) * inv_s
+        tl.store(y_row + cols, (e * scale).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
+    M, N = x.shape
+    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    config = launch_config(M, N, x.dtype)
+    n_chunks = triton.cdiv(N, config["BLOCK"])
+    chunk_max = torch.empty((M, n_chunks), dtype=torch.float32, device=x.device)
+    compiled = online_kernel[(M,)](x, y, chunk_max, N, n_chunks, x.stride(0), y.stride(0), **config)
+    return y, Launch(config, [compiled])
+
+
+def traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
+    nbytes = M * N * elem_size(dtype)
+    n_chunks = triton.cdiv(N, launch_config(M, N, dtype)["BLOCK"])
+    scratch = M * n_chunks * 4
+    return Traffic(
+        (
+            ("loop: read x, write exp(x - running max)", nbytes, nbytes),
+            ("chunk maxima (scratch)", scratch, scratch),
+            ("rescale: read y, write y", nbytes, nbytes),
+        )
+    )
+
+
+VARIANT = Variant(
+    name="online",
+    summary="one chunked loop storing exponentials against the running max, then a rescale: two reads, two writes",
+    launch=launch,
+    traffic=traffic,
+    triton=True,
+)

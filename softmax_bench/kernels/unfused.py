@@ -1,0 +1,46 @@
+"""unfused: the seed's four passes (max; subtract and exp; sum; divide) as separate torch ops — the reference
+that shows what fusion saves. Subtract and exp are two torch kernels, and the intermediates are fp32 (the
+accumulation this project promises), so it moves far more than the one read and one write of `fused`.
+
+Like the Triton variants, a row that is entirely -inf gives zeros."""
+
+from __future__ import annotations
+
+import torch
+
+from . import Launch, Traffic, Variant, elem_size
+
+
+def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
+    row_max = x.amax(dim=-1, keepdim=True).float()
+    row_max.masked_fill_(row_max == float("-inf"), 0.0)  # all -inf row: shift by 0, not NaN
+    e = torch.sub(x, row_max)  # fp32, by type promotion
+    e.exp_()
+    den = e.sum(dim=-1, keepdim=True)
+    den.masked_fill_(den == 0.0, 1.0)  # all -inf row: 0 / 1, not 0 / 0
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    torch.div(e, den, out=y)
+    return y, Launch()
+
+
+def traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
+    n = M * N
+    x_bytes, f32_bytes = n * elem_size(dtype), n * 4
+    return Traffic(
+        (
+            ("max: read x", x_bytes, 0),
+            ("subtract: read x, write fp32 e", x_bytes, f32_bytes),
+            ("exp: read e, write e", f32_bytes, f32_bytes),
+            ("sum: read e", f32_bytes, 0),
+            ("divide: read e, write y", f32_bytes, x_bytes),
+        )
+    )
+
+
+VARIANT = Variant(
+    name="unfused",
+    summary="max, subtract, exp, sum, divide as five torch kernels with fp32 intermediates",
+    launch=launch,
+    traffic=traffic,
+    triton=False,
+)

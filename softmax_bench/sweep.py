@@ -1,0 +1,270 @@
+"""The check-then-time loop: for every cell, each variant and peer is first checked against a reference (a wrong
+one is reported FAIL and not timed), then timed; each row is stored as soon as it exists."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from . import device as devices
+from .config import SweepPlan, parse_shape
+from .dispatch import auto_choice
+from .errors import BenchError
+from .kernels import DTYPES, TOLERANCES, Launch, Traffic, Variant, elem_size, one_pass_traffic, variants
+from .peers import PEERS, Peer, PeerUnavailable
+from .results import Run, new_run, open_run
+from .timing import TimingSettings, measure
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Something the sweep measures: one of our variants, `auto`, or a peer."""
+
+    name: str
+    kind: str  # "variant", "auto" or "peer"
+    traffic: Callable[[int, int, torch.dtype], Traffic]
+    unsupported: Callable[[int, torch.dtype], str | None]
+    prepare: Callable[[torch.Tensor], Callable[[], tuple[torch.Tensor, Launch]]]
+
+
+def _variant_provider(variant: Variant) -> Provider:
+    return Provider(variant.name, "variant", variant.traffic, variant.unsupported, lambda x: lambda: variant.launch(x))
+
+
+def _auto_provider() -> Provider:
+    registry = variants()
+
+    def picked(N: int, dtype: torch.dtype) -> Variant:
+        return registry[auto_choice(N, dtype)[0]]
+
+    def prepare(x: torch.Tensor):
+        chosen = picked(x.shape[1], x.dtype)
+
+        def call():
+            y, launch = chosen.launch(x)
+            return y, Launch({"picked": chosen.name, **launch.config}, launch.compiled)
+
+        return call
+
+    return Provider(
+        "auto", "auto",
+        lambda M, N, dtype: picked(N, dtype).traffic(M, N, dtype),
+        lambda N, dtype: picked(N, dtype).unsupported(N, dtype),
+        prepare,
+    )
+
+
+def _peer_provider(peer: Peer) -> Provider:
+    def prepare(x: torch.Tensor):
+        fn = peer.make()
+        return lambda: (fn(x), Launch())
+
+    return Provider(peer.name, "peer", one_pass_traffic, lambda N, dtype: None, prepare)
+
+
+def providers(names: list[str]) -> list[Provider]:
+    """Our variants, auto, then the peers; only `names` when given (unknown names are an error)."""
+    every = [_variant_provider(v) for v in variants().values()] + [_auto_provider()]
+    every += [_peer_provider(p) for p in PEERS.values()]
+    if not names:
+        return every
+    known = {p.name: p for p in every}
+    for name in names:
+        if name not in known:
+            raise BenchError(f"unknown variant {name!r}; choose from {', '.join(known)}")
+    return [known[name] for name in names]
+
+
+def reference(x: torch.Tensor, interpret: bool) -> torch.Tensor:
+    """float64 on CPU; fp32 on the GPU (fast, and far more precise than the bf16/fp16 outputs it checks)."""
+    return torch.softmax(x.double() if interpret else x.float(), dim=-1)
+
+
+def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[float, str | None]:
+    """max |y - ref|, and why y is wrong (None when it is within the dtype's tolerance everywhere)."""
+    if y.shape != ref.shape or y.dtype != dtype:
+        return float("nan"), f"wrong output: {tuple(y.shape)} {y.dtype}, expected {tuple(ref.shape)} {dtype}"
+    diff = (y.to(ref.dtype) - ref).abs()
+    max_err = float(diff.max()) if diff.numel() else 0.0
+    atol, rtol = TOLERANCES[dtype]
+    bad = ~(diff <= atol + rtol * ref.abs())  # NaN counts as bad
+    if bool(bad.any()):
+        return max_err, f"{int(bad.sum())} elements off by up to {max_err:.3g} (atol {atol}, rtol {rtol})"
+    return max_err, None
+
+
+def memory_needed(M: int, N: int, dtype: torch.dtype) -> int:
+    """Input, output, the fp32 reference and the check's temporaries, with room for unfused's fp32 intermediates."""
+    return M * N * (2 * elem_size(dtype) + 4 * 4)
+
+
+def measure_cell(
+    dtype_name: str,
+    M: int,
+    N: int,
+    todo: list[Provider],
+    run: Run,
+    copy_gbps: float,
+    plan: SweepPlan,
+    interpret: bool,
+    advance: Callable[[str], None],
+) -> None:
+    dtype = DTYPES[dtype_name]
+    base = {"dtype": dtype_name, "M": M, "N": N}
+
+    def store(provider: Provider, **fields) -> None:
+        model_bytes = provider.traffic(M, N, dtype).total_bytes
+        row = {**base, "variant": provider.name, "model_bytes": model_bytes, **fields}
+        if fields.get("ms"):
+            ms = fields["ms"]
+            row["gbps"] = 2 * M * N * elem_size(dtype) / ms / 1e6
+            row["pct_of_copy"] = 100 * row["gbps"] / copy_gbps
+            row["model_gbps"] = model_bytes / ms / 1e6
+        row["expected_ms"] = model_bytes / copy_gbps / 1e6
+        run.append(row)
+        advance(f"{dtype_name} {M}×{N} {provider.name}")
+
+    if not interpret:
+        torch.cuda.empty_cache()
+        free, _ = torch.cuda.mem_get_info()
+        if memory_needed(M, N, dtype) > free:
+            reason = f"needs ~{memory_needed(M, N, dtype) / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
+            for provider in todo:
+                store(provider, status="skipped", reason=reason)
+            return
+
+    device = "cpu" if interpret else "cuda"
+    x = torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)  # never time on zeros
+    ref = reference(x, interpret)
+    for provider in todo:
+        reason = provider.unsupported(N, dtype)
+        if reason is not None:
+            store(provider, status="skipped", reason=reason)
+            continue
+        if provider.kind == "peer" and interpret:
+            store(provider, status="skipped", reason="a GPU peer: not run under --interpret")
+            continue
+        try:
+            call = provider.prepare(x)
+            y, launch = call()
+        except PeerUnavailable as err:
+            store(provider, status="skipped", reason=str(err))
+            continue
+        except Exception as err:  # a crash is a result: recorded, and the sweep goes on
+            message = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+            store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=message[:300])
+            continue
+        max_err, wrong = check(y, ref, dtype)
+        del y
+        extra = {"max_err": max_err, "n_regs": launch.n_regs, "n_spills": launch.n_spills,
+                 "config": " ".join(f"{k}={v}" for k, v in launch.config.items()) or None}
+        if wrong is not None:
+            store(provider, status="FAIL", reason=wrong, **extra)
+            continue
+        timing = measure(lambda: call(), plan.timing, interpret)
+        store(provider, status="ok", ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, **extra)
+    del x, ref
+
+
+def run_sweep(
+    plan: SweepPlan,
+    run: Run,
+    meta: dict,
+    interpret: bool,
+    on_start: Callable[[int], None] = lambda total: None,
+    advance: Callable[[str], None] = lambda what: None,
+) -> dict:
+    """Measure every (cell, provider) of the plan not yet in the run; returns the final metadata."""
+    chosen = providers(plan.variants)
+    done = {tuple(r) for r in run.rows()[["variant", "dtype", "M", "N"]].astype(str).itertuples(index=False)}
+    todo_by_cell = []
+    for dtype_name, M, N in plan.cells():
+        todo = [p for p in chosen if (p.name, dtype_name, str(M), str(N)) not in done]
+        if todo:
+            todo_by_cell.append((dtype_name, M, N, todo))
+    on_start(sum(len(todo) for *_, todo in todo_by_cell))
+    meta = {**meta, "status": "running", "clocks_before": devices.clocks(interpret)}
+    run.write_meta(meta)
+    try:
+        for dtype_name, M, N, todo in todo_by_cell:
+            measure_cell(dtype_name, M, N, todo, run, meta["copy_gbps"][dtype_name], plan, interpret, advance)
+    except BaseException:
+        meta.update(status="interrupted", finished_at=_now())
+        run.write_meta(meta)
+        raise
+    meta.update(status="complete", finished_at=_now(), clocks_after=devices.clocks(interpret))
+    run.write_meta(meta)
+    return meta
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def git_commit() -> str | None:
+    """The project's commit (with '-dirty' when the tree has changes), or None outside a checkout."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if commit.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def plan_to_meta(plan: SweepPlan) -> dict:
+    return {"shapes": [f"{m}x{n}" for m, n in plan.shapes], "dtypes": plan.dtypes, "variants": plan.variants,
+            "sources": plan.sources}
+
+
+def plan_from_meta(meta: dict) -> SweepPlan:
+    stored = meta["plan"]
+    return SweepPlan(
+        shapes=[parse_shape(s) for s in stored["shapes"]],
+        dtypes=stored["dtypes"],
+        variants=stored["variants"],
+        timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"]),
+        sources=stored["sources"],
+    )
+
+
+def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str) -> tuple[Run, dict]:
+    """A new run folder with its metadata written before the first cell."""
+    device = baseline["device"]
+    run = new_run(out_dir, device["name"].split("(")[0].replace("NVIDIA", "") + ("-interpreted" if interpret else ""))
+    meta = {
+        "run_id": run.id,
+        "started_at": _now(),
+        "finished_at": None,
+        "command": command,
+        "interpreted": interpret,
+        "device": device,
+        "git_commit": git_commit(),
+        "timing": plan.timing.describe(interpret),
+        "copy_gbps": dict(baseline["reference_gbps"]),
+        "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps")},
+        "plan": plan_to_meta(plan),
+    }
+    run.write_meta(meta)
+    return run, meta
+
+
+def resume_run(ref: str, out_dir: Path, interpret: bool) -> tuple[Run, dict, SweepPlan]:
+    """A stored run to finish, with the plan it was started with."""
+    run = open_run(ref, out_dir)
+    meta = run.meta()
+    if meta.get("interpreted") != interpret:
+        mode = "with" if meta.get("interpreted") else "without"
+        raise BenchError(f"run {run.id} was measured {mode} --interpret; resume it the same way")
+    if not interpret and not devices.same_device(meta.get("device", {}), devices.device_info(False)):
+        raise BenchError(f"run {run.id} was measured on another device ({meta['device'].get('name')}); "
+                         "start a new sweep here instead")
+    return run, meta, plan_from_meta(meta)

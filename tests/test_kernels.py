@@ -1,0 +1,242 @@
+"""Every variant against a float64 reference, on CPU through Triton's interpreter or on the GPU."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench.dispatch import as_rows, auto_choice
+from softmax_bench.kernels import TOLERANCES, fused, online, two_pass
+
+from .conftest import DEVICE
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+VARIANTS = list(softmax_bench.variants())
+TRITON_VARIANTS = [name for name, v in softmax_bench.variants().items() if v.triton]
+ZERO_MASKED_VARIANTS = [name for name, v in softmax_bench.variants().items() if v.masked_rows_zero]
+# Powers of two, one below and one above; 4097 / 8193 / 16385 cross two_pass's and online's chunk boundaries.
+WIDTHS = [1, 2, 31, 32, 33, 127, 128, 129, 1000, 1023, 1024, 1025, 4095, 4096, 4097, 8193, 16385]
+
+
+def fresh_randn(*shape, dtype=torch.float32, scale=3.0):
+    """Fresh random data for every call (never zeros); the seed is returned so a failure can be replayed."""
+    seed = int.from_bytes(os.urandom(4), "little")
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(*shape, generator=generator, dtype=torch.float64) * scale
+    return x.to(dtype).to(DEVICE), seed
+
+
+def reference(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """float64 softmax on CPU; all -inf slices are zeros (the Triton variants' contract)."""
+    x64 = x.double().cpu()
+    all_masked = (x64 == float("-inf")).all(dim=dim, keepdim=True)
+    ref = torch.softmax(x64, dim=dim)
+    return torch.where(all_masked, torch.zeros_like(ref), ref)
+
+
+def assert_matches(y: torch.Tensor, x: torch.Tensor, dim: int = -1, msg: str = "") -> None:
+    assert y.dtype == x.dtype and y.shape == x.shape and y.device == x.device
+    atol, rtol = TOLERANCES[x.dtype]
+    torch.testing.assert_close(y.double().cpu(), reference(x, dim), atol=atol, rtol=rtol, equal_nan=True, msg=msg)
+
+
+@pytest.mark.parametrize("N", WIDTHS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_rows_match_float64(variant, dtype, N):
+    if not softmax_bench.variants()[variant].supports(N, dtype):
+        pytest.skip(f"{variant} does not support N={N}")
+    x, seed = fresh_randn(3, N, dtype=dtype)
+    y = softmax_bench.softmax(x, variant=variant)
+    assert_matches(y, x, msg=lambda m: f"seed {seed}: {m}")
+    sums = y.double().sum(dim=-1).cpu()
+    torch.testing.assert_close(sums, torch.ones_like(sums), atol=N * TOLERANCES[dtype][1], rtol=0)
+    assert bool(((y >= 0) & (y <= 1)).all())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_special_rows(variant, dtype):
+    """A huge value (exp without the max shift overflows), rows mixing -inf and finite, M = 1 rows, N = 1."""
+    x, _ = fresh_randn(4, 300, dtype=dtype)
+    x[0, 17] = 1000.0
+    x[1, ::2] = float("-inf")
+    x[2, :-1] = float("-inf")  # one finite value: it gets all the mass
+    x[3, 5] = -1000.0
+    y = softmax_bench.softmax(x, variant=variant)
+    assert_matches(y, x)
+    assert float(y[0, 17]) == pytest.approx(1.0)
+    assert float(y[2, -1]) == 1.0
+    assert bool((y[1, ::2] == 0).all())
+
+    assert_matches(softmax_bench.softmax(x[1:2], variant=variant), x[1:2])
+    ones = softmax_bench.softmax(fresh_randn(5, 1, dtype=dtype)[0], variant=variant)
+    assert bool((ones == 1).all())
+
+
+@pytest.mark.parametrize("N", [1, 32, 1025, 5000])
+@pytest.mark.parametrize("variant", ZERO_MASKED_VARIANTS)
+def test_all_masked_rows_give_zeros(variant, N):
+    x, _ = fresh_randn(3, N)
+    x[1] = float("-inf")
+    y = softmax_bench.softmax(x, variant=variant)
+    assert bool((y[1] == 0).all()), "a fully masked row must give zeros, not NaN"
+    assert_matches(y, x)
+
+
+def test_eager_gives_nan_on_all_masked_rows_as_documented():
+    x = torch.full((2, 8), float("-inf"), device=DEVICE)
+    assert not softmax_bench.variants()["eager"].masked_rows_zero
+    assert bool(softmax_bench.softmax(x, variant="eager").isnan().all())
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_nan_stays_in_its_row(variant):
+    x, _ = fresh_randn(3, 700)
+    x[1, 300] = float("nan")
+    y = softmax_bench.softmax(x, variant=variant)
+    assert bool(y[1].isnan().all())
+    assert not bool(y[0].isnan().any()) and not bool(y[2].isnan().any())
+    assert_matches(y[::2], x[::2])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_any_rank_and_dim(variant):
+    x, _ = fresh_randn(4, 6, 50)
+    for dim in (-1, 2, 1, 0, -3):
+        assert_matches(softmax_bench.softmax(x, dim=dim, variant=variant), x, dim=dim)
+    scalar = torch.tensor(2.5, device=DEVICE)
+    assert softmax_bench.softmax(scalar, variant=variant).item() == 1.0
+    vector, _ = fresh_randn(77)
+    assert_matches(softmax_bench.softmax(vector, variant=variant), vector)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_non_contiguous_inputs(variant):
+    base, _ = fresh_randn(40, 130)
+    for x in (base[:, ::2], base.t(), base[:, 3:103], base[::3], base[5:6].expand(7, 130)):
+        assert_matches(softmax_bench.softmax(x, variant=variant), x)
+    assert_matches(softmax_bench.softmax(base.t(), dim=0, variant=variant), base.t(), dim=0)
+
+
+def test_row_strided_input_is_not_copied():
+    base, _ = fresh_randn(10, 64)
+    rows = as_rows(base[:, 8:40])
+    assert rows.data_ptr() == base[:, 8:40].data_ptr() and rows.stride() == (64, 1)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_empty_tensors(variant):
+    for shape in [(0, 5), (5, 0), (2, 0, 3), (0,)]:
+        x = torch.empty(shape, device=DEVICE)
+        y = softmax_bench.softmax(x, dim=-1, variant=variant)
+        assert y.shape == x.shape and y.dtype == x.dtype
+
+
+def test_fused_packs_several_narrow_rows_per_program():
+    x, _ = fresh_randn(100, 32)  # 100 rows: the second program's tile is partly past the last row
+    y, launch = fused.launch(x)
+    assert launch.config["ROWS"] > 1 and 100 % launch.config["ROWS"] != 0
+    assert_matches(y, x)
+    assert fused.launch_config(1000, 4096)["ROWS"] == 1
+
+
+@pytest.mark.parametrize("module", [two_pass, online])
+def test_chunked_variants_walk_several_chunks(module):
+    x, _ = fresh_randn(2, 3 * 4096 + 5)
+    y, launch = module.launch(x)
+    assert launch.config["BLOCK"] < x.shape[1]  # the loop really ran more than one chunk
+    assert_matches(y, x)
+
+
+def test_traffic_models():
+    M, N = 1024, 4096
+    one_pass = 2 * M * N * 2
+    variants = softmax_bench.variants()
+    assert variants["fused"].traffic(M, N, torch.bfloat16).total_bytes == one_pass
+    assert variants["eager"].traffic(M, N, torch.bfloat16).total_bytes == one_pass
+    assert variants["two_pass"].traffic(M, N, torch.bfloat16).read_bytes == 2 * M * N * 2
+    online_bytes = variants["online"].traffic(M, N, torch.bfloat16)
+    assert online_bytes.read_bytes > 2 * M * N * 2 and online_bytes.write_bytes > 2 * M * N * 2
+    # unfused in fp32: max 4 + subtract 4+4 + exp 4+4 + sum 4 + divide 4+4 = 32 bytes an element
+    assert variants["unfused"].traffic(M, N, torch.float32).total_bytes == 32 * M * N
+
+
+def test_auto_picks_by_width():
+    assert auto_choice(4096, torch.float32)[0] == "fused"
+    assert auto_choice(262144, torch.bfloat16)[0] == "two_pass"
+    x, _ = fresh_randn(2, 70000)
+    assert_matches(softmax_bench.softmax(x), x)
+
+
+# --- bad input: the message says what to do ------------------------------------------------------------
+
+
+def test_integer_and_bool_tensors_are_refused():
+    for dtype in (torch.int64, torch.int32, torch.bool, torch.float64):
+        with pytest.raises(TypeError, match="x.float()"):
+            softmax_bench.softmax(torch.ones(2, 3, dtype=dtype, device=DEVICE))
+
+
+def test_dim_out_of_range():
+    with pytest.raises(ValueError, match=r"use a dim in \[-2, 1\]"):
+        softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), dim=2)
+
+
+def test_unknown_variant_lists_known_ones():
+    with pytest.raises(ValueError, match="known variants: fused, two_pass, online, eager, unfused, auto"):
+        softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), variant="fastest")
+
+
+def test_fused_refuses_rows_past_its_register_budget():
+    with pytest.raises(ValueError, match="two_pass"):
+        softmax_bench.softmax(torch.ones(1, fused.MAX_N + 1, device=DEVICE), variant="fused")
+
+
+def test_cpu_tensor_for_triton_variant_outside_interpreter():
+    code = (
+        "import torch, softmax_bench\n"
+        "softmax_bench.softmax(torch.randn(2, 3), variant='fused')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "needs a CUDA tensor" in result.stderr and "TRITON_INTERPRET=1" in result.stderr
+
+
+# --- 64-bit offsets ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", TRITON_VARIANTS)
+def test_row_offsets_past_2_31_elements(variant):
+    """Three rows 2^30 elements apart: row 2 starts at element 2^31, which int32 offsets would wrap."""
+    stride = 2**30
+    storage = torch.empty(2 * stride + 256, dtype=torch.float16, device=DEVICE)
+    x = storage.as_strided((3, 256), (stride, 1))
+    x.copy_(fresh_randn(3, 256, dtype=torch.float16)[0])
+    assert_matches(softmax_bench.softmax(x, variant=variant), x)
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU: 2^31 + elements through the interpreter is too slow")
+@pytest.mark.parametrize("variant", TRITON_VARIANTS)
+def test_tensor_of_more_than_2_31_elements(variant):
+    N = 4096
+    M = 2**31 // N + 3
+    x = torch.randn(M, N, dtype=torch.bfloat16, device="cuda")
+    y = softmax_bench.softmax(x, variant=variant)
+    assert_matches(y[-4:], x[-4:])
+    assert_matches(y[:2], x[:2])
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="registers are known only for compiled kernels")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fused_does_not_spill_where_auto_picks_it(dtype):
+    from softmax_bench.dispatch import AUTO_FUSED_MAX_N
+
+    x = torch.randn(64, AUTO_FUSED_MAX_N[dtype], dtype=dtype, device="cuda")
+    _, launch = fused.launch(x)
+    assert launch.n_regs is not None and launch.n_regs <= 255
+    assert launch.n_spills == 0
