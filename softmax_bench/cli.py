@@ -51,18 +51,19 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def use_interpreter(interpret: bool) -> bool:
-    """Set up Triton's interpreter when asked (or when TRITON_INTERPRET=1 is already set); say if it is used."""
+    """Set up Triton's interpreter when asked; refuse a GPU-less machine without it."""
     from .device import require_gpu_or_interpret
 
     if interpret:
-        os.environ["TRITON_INTERPRET"] = "1"
-    effective = interpret or os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
-    require_gpu_or_interpret(effective)
+        os.environ["TRITON_INTERPRET"] = "1"  # read when the kernels are first loaded, just below
+    require_gpu_or_interpret(interpret)
     from .kernels import interpreted
 
-    if interpreted() != effective:
-        raise BenchError("the kernels were already loaded in the other mode in this process; run a new process")
-    return effective
+    if interpreted() and not interpret:
+        raise BenchError("TRITON_INTERPRET=1 is set: add --interpret, or unset TRITON_INTERPRET to use the GPU")
+    if interpret and not interpreted():
+        raise BenchError("the kernels were already compiled for the GPU in this process; run a new process")
+    return interpret
 
 
 def version_callback(value: bool) -> None:
@@ -160,7 +161,7 @@ def sweep(
     """
     from .config import build_plan
     from .report import sweep_tables
-    from .sweep import resume_run, run_sweep, start_run
+    from .sweep import providers, resume_run, run_sweep, start_run
 
     try:
         interpret = use_interpreter(interpret)
@@ -169,6 +170,7 @@ def sweep(
             baseline = None
         else:
             plan = build_plan(shape or [], m or [], n or [], config, preset, dtype or [], variant or [], warmup_ms, rep_ms)
+            providers(plan.variants)  # unknown names fail here, before anything is measured
             baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
             run, meta = start_run(plan, out_dir, baseline, interpret, shlex.join(["softmax-bench", *sys.argv[1:]]))
         err.print(f"run {run.id} → {run.path}", markup=False, highlight=False)

@@ -1,0 +1,216 @@
+"""The CLI as a user drives it: exit codes, files written, tables printed, bad input refused in one line."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from softmax_bench.cli import app
+from softmax_bench.results import COLUMNS
+
+from .conftest import DEVICE
+
+# On CPU everything runs through Triton's interpreter; on a GPU the same tests run the real kernels.
+MODE = ["--interpret"] if DEVICE == "cpu" else []
+OUR_VARIANTS = ["fused", "two_pass", "online", "eager", "unfused", "auto"]
+SMOKE_CELLS = {(64, 32), (16, 1000), (4, 5000)}
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def assert_usage_error(result, *words: str) -> None:
+    """Exit 2, one line on stderr that says what is wrong, no traceback."""
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("results")
+    result = invoke("sweep", *MODE, "--preset", "smoke", "--out", out_dir)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in out_dir.iterdir() if p.is_dir()]
+    return out_dir, run_dir, result
+
+
+def test_smoke_sweep_writes_every_variant_with_the_design_columns(smoke_run):
+    out_dir, run_dir, _ = smoke_run
+    rows = pd.read_csv(run_dir / "rows.csv")
+    assert list(rows.columns) == COLUMNS
+    for variant in OUR_VARIANTS:
+        mine = rows[rows["variant"] == variant]
+        assert set(zip(mine["M"], mine["N"])) == SMOKE_CELLS
+        assert set(mine["dtype"]) == {"fp32", "bf16"}
+        assert (mine["status"] == "ok").all(), mine[["status", "reason"]]
+        assert (mine["ms"] > 0).all() and (mine["ms_p20"] <= mine["ms_p80"]).all()
+        assert (mine["gbps"] > 0).all() and mine["max_err"].notna().all()
+    fused = rows[(rows["variant"] == "fused") & (rows["dtype"] == "bf16") & (rows["N"] == 5000)].iloc[0]
+    assert fused["model_bytes"] == 2 * 4 * 5000 * 2
+    assert fused["gbps"] == pytest.approx(2 * 4 * 5000 * 2 / fused["ms"] / 1e6)
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert fused["pct_of_copy"] == pytest.approx(100 * fused["gbps"] / meta["copy_gbps"]["bf16"])
+    assert fused["expected_ms"] == pytest.approx(fused["model_bytes"] / meta["copy_gbps"]["bf16"] / 1e6)
+    for peer in ("torch_compile", "liger", "quack"):
+        assert peer in set(rows["variant"])
+
+
+def test_run_metadata(smoke_run):
+    out_dir, run_dir, _ = smoke_run
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["run_id"] == run_dir.name
+    assert meta["interpreted"] is (DEVICE == "cpu")
+    for key in ("started_at", "finished_at", "command", "device", "git_commit", "timing", "copy_gbps",
+                "clocks_before", "clocks_after", "copy_baseline"):
+        assert key in meta
+    assert set(meta["copy_gbps"]) == {"fp32", "bf16"} and all(v > 0 for v in meta["copy_gbps"].values())
+    assert meta["timing"]["quantiles"] == [0.5, 0.2, 0.8]
+    assert (out_dir / "copy-baseline.json").is_file()
+
+
+def test_sweep_prints_a_table_per_dtype(smoke_run):
+    _, run_dir, result = smoke_run
+    for dtype in ("fp32", "bf16"):
+        assert f"{run_dir.name} · " in result.stdout and f" · {dtype} · copy " in result.stdout
+    assert "★" in result.stdout
+    if DEVICE == "cpu":
+        assert "INTERPRETED" in result.stdout
+
+
+def test_show_prints_a_stored_run_by_id_and_by_path(smoke_run):
+    out_dir, run_dir, _ = smoke_run
+    by_id = invoke("show", run_dir.name, "--out", out_dir)
+    assert by_id.exit_code == 0 and "16×1000" in by_id.stdout and "two_pass" in by_id.stdout
+    assert invoke("show", run_dir).stdout == by_id.stdout
+
+
+def test_copy_baseline_is_reused_then_measured_again_with_fresh(smoke_run):
+    out_dir, _, _ = smoke_run
+    reused = invoke("copy-baseline", *MODE, "--dtype", "fp32", "--out", out_dir)
+    assert reused.exit_code == 0 and "reused" in reused.stdout
+    fresh = invoke("copy-baseline", *MODE, "--dtype", "fp32", "--out", out_dir, "--fresh")
+    assert fresh.exit_code == 0 and "reused" not in fresh.stdout and "fp32" in fresh.stdout
+
+
+def test_a_failing_variant_is_reported_and_not_timed(tmp_path, monkeypatch):
+    from softmax_bench.kernels import variants
+
+    fused = variants()["fused"]
+    broken = type(fused)(**{**fused.__dict__, "launch": lambda x: (fused.launch(x)[0] * 1.5, fused.launch(x)[1])})
+    monkeypatch.setitem(variants(), "fused", broken)
+    result = invoke("sweep", *MODE, "--shape", "8x64", "--dtype", "fp32", "--variant", "fused",
+                    "--variant", "eager", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(next(tmp_path.glob("*/rows.csv")))
+    fused_row = rows[rows["variant"] == "fused"].iloc[0]
+    assert fused_row["status"] == "FAIL" and "off by" in fused_row["reason"] and pd.isna(fused_row["ms"])
+    assert rows[rows["variant"] == "eager"].iloc[0]["status"] == "ok"
+    assert "FAIL" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--dtype", "fp64"], ["unknown dtype 'fp64'", "fp32, bf16, fp16"]),
+        (["--variant", "fastest"], ["unknown variant 'fastest'", "fused"]),
+        (["--preset", "huge"], ["unknown preset 'huge'", "smoke"]),
+        (["--shape", "0x128"], ["M and N must be positive"]),
+        (["--m", "4", "--n", "-3"], ["M and N must be positive"]),
+        (["--shape", "12by4"], ["not MxN"]),
+        (["--resume", "no-such-run"], ["no run 'no-such-run'"]),
+    ],
+)
+def test_bad_sweep_usage_exits_2_in_one_line(tmp_path, args, words):
+    assert_usage_error(invoke("sweep", *MODE, "--out", tmp_path, *args), *words)
+
+
+def test_malformed_toml_names_the_file_and_line(tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text('shapes = ["64x32"]\ndtypes = ["fp32"\nrep_ms = 5\n')
+    assert_usage_error(invoke("sweep", *MODE, "--config", config, "--out", tmp_path), str(config), "line 3")
+
+
+def test_unknown_toml_key_is_named(tmp_path):
+    config = tmp_path / "typo.toml"
+    config.write_text('shapes = ["64x32"]\ndtype = ["fp32"]\n')
+    assert_usage_error(invoke("sweep", *MODE, "--config", config, "--out", tmp_path), "unknown key 'dtype'", "dtypes")
+
+
+def test_unwritable_output_directory(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert_usage_error(invoke("sweep", *MODE, "--shape", "4x32", "--out", blocker / "runs"), "cannot write", "--out")
+
+
+def test_show_of_a_missing_run(tmp_path):
+    assert_usage_error(invoke("show", "nope", "--out", tmp_path), "no run 'nope'")
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="only meaningful where there is no GPU")
+@pytest.mark.parametrize("command", ["sweep", "copy-baseline"])
+def test_no_gpu_without_interpret_says_how_to_proceed(tmp_path, command):
+    assert_usage_error(invoke(command, "--out", tmp_path), "no CUDA GPU", "--interpret")
+
+
+def test_help_teaches(tmp_path):
+    result = invoke("sweep", "--help")
+    assert result.exit_code == 0
+    for word in ("--preset", "--resume", "--interpret", "smoke", "do_bench"):
+        assert word in result.stdout
+
+
+def test_config_file_sweep(tmp_path):
+    config = tmp_path / "tiny.toml"
+    config.write_text('m = [3]\nn = [40, 70]\ndtypes = ["fp16"]\nvariants = ["fused", "eager"]\nrep_ms = 5\n')
+    result = invoke("sweep", *MODE, "--config", config, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(next(tmp_path.glob("*/rows.csv")))
+    assert sorted(set(rows["variant"])) == ["eager", "fused"]
+    assert set(zip(rows["M"], rows["N"], rows["dtype"])) == {(3, 40, "fp16"), (3, 70, "fp16")}
+
+
+def test_killed_sweep_keeps_finished_cells_and_resumes(tmp_path):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "softmax_bench", "sweep", *MODE, "--preset", "smoke", "--variant", "two_pass",
+           "--variant", "online", "--variant", "eager", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 240
+        rows_file = None
+        while time.time() < deadline:
+            rows_file = next(tmp_path.glob("*/rows.csv"), None)
+            if rows_file is not None and len(rows_file.read_text().splitlines()) >= 3:  # header + 2 rows
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep finished before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    kept = pd.read_csv(rows_file)
+    assert 2 <= len(kept) < 3 * 2 * 3
+    run_dir = rows_file.parent
+    assert json.loads((run_dir / "meta.json").read_text())["status"] == "running"
+
+    result = invoke("sweep", *MODE, "--resume", run_dir.name, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(rows_file)
+    assert len(rows) == 3 * 2 * 3  # three variants, two dtypes, three shapes: each exactly once
+    assert not rows.duplicated(["variant", "dtype", "M", "N"]).any()
+    # the cells finished before the kill were kept as they were, not measured again
+    pd.testing.assert_frame_equal(rows.iloc[: len(kept)].reset_index(drop=True), kept)
+    assert json.loads((run_dir / "meta.json").read_text())["status"] == "complete"
