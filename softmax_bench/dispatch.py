@@ -7,9 +7,9 @@ import torch
 from .kernels import DTYPES, Variant, interpreted, variants
 
 # auto's rule, until a table measured on the device replaces it: the row in registers (fused) while it fits
-# without the spills the seed's kernel shows on the H200 (../shared/anchors: bf16 from N = 32768, fp32 from
-# N = 65536), else two_pass (two reads and a write beat a spilling one-pass kernel).
-AUTO_FUSED_MAX_N = {torch.float32: 32768, torch.bfloat16: 16384, torch.float16: 16384}
+# without spilling — on the H200 fused compiles to 91 (fp32) and 118 (bf16) registers with no spills at
+# N = 32768 and spills from N = 65536 (docs/perf-notes.md) — else two_pass, which never spills.
+AUTO_FUSED_MAX_N = {torch.float32: 32768, torch.bfloat16: 32768, torch.float16: 32768}
 
 
 class SoftmaxInputError(ValueError):
