@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import torch
+import triton
+import triton.language as tl
 
 from .device import device_info, same_device
 from .errors import BenchError
@@ -24,6 +26,17 @@ EXTRA_COPY_BYTES = (2**30, 2**31)  # 1 GB and 2 GB, to show the bandwidth does n
 INTERPRETED_GRID_ELEMS = 2**20
 INTERPRETED_EXTRA_BYTES = (2**24,)
 STORE_NAME = "copy-baseline.json"
+FMA_ITERATIONS = 2048
+FMA_BLOCK = 4096  # 32 independent FMA chains a thread at 4 warps: enough to hide the FMA latency
+
+
+@triton.jit
+def fma_kernel(out_ptr, n_iter, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = offs.to(tl.float32) * 1e-6
+    for _ in range(n_iter):
+        x = x * 0.9999 + 0.0001  # one FMA: 2 FLOPs
+    tl.store(out_ptr + tl.program_id(0) * BLOCK + offs, x)  # keeps the loop alive
 
 
 def copy_sizes(dtype: torch.dtype, interpret: bool) -> list[int]:
@@ -50,6 +63,23 @@ def measure_copy(dtype: torch.dtype, numel: int, settings: TimingSettings, inter
     }
 
 
+def measure_fp32_rate(settings: TimingSettings, interpret: bool) -> dict:
+    """The compute ceiling for the roofline: fp32 FLOP/s of this device, measured.
+
+    GPU: a Triton kernel of independent FMA chains on every SM. Interpreter: torch.mm on the CPU.
+    """
+    if interpret:
+        n = 512
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        timing = measure(lambda: a @ b, settings, interpret)
+        return {"gflops": 2 * n**3 / timing.ms / 1e6, "how": "measured: torch.mm 512×512 fp32 on the CPU"}
+    programs = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count * 16
+    out = torch.empty(programs * FMA_BLOCK, device="cuda")
+    timing = measure(lambda: fma_kernel[(programs,)](out, FMA_ITERATIONS, BLOCK=FMA_BLOCK, num_warps=4), settings, False)
+    flops = 2 * FMA_ITERATIONS * FMA_BLOCK * programs
+    return {"gflops": flops / timing.ms / 1e6, "how": "measured: Triton kernel of fp32 FMA chains on every SM"}
+
+
 def _load_store(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -70,14 +100,16 @@ def copy_baseline(
 ) -> dict:
     """The stored copy baseline of this device for these dtypes, measuring what is missing (all with fresh).
 
-    Returns {"device", "measured_at", "timing", "copies": [...], "reference_gbps": {dtype: GB/s}, "reused": bool}.
+    Returns {"device", "measured_at", "timing", "copies": [...], "reference_gbps": {dtype: GB/s},
+    "fp32_flops": {"gflops", "how"}, "reused": bool}.
     """
     path = store_dir / STORE_NAME
     records = _load_store(path)
     device = device_info(interpret)
     record = next((r for r in records if same_device(r.get("device", {}), device)), None)
     wanted = [dtype_name(d) for d in dtypes]
-    if record is not None and not fresh and all(d in record.get("reference_gbps", {}) for d in wanted):
+    if (record is not None and not fresh and "fp32_flops" in record
+            and all(d in record.get("reference_gbps", {}) for d in wanted)):
         return {**record, "reused": True}
 
     if record is None or fresh:
@@ -96,6 +128,8 @@ def copy_baseline(
             measured.append(measure_copy(dtype, numel, settings, interpret))
         record["copies"] = [c for c in record["copies"] if c["dtype"] != name] + measured
         record["reference_gbps"][name] = measured[0]["gbps"]  # the grid-sized copy
+    if fresh or "fp32_flops" not in record:
+        record["fp32_flops"] = measure_fp32_rate(settings, interpret)
     try:
         store_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(records, indent=2) + "\n")

@@ -136,7 +136,7 @@ def sweep(
     config: Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config, e.g. configs/ci.toml.")] = None,
     preset: Annotated[
         Optional[str],
-        typer.Option("--preset", help="default (the DESIGN grid + vocabulary), seed, narrow, wide, vocab, smoke, ci."),
+        typer.Option("--preset", help="default (the DESIGN grid + vocabulary), seed, narrow, wide, vocab, smoke."),
     ] = None,
     dtype: Dtypes = None,
     variant: Annotated[
@@ -144,6 +144,9 @@ def sweep(
         typer.Option("--variant", help="A variant or peer to measure; repeatable. Default: all that support the cell."),
     ] = None,
     out_dir: OutDir = Path("results"),
+    run_id: Annotated[
+        Optional[str], typer.Option("--run-id", help="Name the run folder (default: date-time-device).")
+    ] = None,
     resume: Annotated[
         Optional[str], typer.Option("--resume", help="Finish an interrupted run (its folder or id): skip finished cells.")
     ] = None,
@@ -172,7 +175,8 @@ def sweep(
             plan = build_plan(shape or [], m or [], n or [], config, preset, dtype or [], variant or [], warmup_ms, rep_ms)
             providers(plan.variants)  # unknown names fail here, before anything is measured
             baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
-            run, meta = start_run(plan, out_dir, baseline, interpret, shlex.join(["softmax-bench", *sys.argv[1:]]))
+            command = shlex.join(["softmax-bench", *sys.argv[1:]])
+            run, meta = start_run(plan, out_dir, baseline, interpret, command, run_id)
         err.print(f"run {run.id} → {run.path}", markup=False, highlight=False)
         with _progress() as progress:
             task = progress.add_task("sweep", total=None)
@@ -208,3 +212,110 @@ def show(
         fail(f"run {stored.id} has no rows yet; finish it with sweep --resume {stored.id}")
     for table in sweep_tables(rows, meta):
         out.print(table)
+
+
+@app.command()
+def plot(
+    run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
+    out_dir: OutDir = Path("results"),
+) -> None:
+    """Write the run's roofline, bandwidth-vs-N and registers-vs-N plots beside it (PNG and SVG).
+
+    Roofline: FLOPs / each variant's own model bytes against achieved GFLOP/s, under the run's copy bandwidth and
+    the device's fp32 rate. Bandwidth vs N: % of copy, one panel per dtype — the drop where a variant stops
+    scaling. Registers vs N: registers a thread and spills of each Triton variant's compiled kernel.
+    """
+    from .plots import plot_run
+    from .results import open_run
+
+    try:
+        paths = plot_run(open_run(run, out_dir))
+    except BenchError as e:
+        fail(str(e))
+    for path in paths:
+        out.print(str(path), markup=False, highlight=False)
+
+
+@app.command()
+def explain(
+    shape: Annotated[str, typer.Option("--shape", help="MxN, e.g. 32768x4096.")],
+    dtype: Annotated[str, typer.Option("--dtype", help="fp32, bf16 or fp16.")] = "fp32",
+    measure: Annotated[bool, typer.Option("--measure", help="Also time each variant and show it beside the prediction.")] = False,
+    out_dir: OutDir = Path("results"),
+    interpret: Interpret = False,
+) -> None:
+    """The byte arithmetic of one shape: bytes each variant reads and writes, the time that takes at the stored
+    copy bandwidth, why the FLOPs do not matter, the fused kernel's BLOCK, warps and registers, and auto's pick."""
+    from .config import check_dtypes, parse_shape
+
+    try:
+        M, N = parse_shape(shape)
+        (dtype,) = check_dtypes([dtype])
+        interpret = use_interpreter(interpret)
+        from .explain import explain as explain_shape  # loads the kernels: after use_interpreter
+        from .report import explain_report
+
+        explanation = explain_shape(M, N, dtype, out_dir, interpret, measure)
+    except BenchError as e:
+        fail(str(e))
+    for item in explain_report(explanation):
+        out.print(item)
+
+
+@app.command()
+def check(
+    run: Annotated[str, typer.Argument(help="The run to judge (folder or id).")],
+    baseline: Annotated[str, typer.Option("--baseline", help="The reference run (folder or id).")],
+    threshold: Annotated[float, typer.Option(help="Smallest drop in % of copy, relative, that counts.")] = 5.0,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary here.")] = None,
+    allow_device_mismatch: Annotated[
+        bool, typer.Option("--allow-device-mismatch", help="Compare runs from different GPU models.")
+    ] = False,
+    out_dir: OutDir = Path("results"),
+) -> None:
+    """Exit 1 if a kernel got slower than the baseline, or a cell FAILs its correctness check.
+
+    Each run is taken as % of its own copy bandwidth. A regression is a drop larger than --threshold whose p20–p80
+    bands do not overlap. Exit 0: nothing regressed; 1: a regression or a FAIL; 2: unusable input (unreadable
+    runs, different GPU models without --allow-device-mismatch, an interpreted run against a GPU run).
+    """
+    from .regression import check as check_runs
+    from .regression import check_markdown
+    from .report import check_table
+    from .results import open_run
+
+    try:
+        current, base = open_run(run, out_dir), open_run(baseline, out_dir)
+        result = check_runs(current, base, threshold, allow_device_mismatch)
+        if markdown is not None:
+            try:
+                markdown.write_text(check_markdown(result, current, base))
+            except OSError as e:
+                raise BenchError(f"cannot write {markdown}: {e.strerror or e}") from None
+    except BenchError as e:
+        fail(str(e))
+    out.print(check_table(result, current.id, base.id))
+    if result.exit_code:
+        names = ", ".join(c.cell for c in result.regressions) or "none"
+        err.print(f"regressions: {names}; FAIL cells: {len(result.failures)}", markup=False, highlight=False)
+        raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def compare(
+    runs: Annotated[list[str], typer.Argument(help="Two or more runs (folders or ids); the first is the reference.")],
+    out_dir: OutDir = Path("results"),
+) -> None:
+    """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run."""
+    from .regression import compare as compare_runs
+    from .report import compare_table
+    from .results import open_run
+
+    if len(runs) < 2:
+        fail("compare needs at least two runs")
+    try:
+        opened = [open_run(r, out_dir) for r in runs]
+        frame = compare_runs(opened)
+    except BenchError as e:
+        fail(str(e))
+    out.print(compare_table(frame, [r.id for r in opened]))

@@ -82,3 +82,125 @@ def copy_table(baseline: dict) -> Table:
             f"{copy['ms_p20']:.4f}–{copy['ms_p80']:.4f}", f"{copy['gbps']:,.0f}", "◀ sweeps compare to this" if is_reference else "",
         )
     return table
+
+
+def explain_report(e) -> list:
+    """Rich renderables for an Explanation (softmax_bench.explain)."""
+    items: list = []
+    head = Text()
+    head.append(f"{e.M}×{e.N} {e.dtype}", style="bold")
+    head.append(f" — input {e.input_bytes:,} bytes ({e.input_bytes / 2**20:,.1f} MiB); "
+                f"a softmax must read it once and write it once: {2 * e.input_bytes:,} bytes")
+    items.append(head)
+    if e.bandwidth_gbps:
+        items.append(Text(f"bandwidth: {e.bandwidth_gbps:,.0f} GB/s — {e.bandwidth_source}"))
+    else:
+        items.append(Text(f"bandwidth: unknown — {e.bandwidth_source}; bytes only", style="yellow"))
+
+    measured = any(line.measured_ms is not None for line in e.lines)
+    compiled = any(line.n_regs is not None for line in e.lines)
+    table = Table(title="bytes each variant moves, and the time they take at that bandwidth", title_justify="left")
+    columns = ["variant", "read bytes", "written bytes", "× one pass", "expected ms"]
+    columns += ["measured ms", "measured / expected"] if measured else []
+    columns += ["regs", "spills"] if compiled else []
+    for column in columns:
+        table.add_column(column, justify="right" if column != "variant" else "left")
+    one_pass = 2 * e.input_bytes
+    notes = []
+    for line in e.lines:
+        if line.supported is not None:
+            table.add_row(line.name, *["not supported"] + ["—"] * (len(columns) - 2), style="dim")
+            notes.append(f"{line.name}: {line.supported}")
+            continue
+        cells = [line.name, f"{line.read_bytes:,}", f"{line.write_bytes:,}",
+                 f"{(line.read_bytes + line.write_bytes) / one_pass:.2f}",
+                 f"{line.expected_ms:.4f}" if line.expected_ms is not None else "—"]
+        if measured:
+            ratio = line.measured_ms / line.expected_ms if line.expected_ms and line.measured_ms else None
+            cells += [f"{line.measured_ms:.4f}" if line.measured_ms else "—", f"{ratio:.2f}" if ratio else "—"]
+        if compiled:
+            cells += [str(line.n_regs) if line.n_regs is not None else "—",
+                      str(line.n_spills) if line.n_spills is not None else "—"]
+        table.add_row(*cells)
+    if measured and e.interpreted:
+        notes.append("measured ms: INTERPRETED on CPU (wall clock) — not a GPU time")
+    table.caption = "\n".join(notes) or None
+    items.append(table)
+
+    fused_line = next(line for line in e.lines if line.name == "fused")
+    flop_text = f"FLOPs: {fused_line.flops / (e.M * e.N):.0f} per element = {fused_line.flops:,} for fused"
+    if e.fp32_gflops and e.bandwidth_gbps:
+        compute_ms = fused_line.flops / e.fp32_gflops / 1e6
+        bytes_ms = one_pass / e.bandwidth_gbps / 1e6
+        flop_text += (
+            f": {compute_ms:.4f} ms at {e.fp32_gflops / 1e3:,.1f} TFLOP/s fp32 ({e.fp32_source}) against "
+            f"{bytes_ms:.4f} ms to move the bytes — {bytes_ms / compute_ms:,.0f}× less. Intensity "
+            f"{fused_line.flops / one_pass:.2f} FLOP/byte, far below the ridge point "
+            f"{e.fp32_gflops / e.bandwidth_gbps:.1f} FLOP/byte: the time is the bytes, not the arithmetic."
+        )
+    else:
+        flop_text += (f"; intensity {fused_line.flops / one_pass:.2f} FLOP/byte — a GPU's ridge point is tens of "
+                      "FLOP/byte, so the time is the bytes, not the arithmetic (fp32 rate not measured here).")
+    items.append(Text(flop_text))
+
+    c = e.fused_config
+    holds = (
+        f"fused would launch BLOCK_N = {c['BLOCK_N']}, ROWS = {c['ROWS']} rows a program, num_warps = {c['num_warps']}: "
+        f"each thread holds {c['BLOCK_N']} × {c['ROWS']} / (32 × {c['num_warps']}) = {e.elems_per_thread} values of the row "
+        f"in fp32 registers, against a budget of {REGISTER_BUDGET_TEXT} (at {c['num_warps']} warps an SM's "
+        f"65536 registers allow {e.registers_per_thread} each)"
+    )
+    fits = e.elems_per_thread < e.registers_per_thread * 3 // 4
+    holds += " — fits." if fits else " — too close to the budget: expect spills (see regs / spills)."
+    if fused_line.supported is not None:
+        holds = f"fused does not run this shape: {fused_line.supported}."
+    items.append(Text(holds))
+    items.append(Text(f"auto picks {e.auto[0]}: {e.auto[1]}", style="bold"))
+    return items
+
+
+REGISTER_BUDGET_TEXT = "255 registers a thread"
+
+
+def check_table(result, run_id: str, base_id: str) -> Table:
+    """Every compared cell; regressions red, improvements green."""
+    verdict = "REGRESSED" if result.regressions else ("FAIL cells" if result.failures else "no regression")
+    table = Table(title=f"check {run_id} against {base_id} · a regression: % of copy down by more than "
+                        f"{result.threshold:g} %, p20–p80 bands apart · {verdict}",
+                  title_justify="left")
+    for column in ("cell", "baseline % of copy (p20–p80)", "now % of copy (p20–p80)", "change", "verdict"):
+        table.add_column(column, justify="left" if column == "cell" else "right")
+    regressed, improved = set(map(id, result.regressions)), set(map(id, result.improvements))
+    for c in sorted(result.changes, key=lambda c: c.change):
+        verdict = "REGRESSION" if id(c) in regressed else ("improvement" if id(c) in improved else "")
+        style = "bold red" if id(c) in regressed else ("green" if id(c) in improved else "")
+        table.add_row(c.cell, f"{c.base_pct:.1f} ({c.base_band[0]:.1f}–{c.base_band[1]:.1f})",
+                      f"{c.pct:.1f} ({c.band[0]:.1f}–{c.band[1]:.1f})", f"{c.change:+.1f} %", Text(verdict, style=style))
+    notes = [f"FAIL: {f}" for f in result.failures]
+    for what, cells in (("missing from the run", result.missing), ("new in the run", result.new)):
+        if cells:
+            more = f", … ({len(cells)} in all)" if len(cells) > 4 else ""
+            notes.append(f"{what}: {', '.join(cells[:4])}{more}")
+    table.caption = "\n".join(notes) or None
+    return table
+
+
+def compare_table(frame: pd.DataFrame, run_ids: list[str]) -> Table:
+    table = Table(title="compare: GB/s (% of each run's copy), ratio of GB/s to the first run", title_justify="left")
+    table.add_column("cell")
+    for i, run_id in enumerate(run_ids):
+        table.add_column(run_id, justify="right")
+    for r in frame.to_dict("records"):
+        cells = [f"{r['variant']} {r['dtype']} {int(r['M'])}×{int(r['N'])}"]
+        for i, run_id in enumerate(run_ids):
+            gbps, pct = r.get(f"gbps:{run_id}"), r.get(f"pct:{run_id}")
+            if gbps is None or math.isnan(gbps):
+                cells.append("—")
+                continue
+            text = f"{_gbps(gbps)} ({_pct(pct)})"
+            if i:
+                ratio = r.get(f"ratio:{run_id}")
+                text += f" {ratio:.2f}×" if ratio is not None and not math.isnan(ratio) else ""
+            cells.append(text)
+        table.add_row(*cells)
+    return table

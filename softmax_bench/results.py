@@ -81,12 +81,20 @@ class Run:
             f.flush()
 
 
-def new_run(out_dir: Path, label: str) -> Run:
-    """A new, empty run folder named <date>-<time>-<label>."""
+def new_run(out_dir: Path, label: str, run_id: str | None = None) -> Run:
+    """A new, empty run folder named run_id, or <date>-<time>-<label>."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        if run_id is not None:
+            if not re.fullmatch(r"[A-Za-z0-9._-]+", run_id):
+                raise BenchError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
+            try:
+                (out_dir / run_id).mkdir()
+            except FileExistsError:
+                raise BenchError(f"run {run_id} already exists in {out_dir}; pick another --run-id") from None
+            return Run(out_dir / run_id)
         for n in range(1000):
             path = out_dir / (f"{stamp}-{slug}" + (f"-{n}" if n else ""))
             try:

@@ -236,10 +236,12 @@ def plan_from_meta(meta: dict) -> SweepPlan:
     )
 
 
-def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str) -> tuple[Run, dict]:
+def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str,
+              run_id: str | None = None) -> tuple[Run, dict]:
     """A new run folder with its metadata written before the first cell."""
     device = baseline["device"]
-    run = new_run(out_dir, device["name"].split("(")[0].replace("NVIDIA", "") + ("-interpreted" if interpret else ""))
+    label = device["name"].split("(")[0].replace("NVIDIA", "") + ("-interpreted" if interpret else "")
+    run = new_run(out_dir, label, run_id)
     meta = {
         "run_id": run.id,
         "started_at": _now(),
@@ -250,7 +252,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "git_commit": git_commit(),
         "timing": plan.timing.describe(interpret),
         "copy_gbps": dict(baseline["reference_gbps"]),
-        "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps")},
+        "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
         "plan": plan_to_meta(plan),
     }
     run.write_meta(meta)

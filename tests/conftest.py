@@ -1,6 +1,7 @@
 """With no GPU, the Triton kernels run through Triton's CPU interpreter: set before softmax_bench loads them."""
 
 import os
+from pathlib import Path
 
 import torch
 
@@ -8,10 +9,42 @@ if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
 
 import pytest  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from softmax_bench.cli import app  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# On CPU the CLI runs through Triton's interpreter; on a GPU the same tests run the real kernels.
+MODE = ["--interpret"] if DEVICE == "cpu" else []
+REPO = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def assert_usage_error(result, *words: str) -> None:
+    """Exit 2, one line on stderr that says what is wrong, no traceback."""
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
 
 
 @pytest.fixture
 def device() -> str:
     return DEVICE
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """One `sweep --preset smoke` (interpreted on CPU), shared by the tests that read a fresh run."""
+    out_dir = tmp_path_factory.mktemp("results")
+    result = invoke("sweep", *MODE, "--preset", "smoke", "--out", out_dir)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in out_dir.iterdir() if p.is_dir()]
+    return out_dir, run_dir, result

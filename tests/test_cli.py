@@ -10,43 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
-
-from softmax_bench.cli import app
 from softmax_bench.results import COLUMNS
 
-from .conftest import DEVICE
+from .conftest import DEVICE, MODE, assert_usage_error, invoke
 
-# On CPU everything runs through Triton's interpreter; on a GPU the same tests run the real kernels.
-MODE = ["--interpret"] if DEVICE == "cpu" else []
 OUR_VARIANTS = ["fused", "two_pass", "online", "eager", "unfused", "auto"]
 SMOKE_CELLS = {(64, 32), (16, 1000), (4, 5000)}
-
-runner = CliRunner()
-
-
-def invoke(*args: str):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def assert_usage_error(result, *words: str) -> None:
-    """Exit 2, one line on stderr that says what is wrong, no traceback."""
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
-    assert "Traceback" not in result.output and "Traceback" not in result.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("results")
-    result = invoke("sweep", *MODE, "--preset", "smoke", "--out", out_dir)
-    assert result.exit_code == 0, result.output
-    (run_dir,) = [p for p in out_dir.iterdir() if p.is_dir()]
-    return out_dir, run_dir, result
 
 
 def test_smoke_sweep_writes_every_variant_with_the_design_columns(smoke_run):

@@ -26,6 +26,7 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.bfloat16: (1e-3, 1.6e-2),
     torch.float16: (1e-5, 2e-3),
 }
+SOFTMAX_FLOPS_PER_ELEMENT = 5  # max, subtract, exp, add, multiply by 1/sum
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -83,6 +84,8 @@ class Variant:
     traffic(M, N, dtype) is the variant's own model of the bytes it moves.
     max_n is the widest row it supports (None: any).
     masked_rows_zero says whether a row that is entirely -inf gives zeros (True for every Triton variant) or NaN.
+    flops_per_element counts max, subtract, exp, add and the final multiply (5), plus what the variant redoes
+    (two_pass: subtract and exp again; online: the rescale); exp counts as one, as the roofline convention.
     """
 
     name: str
@@ -92,6 +95,7 @@ class Variant:
     triton: bool
     max_n: int | None = None
     masked_rows_zero: bool = True
+    flops_per_element: int = SOFTMAX_FLOPS_PER_ELEMENT
 
     def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
         """Why this variant cannot run rows of N elements of `dtype`, or None when it can."""

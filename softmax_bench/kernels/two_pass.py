@@ -63,4 +63,5 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=True,
+    flops_per_element=7,  # pass 2 subtracts and exponentiates again
 )

@@ -1,0 +1,111 @@
+"""`explain`: the byte arithmetic of one shape — what each variant moves, how long that takes at the copy
+bandwidth, why the FLOPs do not matter, how the fused kernel holds a row, and what `auto` picks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .baseline import STORE_NAME
+from .device import device_info, same_device
+from .dispatch import auto_choice
+from .kernels import DTYPES, elem_size, fused, variants
+from .timing import TimingSettings, measure
+
+REGISTER_BUDGET = 255  # registers a thread on NVIDIA GPUs
+REGISTERS_PER_SM = 65536
+
+
+@dataclass
+class VariantLine:
+    name: str
+    read_bytes: int
+    write_bytes: int
+    expected_ms: float | None
+    flops: int
+    supported: str | None  # None when supported, else why not
+    n_regs: int | None = None
+    n_spills: int | None = None
+    measured_ms: float | None = None
+
+
+@dataclass
+class Explanation:
+    M: int
+    N: int
+    dtype: str
+    bandwidth_gbps: float | None
+    bandwidth_source: str
+    fp32_gflops: float | None
+    fp32_source: str
+    fused_config: dict
+    elems_per_thread: int
+    registers_per_thread: int
+    auto: tuple[str, str]
+    lines: list[VariantLine] = field(default_factory=list)
+    interpreted: bool = False
+
+    @property
+    def input_bytes(self) -> int:
+        return self.M * self.N * elem_size(DTYPES[self.dtype])
+
+
+def _stored_baseline(out_dir: Path, device: dict) -> dict | None:
+    path = out_dir / STORE_NAME
+    try:
+        records = json.loads(path.read_text()) if path.exists() else []
+    except (OSError, json.JSONDecodeError):
+        return None
+    return next((r for r in records if same_device(r.get("device", {}), device)), None)
+
+
+def _bandwidth(out_dir: Path, dtype: str, interpret: bool) -> tuple[float | None, str, float | None, str]:
+    """Copy bandwidth and fp32 rate, with where each came from."""
+    device = device_info(interpret)
+    stored = _stored_baseline(out_dir, device)
+    if stored is not None and dtype in stored.get("reference_gbps", {}):
+        flops = stored.get("fp32_flops") or {}
+        return (stored["reference_gbps"][dtype], f"copy measured {stored.get('measured_at', '')} ({out_dir / STORE_NAME})",
+                flops.get("gflops"), flops.get("how", "not measured"))
+    if interpret:
+        return None, "no copy baseline stored for this machine: run `softmax-bench copy-baseline --interpret`", None, "unknown"
+    # Peak from the device's own memory clock and bus width (double data rate): a datasheet-style number.
+    peak = 2 * device["memory_clock_khz"] * 1e3 * device["memory_bus_width_bits"] / 8 / 1e9
+    return (peak, "DATASHEET-STYLE PEAK (memory clock × bus width × 2), not measured: run `softmax-bench copy-baseline`",
+            None, "not measured: run `softmax-bench copy-baseline`")
+
+
+def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_time: bool = False,
+            settings: TimingSettings = TimingSettings()) -> Explanation:
+    torch_dtype = DTYPES[dtype]
+    bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
+    config = fused.launch_config(M, N)
+    elems_per_thread = config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"])
+    result = Explanation(
+        M=M, N=N, dtype=dtype, bandwidth_gbps=bandwidth, bandwidth_source=source,
+        fp32_gflops=gflops, fp32_source=gflops_source, fused_config=config, elems_per_thread=elems_per_thread,
+        registers_per_thread=min(REGISTER_BUDGET, REGISTERS_PER_SM // (32 * config["num_warps"])),
+        auto=auto_choice(N, torch_dtype), interpreted=interpret,
+    )
+    x = None
+    if measure_time or not interpret:
+        device = "cpu" if interpret else "cuda"
+        rows = M if measure_time else min(M, 4096)  # the compiled kernel is the same for fewer rows
+        x = torch.randn(rows, N, device=device).to(torch_dtype)
+    for name, variant in variants().items():
+        traffic = variant.traffic(M, N, torch_dtype)
+        line = VariantLine(
+            name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes,
+            expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
+            flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype),
+        )
+        if x is not None and line.supported is None:
+            _, launch = variant.launch(x)
+            line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
+            if measure_time:
+                line.measured_ms = measure(lambda: variant.launch(x), settings, interpret).ms
+        result.lines.append(line)
+    return result

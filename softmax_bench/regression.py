@@ -1,0 +1,147 @@
+"""Comparing runs: `check` (did a change make a kernel slower?) and `compare` (runs side by side).
+
+Runs are compared by % of their own copy bandwidth, so a faster or slower machine does not look like a code
+change. A regression is a drop larger than the threshold whose p20–p80 intervals (each scaled by its run's
+copy) do not overlap: a real slowdown moves the whole distribution, noise does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .errors import BenchError
+from .results import KEY, Run
+
+DEFAULT_THRESHOLD = 5.0  # % of the baseline's pct_of_copy
+
+
+@dataclass
+class CellChange:
+    variant: str
+    dtype: str
+    M: int
+    N: int
+    base_pct: float
+    pct: float
+    base_band: tuple[float, float]
+    band: tuple[float, float]
+
+    @property
+    def change(self) -> float:
+        """Relative change in % of copy (negative: slower)."""
+        return 100 * (self.pct - self.base_pct) / self.base_pct
+
+    @property
+    def cell(self) -> str:
+        return f"{self.variant} {self.dtype} {self.M}×{self.N}"
+
+
+@dataclass
+class CheckResult:
+    threshold: float
+    changes: list[CellChange] = field(default_factory=list)
+    regressions: list[CellChange] = field(default_factory=list)
+    improvements: list[CellChange] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # cells that FAIL in the run
+    missing: list[str] = field(default_factory=list)  # in the baseline, not in the run
+    new: list[str] = field(default_factory=list)  # in the run, not in the baseline
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regressions or self.failures else 0
+
+
+def _band(row) -> tuple[float, float]:
+    """The p20–p80 interval in % of copy: the slow end (p80 time) to the fast end (p20 time)."""
+    return row.pct_of_copy * row.ms / row.ms_p80, row.pct_of_copy * row.ms / row.ms_p20
+
+
+def load_for_comparison(run: Run) -> tuple[pd.DataFrame, dict]:
+    rows, meta = run.rows(), run.meta()
+    needed = ["pct_of_copy", "ms", "ms_p20", "ms_p80"]
+    missing = [c for c in needed if c not in rows.columns]
+    if missing:
+        raise BenchError(f"{run.rows_path} has no column {', '.join(missing)}: not a softmax-bench sweep")
+    return rows, meta
+
+
+def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -> None:
+    if bool(meta.get("interpreted")) != bool(base_meta.get("interpreted")):
+        raise BenchError("one run is interpreted (CPU) and the other ran on a GPU: their timings cannot be compared")
+    name, base_name = meta.get("device", {}).get("name"), base_meta.get("device", {}).get("name")
+    if name != base_name and not allow_device_mismatch:
+        raise BenchError(f"the runs are from different devices ({name} against {base_name}); "
+                         "pass --allow-device-mismatch to compare them anyway")
+
+
+def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
+          allow_device_mismatch: bool = False) -> CheckResult:
+    rows, meta = load_for_comparison(run)
+    base_rows, base_meta = load_for_comparison(baseline)
+    check_comparable(meta, base_meta, allow_device_mismatch)
+    result = CheckResult(threshold)
+    label = lambda r: f"{r.variant} {r.dtype} {int(r.M)}×{int(r.N)}"  # noqa: E731
+    result.failures = [f"{label(r)}: {r.reason}" for r in rows[rows["status"] == "FAIL"].itertuples()]
+    ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
+    merged = base_ok.merge(ok, on=KEY, how="outer", suffixes=("_base", ""), indicator="side")
+    for r in merged.itertuples():
+        if r.side == "left_only":
+            result.missing.append(label(r))
+            continue
+        if r.side == "right_only":
+            result.new.append(label(r))
+            continue
+        base = pd.Series({"pct_of_copy": r.pct_of_copy_base, "ms": r.ms_base, "ms_p20": r.ms_p20_base,
+                          "ms_p80": r.ms_p80_base})
+        change = CellChange(r.variant, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
+                            _band(base), _band(r))
+        result.changes.append(change)
+        if change.change < -threshold and change.band[1] < change.base_band[0]:
+            result.regressions.append(change)
+        elif change.change > threshold and change.band[0] > change.base_band[1]:
+            result.improvements.append(change)
+    return result
+
+
+def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
+    """A CI job summary."""
+    verdict = "FAILED" if result.exit_code else "passed"
+    lines = [f"## softmax-bench check: {verdict}", "",
+             f"Run `{run.id}` against baseline `{baseline.id}`. A regression is a cell whose % of copy dropped by "
+             f"more than {result.threshold:g} % with p20–p80 bands that do not overlap.", ""]
+    for title, items in (("Regressions", result.regressions), ("Improvements", result.improvements)):
+        lines.append(f"### {title}: {len(items)}")
+        if items:
+            lines += ["", "| cell | baseline % of copy | now | change |", "|---|---|---|---|"]
+            lines += [f"| {c.cell} | {c.base_pct:.1f} | {c.pct:.1f} | {c.change:+.1f} % |" for c in items]
+        lines.append("")
+    for title, items in (("Correctness failures", result.failures), ("Missing from the run", result.missing),
+                         ("New in the run", result.new)):
+        lines.append(f"### {title}: {len(items)}")
+        lines += [f"- {item}" for item in items] + [""]
+    largest = max(result.changes, key=lambda c: abs(c.change), default=None)
+    if largest is not None:
+        lines.append(f"Largest change of any cell: {largest.cell}, {largest.change:+.1f} %.")
+    return "\n".join(lines) + "\n"
+
+
+def compare(runs: list[Run]) -> pd.DataFrame:
+    """GB/s and % of copy per cell for each run, side by side, with the GB/s ratio to the first run."""
+    frames = []
+    metas = []
+    for run in runs:
+        rows, meta = load_for_comparison(run)
+        metas.append(meta)
+        ok = rows[rows["status"] == "ok"][KEY + ["pct_of_copy", "gbps"]]
+        frames.append(ok.rename(columns={"pct_of_copy": f"pct:{run.id}", "gbps": f"gbps:{run.id}"}))
+    if any(bool(m.get("interpreted")) != bool(metas[0].get("interpreted")) for m in metas):
+        raise BenchError("interpreted (CPU) and GPU runs cannot be compared")
+    table = frames[0]
+    for frame in frames[1:]:
+        table = table.merge(frame, on=KEY, how="outer")
+    first = f"gbps:{runs[0].id}"
+    for run in runs[1:]:
+        table[f"ratio:{run.id}"] = table[f"gbps:{run.id}"] / table[first]
+    return table.sort_values(["dtype", "N", "M", "variant"]).reset_index(drop=True)

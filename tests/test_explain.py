@@ -1,0 +1,81 @@
+"""`explain` on a shape whose bytes are worked out by hand: 1024×4096 bf16, copy at 1000 GB/s."""
+
+import json
+
+import pytest
+
+from softmax_bench.device import device_info
+from softmax_bench.explain import explain
+
+from .conftest import DEVICE, MODE, assert_usage_error, invoke
+
+INTERPRET = DEVICE == "cpu"
+
+
+@pytest.fixture
+def out_dir(tmp_path):
+    """A stored baseline of exactly 1000 GB/s and 10 TFLOP/s for this machine, so the times are round numbers."""
+    record = {"device": device_info(INTERPRET), "measured_at": "test", "copies": [],
+              "reference_gbps": {"bf16": 1000.0}, "fp32_flops": {"gflops": 10000.0, "how": "measured: test"}}
+    (tmp_path / "copy-baseline.json").write_text(json.dumps([record]))
+    return tmp_path
+
+
+def test_numbers_match_the_hand_arithmetic(out_dir):
+    e = explain(1024, 4096, "bf16", out_dir, INTERPRET)
+    x_bytes = 1024 * 4096 * 2  # 8,388,608
+    lines = {line.name: line for line in e.lines}
+    assert e.input_bytes == x_bytes == 8_388_608
+    assert (lines["fused"].read_bytes, lines["fused"].write_bytes) == (8_388_608, 8_388_608)
+    assert lines["fused"].expected_ms == pytest.approx(16_777_216 / 1e12 * 1e3)  # 0.016777 ms at 1000 GB/s
+    assert (lines["two_pass"].read_bytes, lines["two_pass"].write_bytes) == (16_777_216, 8_388_608)
+    assert lines["two_pass"].expected_ms == pytest.approx(0.025165824)
+    # online: two reads and two writes, plus one fp32 chunk maximum per row written and read back
+    assert lines["online"].read_bytes == lines["online"].write_bytes == 16_777_216 + 1024 * 4
+    assert lines["eager"].read_bytes == 8_388_608
+    # unfused: max (2) + subtract (2 → 4) + exp (4 → 4) + sum (4) + divide (4 → 2) bytes an element
+    assert lines["unfused"].read_bytes == 1024 * 4096 * (2 + 2 + 4 + 4 + 4)
+    assert lines["unfused"].write_bytes == 1024 * 4096 * (4 + 4 + 2)
+    assert lines["fused"].flops == 5 * 1024 * 4096
+    assert e.fused_config == {"BLOCK_N": 4096, "ROWS": 1, "num_warps": 8}
+    assert e.elems_per_thread == 16  # 4096 / (32 · 8)
+    assert e.auto[0] == "fused"
+    assert e.bandwidth_gbps == 1000.0
+
+
+def test_cli_prints_the_arithmetic(out_dir):
+    result = invoke("explain", *MODE, "--shape", "1024x4096", "--dtype", "bf16", "--out", out_dir)
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "8,388,608" in text and "16,777,216" in text
+    assert "0.0168" in text and "0.0252" in text  # fused and two_pass at 1000 GB/s
+    assert "1,000 GB/s" in text
+    assert "4096 × 1 / (32 × 8) = 16 values" in text and "255 registers a thread" in text
+    assert "auto picks fused" in text
+    assert "0.0021 ms at 10.0 TFLOP/s" in text  # 20,971,520 FLOP at 10 TFLOP/s: 8× less than the bytes' time
+
+
+def test_measure_shows_measurement_beside_prediction(out_dir):
+    result = invoke("explain", *MODE, "--shape", "8x256", "--dtype", "bf16", "--measure", "--out", out_dir)
+    assert result.exit_code == 0, result.output
+    assert "measured ms" in result.stdout and "measured / expected" in result.stdout
+    if INTERPRET:
+        assert "INTERPRETED" in result.stdout
+
+
+def test_wide_rows_say_fused_does_not_run_and_auto_goes_two_pass(out_dir):
+    e = explain(2, 131072, "bf16", out_dir, INTERPRET)
+    assert next(line for line in e.lines if line.name == "fused").supported is not None
+    assert e.auto[0] == "two_pass"
+
+
+def test_no_stored_baseline_says_so(tmp_path):
+    result = invoke("explain", *MODE, "--shape", "64x512", "--dtype", "fp32", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "copy-baseline" in result.stdout
+
+
+def test_bad_shape_and_dtype(tmp_path):
+    assert_usage_error(invoke("explain", *MODE, "--shape", "64", "--out", tmp_path), "not MxN")
+    assert_usage_error(invoke("explain", *MODE, "--shape", "64x64", "--dtype", "int8", "--out", tmp_path),
+                       "unknown dtype")
