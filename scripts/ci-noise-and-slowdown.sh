@@ -8,8 +8,11 @@ set -uo pipefail
 out=${1:?usage: $0 OUT_DIR}
 sb() { PYTHONPATH=. python3 -m softmax_bench "$@"; }
 
-/usr/bin/env time -f "ci sweep 1: %e s wall" sb sweep --config configs/ci.toml --out "$out" --run-id ci-reference-h200
-/usr/bin/env time -f "ci sweep 2: %e s wall" sb sweep --config configs/ci.toml --out "$out" --run-id ci-rerun-h200
+for run_id in ci-reference-h200 ci-rerun-h200; do
+  start=$SECONDS
+  sb sweep --config configs/ci.toml --out "$out" --run-id "$run_id"
+  echo "sweep $run_id: $((SECONDS - start)) s wall"
+done
 sb check ci-rerun-h200 --baseline ci-reference-h200 --out "$out" --markdown "$out/check-rerun.md"
 echo "check rerun against reference: exit $?"
 PYTHONPATH=. python3 - "$out" <<'PY'

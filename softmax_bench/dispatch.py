@@ -6,22 +6,22 @@ import torch
 
 from .kernels import DTYPES, Variant, interpreted, variants
 
-# auto's rule, until a table measured on the device replaces it: the row in registers (fused) while it fits
-# without spilling — on the H200 fused compiles to 91 (fp32) and 118 (bf16) registers with no spills at
-# N = 32768 and spills from N = 65536 (docs/perf-notes.md) — else two_pass, which never spills.
-AUTO_FUSED_MAX_N = {torch.float32: 32768, torch.bfloat16: 32768, torch.float16: 32768}
-
 
 class SoftmaxInputError(ValueError):
     """Bad input to softmax: the message says what to do."""
 
 
 def auto_choice(N: int, dtype: torch.dtype) -> tuple[str, str]:
-    """The variant `auto` runs for rows of N elements of dtype, and why."""
-    limit = AUTO_FUSED_MAX_N.get(dtype, min(AUTO_FUSED_MAX_N.values()))
-    if N <= limit:
-        return "fused", f"N = {N} ≤ {limit}: the row fits in registers without spilling, one read and one write"
-    return "two_pass", f"N = {N} > {limit}: a row in registers would spill; two reads and one write instead"
+    """The variant `auto` runs for rows of N elements of dtype, and why.
+
+    The rule, until a table measured on the device replaces it: fused while it supports the row — it declares
+    the widest row it holds in registers without spilling (fused.MAX_N) — else two_pass, which never spills and
+    reads the row twice.
+    """
+    fused = variants()["fused"]
+    if fused.supports(N, dtype):
+        return "fused", f"N = {N} ≤ {fused.max_n}: the row fits in registers without spilling, one read and one write"
+    return "two_pass", f"N = {N} > {fused.max_n}: a row in registers would spill; two reads and one write instead"
 
 
 def resolve_variant(name: str, N: int, dtype: torch.dtype) -> Variant:

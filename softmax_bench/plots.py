@@ -27,7 +27,7 @@ def _title(kind: str, meta: dict, dtypes: list[str]) -> str:
     device = meta.get("device", {}).get("name", "unknown device")
     date = (meta.get("started_at") or "")[:10]
     interpreted = " — INTERPRETED on CPU" if meta.get("interpreted") else ""
-    return f"{kind} — {device} — {', '.join(dtypes)} — {date} — run {meta.get('run_id', '?')}{interpreted}"
+    return f"{kind} — {device}{interpreted}\n{', '.join(dtypes)} — {date} — run {meta.get('run_id', '?')}"
 
 
 def _panels(rows: pd.DataFrame, nrows: int = 1):
@@ -124,7 +124,7 @@ def registers_vs_n(rows: pd.DataFrame, meta: dict) -> plt.Figure:
         if part.empty:
             regs_ax.text(0.5, 0.5, "no compiled kernels in this run (interpreted)", ha="center",
                          transform=regs_ax.transAxes)
-        for ax, label in ((regs_ax, "registers a thread"), (spills_ax, "spilled values")):
+        for ax, label in ((regs_ax, "registers a thread"), (spills_ax, "spilled values (4-byte words of local memory)")):
             ax.set_xscale("log", base=2)
             ax.set_xlabel("N (row length)")
             ax.set_ylabel(label)

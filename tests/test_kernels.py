@@ -233,10 +233,8 @@ def test_tensor_of_more_than_2_31_elements(variant):
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="registers are known only for compiled kernels")
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_fused_does_not_spill_where_auto_picks_it(dtype):
-    from softmax_bench.dispatch import AUTO_FUSED_MAX_N
-
-    x = torch.randn(64, AUTO_FUSED_MAX_N[dtype], dtype=dtype, device="cuda")
+def test_fused_does_not_spill_up_to_its_declared_limit(dtype):
+    x = torch.randn(64, fused.MAX_N, dtype=dtype, device="cuda")
     _, launch = fused.launch(x)
     assert launch.n_regs is not None and launch.n_regs <= 255
     assert launch.n_spills == 0

@@ -16,9 +16,11 @@ from . import Launch, Variant, one_pass_traffic
 MIN_ELEMS_PER_PROGRAM = 2048
 # (largest BLOCK_N, num_warps): each thread holds BLOCK_N / (32 · num_warps) fp32 values of a row.
 NUM_WARPS_BY_BLOCK = ((2048, 4), (8192, 8), (2**62, 16))
-# BLOCK_N = 65536 at 16 warps is 128 fp32 values a thread: past it the row no longer fits in the
-# 255-register budget and the compiler spills; wider rows go to two_pass or online.
-MAX_N = 65536
+# At 16 warps a thread may hold 128 registers (65536 per SM / 512 threads). BLOCK_N = 32768 is 64 fp32 values a
+# thread and compiles without spills on the H200; BLOCK_N = 65536 is 128 values, spills, and its compiled code
+# (and speed: 40 % then 28 % of copy) changed from one process to the next (docs/perf-notes.md). Wider rows go
+# to two_pass or online.
+MAX_N = 32768
 
 
 @triton.jit
