@@ -39,6 +39,14 @@ Interpret = Annotated[
         "labelled as interpreted: for machines with no GPU. Never compare such timings with GPU runs.",
     ),
 ]
+Op = Annotated[
+    Optional[str],
+    typer.Option(
+        "--op",
+        help="What is fused around the softmax: softmax (default), scaled-masked (x · 0.125 and a random keep-mask "
+        "of x's shape), causal (x · 0.125 under a bottom-right causal mask). Eager runs them as separate torch ops.",
+    ),
+]
 Dtypes = Annotated[
     Optional[list[str]],
     typer.Option("--dtype", help="fp32, bf16 or fp16; repeat for several. Default: the config's, else bf16 and fp32."),
@@ -143,6 +151,7 @@ def sweep(
         Optional[list[str]],
         typer.Option("--variant", help="A variant or peer to measure; repeatable. Default: all that support the cell."),
     ] = None,
+    op: Op = None,
     out_dir: OutDir = Path("results"),
     run_id: Annotated[
         Optional[str], typer.Option("--run-id", help="Name the run folder (default: date-time-device).")
@@ -172,7 +181,9 @@ def sweep(
             run, meta, plan = resume_run(resume, out_dir, interpret)
             baseline = None
         else:
-            plan = build_plan(shape or [], m or [], n or [], config, preset, dtype or [], variant or [], warmup_ms, rep_ms)
+            plan = build_plan(
+                shape or [], m or [], n or [], config, preset, dtype or [], variant or [], warmup_ms, rep_ms, op
+            )
             providers(plan.variants)  # unknown names fail here, before anything is measured
             baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
             command = shlex.join(["softmax-bench", *sys.argv[1:]])
@@ -241,21 +252,24 @@ def explain(
     shape: Annotated[str, typer.Option("--shape", help="MxN, e.g. 32768x4096.")],
     dtype: Annotated[str, typer.Option("--dtype", help="fp32, bf16 or fp16.")] = "fp32",
     measure: Annotated[bool, typer.Option("--measure", help="Also time each variant and show it beside the prediction.")] = False,
+    op: Op = None,
     out_dir: OutDir = Path("results"),
     interpret: Interpret = False,
 ) -> None:
     """The byte arithmetic of one shape: bytes each variant reads and writes, the time that takes at the stored
     copy bandwidth, why the FLOPs do not matter, the fused kernel's BLOCK, warps and registers, and auto's pick."""
     from .config import check_dtypes, parse_shape
+    from .ops import get_op
 
     try:
         M, N = parse_shape(shape)
         (dtype,) = check_dtypes([dtype])
+        chosen_op = get_op(op or "softmax")
         interpret = use_interpreter(interpret)
         from .explain import explain as explain_shape  # loads the kernels: after use_interpreter
         from .report import explain_report
 
-        explanation = explain_shape(M, N, dtype, out_dir, interpret, measure)
+        explanation = explain_shape(M, N, dtype, out_dir, interpret, measure, op=chosen_op)
     except BenchError as e:
         fail(str(e))
     for item in explain_report(explanation):

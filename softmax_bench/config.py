@@ -9,6 +9,7 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     elems = 134217728
     dtypes = ["bf16", "fp32"]
     variants = ["fused", "eager"]            # default: every variant and peer that supports the cell
+    op = "causal"                            # softmax (default), scaled-masked or causal: softmax_bench.ops
     warmup_ms = 25
     rep_ms = 100
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from .errors import BenchError
 from .kernels import DTYPES
+from .ops import get_op
 from .timing import TimingSettings
 
 if sys.version_info >= (3, 11):
@@ -30,7 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CONFIG_KEYS = {"description", "shapes", "n", "m", "elems", "dtypes", "variants", "warmup_ms", "rep_ms"}
+CONFIG_KEYS = {"description", "shapes", "n", "m", "elems", "dtypes", "variants", "op", "warmup_ms", "rep_ms"}
 DEFAULT_DTYPES = ["bf16", "fp32"]
 
 
@@ -39,6 +41,7 @@ class SweepPlan:
     shapes: list[tuple[int, int]] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)  # empty: all
+    op: str = "softmax"  # what is fused around it: softmax_bench.ops
     timing: TimingSettings = field(default_factory=TimingSettings)
     sources: list[str] = field(default_factory=list)
 
@@ -130,6 +133,7 @@ def build_plan(
     variants: list[str],
     warmup_ms: int | None = None,
     rep_ms: int | None = None,
+    op: str | None = None,
 ) -> SweepPlan:
     """The sweep the user asked for; the default preset when no shape is given."""
     plan = SweepPlan()
@@ -147,6 +151,7 @@ def build_plan(
         plan.shapes += shapes_from(data, source)
         plan.dtypes += data.get("dtypes", [])
         plan.variants += data.get("variants", [])
+        plan.op = data.get("op", plan.op)
         plan.timing = TimingSettings(
             warmup_ms=data.get("warmup_ms", plan.timing.warmup_ms), rep_ms=data.get("rep_ms", plan.timing.rep_ms)
         )
@@ -156,6 +161,7 @@ def build_plan(
         plan.sources.append("--shape")
     plan.dtypes = check_dtypes(dtypes or plan.dtypes or DEFAULT_DTYPES)
     plan.variants = list(dict.fromkeys(variants or plan.variants))
+    plan.op = get_op(op or plan.op).name
     plan.timing = TimingSettings(
         warmup_ms=warmup_ms if warmup_ms is not None else plan.timing.warmup_ms,
         rep_ms=rep_ms if rep_ms is not None else plan.timing.rep_ms,

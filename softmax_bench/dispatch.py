@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .kernels import DTYPES, Variant, interpreted, variants
+from .kernels import DTYPES, Fusion, Variant, interpreted, variants
 
 
 class SoftmaxInputError(ValueError):
@@ -56,12 +56,51 @@ def as_rows(x_last: torch.Tensor) -> torch.Tensor:
     return x_last.reshape(-1, x_last.shape[-1])  # a view when the leading dims collapse, else a copy
 
 
-def softmax(x: torch.Tensor, dim: int = -1, *, variant: str = "auto") -> torch.Tensor:
+def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool) -> Fusion:
+    """Check scale, mask and causal against x and bring the mask to x's rows (uint8, unit column stride)."""
+    if scale is not None and not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a number, got {type(scale).__name__}")
+    rows_mask = None
+    if mask is not None:
+        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+            got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
+            raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
+        if mask.device != x.device:
+            raise SoftmaxInputError(f"mask is on {mask.device} and x on {x.device}; move the mask to x's device")
+        try:
+            expanded = mask.expand(x.shape)
+        except RuntimeError:
+            raise SoftmaxInputError(
+                f"mask of shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}"
+            ) from None
+        last = expanded.reshape(1) if x.dim() == 0 else expanded.movedim(dim, -1)
+        rows_mask = as_rows(last).view(torch.uint8)  # a broadcast row keeps row stride 0: read once
+    causal_m = None
+    if causal:
+        if x.dim() > 0 and dim % x.dim() != x.dim() - 1:
+            raise SoftmaxInputError("causal masks the last dim (keys) against the one before it (queries); use dim=-1")
+        causal_m = x.shape[-2] if x.dim() >= 2 else 1
+    return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m)
+
+
+def softmax(
+    x: torch.Tensor,
+    dim: int = -1,
+    *,
+    scale: float | None = None,
+    mask: torch.Tensor | None = None,
+    causal: bool = False,
+    variant: str = "auto",
+) -> torch.Tensor:
     """Softmax of `x` over `dim`, for a tensor of any rank; the output has x's shape and dtype.
 
+    scale multiplies x before the max. mask is a bool tensor broadcastable to x: False masks a position out.
+    causal (dim must be the last) masks column j of row i when j > i + (N - M), for queries i < M (the dim before
+    the last) and keys j < N: bottom-right aligned, as FlashAttention does; for a square input, j > i.
+
     Every variant accumulates in fp32. In the Triton variants (fused, two_pass, online) and unfused, a slice
-    that is entirely -inf (a fully masked row) gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a
-    slice gives NaN in that slice only. An empty tensor gives an empty tensor.
+    that is entirely -inf or masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice
+    gives NaN in that slice only. An empty tensor gives an empty tensor.
 
     variant: 'auto' (the rule in `auto_choice`), or one of `softmax_bench.variants()`.
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
@@ -77,8 +116,9 @@ def softmax(x: torch.Tensor, dim: int = -1, *, variant: str = "auto") -> torch.T
             f"the Triton variant {chosen.name!r} needs a CUDA tensor (got one on {x.device}); move it with "
             "x.cuda(), or set TRITON_INTERPRET=1 before importing softmax_bench to run it on CPU (slowly)"
         )
+    fusion = fusion_for(x, dim, scale, mask, causal)
     if x.numel() == 0:
         return torch.empty_like(x)
-    y, _ = chosen.launch(as_rows(x_last))
+    y, _ = chosen.launch(as_rows(x_last), fusion)
     y = y.view(x_last.shape)
     return y.view(x.shape) if x.dim() == 0 else y.movedim(-1, dim)

@@ -13,6 +13,7 @@ from .baseline import STORE_NAME
 from .device import device_info, same_device
 from .dispatch import auto_choice
 from .kernels import DTYPES, elem_size, fused, variants
+from .ops import OPS, Op
 from .timing import TimingSettings, measure
 
 REGISTER_BUDGET = 255  # registers a thread on NVIDIA GPUs
@@ -47,6 +48,7 @@ class Explanation:
     auto: tuple[str, str]
     lines: list[VariantLine] = field(default_factory=list)
     interpreted: bool = False
+    op: str = "softmax"
 
     @property
     def input_bytes(self) -> int:
@@ -79,7 +81,7 @@ def _bandwidth(out_dir: Path, dtype: str, interpret: bool) -> tuple[float | None
 
 
 def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_time: bool = False,
-            settings: TimingSettings = TimingSettings()) -> Explanation:
+            settings: TimingSettings = TimingSettings(), op: Op = OPS["softmax"]) -> Explanation:
     torch_dtype = DTYPES[dtype]
     bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
     config = fused.launch_config(M, N)
@@ -88,24 +90,26 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         M=M, N=N, dtype=dtype, bandwidth_gbps=bandwidth, bandwidth_source=source,
         fp32_gflops=gflops, fp32_source=gflops_source, fused_config=config, elems_per_thread=elems_per_thread,
         registers_per_thread=min(REGISTER_BUDGET, REGISTERS_PER_SM // (32 * config["num_warps"])),
-        auto=auto_choice(N, torch_dtype), interpreted=interpret,
+        auto=auto_choice(N, torch_dtype), interpreted=interpret, op=op.name,
     )
     x = None
+    fusion = op.fusion(torch.empty(M, N, device="meta"))  # shapes and strides only, for the traffic model
     if measure_time or not interpret:
         device = "cpu" if interpret else "cuda"
         rows = M if measure_time else min(M, 4096)  # the compiled kernel is the same for fewer rows
         x = torch.randn(rows, N, device=device).to(torch_dtype)
+        run_fusion = op.fusion(x)
     for name, variant in variants().items():
-        traffic = variant.traffic(M, N, torch_dtype)
+        traffic = variant.traffic(M, N, torch_dtype, fusion)
         line = VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
             flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype),
         )
         if x is not None and line.supported is None:
-            _, launch = variant.launch(x)
+            _, launch = variant.launch(x, run_fusion)
             line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
             if measure_time:
-                line.measured_ms = measure(lambda: variant.launch(x), settings, interpret).ms
+                line.measured_ms = measure(lambda: variant.launch(x, run_fusion), settings, interpret).ms
         result.lines.append(line)
     return result

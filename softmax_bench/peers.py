@@ -8,6 +8,9 @@ from typing import Callable
 
 import torch
 
+from .kernels import Fusion
+from .kernels.eager import prologue
+
 
 class PeerUnavailable(Exception):
     """The peer cannot run here; the message says why."""
@@ -17,20 +20,18 @@ class PeerUnavailable(Exception):
 class Peer:
     name: str
     summary: str
-    make: Callable[[], Callable[[torch.Tensor], torch.Tensor]]  # raises PeerUnavailable
+    make: Callable[[Fusion], Callable[[torch.Tensor], torch.Tensor]]  # raises PeerUnavailable
+    fuses: bool = False  # can it run a scale and masks too?
 
 
-def _torch_softmax(x: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(x, dim=-1)
-
-
-def _torch_compile() -> Callable[[torch.Tensor], torch.Tensor]:
+def _torch_compile(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The user's eager code (scale, masked_fill, softmax), compiled: inductor fuses it too."""
     # A fresh compile per cell: dynamo's recompile limit would otherwise fall back to eager after a few shapes.
     torch._dynamo.reset()
-    return torch.compile(_torch_softmax, dynamic=False)
+    return torch.compile(lambda x: torch.softmax(prologue(x, fusion), dim=-1), dynamic=False)
 
 
-def _liger() -> Callable[[torch.Tensor], torch.Tensor]:
+def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     try:
         from liger_kernel.ops.softmax import LigerSoftmaxFunction
     except ImportError:
@@ -38,7 +39,7 @@ def _liger() -> Callable[[torch.Tensor], torch.Tensor]:
     return LigerSoftmaxFunction.apply
 
 
-def _quack() -> Callable[[torch.Tensor], torch.Tensor]:
+def _quack(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     try:
         from quack.softmax import softmax
     except ImportError:
@@ -49,7 +50,7 @@ def _quack() -> Callable[[torch.Tensor], torch.Tensor]:
 PEERS = {
     peer.name: peer
     for peer in (
-        Peer("torch_compile", "torch.compile(torch.softmax), dynamic=False", _torch_compile),
+        Peer("torch_compile", "torch.compile of the eager code, dynamic=False", _torch_compile, fuses=True),
         Peer("liger", "Liger-Kernel's softmax forward", _liger),
         Peer("quack", "Quack's softmax (CuTe DSL, thread-block clusters)", _quack),
     )

@@ -68,6 +68,9 @@ def load_for_comparison(run: Run) -> tuple[pd.DataFrame, dict]:
 
 
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -> None:
+    op, base_op = meta.get("op", "softmax"), base_meta.get("op", "softmax")
+    if op != base_op:
+        raise BenchError(f"the runs measure different ops ({op} against {base_op}); check a run against one of its op")
     if bool(meta.get("interpreted")) != bool(base_meta.get("interpreted")):
         raise BenchError("one run is interpreted (CPU) and the other ran on a GPU: their timings cannot be compared")
     name, base_name = meta.get("device", {}).get("name"), base_meta.get("device", {}).get("name")

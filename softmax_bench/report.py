@@ -21,7 +21,8 @@ def run_title(meta: dict, dtype: str) -> str:
     device = meta.get("device", {}).get("name", "unknown device")
     copy = meta.get("copy_gbps", {}).get(dtype)
     copy_text = f"copy {copy:,.0f} GB/s" if copy else "no copy baseline"
-    title = f"{meta.get('run_id', '?')} · {device} · {dtype} · {copy_text}"
+    op = meta.get("op", "softmax")
+    title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op} · {copy_text}"
     if meta.get("interpreted"):
         title += " · INTERPRETED on CPU (wall clock; not comparable with GPU runs)"
     return title
@@ -88,7 +89,7 @@ def explain_report(e) -> list:
     """Rich renderables for an Explanation (softmax_bench.explain)."""
     items: list = []
     head = Text()
-    head.append(f"{e.M}×{e.N} {e.dtype}", style="bold")
+    head.append(f"{e.M}×{e.N} {e.dtype}" + ("" if e.op == "softmax" else f" · op {e.op}"), style="bold")
     head.append(f" — input {e.input_bytes:,} bytes ({e.input_bytes / 2**20:,.1f} MiB); "
                 f"a softmax must read it once and write it once: {2 * e.input_bytes:,} bytes")
     items.append(head)

@@ -20,7 +20,7 @@ from .errors import BenchError
 COLUMNS = [
     "variant", "dtype", "M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms",
     "max_err", "status",
-    "model_gbps", "reason", "n_regs", "n_spills", "config",
+    "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
 ]
 KEY = ["variant", "dtype", "M", "N"]
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"

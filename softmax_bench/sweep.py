@@ -15,7 +15,8 @@ from . import device as devices
 from .config import SweepPlan, parse_shape
 from .dispatch import auto_choice
 from .errors import BenchError
-from .kernels import DTYPES, TOLERANCES, Launch, Traffic, Variant, elem_size, one_pass_traffic, variants
+from .kernels import DTYPES, TOLERANCES, Fusion, Launch, Traffic, Variant, elem_size, one_pass_traffic, variants
+from .ops import get_op, reference
 from .peers import PEERS, Peer, PeerUnavailable
 from .results import Run, new_run, open_run
 from .timing import TimingSettings, measure
@@ -27,13 +28,17 @@ class Provider:
 
     name: str
     kind: str  # "variant", "auto" or "peer"
-    traffic: Callable[[int, int, torch.dtype], Traffic]
-    unsupported: Callable[[int, torch.dtype], str | None]
-    prepare: Callable[[torch.Tensor], Callable[[], tuple[torch.Tensor, Launch]]]
+    traffic: Callable[[int, int, torch.dtype, Fusion], Traffic]
+    unsupported: Callable[[int, torch.dtype, Fusion], str | None]
+    prepare: Callable[[torch.Tensor, Fusion], Callable[[], tuple[torch.Tensor, Launch]]]
+    masked_rows_zero: bool = True  # False: a fully masked row gives NaN (torch's behaviour)
 
 
 def _variant_provider(variant: Variant) -> Provider:
-    return Provider(variant.name, "variant", variant.traffic, variant.unsupported, lambda x: lambda: variant.launch(x))
+    return Provider(
+        variant.name, "variant", variant.traffic, lambda N, dtype, fusion: variant.unsupported(N, dtype),
+        lambda x, fusion: lambda: variant.launch(x, fusion), variant.masked_rows_zero,
+    )
 
 
 def _auto_provider() -> Provider:
@@ -42,29 +47,32 @@ def _auto_provider() -> Provider:
     def picked(N: int, dtype: torch.dtype) -> Variant:
         return registry[auto_choice(N, dtype)[0]]
 
-    def prepare(x: torch.Tensor):
+    def prepare(x: torch.Tensor, fusion: Fusion):
         chosen = picked(x.shape[1], x.dtype)
 
         def call():
-            y, launch = chosen.launch(x)
+            y, launch = chosen.launch(x, fusion)
             return y, Launch({"picked": chosen.name, **launch.config}, launch.compiled)
 
         return call
 
     return Provider(
         "auto", "auto",
-        lambda M, N, dtype: picked(N, dtype).traffic(M, N, dtype),
-        lambda N, dtype: picked(N, dtype).unsupported(N, dtype),
+        lambda M, N, dtype, fusion: picked(N, dtype).traffic(M, N, dtype, fusion),
+        lambda N, dtype, fusion: picked(N, dtype).unsupported(N, dtype),
         prepare,
     )
 
 
 def _peer_provider(peer: Peer) -> Provider:
-    def prepare(x: torch.Tensor):
-        fn = peer.make()
+    def prepare(x: torch.Tensor, fusion: Fusion):
+        fn = peer.make(fusion)
         return lambda: (fn(x), Launch())
 
-    return Provider(peer.name, "peer", one_pass_traffic, lambda N, dtype: None, prepare)
+    def unsupported(N: int, dtype: torch.dtype, fusion: Fusion) -> str | None:
+        return None if fusion.plain or peer.fuses else f"{peer.name} has no scale or mask to fuse"
+
+    return Provider(peer.name, "peer", one_pass_traffic, unsupported, prepare, masked_rows_zero=False)
 
 
 def providers(names: list[str]) -> list[Provider]:
@@ -80,27 +88,25 @@ def providers(names: list[str]) -> list[Provider]:
     return [known[name] for name in names]
 
 
-def reference(x: torch.Tensor, interpret: bool) -> torch.Tensor:
-    """float64 on CPU; fp32 on the GPU (fast, and far more precise than the bf16/fp16 outputs it checks)."""
-    return torch.softmax(x.double() if interpret else x.float(), dim=-1)
-
-
 def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[float, str | None]:
-    """max |y - ref|, and why y is wrong (None when it is within the dtype's tolerance everywhere)."""
+    """max |y - ref| (NaN where both are NaN counts as equal), and why y is wrong (None when it is within the
+    dtype's tolerance everywhere)."""
     if y.shape != ref.shape or y.dtype != dtype:
         return float("nan"), f"wrong output: {tuple(y.shape)} {y.dtype}, expected {tuple(ref.shape)} {dtype}"
-    diff = (y.to(ref.dtype) - ref).abs()
-    max_err = float(diff.max()) if diff.numel() else 0.0
+    y = y.to(ref.dtype)
+    diff = (y - ref).abs()
     atol, rtol = TOLERANCES[dtype]
-    bad = ~(diff <= atol + rtol * ref.abs())  # NaN counts as bad
+    bad = ~((diff <= atol + rtol * ref.abs()) | (y.isnan() & ref.isnan()))  # any other NaN is bad
+    max_err = float(diff.nan_to_num(nan=0.0).max()) if diff.numel() else 0.0
     if bool(bad.any()):
         return max_err, f"{int(bad.sum())} elements off by up to {max_err:.3g} (atol {atol}, rtol {rtol})"
     return max_err, None
 
 
 def memory_needed(M: int, N: int, dtype: torch.dtype) -> int:
-    """Input, output, the fp32 reference and the check's temporaries, with room for unfused's fp32 intermediates."""
-    return M * N * (2 * elem_size(dtype) + 4 * 4)
+    """Input, output, a mask, the fp32 reference and the check's temporaries, with room for unfused's fp32
+    intermediates."""
+    return M * N * (2 * elem_size(dtype) + 1 + 4 * 5)
 
 
 def measure_cell(
@@ -115,10 +121,11 @@ def measure_cell(
     advance: Callable[[str], None],
 ) -> None:
     dtype = DTYPES[dtype_name]
-    base = {"dtype": dtype_name, "M": M, "N": N}
+    base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op}
+    op = get_op(plan.op)
 
-    def store(provider: Provider, **fields) -> None:
-        model_bytes = provider.traffic(M, N, dtype).total_bytes
+    def store(provider: Provider, fusion: Fusion, **fields) -> None:
+        model_bytes = provider.traffic(M, N, dtype, fusion).total_bytes
         row = {**base, "variant": provider.name, "model_bytes": model_bytes, **fields}
         if fields.get("ms"):
             ms = fields["ms"]
@@ -129,46 +136,50 @@ def measure_cell(
         run.append(row)
         advance(f"{dtype_name} {M}×{N} {provider.name}")
 
+    device = "cpu" if interpret else "cuda"
     if not interpret:
         torch.cuda.empty_cache()
         free, _ = torch.cuda.mem_get_info()
         if memory_needed(M, N, dtype) > free:
             reason = f"needs ~{memory_needed(M, N, dtype) / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
+            model_fusion = op.fusion(torch.empty(M, N, device="meta"))
             for provider in todo:
-                store(provider, status="skipped", reason=reason)
+                store(provider, model_fusion, status="skipped", reason=reason)
             return
 
-    device = "cpu" if interpret else "cuda"
     x = torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)  # never time on zeros
-    ref = reference(x, interpret)
+    fusion = op.fusion(x)
+    ref = reference(x, fusion, torch.float64 if interpret else torch.float32)
+    masked_rows = ref.sum(dim=-1, keepdim=True) == 0  # fully masked: zeros, or NaN for torch's semantics
+    ref_nan_rows = ref.masked_fill(masked_rows, float("nan")) if bool(masked_rows.any()) else ref
     for provider in todo:
-        reason = provider.unsupported(N, dtype)
+        reason = provider.unsupported(N, dtype, fusion)
         if reason is not None:
-            store(provider, status="skipped", reason=reason)
+            store(provider, fusion, status="skipped", reason=reason)
             continue
         if provider.kind == "peer" and interpret:
-            store(provider, status="skipped", reason="a GPU peer: not run under --interpret")
+            store(provider, fusion, status="skipped", reason="a GPU peer: not run under --interpret")
             continue
         try:
-            call = provider.prepare(x)
+            call = provider.prepare(x, fusion)
             y, launch = call()
         except PeerUnavailable as err:
-            store(provider, status="skipped", reason=str(err))
+            store(provider, fusion, status="skipped", reason=str(err))
             continue
         except Exception as err:  # a crash is a result: recorded, and the sweep goes on
             message = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
-            store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=message[:300])
+            store(provider, fusion, status="skipped" if provider.kind == "peer" else "FAIL", reason=message[:300])
             continue
-        max_err, wrong = check(y, ref, dtype)
+        max_err, wrong = check(y, ref if provider.masked_rows_zero else ref_nan_rows, dtype)
         del y
         extra = {"max_err": max_err, "n_regs": launch.n_regs, "n_spills": launch.n_spills,
                  "config": " ".join(f"{k}={v}" for k, v in launch.config.items()) or None}
         if wrong is not None:
-            store(provider, status="FAIL", reason=wrong, **extra)
+            store(provider, fusion, status="FAIL", reason=wrong, **extra)
             continue
         timing = measure(lambda: call(), plan.timing, interpret)
-        store(provider, status="ok", ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, **extra)
-    del x, ref
+        store(provider, fusion, status="ok", ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, **extra)
+    del x, ref, ref_nan_rows, fusion
 
 
 def run_sweep(
@@ -222,7 +233,7 @@ def git_commit() -> str | None:
 
 def plan_to_meta(plan: SweepPlan) -> dict:
     return {"shapes": [f"{m}x{n}" for m, n in plan.shapes], "dtypes": plan.dtypes, "variants": plan.variants,
-            "sources": plan.sources}
+            "op": plan.op, "sources": plan.sources}
 
 
 def plan_from_meta(meta: dict) -> SweepPlan:
@@ -232,6 +243,7 @@ def plan_from_meta(meta: dict) -> SweepPlan:
         dtypes=stored["dtypes"],
         variants=stored["variants"],
         timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"]),
+        op=stored.get("op", "softmax"),
         sources=stored["sources"],
     )
 
@@ -253,6 +265,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "timing": plan.timing.describe(interpret),
         "copy_gbps": dict(baseline["reference_gbps"]),
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
+        "op": plan.op,
         "plan": plan_to_meta(plan),
     }
     run.write_meta(meta)

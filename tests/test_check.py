@@ -157,3 +157,8 @@ def test_compare_puts_runs_side_by_side_with_ratios(tmp_path):
 
 def test_compare_needs_two_runs():
     assert_usage_error(invoke("compare", REFERENCE), "at least two runs")
+
+
+def test_runs_of_different_ops_are_refused(tmp_path):
+    causal = clone(tmp_path, "causal", meta_edit=lambda meta: meta.update(op="causal"))
+    assert_usage_error(invoke("check", causal, "--baseline", REFERENCE), "different ops")

@@ -80,7 +80,11 @@ def test_a_failing_variant_is_reported_and_not_timed(tmp_path, monkeypatch):
     from softmax_bench.kernels import variants
 
     fused = variants()["fused"]
-    broken = type(fused)(**{**fused.__dict__, "launch": lambda x: (fused.launch(x)[0] * 1.5, fused.launch(x)[1])})
+    def wrong_launch(x, fusion):
+        y, launch = fused.launch(x, fusion)
+        return y * 1.5, launch
+
+    broken = type(fused)(**{**fused.__dict__, "launch": wrong_launch})
     monkeypatch.setitem(variants(), "fused", broken)
     result = invoke("sweep", *MODE, "--shape", "8x64", "--dtype", "fp32", "--variant", "fused",
                     "--variant", "eager", "--out", tmp_path)
@@ -183,3 +187,24 @@ def test_killed_sweep_keeps_finished_cells_and_resumes(tmp_path):
     # the cells finished before the kill were kept as they were, not measured again
     pd.testing.assert_frame_equal(rows.iloc[: len(kept)].reset_index(drop=True), kept)
     assert json.loads((run_dir / "meta.json").read_text())["status"] == "complete"
+
+
+@pytest.mark.parametrize("op", ["scaled-masked", "causal"])
+def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
+    result = invoke("sweep", *MODE, "--op", op, "--shape", "24x40", "--shape", "8x300", "--dtype", "bf16",
+                    "--rep-ms", "5", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(next(tmp_path.glob("*/rows.csv")))
+    assert set(rows["op"]) == {op}
+    mine = rows[rows["variant"].isin(OUR_VARIANTS)]
+    assert (mine["status"] == "ok").all(), mine[["variant", "status", "reason"]]
+    assert f"op {op}" in result.stdout
+    fused = mine[(mine["variant"] == "fused") & (mine["N"] == 300)].iloc[0]
+    eager = mine[(mine["variant"] == "eager") & (mine["N"] == 300)].iloc[0]
+    assert eager["model_bytes"] > fused["model_bytes"]  # eager's scale and masked_fill are passes of their own
+    if op == "scaled-masked":
+        assert fused["model_bytes"] == 8 * 300 * (2 + 2 + 1)  # x, y and a byte of mask an element
+
+
+def test_unknown_op(tmp_path):
+    assert_usage_error(invoke("sweep", *MODE, "--op", "dropout", "--out", tmp_path), "unknown op 'dropout'", "causal")

@@ -79,3 +79,17 @@ def test_bad_shape_and_dtype(tmp_path):
     assert_usage_error(invoke("explain", *MODE, "--shape", "64", "--out", tmp_path), "not MxN")
     assert_usage_error(invoke("explain", *MODE, "--shape", "64x64", "--dtype", "int8", "--out", tmp_path),
                        "unknown dtype")
+
+
+def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):
+    from softmax_bench.ops import OPS
+
+    e = explain(1024, 4096, "bf16", out_dir, INTERPRET, op=OPS["scaled-masked"])
+    lines = {line.name: line for line in e.lines}
+    x_bytes, mask_bytes = 8_388_608, 1024 * 4096
+    assert lines["fused"].read_bytes == x_bytes + mask_bytes and lines["fused"].write_bytes == x_bytes
+    # eager: x · scale, ~mask, masked_fill, softmax — four passes where fused makes one
+    assert lines["eager"].read_bytes == 3 * x_bytes + 2 * mask_bytes
+    assert lines["eager"].write_bytes == 3 * x_bytes + mask_bytes
+    result = invoke("explain", *MODE, "--shape", "1024x4096", "--dtype", "bf16", "--op", "causal", "--out", out_dir)
+    assert result.exit_code == 0 and "op causal" in result.stdout

@@ -6,7 +6,8 @@ supports and whether it runs on Triton. The sweep, `explain`, the plots and the 
 never a list of their own.
 
 Every variant takes a 2-D input whose columns are contiguous (stride 1; any row stride) and writes a
-contiguous output of the same shape and dtype. `softmax_bench.dispatch` brings tensors of any rank to that form.
+contiguous output of the same shape and dtype, and a Fusion: what is fused around the softmax (a scale, a
+keep-mask, a causal mask). `softmax_bench.dispatch` brings tensors of any rank to that form.
 """
 
 from __future__ import annotations
@@ -35,6 +36,34 @@ def dtype_name(dtype: torch.dtype) -> str:
         if d == dtype:
             return name
     raise TypeError(f"unsupported dtype {dtype}; softmax-bench supports {', '.join(DTYPES)}")
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """What a variant applies to x before the max: y = softmax(where(keep, x · scale, -inf)).
+
+    mask: rows of a keep-mask (True = kept) as uint8, shaped like x's rows, unit column stride; a row stride of 0
+    broadcasts one row of mask to every row. causal_m: the query length M of a bottom-right-aligned causal mask
+    (row r, query i = r mod M, keeps columns j ≤ i + N − M), or None.
+    """
+
+    scale: float = 1.0
+    mask: torch.Tensor | None = None
+    causal_m: int | None = None
+
+    @property
+    def plain(self) -> bool:
+        return self.scale == 1.0 and self.mask is None and self.causal_m is None
+
+    def mask_bytes(self) -> int:
+        """Bytes of mask read from memory: a broadcast row is read once (it stays in cache)."""
+        if self.mask is None:
+            return 0
+        rows = 1 if self.mask.stride(0) == 0 else self.mask.shape[0]
+        return rows * self.mask.shape[1]
+
+
+PLAIN = Fusion()
 
 
 @dataclass(frozen=True)
@@ -80,8 +109,9 @@ class Launch:
 class Variant:
     """One softmax implementation, as the registry knows it.
 
-    launch(x, y) computes softmax over the last dim of the 2-D `x` into the contiguous `y` and returns a Launch.
-    traffic(M, N, dtype) is the variant's own model of the bytes it moves.
+    launch(x, fusion) computes softmax over the last dim of the 2-D `x` (with the fusion applied) and returns the
+    output and a Launch.
+    traffic(M, N, dtype, fusion) is the variant's own model of the bytes it moves.
     max_n is the widest row it supports (None: any).
     masked_rows_zero says whether a row that is entirely -inf gives zeros (True for every Triton variant) or NaN.
     flops_per_element counts max, subtract, exp, add and the final multiply (5), plus what the variant redoes
@@ -90,8 +120,8 @@ class Variant:
 
     name: str
     summary: str
-    launch: Callable[[torch.Tensor, torch.Tensor], Launch]
-    traffic: Callable[[int, int, torch.dtype], Traffic]
+    launch: Callable[[torch.Tensor, Fusion], tuple[torch.Tensor, Launch]]
+    traffic: Callable[[int, int, torch.dtype, Fusion], Traffic]
     triton: bool
     max_n: int | None = None
     masked_rows_zero: bool = True
@@ -139,7 +169,12 @@ def elem_size(dtype: torch.dtype) -> int:
     return torch.empty((), dtype=dtype).element_size()
 
 
-def one_pass_traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
-    """Read the input once, write the output once: the floor for any softmax."""
+def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
+    """Read the input once (and the mask, if any), write the output once: the floor for any softmax."""
     nbytes = M * N * elem_size(dtype)
-    return Traffic((("read x, write y", nbytes, nbytes),))
+    return Traffic((("read x, write y", nbytes, nbytes),) + mask_pass(fusion))
+
+
+def mask_pass(fusion: Fusion) -> tuple[tuple[str, int, int], ...]:
+    """The mask a fused kernel reads beside x (a causal mask is computed from indices: no bytes)."""
+    return (("read mask", fusion.mask_bytes(), 0),) if fusion.mask is not None else ()

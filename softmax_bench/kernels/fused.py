@@ -10,7 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Launch, Variant, one_pass_traffic
+from . import PLAIN, Fusion, Launch, Variant, one_pass_traffic
+from .masking import fusion_args, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
 MIN_ELEMS_PER_PROGRAM = 2048
@@ -24,15 +25,19 @@ MAX_N = 32768
 
 
 @triton.jit
-def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
+                      scale, mask_ptr, mask_stride, causal_m,
+                      BLOCK_N: tl.constexpr, ROWS: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
-    mask = (rows < M)[:, None] & (cols < N)[None, :]
+    inside = (rows < M)[:, None] & (cols < N)[None, :]
     # 64-bit row offsets: row · stride passes 2^31 on tensors of more than 2^31 elements.
     rows = rows.to(tl.int64)
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
-    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=-float("inf"))
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=inside, other=-float("inf"))
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
+    x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
+                       HAS_MASK, CAUSAL)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     row_max = tl.where(row_max == -float("inf"), 0.0, row_max)
@@ -40,7 +45,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, BLOCK_N: tl.conste
     den = tl.sum(num, axis=1)
     inv_den = 1.0 / tl.where(den == 0.0, 1.0, den)
     y = num * inv_den[:, None]
-    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
 def launch_config(M: int, N: int) -> dict:
@@ -53,12 +58,12 @@ def launch_config(M: int, N: int) -> dict:
     return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps}
 
 
-def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
+def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     config = launch_config(M, N)
     grid = (triton.cdiv(M, config["ROWS"]),)
-    compiled = fused_rows_kernel[grid](x, y, M, N, x.stride(0), y.stride(0), **config)
+    compiled = fused_rows_kernel[grid](x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config)
     return y, Launch(config, [compiled])
 
 

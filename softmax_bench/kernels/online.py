@@ -8,12 +8,15 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Launch, Traffic, Variant, elem_size
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, mask_pass
+from .masking import fusion_args, scale_and_mask
 from .two_pass import launch_config  # the same chunks as two_pass
 
 
 @triton.jit
-def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y, BLOCK: tl.constexpr):
+def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y,
+                  scale, mask_ptr, mask_stride, causal_m,
+                  BLOCK: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
@@ -22,15 +25,16 @@ def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y, 
     s = tl.full((), 0.0, tl.float32)  # fp32 whatever the input dtype
     for chunk in range(0, n_chunks):
         cols = chunk * BLOCK + tl.arange(0, BLOCK)
-        mask = cols < N
-        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        inside = cols < N
+        x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
+        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
         shift = tl.where(m_new == -float("inf"), 0.0, m_new)
         e = tl.exp(x - shift)
         s = s * tl.exp(m - shift) + tl.sum(e, axis=0)
         m = m_new
-        tl.store(y_row + cols, e.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(y_row + cols, e.to(y_ptr.dtype.element_ty), mask=inside)
         tl.store(chunk_max_row + chunk, shift)
     # The rescale loop reads what other threads of this program stored above.
     tl.debug_barrier()
@@ -38,23 +42,25 @@ def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y, 
     inv_s = 1.0 / tl.where(s == 0.0, 1.0, s)  # an all -inf row: zeros, not 0/0
     for chunk in range(0, n_chunks):
         cols = chunk * BLOCK + tl.arange(0, BLOCK)
-        mask = cols < N
-        e = tl.load(y_row + cols, mask=mask, other=0.0).to(tl.float32)
-        scale = tl.exp(tl.load(chunk_max_row + chunk) - shift) * inv_s
-        tl.store(y_row + cols, (e * scale).to(y_ptr.dtype.element_ty), mask=mask)
+        inside = cols < N
+        e = tl.load(y_row + cols, mask=inside, other=0.0).to(tl.float32)
+        scale_chunk = tl.exp(tl.load(chunk_max_row + chunk) - shift) * inv_s
+        tl.store(y_row + cols, (e * scale_chunk).to(y_ptr.dtype.element_ty), mask=inside)
 
 
-def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
+def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     config = launch_config(M, N, x.dtype)
     n_chunks = triton.cdiv(N, config["BLOCK"])
     chunk_max = torch.empty((M, n_chunks), dtype=torch.float32, device=x.device)
-    compiled = online_kernel[(M,)](x, y, chunk_max, N, n_chunks, x.stride(0), y.stride(0), **config)
+    compiled = online_kernel[(M,)](
+        x, y, chunk_max, N, n_chunks, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config
+    )
     return y, Launch(config, [compiled])
 
 
-def traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
+def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
     nbytes = M * N * elem_size(dtype)
     n_chunks = triton.cdiv(N, launch_config(M, N, dtype)["BLOCK"])
     scratch = M * n_chunks * 4
@@ -64,6 +70,7 @@ def traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
             ("chunk maxima (scratch)", scratch, scratch),
             ("rescale: read y, write y", nbytes, nbytes),
         )
+        + mask_pass(fusion)
     )
 
 

@@ -7,7 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Launch, Traffic, Variant, elem_size
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, mask_pass
+from .masking import fusion_args, scale_and_mask
 
 # 16 KB of input per chunk: enough bytes in flight per program, few registers per thread.
 CHUNK_BYTES = 16384
@@ -15,7 +16,8 @@ NUM_WARPS = 8
 
 
 @triton.jit
-def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, BLOCK: tl.constexpr):
+def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
+                    BLOCK: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
@@ -23,7 +25,9 @@ def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, BLOCK: tl.constexpr):
     s = tl.full((), 0.0, tl.float32)  # running sum of exp(x - m), fp32 whatever the input dtype
     for start in range(0, N, BLOCK):
         cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_row + cols, mask=cols < N, other=-float("inf")).to(tl.float32)
+        inside = cols < N
+        x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
+        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
         shift = tl.where(m_new == -float("inf"), 0.0, m_new)
@@ -33,10 +37,11 @@ def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, BLOCK: tl.constexpr):
     inv_s = 1.0 / tl.where(s == 0.0, 1.0, s)  # an all -inf row: zeros, not 0/0
     for start in range(0, N, BLOCK):
         cols = start + tl.arange(0, BLOCK)
-        mask = cols < N
-        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        inside = cols < N
+        x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
+        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
         y = tl.exp(x - shift) * inv_s
-        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
 def launch_config(M: int, N: int, dtype: torch.dtype) -> dict:
@@ -44,17 +49,18 @@ def launch_config(M: int, N: int, dtype: torch.dtype) -> dict:
     return {"BLOCK": block, "num_warps": NUM_WARPS}
 
 
-def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
+def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     config = launch_config(M, N, x.dtype)
-    compiled = two_pass_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **config)
+    compiled = two_pass_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config)
     return y, Launch(config, [compiled])
 
 
-def traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
+def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
     nbytes = M * N * elem_size(dtype)
-    return Traffic((("pass 1: read x (max, sum)", nbytes, 0), ("pass 2: read x, write y", nbytes, nbytes)))
+    passes = (("pass 1: read x (max, sum)", nbytes, 0), ("pass 2: read x, write y", nbytes, nbytes))
+    return Traffic(passes + mask_pass(fusion) * 2)  # both passes read the mask
 
 
 VARIANT = Variant(

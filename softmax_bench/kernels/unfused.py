@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import torch
 
-from . import Launch, Traffic, Variant, elem_size
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size
+from .eager import prologue, prologue_traffic
 
 
-def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
+def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
+    x = prologue(x, fusion)  # a scale and masks as eager runs them
     row_max = x.amax(dim=-1, keepdim=True).float()
     row_max.masked_fill_(row_max == float("-inf"), 0.0)  # all -inf row: shift by 0, not NaN
     e = torch.sub(x, row_max)  # fp32, by type promotion
@@ -23,11 +25,12 @@ def launch(x: torch.Tensor) -> tuple[torch.Tensor, Launch]:
     return y, Launch()
 
 
-def traffic(M: int, N: int, dtype: torch.dtype) -> Traffic:
+def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
     n = M * N
     x_bytes, f32_bytes = n * elem_size(dtype), n * 4
     return Traffic(
-        (
+        prologue_traffic(M, N, dtype, fusion)
+        + (
             ("max: read x", x_bytes, 0),
             ("subtract: read x, write fp32 e", x_bytes, f32_bytes),
             ("exp: read e, write e", f32_bytes, f32_bytes),

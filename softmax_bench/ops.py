@@ -1,0 +1,66 @@
+"""The op axis of a sweep: what is fused around the softmax, and its reference.
+
+- softmax: y = softmax(x)
+- scaled-masked: y = softmax(where(keep, x · 0.125, -inf)), keep a fresh random bool mask of x's shape (90 % kept)
+- causal: y = softmax(x · 0.125) under a bottom-right-aligned causal mask, queries = the M rows
+
+The Triton variants do it in one pass (the mask, if any, is one more byte an element to read); eager and
+unfused run the scale and masks as separate torch ops, as a user writes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from .errors import BenchError
+from .kernels import Fusion
+from .kernels.eager import causal_mask
+
+ATTENTION_SCALE = 0.125  # 1/sqrt(64), a head dimension of 64
+KEPT_FRACTION = 0.9
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    summary: str
+    fusion: Callable[[torch.Tensor], Fusion]  # x (M×N) → the fusion to apply, masks built on x's device
+
+
+def _scaled_masked(x: torch.Tensor) -> Fusion:
+    keep = torch.rand(x.shape, device=x.device) < KEPT_FRACTION
+    return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8))
+
+
+OPS = {
+    op.name: op
+    for op in (
+        Op("softmax", "softmax(x)", lambda x: Fusion()),
+        Op("scaled-masked", f"softmax(x · {ATTENTION_SCALE}, a random keep-mask of x's shape, {KEPT_FRACTION:.0%} kept)",
+           _scaled_masked),
+        Op("causal", f"softmax(x · {ATTENTION_SCALE}) under a bottom-right causal mask, the M rows as queries",
+           lambda x: Fusion(scale=ATTENTION_SCALE, causal_m=x.shape[0])),
+    )
+}
+
+
+def get_op(name: str) -> Op:
+    if name not in OPS:
+        raise BenchError(f"unknown op {name!r}; choose from {', '.join(OPS)}")
+    return OPS[name]
+
+
+def reference(x: torch.Tensor, fusion: Fusion, precise: torch.dtype) -> torch.Tensor:
+    """softmax of where(keep, x · scale, -inf) in `precise` (float64 on CPU, fp32 on GPU); masked rows are zeros."""
+    z = x.to(precise) * fusion.scale
+    if fusion.mask is not None:
+        z = z.masked_fill(fusion.mask == 0, float("-inf"))
+    if fusion.causal_m is not None:
+        z = z.masked_fill(causal_mask(z.shape[0], z.shape[1], fusion.causal_m, str(z.device)), float("-inf"))
+    ref = torch.softmax(z, dim=-1)
+    if fusion.plain:
+        return ref
+    return ref.masked_fill((z == float("-inf")).all(dim=-1, keepdim=True), 0.0)

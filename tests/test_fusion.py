@@ -1,0 +1,153 @@
+"""Scale, keep-mask and causal mask fused into the softmax, against a float64 reference."""
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench.kernels import TOLERANCES
+
+from .conftest import DEVICE
+from .test_kernels import fresh_randn
+
+VARIANTS = list(softmax_bench.variants())
+ZERO_MASKED = [name for name, v in softmax_bench.variants().items() if v.masked_rows_zero]
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+
+
+def causal_keep(M: int, N: int) -> torch.Tensor:
+    """Bottom-right aligned: query i keeps key j when j ≤ i + (N − M)."""
+    return torch.arange(N)[None, :] <= torch.arange(M)[:, None] + (N - M)
+
+
+def reference(x, scale=None, keep=None):
+    z = x.double().cpu() * (1.0 if scale is None else scale)
+    if keep is not None:
+        z = z.masked_fill(~keep.cpu().expand(z.shape), float("-inf"))
+    ref = torch.softmax(z, dim=-1)
+    return torch.where((z == float("-inf")).all(dim=-1, keepdim=True), torch.zeros_like(ref), ref)
+
+
+def assert_matches(y, x, scale=None, keep=None, skip_nan_rows=False):
+    assert y.dtype == x.dtype and y.shape == x.shape
+    ref = reference(x, scale, keep)
+    y64 = y.double().cpu()
+    if skip_nan_rows:  # eager: fully masked rows are NaN, as torch gives them
+        masked_rows = (ref == 0).all(dim=-1)
+        assert bool(y64[masked_rows].isnan().all())
+        y64, ref = y64[~masked_rows], ref[~masked_rows]
+    atol, rtol = TOLERANCES[x.dtype]
+    torch.testing.assert_close(y64, ref, atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_scale_and_random_mask(variant, dtype):
+    x, _ = fresh_randn(6, 1500, dtype=dtype)
+    keep = torch.rand(6, 1500, device=DEVICE) > 0.3
+    y = softmax_bench.softmax(x, scale=0.125, mask=keep, variant=variant)
+    assert_matches(y, x, 0.125, keep)
+    assert bool((y[~keep] == 0).all())
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_non_power_of_two_scale(variant):
+    x, _ = fresh_randn(4, 300)
+    assert_matches(softmax_bench.softmax(x, scale=0.37, variant=variant), x, 0.37)
+    assert_matches(softmax_bench.softmax(x, scale=-2.0, variant=variant), x, -2.0)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_fully_masked_rows_and_one_kept_value(variant):
+    x, _ = fresh_randn(4, 5000)
+    keep = torch.zeros(4, 5000, dtype=torch.bool, device=DEVICE)
+    keep[0] = True
+    keep[2, 4321] = True  # one True in the row: all the mass there
+    keep[3, ::7] = True
+    y = softmax_bench.softmax(x, mask=keep, variant=variant)
+    zero_rows = variant in ZERO_MASKED
+    assert_matches(y, x, keep=keep, skip_nan_rows=not zero_rows)
+    assert float(y[2, 4321]) == 1.0
+    if zero_rows:
+        assert bool((y[1] == 0).all()), "a fully masked row gives zeros, not NaN"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_broadcasting_masks(variant):
+    x, _ = fresh_randn(2, 3, 40)
+    for keep in (
+        torch.rand(40, device=DEVICE) > 0.5,  # one key-padding row for every row
+        torch.rand(2, 1, 40, device=DEVICE) > 0.5,  # per batch
+        torch.rand(3, 1, device=DEVICE) > 0.5,  # whole rows masked or kept
+    ):
+        keep[..., 0] = True  # no fully masked row, so that eager is comparable too
+        assert_matches(softmax_bench.softmax(x, mask=keep, variant=variant), x, keep=keep)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_mask_over_another_dim(variant):
+    x, _ = fresh_randn(50, 6)
+    keep = torch.rand(50, 6, device=DEVICE) > 0.2
+    keep[0] = True
+    y = softmax_bench.softmax(x, dim=0, mask=keep, variant=variant)
+    assert_matches(y.t(), x.t(), keep=keep.t())
+
+
+@pytest.mark.parametrize("shape", [(64, 64), (16, 80), (80, 16), (2, 3, 33, 130)])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_causal(variant, shape):
+    x, _ = fresh_randn(*shape)
+    M, N = shape[-2:]
+    y = softmax_bench.softmax(x, causal=True, scale=0.125, variant=variant)
+    keep = causal_keep(M, N).to(DEVICE)
+    # M > N: the first M − N queries see no key at all
+    assert_matches(y, x, 0.125, keep, skip_nan_rows=variant not in ZERO_MASKED and M > N)
+    if M == N:
+        assert float(y[..., 0, 0].min()) == 1.0  # the first query sees only the first key
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_causal_with_a_mask_and_a_scale(variant):
+    x, _ = fresh_randn(32, 4100)
+    keep = torch.rand(4100, device=DEVICE) > 0.1
+    keep[:100] = True
+    y = softmax_bench.softmax(x, scale=0.5, mask=keep, causal=True, variant=variant)
+    assert_matches(y, x, 0.5, keep & causal_keep(32, 4100).to(DEVICE))
+
+
+def test_bad_masks_say_what_to_do():
+    x = torch.ones(4, 8, device=DEVICE)
+    with pytest.raises(TypeError, match="bool tensor"):
+        softmax_bench.softmax(x, mask=torch.ones(4, 8, device=DEVICE))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        softmax_bench.softmax(x, mask=torch.ones(3, 8, dtype=torch.bool, device=DEVICE))
+    with pytest.raises(ValueError, match="use dim=-1"):
+        softmax_bench.softmax(x, dim=0, causal=True)
+    with pytest.raises(TypeError, match="scale"):
+        softmax_bench.softmax(x, scale="0.5")
+
+
+def test_traffic_counts_eagers_extra_passes_and_the_mask():
+    from softmax_bench.kernels import Fusion
+
+    M, N = 1024, 4096
+    keep = torch.empty(M, N, dtype=torch.uint8, device="meta")
+    fusion = Fusion(scale=0.125, mask=keep)
+    variants = softmax_bench.variants()
+    x_bytes = M * N * 2
+    fused = variants["fused"].traffic(M, N, torch.bfloat16, fusion)
+    assert (fused.read_bytes, fused.write_bytes) == (x_bytes + M * N, x_bytes)  # x and the mask in, y out
+    eager = variants["eager"].traffic(M, N, torch.bfloat16, fusion)
+    # scale (r x, w x) + invert mask (r m, w m) + masked_fill (r x + m, w x) + softmax (r x, w x)
+    assert eager.read_bytes == 3 * x_bytes + 2 * M * N and eager.write_bytes == 3 * x_bytes + M * N
+    causal = variants["fused"].traffic(M, N, torch.bfloat16, Fusion(causal_m=M))
+    assert causal.total_bytes == 2 * x_bytes  # computed from indices: no mask bytes
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_one_true_per_row_puts_all_the_mass_there(variant):
+    x, _ = fresh_randn(16, 777, dtype=torch.bfloat16)
+    kept = torch.randint(0, 777, (16,), device=DEVICE)
+    keep = torch.zeros(16, 777, dtype=torch.bool, device=DEVICE)
+    keep[torch.arange(16, device=DEVICE), kept] = True
+    y = softmax_bench.softmax(x, mask=keep, variant=variant)
+    assert torch.equal(y, keep.to(torch.bfloat16))
