@@ -8,7 +8,7 @@ import pytest
 
 from .conftest import REPO, assert_usage_error, invoke
 
-REFERENCE = REPO / "results" / "20261129-235440-h200"  # the fp32 default grid on the H200, committed
+REFERENCE = REPO / "results" / "ci-reference-h200"  # the ci sweep's H200 reference (bf16 and fp32), committed
 
 
 def clone(tmp_path, name, edit=None, meta_edit=None):
@@ -45,16 +45,16 @@ def test_a_run_against_itself_passes():
 
 def test_one_cell_ten_percent_slower_fails_and_is_named(tmp_path):
     def edit(rows):
-        return slower(rows, 0.9, (rows["variant"] == "fused") & (rows["N"] == 4096))
+        return slower(rows, 0.9, (rows["variant"] == "fused") & (rows["N"] == 4096) & (rows["dtype"] == "fp32"))
 
     run_dir = clone(tmp_path, "slowed", edit)
     summary = tmp_path / "summary.md"
     result = invoke("check", run_dir, "--baseline", REFERENCE, "--markdown", summary)
     assert result.exit_code == 1, result.output
-    assert "fused fp32 32768×4096" in result.stderr
+    assert "regressions: fused fp32 16384×4096;" in result.stderr  # that cell, and only that one
     assert "REGRESSION" in result.stdout
     text = summary.read_text()
-    assert "FAILED" in text and "| fused fp32 32768×4096 |" in text and "Regressions: 1" in text
+    assert "FAILED" in text and "| fused fp32 16384×4096 |" in text and "Regressions: 1" in text
 
 
 def test_every_cell_moved_within_its_own_band_passes(tmp_path):
@@ -76,7 +76,7 @@ def test_every_cell_moved_within_its_own_band_passes(tmp_path):
 
 def test_a_ten_percent_drop_inside_a_wide_band_is_noise(tmp_path):
     """The same 10 % drop as above, but the cell's p20–p80 band spans ±15 %: the bands overlap, so it passes."""
-    cell = lambda rows: (rows["variant"] == "fused") & (rows["N"] == 4096)  # noqa: E731
+    cell = lambda rows: (rows["variant"] == "fused") & (rows["N"] == 4096) & (rows["dtype"] == "fp32")  # noqa: E731
 
     def widen(rows):
         rows = rows.copy()
@@ -106,7 +106,7 @@ def test_improvements_are_listed_and_pass(tmp_path):
 def test_a_fail_cell_fails_the_check(tmp_path):
     def edit(rows):
         rows = rows.copy()
-        where = (rows["variant"] == "online") & (rows["N"] == 1024)
+        where = (rows["variant"] == "online") & (rows["N"] == 4096)
         rows.loc[where, "status"] = "FAIL"
         rows.loc[where, "reason"] = "12 elements off by up to 0.5"
         return rows
@@ -149,9 +149,9 @@ def test_compare_puts_runs_side_by_side_with_ratios(tmp_path):
     faster = clone(tmp_path, "faster", lambda rows: slower(rows, 1.25, rows["variant"] == "eager"))
     result = invoke("compare", REFERENCE, faster)
     assert result.exit_code == 0, result.output
-    line = next(line for line in result.stdout.splitlines() if "eager fp32 32768×4096" in line)
+    line = next(line for line in result.stdout.splitlines() if "eager fp32 16384×4096" in line)
     assert "1.25×" in line
-    fused = next(line for line in result.stdout.splitlines() if "fused fp32 32768×4096" in line)
+    fused = next(line for line in result.stdout.splitlines() if "fused fp32 16384×4096" in line)
     assert "1.00×" in fused
 
 
