@@ -3,6 +3,7 @@ one is reported FAIL and not timed), then timed; each row is stored as soon as i
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -218,16 +219,18 @@ def _now() -> str:
 
 
 def git_commit() -> str | None:
-    """The project's commit (with '-dirty' when the tree has changes), or None outside a checkout."""
+    """The project's commit (with '-dirty' when the tree has changes); outside a checkout, SOFTMAX_BENCH_COMMIT or
+    GITHUB_SHA when set, else None."""
     root = Path(__file__).resolve().parent.parent
+    from_env = os.environ.get("SOFTMAX_BENCH_COMMIT") or os.environ.get("GITHUB_SHA")
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if commit.returncode != 0:
-            return None
+            return from_env
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return None
+        return from_env
     return commit.stdout.strip() + ("-dirty" if dirty else "")
 
 
