@@ -19,7 +19,10 @@ from . import __version__
 from .errors import BenchError
 
 app = typer.Typer(
-    help=__doc__,
+    help="How close to the hardware is a row softmax, where does it stop scaling, and did a change make it slower? "
+    "Every measurement is compared with a device copy of the same bytes on the same GPU.\n\n"
+    "Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret --preset smoke` "
+    "on a machine without one; then `show`, `plot`, `explain`, `check` and `compare` read the stored runs.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -86,11 +89,7 @@ def main(
         bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    """softmax-bench: row softmax in Triton, measured against a device copy of the same bytes.
-
-    Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret --preset smoke`
-    on a machine without one.
-    """
+    """softmax-bench's commands (see --help)."""
 
 
 def _progress() -> Progress:
@@ -256,8 +255,11 @@ def explain(
     out_dir: OutDir = Path("results"),
     interpret: Interpret = False,
 ) -> None:
-    """The byte arithmetic of one shape: bytes each variant reads and writes, the time that takes at the stored
-    copy bandwidth, why the FLOPs do not matter, the fused kernel's BLOCK, warps and registers, and auto's pick."""
+    """The byte arithmetic of one shape, predicted (and measured with --measure).
+
+    Bytes each variant reads and writes and the time that takes at the stored copy bandwidth; why the FLOPs do not
+    matter; the fused kernel's BLOCK, warps and registers; which variant auto picks, and why.
+    """
     from .config import check_dtypes, parse_shape
     from .ops import get_op
 
