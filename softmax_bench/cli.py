@@ -324,6 +324,7 @@ def compare(
 ) -> None:
     """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run."""
     from .regression import compare as compare_runs
+    from .regression import run_labels
     from .report import compare_table
     from .results import open_run
 
@@ -334,4 +335,4 @@ def compare(
         frame = compare_runs(opened)
     except BenchError as e:
         fail(str(e))
-    out.print(compare_table(frame, [r.id for r in opened]))
+    out.print(compare_table(frame, run_labels(opened)))

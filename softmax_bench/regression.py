@@ -130,21 +130,27 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_labels(runs: list[Run]) -> list[str]:
+    """A header for each run: its id, or its folder path where two runs share an id."""
+    ids = [run.id for run in runs]
+    return [str(run.path) if ids.count(run.id) > 1 else run.id for run in runs]
+
+
 def compare(runs: list[Run]) -> pd.DataFrame:
-    """GB/s and % of copy per cell for each run, side by side, with the GB/s ratio to the first run."""
+    """GB/s and % of copy per cell for each run (columns gbps:i, pct:i for the i-th run), side by side, with the
+    GB/s ratio to the first run (ratio:i)."""
     frames = []
     metas = []
-    for run in runs:
+    for i, run in enumerate(runs):
         rows, meta = load_for_comparison(run)
         metas.append(meta)
         ok = rows[rows["status"] == "ok"][KEY + ["pct_of_copy", "gbps"]]
-        frames.append(ok.rename(columns={"pct_of_copy": f"pct:{run.id}", "gbps": f"gbps:{run.id}"}))
+        frames.append(ok.rename(columns={"pct_of_copy": f"pct:{i}", "gbps": f"gbps:{i}"}))
     if any(bool(m.get("interpreted")) != bool(metas[0].get("interpreted")) for m in metas):
         raise BenchError("interpreted (CPU) and GPU runs cannot be compared")
     table = frames[0]
     for frame in frames[1:]:
         table = table.merge(frame, on=KEY, how="outer")
-    first = f"gbps:{runs[0].id}"
-    for run in runs[1:]:
-        table[f"ratio:{run.id}"] = table[f"gbps:{run.id}"] / table[first]
+    for i in range(1, len(runs)):
+        table[f"ratio:{i}"] = table[f"gbps:{i}"] / table["gbps:0"]
     return table.sort_values(["dtype", "N", "M", "variant"]).reset_index(drop=True)

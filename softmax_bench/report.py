@@ -186,22 +186,22 @@ def check_table(result, run_id: str, base_id: str) -> Table:
     return table
 
 
-def compare_table(frame: pd.DataFrame, run_ids: list[str]) -> Table:
+def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
     table = Table(title="compare: GB/s (% of each run's copy), ratio of GB/s to the first run", title_justify="left")
     table.add_column("cell")
-    for i, run_id in enumerate(run_ids):
-        table.add_column(run_id, justify="right")
+    for label in labels:
+        table.add_column(label, justify="right")
     for r in frame.to_dict("records"):
         cells = [f"{r['variant']} {r['dtype']} {int(r['M'])}×{int(r['N'])}"]
-        for i, run_id in enumerate(run_ids):
-            gbps, pct = r.get(f"gbps:{run_id}"), r.get(f"pct:{run_id}")
+        for i in range(len(labels)):
+            gbps, pct = r.get(f"gbps:{i}"), r.get(f"pct:{i}")
             if gbps is None or math.isnan(gbps):
                 cells.append("—")
                 continue
             text = f"{_gbps(gbps)} ({_pct(pct)})"
-            if i:
-                ratio = r.get(f"ratio:{run_id}")
-                text += f" {ratio:.2f}×" if ratio is not None and not math.isnan(ratio) else ""
+            ratio = r.get(f"ratio:{i}")
+            if i and ratio is not None and not math.isnan(ratio):
+                text += f" {ratio:.2f}×"
             cells.append(text)
         table.add_row(*cells)
     return table

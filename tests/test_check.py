@@ -162,3 +162,11 @@ def test_compare_needs_two_runs():
 def test_runs_of_different_ops_are_refused(tmp_path):
     causal = clone(tmp_path, "causal", meta_edit=lambda meta: meta.update(op="causal"))
     assert_usage_error(invoke("check", causal, "--baseline", REFERENCE), "different ops")
+
+
+def test_compare_runs_that_share_an_id(tmp_path):
+    (tmp_path / "a").mkdir()
+    twin = clone(tmp_path / "a", REFERENCE.name)
+    result = invoke("compare", REFERENCE, twin)
+    assert result.exit_code == 0, result.output
+    assert "1.00×" in result.stdout

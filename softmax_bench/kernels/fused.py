@@ -27,7 +27,8 @@ MAX_N = 32768
 @triton.jit
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       scale, mask_ptr, mask_stride, causal_m,
-                      BLOCK_N: tl.constexpr, ROWS: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                      BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
+                      HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
@@ -37,7 +38,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=inside, other=-float("inf"))
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
-                       HAS_MASK, CAUSAL)
+                       HAS_SCALE, HAS_MASK, CAUSAL)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     row_max = tl.where(row_max == -float("inf"), 0.0, row_max)

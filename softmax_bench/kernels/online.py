@@ -16,7 +16,8 @@ from .two_pass import launch_config  # the same chunks as two_pass
 @triton.jit
 def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y,
                   scale, mask_ptr, mask_stride, causal_m,
-                  BLOCK: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                  BLOCK: tl.constexpr,
+                  HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
@@ -27,7 +28,8 @@ def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y,
         cols = chunk * BLOCK + tl.arange(0, BLOCK)
         inside = cols < N
         x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
-        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
+        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
+                           HAS_SCALE, HAS_MASK, CAUSAL)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
         shift = tl.where(m_new == -float("inf"), 0.0, m_new)

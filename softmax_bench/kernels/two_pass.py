@@ -17,7 +17,8 @@ NUM_WARPS = 8
 
 @triton.jit
 def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
-                    BLOCK: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                    BLOCK: tl.constexpr,
+                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
@@ -27,7 +28,8 @@ def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_s
         cols = start + tl.arange(0, BLOCK)
         inside = cols < N
         x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
-        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
+        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
+                           HAS_SCALE, HAS_MASK, CAUSAL)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
         shift = tl.where(m_new == -float("inf"), 0.0, m_new)
@@ -39,7 +41,8 @@ def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_s
         cols = start + tl.arange(0, BLOCK)
         inside = cols < N
         x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
-        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
+        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
+                           HAS_SCALE, HAS_MASK, CAUSAL)
         y = tl.exp(x - shift) * inv_s
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
 
