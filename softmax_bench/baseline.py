@@ -90,6 +90,15 @@ def _load_store(path: Path) -> list[dict]:
     return records if isinstance(records, list) else []
 
 
+def _record_of(records: list[dict], device: dict) -> dict | None:
+    return next((r for r in records if same_device(r.get("device", {}), device)), None)
+
+
+def stored_record(store_dir: Path, device: dict) -> dict | None:
+    """This device's stored baseline record, or None."""
+    return _record_of(_load_store(store_dir / STORE_NAME), device)
+
+
 def copy_baseline(
     dtypes: list[torch.dtype],
     store_dir: Path,
@@ -106,7 +115,7 @@ def copy_baseline(
     path = store_dir / STORE_NAME
     records = _load_store(path)
     device = device_info(interpret)
-    record = next((r for r in records if same_device(r.get("device", {}), device)), None)
+    record = _record_of(records, device)
     wanted = [dtype_name(d) for d in dtypes]
     if (record is not None and not fresh and "fp32_flops" in record
             and all(d in record.get("reference_gbps", {}) for d in wanted)):

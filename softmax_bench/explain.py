@@ -3,20 +3,19 @@ bandwidth, why the FLOPs do not matter, how the fused kernel holds a row, and wh
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
-from .baseline import STORE_NAME
-from .device import device_info, same_device
+from .baseline import STORE_NAME, stored_record
+from .device import device_info
+from .errors import BenchError
 from .dispatch import auto_choice
-from .kernels import DTYPES, elem_size, fused, variants
+from .kernels import DTYPES, REGISTER_BUDGET, elem_size, fused, variants
 from .ops import OPS, Op
 from .timing import TimingSettings, measure
 
-REGISTER_BUDGET = 255  # registers a thread on NVIDIA GPUs
 REGISTERS_PER_SM = 65536
 
 
@@ -55,19 +54,13 @@ class Explanation:
         return self.M * self.N * elem_size(DTYPES[self.dtype])
 
 
-def _stored_baseline(out_dir: Path, device: dict) -> dict | None:
-    path = out_dir / STORE_NAME
-    try:
-        records = json.loads(path.read_text()) if path.exists() else []
-    except (OSError, json.JSONDecodeError):
-        return None
-    return next((r for r in records if same_device(r.get("device", {}), device)), None)
-
-
 def _bandwidth(out_dir: Path, dtype: str, interpret: bool) -> tuple[float | None, str, float | None, str]:
     """Copy bandwidth and fp32 rate, with where each came from."""
     device = device_info(interpret)
-    stored = _stored_baseline(out_dir, device)
+    try:
+        stored = stored_record(out_dir, device)
+    except BenchError:  # an unreadable store: explain falls back as if none were stored
+        stored = None
     if stored is not None and dtype in stored.get("reference_gbps", {}):
         flops = stored.get("fp32_flops") or {}
         return (stored["reference_gbps"][dtype], f"copy measured {stored.get('measured_at', '')} ({out_dir / STORE_NAME})",

@@ -14,13 +14,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .kernels import SOFTMAX_FLOPS_PER_ELEMENT, variants  # noqa: E402
+from .kernels import REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT, variants  # noqa: E402
 from .results import Run  # noqa: E402
 
 PANEL_INCHES = (6.4, 4.8)
 DPI = 100
 MARKERS = "osD^v<>ph*XP"
-REGISTER_BUDGET = 255  # per thread on NVIDIA GPUs
 
 
 def _title(kind: str, meta: dict, dtypes: list[str]) -> str:
@@ -120,7 +119,7 @@ def registers_vs_n(rows: pd.DataFrame, meta: dict) -> plt.Figure:
             series = series.sort_values("N")
             regs_ax.plot(series["N"], series["n_regs"], marker=_marker(triton_names, name), label=name)
             spills_ax.plot(series["N"], series["n_spills"], marker=_marker(triton_names, name), label=name)
-        regs_ax.axhline(REGISTER_BUDGET, color="tab:red", linestyle=":", label="255 registers a thread")
+        regs_ax.axhline(REGISTER_BUDGET, color="tab:red", linestyle=":", label=f"{REGISTER_BUDGET} registers a thread")
         if part.empty:
             regs_ax.text(0.5, 0.5, "no compiled kernels in this run (interpreted)", ha="center",
                          transform=regs_ax.transAxes)

@@ -8,6 +8,8 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
+from .kernels import REGISTER_BUDGET
+
 
 def _gbps(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
@@ -148,7 +150,7 @@ def explain_report(e) -> list:
     holds = (
         f"fused would launch BLOCK_N = {c['BLOCK_N']}, ROWS = {c['ROWS']} rows a program, num_warps = {c['num_warps']}: "
         f"each thread holds {c['BLOCK_N']} × {c['ROWS']} / (32 × {c['num_warps']}) = {e.elems_per_thread} values of the row "
-        f"in fp32 registers, against a budget of {REGISTER_BUDGET_TEXT} (at {c['num_warps']} warps an SM's "
+        f"in fp32 registers, against a budget of {REGISTER_BUDGET} registers a thread (at {c['num_warps']} warps an SM's "
         f"65536 registers allow {e.registers_per_thread} each)"
     )
     fits = e.elems_per_thread < e.registers_per_thread * 3 // 4
@@ -159,8 +161,6 @@ def explain_report(e) -> list:
     items.append(Text(f"auto picks {e.auto[0]}: {e.auto[1]}", style="bold"))
     return items
 
-
-REGISTER_BUDGET_TEXT = "255 registers a thread"
 
 
 def check_table(result, run_id: str, base_id: str) -> Table:

@@ -125,7 +125,8 @@ def measure_cell(
     base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op}
     op = get_op(plan.op)
 
-    def store(provider: Provider, fusion: Fusion, **fields) -> None:
+    def store(provider: Provider, **fields) -> None:
+        # `fusion` is the cell's, assigned below before the first store
         model_bytes = provider.traffic(M, N, dtype, fusion).total_bytes
         row = {**base, "variant": provider.name, "model_bytes": model_bytes, **fields}
         if fields.get("ms"):
@@ -143,9 +144,9 @@ def measure_cell(
         free, _ = torch.cuda.mem_get_info()
         if memory_needed(M, N, dtype) > free:
             reason = f"needs ~{memory_needed(M, N, dtype) / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
-            model_fusion = op.fusion(torch.empty(M, N, device="meta"))
+            fusion = op.fusion(torch.empty(M, N, device="meta"))  # shapes only, for the traffic model
             for provider in todo:
-                store(provider, model_fusion, status="skipped", reason=reason)
+                store(provider, status="skipped", reason=reason)
             return
 
     x = torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)  # never time on zeros
@@ -156,30 +157,30 @@ def measure_cell(
     for provider in todo:
         reason = provider.unsupported(N, dtype, fusion)
         if reason is not None:
-            store(provider, fusion, status="skipped", reason=reason)
+            store(provider, status="skipped", reason=reason)
             continue
         if provider.kind == "peer" and interpret:
-            store(provider, fusion, status="skipped", reason="a GPU peer: not run under --interpret")
+            store(provider, status="skipped", reason="a GPU peer: not run under --interpret")
             continue
         try:
             call = provider.prepare(x, fusion)
             y, launch = call()
         except PeerUnavailable as err:
-            store(provider, fusion, status="skipped", reason=str(err))
+            store(provider, status="skipped", reason=str(err))
             continue
         except Exception as err:  # a crash is a result: recorded, and the sweep goes on
             message = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
-            store(provider, fusion, status="skipped" if provider.kind == "peer" else "FAIL", reason=message[:300])
+            store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=message[:300])
             continue
         max_err, wrong = check(y, ref if provider.masked_rows_zero else ref_nan_rows, dtype)
         del y
         extra = {"max_err": max_err, "n_regs": launch.n_regs, "n_spills": launch.n_spills,
                  "config": " ".join(f"{k}={v}" for k, v in launch.config.items()) or None}
         if wrong is not None:
-            store(provider, fusion, status="FAIL", reason=wrong, **extra)
+            store(provider, status="FAIL", reason=wrong, **extra)
             continue
         timing = measure(lambda: call(), plan.timing, interpret)
-        store(provider, fusion, status="ok", ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, **extra)
+        store(provider, status="ok", ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, **extra)
     del x, ref, ref_nan_rows, fusion
 
 

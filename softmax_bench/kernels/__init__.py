@@ -28,6 +28,7 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (1e-5, 2e-3),
 }
 SOFTMAX_FLOPS_PER_ELEMENT = 5  # max, subtract, exp, add, multiply by 1/sum
+REGISTER_BUDGET = 255  # registers a thread can address on NVIDIA GPUs
 
 
 def dtype_name(dtype: torch.dtype) -> str:
