@@ -3,13 +3,14 @@
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 import torch
 
 import softmax_bench
 from softmax_bench.dispatch import as_rows, auto_choice
-from softmax_bench.kernels import TOLERANCES, fused, online, two_pass
+from softmax_bench.kernels import TOLERANCES, fused, interpreted, online, split, two_pass
 
 from .conftest import DEVICE
 
@@ -172,6 +173,87 @@ def test_auto_picks_by_width():
     assert_matches(softmax_bench.softmax(x), x)
 
 
+SMALL_SPLIT = split.SplitConfig(chunk=64, num_warps=1, per_sm=1)  # many programs a row at interpreter cost
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("N", [1, 7, 64, 65, 129, 1000, 1021])
+def test_split_rows_over_several_programs(dtype, N):
+    """N not a multiple of the chunk, rows starting off a 16-byte boundary (odd N), several rows a group."""
+    x, seed = fresh_randn(5, N, dtype=dtype)
+    y, launch = split.launch(x, config=SMALL_SPLIT)
+    assert launch.config["K"] == split.split_count(N, dtype, 64)
+    if interpreted():
+        assert launch.config["groups"] < 5  # each group of programs takes several rows in turn
+    assert_matches(y, x, msg=lambda m: f"seed {seed}: {m}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_split_partial_chunks_masked_rows_and_nan(dtype):
+    x, _ = fresh_randn(6, 1000, dtype=dtype)
+    x[0] = float("-inf")  # a whole row: zeros
+    x[1, :500] = float("-inf")  # whole chunks of a row: they hold exp(-inf) = 0
+    x[2, 999] = 500.0  # the max in the row's last, partial vector
+    x[3, 0] = 500.0  # the max in its first
+    x[4, 640] = float("nan")
+    y, _ = split.launch(x, config=SMALL_SPLIT)
+    assert bool((y[0] == 0).all()) and bool(y[4].isnan().all())
+    assert float(y[2, 999]) == 1.0 and float(y[3, 0]) == 1.0
+    assert_matches(y[:4], x[:4])
+    assert_matches(y[5:], x[5:])
+
+
+def test_split_row_strides_that_break_alignment():
+    """Rows whose starts fall at different offsets from y's are copied first; aligned strides are read in place."""
+    base, _ = fresh_randn(9, 1003)
+    for x in (base[:, :1000], base[:, 1:], base[::2, 3:]):
+        y, _ = split.launch(x, config=SMALL_SPLIT)
+        assert_matches(y, x)
+
+
+def test_split_exchange_epochs_never_repeat():
+    exchange = split.Exchange(torch.full((4,), 7 << 32, dtype=torch.int64), epoch=7)
+    assert exchange.next_epoch() == 8
+    exchange.epoch = 2**31 - 1  # the next epoch would overflow int32: words are cleared and epochs start over
+    assert exchange.next_epoch() == 1 and bool((exchange.words == 0).all())
+
+
+def test_split_grid_fits_what_the_gpu_holds_at_once():
+    h200 = types.SimpleNamespace(regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048,
+                                 shared_memory_per_multiprocessor=233472)
+    compiled = lambda regs, shared: types.SimpleNamespace(n_regs=regs, metadata=types.SimpleNamespace(shared=shared))
+    assert split.occupancy(compiled(102, 1024), 16, h200) == 1  # 102 · 512 threads > half the 65536 registers
+    assert split.occupancy(compiled(64, 1024), 8, h200) == 4
+    assert split.occupancy(compiled(32, 0), 4, h200) == 16  # threads, not registers, limit it
+    assert split.occupancy(compiled(32, 100_000), 4, h200) == 2  # shared memory limits it
+
+
+def test_split_moves_16_byte_vectors_on_sm90():
+    """Compiled for the H200 without a GPU: loads and stores of odd-width rows are 16-byte vectors."""
+    code = """
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from softmax_bench.kernels import split
+kernel = split.split_kernel
+for dtype, vec in (("fp32", 4), ("bf16", 8)):
+    pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "mask_ptr": "*u8", "word_ptr": "*i64", "scale": "fp32"}
+    constexprs = {"CHUNK": 8192, "VEC": vec, "K_POW2": 8, "PHASE": 0,
+                  "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False}
+    signature = {name: "constexpr" if name in constexprs else pointers.get(name, "i32") for name in kernel.arg_names}
+    aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in pointers if name != "scale"}
+    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
+    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 16}).asm["ptx"]
+    print(dtype, ptx.count("ld.global.v4"), ptx.count("st.global.v4"))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for line in result.stdout.splitlines():
+        dtype, loads, stores = line.split()
+        assert int(loads) > 0 and int(stores) > 0, line
+
+
 # --- bad input: the message says what to do ------------------------------------------------------------
 
 
@@ -187,7 +269,7 @@ def test_dim_out_of_range():
 
 
 def test_unknown_variant_lists_known_ones():
-    with pytest.raises(ValueError, match="known variants: fused, two_pass, online, eager, unfused, auto"):
+    with pytest.raises(ValueError, match="known variants: fused, split, two_pass, online, eager, unfused, auto"):
         softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), variant="fastest")
 
 

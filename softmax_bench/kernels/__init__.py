@@ -140,7 +140,7 @@ class Variant:
         return self.unsupported(N, dtype) is None
 
 
-VARIANT_MODULES = ("fused", "two_pass", "online", "eager", "unfused")
+VARIANT_MODULES = ("fused", "split", "two_pass", "online", "eager", "unfused")
 
 
 @cache
