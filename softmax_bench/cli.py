@@ -205,6 +205,56 @@ def sweep(
 
 
 @app.command()
+def tune(
+    shape: Annotated[Optional[list[str]], typer.Option("--shape", help="MxN, e.g. 8192x50257; repeatable.")] = None,
+    m: Annotated[Optional[list[int]], typer.Option("--m", help="Rows; with --n, every (m, n) pair. Repeatable.")] = None,
+    n: Annotated[Optional[list[int]], typer.Option("--n", help="Row length; with --m. Repeatable.")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config: its shapes and dtypes.")] = None,
+    preset: Annotated[Optional[str], typer.Option("--preset", help="A sweep preset (see sweep --help).")] = None,
+    dtype: Dtypes = None,
+    table: Annotated[
+        Optional[Path],
+        typer.Option("--table", help="Where to write the table. Default: the folder `auto` reads first "
+                     "($SOFTMAX_BENCH_AUTO_TABLES, else ~/.cache/softmax-bench/auto-tables), named after the GPU."),
+    ] = None,
+    warmup_ms: Annotated[Optional[int], typer.Option(help="do_bench warm-up per measurement, ms.")] = None,
+    rep_ms: Annotated[Optional[int], typer.Option(help="do_bench timed repetitions per measurement, ms.")] = None,
+    interpret: Interpret = False,
+) -> None:
+    """Measure which Triton variant is fastest on this GPU, per dtype and row width: the table `auto` picks from.
+
+    Every Triton variant that supports a cell is checked, then timed (do_bench median); the fastest correct one is
+    the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the one of the nearest width
+    measured; with no table for the GPU, fused while the row fits in registers, else two_pass. The package ships
+    the H200's table (softmax_bench/auto_tables/); a table you write here takes precedence on your GPU. With no
+    shape options, the default preset's shapes.
+    """
+    from .auto_table import table_for, table_name, user_tables_dir
+    from .config import build_plan
+    from .report import tune_table
+    from .tune import tune as tune_cells
+
+    try:
+        interpret = use_interpreter(interpret)
+        plan = build_plan(shape or [], m or [], n or [], config, preset, dtype or [], [], warmup_ms, rep_ms)
+        command = shlex.join(["softmax-bench", *sys.argv[1:]])
+        with _progress() as progress:
+            task = progress.add_task("tune", total=None)
+            result = tune_cells(plan, interpret, command, advance=lambda what: progress.update(task, description=what))
+        path = table or user_tables_dir() / table_name(result.device)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(result.to_json())
+        except OSError as e:
+            raise BenchError(f"cannot write the table to {path}: {e.strerror}; choose another with --table") from None
+        table_for.cache_clear()
+    except BenchError as e:
+        fail(str(e))
+    out.print(tune_table(result))
+    err.print(f"table written to {path}", markup=False, highlight=False)
+
+
+@app.command()
 def show(
     run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
     out_dir: OutDir = Path("results"),

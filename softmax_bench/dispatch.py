@@ -4,31 +4,49 @@ from __future__ import annotations
 
 import torch
 
-from .kernels import DTYPES, Fusion, Variant, interpreted, variants
+from .auto_table import AutoTable, table_for
+from .kernels import DTYPES, Fusion, Variant, dtype_name, interpreted, variants
 
 
 class SoftmaxInputError(ValueError):
     """Bad input to softmax: the message says what to do."""
 
 
-def auto_choice(N: int, dtype: torch.dtype) -> tuple[str, str]:
-    """The variant `auto` runs for rows of N elements of dtype, and why.
+def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None) -> tuple[str, str]:
+    """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
-    The rule, until a table measured on the device replaces it: fused while it supports the row — it declares
-    the widest row it holds in registers without spilling (fused.MAX_N) — else two_pass, which never spills and
-    reads the row twice.
+    From the table measured on that GPU (softmax_bench.auto_table, whose docstring gives the rule); with none —
+    on CPU, or on a GPU nobody has tuned — fused while it supports the row (it declares the widest row it holds
+    in registers without spilling, fused.MAX_N), else two_pass, which never spills and reads the row twice.
+    device None: the current CUDA device, unless the kernels run in Triton's interpreter.
     """
-    fused = variants()["fused"]
+    registry = variants()
+    table = _table_of(device)
+    if table is not None:
+        picked = table.pick(N, dtype_name(dtype), lambda name: name in registry and registry[name].supports(N, dtype))
+        if picked is not None:
+            return picked
+    fused = registry["fused"]
     if fused.supports(N, dtype):
         return "fused", f"N = {N} ≤ {fused.max_n}: the row fits in registers without spilling, one read and one write"
     return "two_pass", f"N = {N} > {fused.max_n}: a row in registers would spill; two reads and one write instead"
 
 
-def resolve_variant(name: str, N: int, dtype: torch.dtype) -> Variant:
+def _table_of(device: torch.device | None) -> AutoTable | None:
+    if device is None:
+        if interpreted() or not torch.cuda.is_available():
+            return None
+        device = torch.device("cuda", torch.cuda.current_device())
+    if device.type != "cuda":
+        return None
+    return table_for(torch.cuda.get_device_name(device))
+
+
+def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None) -> Variant:
     """The Variant for `name` ('auto' included) on rows of N elements, or a ValueError that says what to use."""
     registry = variants()
     if name == "auto":
-        name = auto_choice(N, dtype)[0]
+        name = auto_choice(N, dtype, device)[0]
     if name not in registry:
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
@@ -102,7 +120,8 @@ def softmax(
     that is entirely -inf or masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice
     gives NaN in that slice only. An empty tensor gives an empty tensor.
 
-    variant: 'auto' (the rule in `auto_choice`), or one of `softmax_bench.variants()`.
+    variant: 'auto' (the table measured on this GPU, else a rule: `auto_choice`), or one of
+    `softmax_bench.variants()`.
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
     """
     check_tensor(x)
@@ -110,7 +129,7 @@ def softmax(
     if not isinstance(dim, int) or not -ndim <= dim < ndim:
         raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
     x_last = x.reshape(1) if x.dim() == 0 else x.movedim(dim, -1)
-    chosen = resolve_variant(variant, x_last.shape[-1], x.dtype)
+    chosen = resolve_variant(variant, x_last.shape[-1], x.dtype, x.device)
     if chosen.triton and x.device.type != "cuda" and not interpreted():
         raise SoftmaxInputError(
             f"the Triton variant {chosen.name!r} needs a CUDA tensor (got one on {x.device}); move it with "

@@ -205,3 +205,23 @@ def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
             cells.append(text)
         table.add_row(*cells)
     return table
+
+
+def tune_table(table) -> Table:
+    """The variants' GB/s per (dtype, M×N) of an auto table; ★ marks the one `auto` will run."""
+    names = list(dict.fromkeys(name for entry in table.entries for name in entry["ms"]))
+    out = Table(title=f"auto table · {table.device}", title_justify="left")
+    out.add_column("dtype")
+    out.add_column("M×N", justify="right")
+    for name in names:
+        out.add_column(name, justify="right")
+    for entry in table.entries:
+        nbytes = 2 * entry["M"] * entry["N"] * {"fp32": 4, "bf16": 2, "fp16": 2}[entry["dtype"]]
+        cells = []
+        for name in names:
+            ms = entry["ms"].get(name)
+            text = "—" if ms is None else _gbps(nbytes / ms / 1e6) + (" ★" if name == entry["variant"] else "")
+            cells.append(Text(text, style="bold" if name == entry["variant"] else ""))
+        out.add_row(entry["dtype"], f"{entry['M']}×{entry['N']}", *cells)
+    out.caption = "GB/s = 2·M·N·element size / median time; — : the variant does not support the row or was wrong"
+    return out

@@ -166,14 +166,16 @@ def test_traffic_models():
     assert variants["unfused"].traffic(M, N, torch.float32).total_bytes == 32 * M * N
 
 
-def test_auto_picks_by_width():
-    assert auto_choice(4096, torch.float32)[0] == "fused"
-    assert auto_choice(262144, torch.bfloat16)[0] == "two_pass"
+def test_auto_rule_without_a_table_picks_by_width():
+    cpu = torch.device("cpu")  # no GPU, no table: the rule
+    assert auto_choice(4096, torch.float32, cpu)[0] == "fused"
+    assert auto_choice(262144, torch.bfloat16, cpu)[0] == "two_pass"
     x, _ = fresh_randn(2, 70000)
     assert_matches(softmax_bench.softmax(x), x)
 
 
-SMALL_SPLIT = split.SplitConfig(chunk=64, num_warps=1, per_sm=1)  # many programs a row at interpreter cost
+# Many segments a row and several blocks a segment, at interpreter cost.
+SMALL_SPLIT = split.SplitConfig(block=16, num_warps=1, per_sm=1, segment_bytes=256, l2_budget=1 << 20)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -182,17 +184,17 @@ def test_split_rows_over_several_programs(dtype, N):
     """N not a multiple of the chunk, rows starting off a 16-byte boundary (odd N), several rows a group."""
     x, seed = fresh_randn(5, N, dtype=dtype)
     y, launch = split.launch(x, config=SMALL_SPLIT)
-    assert launch.config["K"] == split.split_count(N, dtype, 64)
+    assert launch.config["K"] == split.split_of(N, dtype, SMALL_SPLIT).K
     if interpreted():
         assert launch.config["groups"] < 5  # each group of programs takes several rows in turn
     assert_matches(y, x, msg=lambda m: f"seed {seed}: {m}")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_split_partial_chunks_masked_rows_and_nan(dtype):
+def test_split_partial_segments_masked_rows_and_nan(dtype):
     x, _ = fresh_randn(6, 1000, dtype=dtype)
     x[0] = float("-inf")  # a whole row: zeros
-    x[1, :500] = float("-inf")  # whole chunks of a row: they hold exp(-inf) = 0
+    x[1, :500] = float("-inf")  # whole segments of a row: their partial sums are 0
     x[2, 999] = 500.0  # the max in the row's last, partial vector
     x[3, 0] = 500.0  # the max in its first
     x[4, 640] = float("nan")
@@ -231,6 +233,7 @@ def test_split_grid_fits_what_the_gpu_holds_at_once():
 def test_split_moves_16_byte_vectors_on_sm90():
     """Compiled for the H200 without a GPU: loads and stores of odd-width rows are 16-byte vectors."""
     code = """
+import re
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -238,13 +241,16 @@ from softmax_bench.kernels import split
 kernel = split.split_kernel
 for dtype, vec in (("fp32", 4), ("bf16", 8)):
     pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "mask_ptr": "*u8", "word_ptr": "*i64", "scale": "fp32"}
-    constexprs = {"CHUNK": 8192, "VEC": vec, "K_POW2": 8, "PHASE": 0,
+    constexprs = {"BLOCK": 4096, "VEC": vec, "K_POW2": 8, "PHASE": 0,
                   "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False}
     signature = {name: "constexpr" if name in constexprs else pointers.get(name, "i32") for name in kernel.arg_names}
-    aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in pointers if name != "scale"}
+    # What Triton specializes at launch: 16-byte aligned pointers, and SEG (a multiple of the block) divisible by 16.
+    aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+               for name in [*pointers, "SEG"] if name != "scale"}
     source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
-    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 16}).asm["ptx"]
-    print(dtype, ptx.count("ld.global.v4"), ptx.count("st.global.v4"))
+    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8}).asm["ptx"]
+    # e.g. ld.global.L1::evict_last.L2::cache_hint.v4.b32
+    print(dtype, *(len(re.findall(op + r"\\.global[.\\w:]*\\.v4\\.", ptx)) for op in ("ld", "st")))
 """
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)

@@ -1,0 +1,76 @@
+"""The tables `auto` picks from: for each dtype and row width measured on a GPU, the fastest Triton variant.
+
+A table is JSON named after the GPU (NVIDIA H200 → nvidia-h200.json). `auto` looks first in the user's folder —
+$SOFTMAX_BENCH_AUTO_TABLES, else $XDG_CACHE_HOME/softmax-bench/auto-tables, else ~/.cache/softmax-bench/auto-tables,
+where `softmax-bench tune` writes — then among the tables shipped in softmax_bench/auto_tables/.
+
+The rule, for rows of N elements of a dtype on a GPU:
+1. the table's variant for that dtype and N, when the table measured N;
+2. else the variant measured fastest at the nearest measured width (by ratio) that supports N;
+3. with no table for the GPU (or on CPU), fused while the row fits in its registers, else two_pass.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Callable
+
+PACKAGED = Path(__file__).parent / "auto_tables"
+
+
+def user_tables_dir() -> Path:
+    if "SOFTMAX_BENCH_AUTO_TABLES" in os.environ:
+        return Path(os.environ["SOFTMAX_BENCH_AUTO_TABLES"])
+    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache_home / "softmax-bench" / "auto-tables"
+
+
+def table_name(device_name: str) -> str:
+    """The file a GPU's table lives in: 'NVIDIA H200' → 'nvidia-h200.json'."""
+    return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-") + ".json"
+
+
+@dataclass
+class AutoTable:
+    device: str
+    entries: list[dict] = field(default_factory=list)  # {"dtype", "M", "N", "variant", "ms": {variant: ms}}
+    meta: dict = field(default_factory=dict)  # when, which commit, which command, timing settings
+    source: str = ""  # the file it was read from
+
+    def pick(self, N: int, dtype: str, supports: Callable[[str], bool]) -> tuple[str, str] | None:
+        """(variant, why) by rules 1 and 2 of this module's docstring, or None when no entry applies."""
+        measured = [e for e in self.entries if e["dtype"] == dtype and supports(e["variant"])]
+        if not measured:
+            return None
+        nearest = min(measured, key=lambda e: (abs(math.log(e["N"] / N)), e["N"]))
+        where = f"{self.device}, {Path(self.source).name}"
+        if nearest["N"] == N:
+            return nearest["variant"], f"measured fastest for {dtype} rows of N = {N} on this GPU ({where})"
+        return nearest["variant"], (
+            f"measured fastest for {dtype} at N = {nearest['N']}, the nearest width measured on this GPU ({where})"
+        )
+
+    def to_json(self) -> str:
+        return json.dumps({"device": self.device, **self.meta, "entries": self.entries}, indent=1) + "\n"
+
+
+def read_table(path: Path) -> AutoTable:
+    data = json.loads(path.read_text())
+    entries = data.pop("entries")
+    return AutoTable(data.pop("device"), entries, data, str(path))
+
+
+@cache
+def table_for(device_name: str) -> AutoTable | None:
+    """The user's table for this GPU, else the shipped one, else None."""
+    for folder in (user_tables_dir(), PACKAGED):
+        path = folder / table_name(device_name)
+        if path.is_file():
+            return read_table(path)
+    return None

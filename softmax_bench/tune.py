@@ -1,0 +1,52 @@
+"""`tune`: time every Triton variant on a grid of shapes and keep, per dtype and row width, the fastest correct
+one — the table `auto` picks from on this GPU (softmax_bench.auto_table)."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import torch
+
+from .auto_table import AutoTable
+from .config import SweepPlan
+from .device import device_info
+from .kernels import DTYPES, PLAIN, variants
+from .ops import reference
+from .sweep import check, git_commit, memory_needed
+from .timing import measure
+
+
+def tune(plan: SweepPlan, interpret: bool, command: str,
+         advance: Callable[[str], None] = lambda what: None) -> AutoTable:
+    """The table for this GPU: for each (dtype, M, N) of the plan, every Triton variant that supports N is checked
+    against a float32 reference (a wrong one is left out) and timed; the entry names the fastest."""
+    device = "cpu" if interpret else "cuda"
+    info = device_info(interpret)
+    table = AutoTable(info["name"], meta={
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "commit": git_commit(), "command": command,
+        "timing": plan.timing.describe(interpret), "device_info": info,
+    })
+    candidates = [v for v in variants().values() if v.triton]
+    for dtype_name, M, N in plan.cells():
+        dtype = DTYPES[dtype_name]
+        if not interpret and memory_needed(M, N, dtype) > torch.cuda.mem_get_info()[0]:
+            advance(f"{dtype_name} {M}×{N}: skipped, not enough GPU memory")
+            continue
+        x = torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)
+        ref = reference(x, PLAIN, torch.float64 if interpret else torch.float32)
+        times = {}
+        for variant in candidates:
+            advance(f"{dtype_name} {M}×{N} {variant.name}")
+            if not variant.supports(N, dtype):
+                continue
+            y, _ = variant.launch(x, PLAIN)
+            wrong = check(y, ref, dtype)[1]
+            del y
+            if wrong is None:
+                times[variant.name] = measure(lambda: variant.launch(x, PLAIN), plan.timing, interpret).ms
+        del x, ref
+        if times:
+            fastest = min(times, key=times.get)
+            table.entries.append({"dtype": dtype_name, "M": M, "N": N, "variant": fastest, "ms": times})
+    return table

@@ -1,0 +1,88 @@
+"""The tables `auto` picks from: lookup rules, the shipped H200 table, and `tune` writing one."""
+
+import json
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench import auto_table
+from softmax_bench.auto_table import AutoTable, read_table, table_for, table_name
+
+from .conftest import MODE, assert_usage_error, invoke
+
+ENTRIES = [
+    {"dtype": "bf16", "M": 4096, "N": 4096, "variant": "fused", "ms": {"fused": 1.0, "two_pass": 2.0}},
+    {"dtype": "bf16", "M": 512, "N": 262144, "variant": "split", "ms": {"split": 1.0, "two_pass": 1.5}},
+    {"dtype": "fp32", "M": 512, "N": 262144, "variant": "two_pass", "ms": {"split": 2.0, "two_pass": 1.5}},
+]
+
+
+def supports(N, dtype):
+    return lambda name: softmax_bench.variants()[name].supports(N, dtype)
+
+
+def test_table_names_its_file_after_the_gpu():
+    assert table_name("NVIDIA H200") == "nvidia-h200.json"
+    assert table_name("NVIDIA GeForce RTX 4090 (x2)") == "nvidia-geforce-rtx-4090-x2.json"
+
+
+def test_pick_exact_width_then_nearest_that_supports_the_row():
+    table = AutoTable("Test GPU", ENTRIES, source="test.json")
+    assert table.pick(262144, "bf16", supports(262144, torch.bfloat16))[0] == "split"
+    assert table.pick(262144, "fp32", supports(262144, torch.float32))[0] == "two_pass"
+    variant, why = table.pick(5000, "bf16", supports(5000, torch.bfloat16))
+    assert variant == "fused" and "N = 4096" in why  # 5000 is nearer 4096 than 262144 by ratio
+    # fused cannot hold 100000 elements: the nearest entry whose variant supports the row
+    assert table.pick(100000, "bf16", supports(100000, torch.bfloat16))[0] == "split"
+    assert table.pick(4096, "fp16", supports(4096, torch.float16)) is None  # nothing measured for fp16
+
+
+def test_user_table_comes_before_the_shipped_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOFTMAX_BENCH_AUTO_TABLES", str(tmp_path))
+    table_for.cache_clear()
+    try:
+        assert table_for("Test GPU") is None
+        (tmp_path / "test-gpu.json").write_text(AutoTable("Test GPU", ENTRIES).to_json())
+        table_for.cache_clear()
+        assert table_for("Test GPU").entries == ENTRIES
+        shipped = table_for("NVIDIA H200")
+        assert shipped is not None and shipped.source.startswith(str(auto_table.PACKAGED))
+    finally:
+        table_for.cache_clear()
+
+
+def test_shipped_h200_table_covers_the_default_grid_with_variants_that_support_each_row():
+    table = read_table(auto_table.PACKAGED / "nvidia-h200.json")
+    assert table.device == "NVIDIA H200"
+    registry = softmax_bench.variants()
+    measured = {(e["dtype"], e["N"]) for e in table.entries}
+    for dtype in ("bf16", "fp32"):
+        for N in (32, 512, 4096, 4000, 16384, 32768, 50257, 65536, 131072, 151936, 262144):
+            assert (dtype, N) in measured, (dtype, N)
+    for entry in table.entries:
+        variant = registry[entry["variant"]]
+        assert variant.triton and variant.supports(entry["N"], softmax_bench.kernels.DTYPES[entry["dtype"]])
+        assert entry["ms"][entry["variant"]] == min(entry["ms"].values())  # the fastest of those measured
+
+
+def test_tune_writes_a_table_auto_can_read(tmp_path):
+    path = tmp_path / "tables" / "cpu.json"
+    result = invoke("tune", *MODE, "--shape", "4x64", "--shape", "3x3000", "--dtype", "fp32",
+                    "--rep-ms", "5", "--warmup-ms", "1", "--table", str(path))
+    assert result.exit_code == 0, result.output
+    table = read_table(path)
+    assert [(e["dtype"], e["M"], e["N"]) for e in table.entries] == [("fp32", 4, 64), ("fp32", 3, 3000)]
+    for entry in table.entries:
+        assert set(entry["ms"]) == {"fused", "split", "two_pass", "online"}
+        assert entry["variant"] == min(entry["ms"], key=entry["ms"].get)
+    assert json.loads(path.read_text())["command"].startswith("softmax-bench tune")
+    assert "auto table" in result.stdout
+
+
+def test_tune_refuses_an_unwritable_table(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = invoke("tune", *MODE, "--shape", "2x32", "--dtype", "fp32", "--rep-ms", "1",
+                    "--table", str(blocker / "t.json"))
+    assert_usage_error(result, "--table")
