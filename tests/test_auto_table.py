@@ -76,7 +76,7 @@ def test_tune_writes_a_table_auto_can_read(tmp_path):
     for entry in table.entries:
         assert set(entry["ms"]) == {"fused", "split", "two_pass", "online"}
         assert entry["variant"] == min(entry["ms"], key=entry["ms"].get)
-    assert json.loads(path.read_text())["command"].startswith("softmax-bench tune")
+    assert {"created", "commit", "command", "timing"} <= set(json.loads(path.read_text()))
     assert "auto table" in result.stdout
 
 

@@ -230,33 +230,40 @@ def test_split_grid_fits_what_the_gpu_holds_at_once():
     assert split.occupancy(compiled(32, 100_000), 4, h200) == 2  # shared memory limits it
 
 
-def test_split_moves_16_byte_vectors_on_sm90():
-    """Compiled for the H200 without a GPU: loads and stores of odd-width rows are 16-byte vectors."""
+def test_split_and_two_pass_move_16_byte_vectors_on_sm90():
+    """Compiled for the H200 without a GPU: loads and stores of rows of any width are 16-byte vectors (N is not
+    known to be a multiple of anything, as for N = 50257)."""
     code = """
 import re
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from softmax_bench.kernels import split
-kernel = split.split_kernel
-for dtype, vec in (("fp32", 4), ("bf16", 8)):
-    pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "mask_ptr": "*u8", "word_ptr": "*i64", "scale": "fp32"}
-    constexprs = {"BLOCK": 4096, "VEC": vec, "K_POW2": 8, "PHASE": 0,
-                  "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False}
-    signature = {name: "constexpr" if name in constexprs else pointers.get(name, "i32") for name in kernel.arg_names}
-    # What Triton specializes at launch: 16-byte aligned pointers, and SEG (a multiple of the block) divisible by 16.
-    aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
-               for name in [*pointers, "SEG"] if name != "scale"}
-    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
-    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8}).asm["ptx"]
-    # e.g. ld.global.L1::evict_last.L2::cache_hint.v4.b32
-    print(dtype, *(len(re.findall(op + r"\\.global[.\\w:]*\\.v4\\.", ptx)) for op in ("ld", "st")))
+from softmax_bench.kernels import split, two_pass
+for kernel in (split.split_kernel, two_pass.two_pass_kernel):
+    for dtype, vec in (("fp32", 4), ("bf16", 8)):
+        pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "mask_ptr": "*u8", "word_ptr": "*i64",
+                    "scale": "fp32"}
+        constexprs = {"BLOCK": 4096, "VEC": vec, "K_POW2": 8, "PHASE": 0,
+                      "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False}
+        constexprs = {name: value for name, value in constexprs.items() if name in kernel.arg_names}
+        signature = {name: "constexpr" if name in constexprs else pointers.get(name, "i32")
+                     for name in kernel.arg_names}
+        # What Triton specializes at launch: 16-byte aligned pointers, SEG (a multiple of the block) divisible by 16.
+        aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+                   for name in [*pointers, "SEG"] if name != "scale" and name in kernel.arg_names}
+        source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
+        ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8}).asm["ptx"]
+        # e.g. ld.global.L1::evict_last.L2::cache_hint.v4.b32
+        vectors = (len(re.findall(op + r"\\.global[.\\w:]*\\.v4\\.", ptx)) for op in ("ld", "st"))
+        print(kernel.__name__, dtype, *vectors)
 """
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    for line in result.stdout.splitlines():
-        dtype, loads, stores = line.split()
+    lines = result.stdout.splitlines()
+    assert len(lines) == 4, result.stdout
+    for line in lines:
+        kernel, dtype, loads, stores = line.split()
         assert int(loads) > 0 and int(stores) > 0, line
 
 

@@ -1,5 +1,6 @@
 """two_pass: any N. Pass 1 walks the row in chunks keeping a running max and a rescaled running sum;
-pass 2 reads the row again, normalizes and stores. Two reads and one write."""
+pass 2 reads the row again, normalizes and stores. Two reads and one write. Rows of any alignment move in
+16-byte vectors (softmax_bench.kernels.aligned)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import triton
 import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, mask_pass
-from .masking import fusion_args, scale_and_mask
+from .aligned import aligned_row, max_and_sum, normalize, same_alignment, vector_elems
+from .masking import fusion_args
 
 # 16 KB of input per chunk: enough bytes in flight per program, few registers per thread.
 CHUNK_BYTES = 16384
@@ -17,46 +19,31 @@ NUM_WARPS = 8
 
 @triton.jit
 def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
-                    BLOCK: tl.constexpr,
+                    BLOCK: tl.constexpr, VEC: tl.constexpr,
                     HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
-    x_row = x_ptr + row * stride_x
-    y_row = y_ptr + row * stride_y
-    m = tl.full((), -float("inf"), tl.float32)  # running max
-    s = tl.full((), 0.0, tl.float32)  # running sum of exp(x - m), fp32 whatever the input dtype
-    for start in range(0, N, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        inside = cols < N
-        x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
-        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
-                           HAS_SCALE, HAS_MASK, CAUSAL)
-        m_new = tl.maximum(m, tl.max(x, axis=0))
-        # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
-        shift = tl.where(m_new == -float("inf"), 0.0, m_new)
-        s = s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
-        m = m_new
-    shift = tl.where(m == -float("inf"), 0.0, m)
-    inv_s = 1.0 / tl.where(s == 0.0, 1.0, s)  # an all -inf row: zeros, not 0/0
-    for start in range(0, N, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        inside = cols < N
-        x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
-        x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
-                           HAS_SCALE, HAS_MASK, CAUSAL)
-        y = tl.exp(x - shift) * inv_s
-        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
+    x_row, y_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, y_ptr, row, stride_x, stride_y, N, VEC)
+    m, s = max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, 0, row_lanes, N,
+                       scale, mask_ptr, mask_stride, causal_m, "", BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
+    shift = tl.where(m == -float("inf"), 0.0, m)  # an all -inf row: zeros, not NaN
+    inv_s = 1.0 / tl.where(s == 0.0, 1.0, s)
+    normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, 0, row_lanes, N, shift, inv_s,
+              scale, mask_ptr, mask_stride, causal_m, "", BLOCK, VEC, HAS_SCALE, HAS_MASK, CAUSAL)
 
 
 def launch_config(M: int, N: int, dtype: torch.dtype) -> dict:
-    block = min(triton.next_power_of_2(N), CHUNK_BYTES // elem_size(dtype))
+    # at least one 16-byte vector: a row is read from the boundary before it
+    block = min(max(triton.next_power_of_2(N), 16 // elem_size(dtype)), CHUNK_BYTES // elem_size(dtype))
     return {"BLOCK": block, "num_warps": NUM_WARPS}
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
+    x = same_alignment(x)
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     config = launch_config(M, N, x.dtype)
-    compiled = two_pass_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config)
+    compiled = two_pass_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config,
+                                     VEC=vector_elems(x.dtype))
     return y, Launch(config, [compiled])
 
 

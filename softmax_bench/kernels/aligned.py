@@ -1,0 +1,125 @@
+"""Rows of any length and alignment in 16-byte vectors: the loops of the kernels that walk a row in blocks.
+
+A row of N = 50257 bf16 elements starts at a different offset from a 16-byte boundary on every row; masked by
+column, its loads and stores fall back to 2-byte accesses and the kernel runs out of instructions before it
+runs out of bandwidth. Here a row is read from the boundary at or before its start (`off` elements before
+it), in whole vectors: a vector that holds any element of the row is read whole — it never crosses a page, so
+it is mapped — and its lanes outside the row become -inf. Blocks of whole vectors inside the row (all but the
+first and last of a row) load and store without masks; stores write the whole vectors inside the row, and the
+at most two partial vectors at its ends element by element.
+
+y's rows must start as far past a boundary as x's: `same_alignment` sees to it.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from . import elem_size
+from .masking import scale_and_mask
+
+
+def vector_elems(dtype: torch.dtype) -> int:
+    """Elements in a 16-byte vector."""
+    return 16 // elem_size(dtype)
+
+
+def same_alignment(x: torch.Tensor) -> torch.Tensor:
+    """x, or a contiguous copy when its rows would start at other offsets from a 16-byte boundary than the rows
+    of a contiguous output of its shape."""
+    vec = vector_elems(x.dtype)
+    if (x.data_ptr() // x.element_size()) % vec or (x.stride(0) - x.shape[1]) % vec:
+        return x.contiguous()
+    return x
+
+
+@triton.jit
+def aligned_row(x_ptr, y_ptr, row, stride_x, stride_y, N, VEC: tl.constexpr):
+    """Row `row` of x and y from the 16-byte boundary before it: (x_row, y_row, off, row_lanes, first_whole,
+    end_whole). Lanes count from the boundary; the row is lanes [off, off + N); its vectors end at row_lanes;
+    lanes [first_whole, end_whole) are whole vectors inside the row."""
+    off = ((row * stride_x) % VEC).to(tl.int32)
+    x_row = x_ptr + tl.multiple_of(row * stride_x - off, VEC)
+    y_row = y_ptr + tl.multiple_of(row * stride_y - off, VEC)
+    row_lanes = tl.cdiv(off + N, VEC) * VEC
+    first_whole = tl.cdiv(off, VEC) * VEC
+    end_whole = (off + N) // VEC * VEC
+    return x_row, y_row, off, row_lanes, first_whole, end_whole
+
+
+@triton.jit
+def row_values(x, row, cols, N, scale, mask_ptr, mask_stride, causal_m,
+               HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    """x in fp32 with the fusion applied. Lanes outside the row (cols < 0 or ≥ N: the neighbouring rows' values)
+    become -inf: they never win the max and add exp(-inf) = 0 to the sum."""
+    inside = (cols >= 0) & (cols < N)
+    x = tl.where(inside, x.to(tl.float32), -float("inf"))
+    return scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
+                          HAS_SCALE, HAS_MASK, CAUSAL)
+
+
+@triton.jit
+def block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
+                 scale, mask_ptr, mask_stride, causal_m, EVICTION: tl.constexpr,
+                 BLOCK: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    """The block of lanes [start, start + BLOCK) of a row, in fp32 with the fusion applied, -inf outside the row."""
+    if (start >= first_whole) & (start + BLOCK <= end_whole):
+        # Whole vectors inside the row: no masks. In bf16 per-element masks cost more instructions than the
+        # loads leave time for (docs/perf-notes.md).
+        x = tl.load(x_row + lanes, eviction_policy=EVICTION).to(tl.float32)
+        x = scale_and_mask(x, row, lanes - off, lanes >= 0, scale, mask_ptr, mask_stride, causal_m, N,
+                           HAS_SCALE, HAS_MASK, CAUSAL)
+    else:
+        x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"), eviction_policy=EVICTION)
+        x = row_values(x, row, lanes - off, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL)
+    return x
+
+
+@triton.jit
+def max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N,
+                scale, mask_ptr, mask_stride, causal_m, EVICTION: tl.constexpr,
+                BLOCK: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    """The max of lanes [seg_start, seg_end) of a row and the sum of exp(x - max), in fp32 whatever the dtype:
+    a running max, and a running sum rescaled when the max grows. seg_start is a multiple of BLOCK; loads use
+    the L2 eviction policy EVICTION ("" for the default)."""
+    m = tl.full((), -float("inf"), tl.float32)
+    s = tl.full((), 0.0, tl.float32)
+    for start in range(seg_start, seg_end, BLOCK):
+        lanes = start + tl.arange(0, BLOCK)
+        x = block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
+                         scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
+        shift = tl.where(m_new == -float("inf"), 0.0, m_new)
+        s = s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
+        m = m_new
+    return m, s
+
+
+@triton.jit
+def normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N, shift, inv_sum,
+              scale, mask_ptr, mask_stride, causal_m, EVICTION: tl.constexpr,
+              BLOCK: tl.constexpr, VEC: tl.constexpr,
+              HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    """Store y = exp(x - shift) · inv_sum over lanes [seg_start, seg_end) of a row (loads and stores with the L2
+    eviction policy EVICTION): the whole vectors block by block, then element by element the head vector (when the row starts past a boundary) and the tail vector
+    (when it ends before one and is not the head), where they fall in these lanes."""
+    for start in range(seg_start, seg_end, BLOCK):
+        lanes = start + tl.arange(0, BLOCK)
+        x = block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
+                         scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
+        y = (tl.exp(x - shift) * inv_sum).to(y_row.dtype.element_ty)
+        if (start >= first_whole) & (start + BLOCK <= end_whole):
+            tl.store(y_row + lanes, y, eviction_policy=EVICTION)
+        else:
+            tl.store(y_row + lanes, y, mask=(lanes >= first_whole) & (lanes < end_whole), eviction_policy=EVICTION)
+    ends = tl.arange(0, 2 * VEC)
+    end_lanes = tl.where(ends < VEC, ends, end_whole + ends - VEC)
+    end_cols = end_lanes - off
+    is_partial = tl.where(ends < VEC, off > 0, end_whole >= first_whole)
+    at_end = is_partial & (end_cols >= 0) & (end_cols < N) & (end_lanes >= seg_start) & (end_lanes < seg_end)
+    end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
+    end_x = row_values(end_x, row, end_cols, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL)
+    tl.store(y_row + end_lanes, (tl.exp(end_x - shift) * inv_sum).to(y_row.dtype.element_ty), mask=at_end)
