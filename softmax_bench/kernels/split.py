@@ -8,7 +8,9 @@ sized so that the segments in flight fit in L2 (60 MB on the H200): the second r
 device memory sees one read and one write, however wide the row. A program that waits for a partner that is
 not yet resident would wait forever: every group of K programs is resident at once.
 
-Rows of any length and alignment move in 16-byte vectors (softmax_bench.kernels.aligned).
+Rows of any length and alignment move in 16-byte vectors, as in softmax_bench.kernels.aligned. The kernel keeps
+its own copy of aligned.py's block loops: written through those helpers it ran 20 % slower in fp32 on the H200
+(docs/perf-notes.md).
 
 Triton's interpreter runs programs one after another, so there the kernel runs as two launches: every program
 publishes, then every program combines and stores (the waits then find every partial already there).
@@ -23,8 +25,8 @@ import triton
 import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, one_pass_traffic
-from .aligned import aligned_row, max_and_sum, normalize, same_alignment, vector_elems
-from .masking import fusion_args
+from .aligned import row_values, same_alignment, vector_elems
+from .masking import fusion_args, scale_and_mask
 
 
 @dataclass(frozen=True)
@@ -56,16 +58,45 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
     k = tl.program_id(0) % K  # which segment of its rows this program takes
     group = tl.program_id(0) // K
     n_groups = tl.num_programs(0) // K
+    block = tl.arange(0, BLOCK)
     peers = tl.arange(0, K_POW2)
+    ends = tl.arange(0, 2 * VEC)
     tag = tl.cast(epoch, tl.int64) << 32
     for row in range(group, M, n_groups):
         r = tl.cast(row, tl.int64)  # row · stride passes 2^31 on large tensors
-        x_row, y_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, y_ptr, r, stride_x, stride_y, N, VEC)
+        # Lanes count from the 16-byte boundary at or before the row's start, `off` elements before it. y's rows
+        # start as far past a boundary as x's (the launch sees to it).
+        off = ((r * stride_x) % VEC).to(tl.int32)
+        x_row = x_ptr + tl.multiple_of(r * stride_x - off, VEC)
+        y_row = y_ptr + tl.multiple_of(r * stride_y - off, VEC)
+        # A vector that holds any element of the row is read whole: it never crosses a page, so it is mapped.
+        row_lanes = tl.cdiv(off + N, VEC) * VEC
         seg_start = k * SEG  # SEG is a whole number of blocks: a block never straddles two segments
         seg_end = tl.minimum(seg_start + SEG, row_lanes)
-        # Pass 1, from device memory; x is kept in L2 for pass 2.
-        m, s = max_and_sum(x_row, r, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N,
-                           scale, mask_ptr, mask_stride, causal_m, "evict_last", BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
+        first_whole = tl.cdiv(off, VEC) * VEC  # lanes [first_whole, end_whole) are whole vectors inside the row
+        end_whole = (off + N) // VEC * VEC
+
+        # Pass 1, from device memory: the segment's max and sum of exp(x - max); x stays in L2 for pass 2.
+        m = tl.full((), -float("inf"), tl.float32)
+        s = tl.full((), 0.0, tl.float32)  # fp32 whatever the input dtype
+        for start in range(seg_start, seg_end, BLOCK):
+            lanes = start + block
+            if (start >= first_whole) & (start + BLOCK <= end_whole):
+                # A block of whole vectors inside the row (all but the first and last of a row): no masks. In
+                # bf16 the per-element masks cost more instructions than the loads allow (docs/perf-notes.md).
+                x = tl.load(x_row + lanes, eviction_policy="evict_last").to(tl.float32)
+                x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, mask_ptr, mask_stride, causal_m, N,
+                                   HAS_SCALE, HAS_MASK, CAUSAL)
+            else:
+                x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"), eviction_policy="evict_last")
+                x = row_values(x, r, lanes - off, N, scale, mask_ptr, mask_stride, causal_m,
+                               HAS_SCALE, HAS_MASK, CAUSAL)
+            m_new = tl.maximum(m, tl.max(x, axis=0))
+            # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
+            shift = tl.where(m_new == -float("inf"), 0.0, m_new)
+            s = s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
+            m = m_new
+
         if PHASE != COMBINE:
             # Each partial travels with this launch's epoch in one 64-bit word: a relaxed atomic publishes it
             # without a fence, so no program waits for its own stores to drain.
@@ -89,9 +120,34 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
             shift = tl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros, not NaN
             row_sum = tl.sum(peer_sum * tl.exp(peer_max - shift), axis=0)
             inv_sum = 1.0 / tl.where(row_sum == 0.0, 1.0, row_sum)
-            # Pass 2, from L2.
-            normalize(x_row, y_row, r, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N, shift, inv_sum,
-                      scale, mask_ptr, mask_stride, causal_m, "evict_first", BLOCK, VEC, HAS_SCALE, HAS_MASK, CAUSAL)
+
+            # Pass 2, from L2: normalize, and store the 16-byte vectors wholly inside the row ...
+            for start in range(seg_start, seg_end, BLOCK):
+                lanes = start + block
+                if (start >= first_whole) & (start + BLOCK <= end_whole):
+                    x = tl.load(x_row + lanes, eviction_policy="evict_first").to(tl.float32)
+                    x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, mask_ptr, mask_stride, causal_m, N,
+                                       HAS_SCALE, HAS_MASK, CAUSAL)
+                    y = tl.exp(x - shift) * inv_sum
+                    tl.store(y_row + lanes, y.to(y_ptr.dtype.element_ty), eviction_policy="evict_first")
+                else:
+                    x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"),
+                                eviction_policy="evict_first")
+                    x = row_values(x, r, lanes - off, N, scale, mask_ptr, mask_stride, causal_m,
+                                   HAS_SCALE, HAS_MASK, CAUSAL)
+                    y = tl.exp(x - shift) * inv_sum
+                    whole = (lanes >= first_whole) & (lanes < end_whole)
+                    tl.store(y_row + lanes, y.to(y_ptr.dtype.element_ty), mask=whole, eviction_policy="evict_first")
+            # ... then element by element the head vector (when the row starts past a boundary) and the tail
+            # vector (when it ends before one and is not the head), where they fall in this segment.
+            end_lanes = tl.where(ends < VEC, ends, end_whole + ends - VEC)
+            end_cols = end_lanes - off
+            is_partial = tl.where(ends < VEC, off > 0, end_whole >= first_whole)
+            at_end = is_partial & (end_cols >= 0) & (end_cols < N) & (end_lanes >= seg_start) & (end_lanes < seg_end)
+            end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
+            end_x = row_values(end_x, r, end_cols, N, scale, mask_ptr, mask_stride, causal_m,
+                               HAS_SCALE, HAS_MASK, CAUSAL)
+            tl.store(y_row + end_lanes, (tl.exp(end_x - shift) * inv_sum).to(y_ptr.dtype.element_ty), mask=at_end)
 
 
 @triton.jit
