@@ -220,10 +220,12 @@ def _now() -> str:
 
 
 def git_commit() -> str | None:
-    """The project's commit (with '-dirty' when the tree has changes); outside a checkout, SOFTMAX_BENCH_COMMIT or
-    GITHUB_SHA when set, else None."""
+    """The code a run measured: SOFTMAX_BENCH_COMMIT when set (a copy of the tree may carry a stale .git), else
+    the checkout's commit (with '-dirty' when the tree has changes), else GITHUB_SHA when set, else None."""
+    if os.environ.get("SOFTMAX_BENCH_COMMIT"):
+        return os.environ["SOFTMAX_BENCH_COMMIT"]
     root = Path(__file__).resolve().parent.parent
-    from_env = os.environ.get("SOFTMAX_BENCH_COMMIT") or os.environ.get("GITHUB_SHA")
+    from_env = os.environ.get("GITHUB_SHA")
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if commit.returncode != 0:

@@ -208,3 +208,13 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
 
 def test_unknown_op(tmp_path):
     assert_usage_error(invoke("sweep", *MODE, "--op", "dropout", "--out", tmp_path), "unknown op 'dropout'", "causal")
+
+
+def test_softmax_bench_commit_names_the_code_even_in_a_checkout(monkeypatch):
+    from softmax_bench.sweep import git_commit
+
+    monkeypatch.delenv("SOFTMAX_BENCH_COMMIT", raising=False)
+    from_checkout = git_commit()
+    assert from_checkout is None or len(from_checkout.removesuffix("-dirty")) == 40
+    monkeypatch.setenv("SOFTMAX_BENCH_COMMIT", "a426da7")  # a copied tree with a stale .git says what it runs
+    assert git_commit() == "a426da7"
