@@ -18,12 +18,19 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None) 
     From the table measured on that GPU (softmax_bench.auto_table, whose docstring gives the rule); with none —
     on CPU, or on a GPU nobody has tuned — fused while it supports the row (it declares the widest row it holds
     in registers without spilling, fused.MAX_N), else two_pass, which never spills and reads the row twice.
-    device None: the current CUDA device, unless the kernels run in Triton's interpreter.
+    device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
+    being captured, variants that are not graph-safe (split) are passed over.
     """
     registry = variants()
     table = _table_of(device)
     if table is not None:
-        picked = table.pick(N, dtype_name(dtype), lambda name: name in registry and registry[name].supports(N, dtype))
+        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+        def runs_here(name: str) -> bool:
+            variant = registry.get(name)
+            return variant is not None and variant.supports(N, dtype) and (variant.graph_safe or not capturing)
+
+        picked = table.pick(N, dtype_name(dtype), runs_here)
         if picked is not None:
             return picked
     fused = registry["fused"]

@@ -86,3 +86,26 @@ def test_tune_refuses_an_unwritable_table(tmp_path):
     result = invoke("tune", *MODE, "--shape", "2x32", "--dtype", "fp32", "--rep-ms", "1",
                     "--table", str(blocker / "t.json"))
     assert_usage_error(result, "--table")
+
+
+def test_auto_passes_over_split_while_a_cuda_graph_is_captured(monkeypatch):
+    """split tags each launch with a new epoch, which a graph replay would repeat: auto must not capture it."""
+    from softmax_bench import dispatch
+
+    monkeypatch.setattr(dispatch, "_table_of", lambda device: AutoTable("Test GPU", ENTRIES, source="test.json"))
+    assert dispatch.auto_choice(262144, torch.bfloat16)[0] == "split"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    assert dispatch.auto_choice(262144, torch.bfloat16)[0] == "two_pass"  # no other entry fits: the rule
+    assert not softmax_bench.variants()["split"].graph_safe
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU to capture a CUDA graph")
+def test_split_refuses_to_be_captured_in_a_cuda_graph():
+    from softmax_bench.kernels import split
+
+    x = torch.randn(8, 70000, device="cuda")
+    split.launch(x)  # compiled and warmed up outside the capture
+    with pytest.raises(ValueError, match="CUDA graph"):
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            split.launch(x)

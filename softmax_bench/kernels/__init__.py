@@ -117,6 +117,7 @@ class Variant:
     masked_rows_zero says whether a row that is entirely -inf gives zeros (True for every Triton variant) or NaN.
     flops_per_element counts max, subtract, exp, add and the final multiply (5), plus what the variant redoes
     (two_pass: subtract and exp again; online: the rescale); exp counts as one, as the roofline convention.
+    graph_safe is False for a variant whose launch must not be captured in a CUDA graph and replayed.
     """
 
     name: str
@@ -127,6 +128,7 @@ class Variant:
     max_n: int | None = None
     masked_rows_zero: bool = True
     flops_per_element: int = SOFTMAX_FLOPS_PER_ELEMENT
+    graph_safe: bool = True
 
     def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
         """Why this variant cannot run rows of N elements of `dtype`, or None when it can."""

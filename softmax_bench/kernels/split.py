@@ -227,6 +227,11 @@ def occupancy(compiled, num_warps: int, props) -> int:
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None = None) -> tuple[torch.Tensor, Launch]:
+    if x.is_cuda and torch.cuda.is_current_stream_capturing():
+        raise ValueError(
+            "split cannot be captured in a CUDA graph: each launch tags its partials with a new epoch, and a replay "
+            "would reuse the captured one; use variant='two_pass' (auto does so while capturing)"
+        )
     config = config or CONFIGS[x.dtype]
     M, N = x.shape
     x = same_alignment(x)
@@ -277,5 +282,6 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=True,
+    graph_safe=False,
     max_n=MAX_SPLIT * min(c.segment_bytes // elem_size(d) for d, c in CONFIGS.items()) - 16,
 )
