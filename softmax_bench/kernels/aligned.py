@@ -104,8 +104,9 @@ def normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, seg_sta
               BLOCK: tl.constexpr, VEC: tl.constexpr,
               HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
     """Store y = exp(x - shift) · inv_sum over lanes [seg_start, seg_end) of a row (loads and stores with the L2
-    eviction policy EVICTION): the whole vectors block by block, then element by element the head vector (when the row starts past a boundary) and the tail vector
-    (when it ends before one and is not the head), where they fall in these lanes."""
+    eviction policy EVICTION): the whole vectors block by block, then element by element the head vector (when
+    the row starts past a boundary) and the tail vector (when it ends before one and is not the head), where
+    they fall in these lanes."""
     for start in range(seg_start, seg_end, BLOCK):
         lanes = start + tl.arange(0, BLOCK)
         x = block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
@@ -114,7 +115,8 @@ def normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, seg_sta
         if (start >= first_whole) & (start + BLOCK <= end_whole):
             tl.store(y_row + lanes, y, eviction_policy=EVICTION)
         else:
-            tl.store(y_row + lanes, y, mask=(lanes >= first_whole) & (lanes < end_whole), eviction_policy=EVICTION)
+            whole = (lanes >= first_whole) & (lanes < end_whole)
+            tl.store(y_row + lanes, y, mask=whole, eviction_policy=EVICTION)
     ends = tl.arange(0, 2 * VEC)
     end_lanes = tl.where(ends < VEC, ends, end_whole + ends - VEC)
     end_cols = end_lanes - off

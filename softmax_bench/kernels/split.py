@@ -243,7 +243,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
     args = dict(
         x_ptr=x, y_ptr=y, M=M, N=N, stride_x=x.stride(0), stride_y=y.stride(0), K=split.K, SEG=split.SEG,
         word_ptr=exchange.words, epoch=exchange.next_epoch(), **fusion_args(fusion, x),
-        BLOCK=config.block, VEC=vector_elems(x.dtype), K_POW2=triton.next_power_of_2(split.K), num_warps=config.num_warps,
+        BLOCK=config.block, VEC=vector_elems(x.dtype), K_POW2=triton.next_power_of_2(split.K),
+        num_warps=config.num_warps,
     )
     settings = {"BLOCK": config.block, "K": split.K, "SEG": split.SEG, "num_warps": config.num_warps}
     if interpreted():
