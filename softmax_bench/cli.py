@@ -56,6 +56,18 @@ Dtypes = Annotated[
 ]
 
 
+Shapes = Annotated[Optional[list[str]], typer.Option("--shape", help="MxN, e.g. 32768x4096; repeatable.")]
+Ms = Annotated[Optional[list[int]], typer.Option("--m", help="Rows; with --n, every (m, n) pair. Repeatable.")]
+Ns = Annotated[Optional[list[int]], typer.Option("--n", help="Row length; with --m. Repeatable.")]
+ConfigFile = Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config, e.g. configs/ci.toml.")]
+Preset = Annotated[
+    Optional[str],
+    typer.Option("--preset", help="default (the DESIGN grid + vocabulary), seed, narrow, wide, vocab, smoke."),
+]
+WarmupMs = Annotated[Optional[int], typer.Option(help="do_bench warm-up per measurement, ms.")]
+RepMs = Annotated[Optional[int], typer.Option(help="do_bench timed repetitions per measurement, ms.")]
+
+
 def fail(message: str, code: int = 2) -> None:
     err.print(f"error: {message}", markup=False, highlight=False)
     raise typer.Exit(code)
@@ -137,14 +149,11 @@ def copy_baseline_command(
 
 @app.command()
 def sweep(
-    shape: Annotated[Optional[list[str]], typer.Option("--shape", help="MxN, e.g. 32768x4096; repeatable.")] = None,
-    m: Annotated[Optional[list[int]], typer.Option("--m", help="Rows; with --n, every (m, n) pair. Repeatable.")] = None,
-    n: Annotated[Optional[list[int]], typer.Option("--n", help="Row length; with --m. Repeatable.")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config, e.g. configs/ci.toml.")] = None,
-    preset: Annotated[
-        Optional[str],
-        typer.Option("--preset", help="default (the DESIGN grid + vocabulary), seed, narrow, wide, vocab, smoke."),
-    ] = None,
+    shape: Shapes = None,
+    m: Ms = None,
+    n: Ns = None,
+    config: ConfigFile = None,
+    preset: Preset = None,
     dtype: Dtypes = None,
     variant: Annotated[
         Optional[list[str]],
@@ -159,8 +168,8 @@ def sweep(
         Optional[str], typer.Option("--resume", help="Finish an interrupted run (its folder or id): skip finished cells.")
     ] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure the copy baseline again first.")] = False,
-    warmup_ms: Annotated[Optional[int], typer.Option(help="do_bench warm-up per measurement, ms.")] = None,
-    rep_ms: Annotated[Optional[int], typer.Option(help="do_bench timed repetitions per measurement, ms.")] = None,
+    warmup_ms: WarmupMs = None,
+    rep_ms: RepMs = None,
     interpret: Interpret = False,
 ) -> None:
     """Check and time every variant and peer on a grid of shapes; store the run under OUT/ and print its tables.
@@ -206,19 +215,19 @@ def sweep(
 
 @app.command()
 def tune(
-    shape: Annotated[Optional[list[str]], typer.Option("--shape", help="MxN, e.g. 8192x50257; repeatable.")] = None,
-    m: Annotated[Optional[list[int]], typer.Option("--m", help="Rows; with --n, every (m, n) pair. Repeatable.")] = None,
-    n: Annotated[Optional[list[int]], typer.Option("--n", help="Row length; with --m. Repeatable.")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config: its shapes and dtypes.")] = None,
-    preset: Annotated[Optional[str], typer.Option("--preset", help="A sweep preset (see sweep --help).")] = None,
+    shape: Shapes = None,
+    m: Ms = None,
+    n: Ns = None,
+    config: ConfigFile = None,
+    preset: Preset = None,
     dtype: Dtypes = None,
     table: Annotated[
         Optional[Path],
         typer.Option("--table", help="Where to write the table. Default: the folder `auto` reads first "
                      "($SOFTMAX_BENCH_AUTO_TABLES, else ~/.cache/softmax-bench/auto-tables), named after the GPU."),
     ] = None,
-    warmup_ms: Annotated[Optional[int], typer.Option(help="do_bench warm-up per measurement, ms.")] = None,
-    rep_ms: Annotated[Optional[int], typer.Option(help="do_bench timed repetitions per measurement, ms.")] = None,
+    warmup_ms: WarmupMs = None,
+    rep_ms: RepMs = None,
     interpret: Interpret = False,
 ) -> None:
     """Measure which Triton variant is fastest on this GPU, per dtype and row width: the table `auto` picks from.

@@ -8,7 +8,7 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from .kernels import REGISTER_BUDGET
+from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 
 
 def _gbps(value: float) -> str:
@@ -216,7 +216,7 @@ def tune_table(table) -> Table:
     for name in names:
         out.add_column(name, justify="right")
     for entry in table.entries:
-        nbytes = 2 * entry["M"] * entry["N"] * {"fp32": 4, "bf16": 2, "fp16": 2}[entry["dtype"]]
+        nbytes = 2 * entry["M"] * entry["N"] * elem_size(DTYPES[entry["dtype"]])
         cells = []
         for name in names:
             ms = entry["ms"].get(name)

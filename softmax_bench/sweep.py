@@ -104,6 +104,11 @@ def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[float
     return max_err, None
 
 
+def cell_input(M: int, N: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    """The random input of a cell: logits of standard deviation 3 (never time on zeros)."""
+    return torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)
+
+
 def memory_needed(M: int, N: int, dtype: torch.dtype) -> int:
     """Input, output, a mask, the fp32 reference and the check's temporaries, with room for unfused's fp32
     intermediates."""
@@ -149,7 +154,7 @@ def measure_cell(
                 store(provider, status="skipped", reason=reason)
             return
 
-    x = torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)  # never time on zeros
+    x = cell_input(M, N, dtype, device)
     fusion = op.fusion(x)
     ref = reference(x, fusion, torch.float64 if interpret else torch.float32)
     masked_rows = ref.sum(dim=-1, keepdim=True) == 0  # fully masked: zeros, or NaN for torch's semantics

@@ -13,7 +13,7 @@ from .config import SweepPlan
 from .device import device_info
 from .kernels import DTYPES, PLAIN, variants
 from .ops import reference
-from .sweep import check, git_commit, memory_needed
+from .sweep import cell_input, check, git_commit, memory_needed
 from .timing import measure
 
 
@@ -33,7 +33,7 @@ def tune(plan: SweepPlan, interpret: bool, command: str,
         if not interpret and memory_needed(M, N, dtype) > torch.cuda.mem_get_info()[0]:
             advance(f"{dtype_name} {M}×{N}: skipped, not enough GPU memory")
             continue
-        x = torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)
+        x = cell_input(M, N, dtype, device)
         ref = reference(x, PLAIN, torch.float64 if interpret else torch.float32)
         times = {}
         for variant in candidates:
