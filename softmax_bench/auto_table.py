@@ -1,13 +1,16 @@
 """The tables `auto` picks from: for each dtype and row width measured on a GPU, the fastest Triton variant.
 
-A table is JSON named after the GPU (NVIDIA H200 → nvidia-h200.json). `auto` looks first in the user's folder —
+A table is JSON named after the GPU and the Triton it was measured under (NVIDIA H200, Triton 3.8.0 →
+nvidia-h200-triton3.8.json): the same kernel compiles differently under another Triton, and a variant may not
+build at all (cluster needs 3.8). `auto` looks first in the user's folder —
 $SOFTMAX_BENCH_AUTO_TABLES, else $XDG_CACHE_HOME/softmax-bench/auto-tables, else ~/.cache/softmax-bench/auto-tables,
 where `softmax-bench tune` writes — then among the tables shipped in softmax_bench/auto_tables/.
 
 The rule, for rows of N elements of a dtype on a GPU:
 1. the table's variant for that dtype and N, when the table measured N;
 2. else the variant measured fastest at the nearest measured width (by ratio) that supports N;
-3. with no table for the GPU (or on CPU), fused while the row fits in its registers, else two_pass.
+3. with no table for the GPU and this Triton (or on CPU), the declared-support rule of
+   softmax_bench.dispatch.auto_choice.
 """
 
 from __future__ import annotations
@@ -31,9 +34,16 @@ def user_tables_dir() -> Path:
     return cache_home / "softmax-bench" / "auto-tables"
 
 
-def table_name(device_name: str) -> str:
-    """The file a GPU's table lives in: 'NVIDIA H200' → 'nvidia-h200.json'."""
-    return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-") + ".json"
+def triton_version() -> str:
+    """The running Triton's major.minor: what a table is keyed by."""
+    import triton
+
+    return ".".join(triton.__version__.split(".")[:2])
+
+
+def table_name(device_name: str, triton: str) -> str:
+    """The file a GPU's table under a Triton lives in: ('NVIDIA H200', '3.8') → 'nvidia-h200-triton3.8.json'."""
+    return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-") + f"-triton{triton}.json"
 
 
 @dataclass
@@ -67,10 +77,10 @@ def read_table(path: Path) -> AutoTable:
 
 
 @cache
-def table_for(device_name: str) -> AutoTable | None:
-    """The user's table for this GPU, else the shipped one, else None."""
+def table_for(device_name: str, triton: str) -> AutoTable | None:
+    """The user's table for this GPU and Triton (major.minor), else the shipped one, else None."""
     for folder in (user_tables_dir(), PACKAGED):
-        path = folder / table_name(device_name)
+        path = folder / table_name(device_name, triton)
         if path.is_file():
             return read_table(path)
     return None

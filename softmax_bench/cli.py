@@ -224,7 +224,7 @@ def tune(
     table: Annotated[
         Optional[Path],
         typer.Option("--table", help="Where to write the table. Default: the folder `auto` reads first "
-                     "($SOFTMAX_BENCH_AUTO_TABLES, else ~/.cache/softmax-bench/auto-tables), named after the GPU."),
+                     "($SOFTMAX_BENCH_AUTO_TABLES, else ~/.cache/softmax-bench/auto-tables), named after the GPU and Triton."),
     ] = None,
     warmup_ms: WarmupMs = None,
     rep_ms: RepMs = None,
@@ -234,11 +234,12 @@ def tune(
 
     Every Triton variant that supports a cell is checked, then timed (do_bench median); the fastest correct one is
     the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the one of the nearest width
-    measured; with no table for the GPU, fused while the row fits in registers, else two_pass. The package ships
-    the H200's table (softmax_bench/auto_tables/); a table you write here takes precedence on your GPU. With no
-    shape options, the default preset's shapes.
+    measured; with no table for the GPU and this Triton, fused while the row fits in registers, else cluster where
+    it runs, else two_pass. Tables are per GPU and Triton version: the package ships the H200's for Triton 3.6 and
+    3.8 (softmax_bench/auto_tables/); a table you write here takes precedence on your GPU under this Triton. With
+    no shape options, the default preset's shapes.
     """
-    from .auto_table import table_for, table_name, user_tables_dir
+    from .auto_table import table_for, table_name, triton_version, user_tables_dir
     from .config import build_plan
     from .report import tune_table
     from .tune import tune as tune_cells
@@ -250,7 +251,7 @@ def tune(
         with _progress() as progress:
             task = progress.add_task("tune", total=None)
             result = tune_cells(plan, interpret, command, advance=lambda what: progress.update(task, description=what))
-        path = table or user_tables_dir() / table_name(result.device)
+        path = table or user_tables_dir() / table_name(result.device, triton_version())
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(result.to_json())

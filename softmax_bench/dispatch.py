@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .auto_table import AutoTable, table_for
+from .auto_table import AutoTable, table_for, triton_version
 from .kernels import DTYPES, Fusion, Variant, dtype_name, interpreted, variants
 
 
@@ -15,9 +15,10 @@ class SoftmaxInputError(ValueError):
 def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None) -> tuple[str, str]:
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
-    From the table measured on that GPU (softmax_bench.auto_table, whose docstring gives the rule); with none —
-    on CPU, or on a GPU nobody has tuned — fused while it supports the row (it declares the widest row it holds
-    in registers without spilling, fused.MAX_N), else two_pass, which never spills and reads the row twice.
+    From the table measured on that GPU under this Triton (softmax_bench.auto_table, whose docstring gives the
+    rule); with none — on CPU, or on a GPU or Triton nobody has tuned — the declared-support rule: fused while it
+    holds the row in registers without spilling (fused.MAX_N), else cluster where it runs (Triton ≥ 3.8, sm_90)
+    and holds the row, else two_pass, which takes any width and reads the row twice.
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
     being captured, variants that are not graph-safe (split) are passed over.
     """
@@ -36,6 +37,8 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None) 
     fused = registry["fused"]
     if fused.supports(N, dtype):
         return "fused", f"N = {N} ≤ {fused.max_n}: the row fits in registers without spilling, one read and one write"
+    if registry["cluster"].supports(N, dtype) and (device is None or device.type == "cuda"):
+        return "cluster", f"N = {N} > {fused.max_n}: the row held across a thread-block cluster, one read and one write"
     return "two_pass", f"N = {N} > {fused.max_n}: a row in registers would spill; two reads and one write instead"
 
 
@@ -46,7 +49,7 @@ def _table_of(device: torch.device | None) -> AutoTable | None:
         device = torch.device("cuda", torch.cuda.current_device())
     if device.type != "cuda":
         return None
-    return table_for(torch.cuda.get_device_name(device))
+    return table_for(torch.cuda.get_device_name(device), triton_version())
 
 
 def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None) -> Variant:
@@ -60,7 +63,7 @@ def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device 
     variant = registry[name]
     reason = variant.unsupported(N, dtype)
     if reason is not None:
-        raise SoftmaxInputError(f"{reason}; use variant='auto' or 'two_pass' for wider rows")
+        raise SoftmaxInputError(reason)
     return variant
 
 

@@ -20,6 +20,16 @@ REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
 
 
+def runnable_variants(triton_only: bool = False, zero_masked_only: bool = False) -> list[str]:
+    """Names of the variants that run here (cluster needs Triton ≥ 3.8 and an sm_90 GPU: tests/test_cluster.py
+    checks what it says elsewhere)."""
+    import softmax_bench
+
+    return [name for name, v in softmax_bench.variants().items()
+            if v.supports(4096, torch.float32) and (v.triton or not triton_only)
+            and (v.masked_rows_zero or not zero_masked_only)]
+
+
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 

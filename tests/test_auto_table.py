@@ -22,9 +22,9 @@ def supports(N, dtype):
     return lambda name: softmax_bench.variants()[name].supports(N, dtype)
 
 
-def test_table_names_its_file_after_the_gpu():
-    assert table_name("NVIDIA H200") == "nvidia-h200.json"
-    assert table_name("NVIDIA GeForce RTX 4090 (x2)") == "nvidia-geforce-rtx-4090-x2.json"
+def test_table_names_its_file_after_the_gpu_and_triton():
+    assert table_name("NVIDIA H200", "3.8") == "nvidia-h200-triton3.8.json"
+    assert table_name("NVIDIA GeForce RTX 4090 (x2)", "3.6") == "nvidia-geforce-rtx-4090-x2-triton3.6.json"
 
 
 def test_pick_exact_width_then_nearest_that_supports_the_row():
@@ -42,19 +42,22 @@ def test_user_table_comes_before_the_shipped_one(tmp_path, monkeypatch):
     monkeypatch.setenv("SOFTMAX_BENCH_AUTO_TABLES", str(tmp_path))
     table_for.cache_clear()
     try:
-        assert table_for("Test GPU") is None
-        (tmp_path / "test-gpu.json").write_text(AutoTable("Test GPU", ENTRIES).to_json())
+        assert table_for("Test GPU", "3.8") is None
+        (tmp_path / "test-gpu-triton3.8.json").write_text(AutoTable("Test GPU", ENTRIES).to_json())
         table_for.cache_clear()
-        assert table_for("Test GPU").entries == ENTRIES
-        shipped = table_for("NVIDIA H200")
+        assert table_for("Test GPU", "3.8").entries == ENTRIES
+        assert table_for("Test GPU", "3.6") is None  # measured under another Triton: the rule, not this table
+        shipped = table_for("NVIDIA H200", "3.6")
         assert shipped is not None and shipped.source.startswith(str(auto_table.PACKAGED))
     finally:
         table_for.cache_clear()
 
 
-def test_shipped_h200_table_covers_the_default_grid_with_variants_that_support_each_row():
-    table = read_table(auto_table.PACKAGED / "nvidia-h200.json")
+@pytest.mark.parametrize("triton", ["3.6", "3.8"])
+def test_shipped_h200_tables_cover_the_default_grid_with_variants_that_support_each_row(triton):
+    table = read_table(auto_table.PACKAGED / f"nvidia-h200-triton{triton}.json")
     assert table.device == "NVIDIA H200"
+    assert table.meta["device_info"]["triton"].startswith(triton + ".")
     registry = softmax_bench.variants()
     measured = {(e["dtype"], e["N"]) for e in table.entries}
     for dtype in ("bf16", "fp32"):
@@ -62,7 +65,7 @@ def test_shipped_h200_table_covers_the_default_grid_with_variants_that_support_e
             assert (dtype, N) in measured, (dtype, N)
     for entry in table.entries:
         variant = registry[entry["variant"]]
-        assert variant.triton and variant.supports(entry["N"], softmax_bench.kernels.DTYPES[entry["dtype"]])
+        assert variant.triton and variant.max_n is None or entry["N"] <= variant.max_n
         assert entry["ms"][entry["variant"]] == min(entry["ms"].values())  # the fastest of those measured
 
 

@@ -6,11 +6,11 @@ import torch
 import softmax_bench
 from softmax_bench.kernels import TOLERANCES
 
-from .conftest import DEVICE
+from .conftest import DEVICE, runnable_variants
 from .test_kernels import fresh_randn
 
-VARIANTS = list(softmax_bench.variants())
-ZERO_MASKED = [name for name, v in softmax_bench.variants().items() if v.masked_rows_zero]
+VARIANTS = runnable_variants()
+ZERO_MASKED = runnable_variants(zero_masked_only=True)
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 
 

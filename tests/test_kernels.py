@@ -12,12 +12,12 @@ import softmax_bench
 from softmax_bench.dispatch import as_rows, auto_choice
 from softmax_bench.kernels import TOLERANCES, fused, interpreted, online, split, two_pass
 
-from .conftest import DEVICE
+from .conftest import DEVICE, runnable_variants
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
-VARIANTS = list(softmax_bench.variants())
-TRITON_VARIANTS = [name for name, v in softmax_bench.variants().items() if v.triton]
-ZERO_MASKED_VARIANTS = [name for name, v in softmax_bench.variants().items() if v.masked_rows_zero]
+VARIANTS = runnable_variants()
+TRITON_VARIANTS = runnable_variants(triton_only=True)
+ZERO_MASKED_VARIANTS = runnable_variants(zero_masked_only=True)
 # Powers of two, one below and one above; 4097 / 8193 / 16385 cross two_pass's and online's chunk boundaries.
 WIDTHS = [1, 2, 31, 32, 33, 127, 128, 129, 1000, 1023, 1024, 1025, 4095, 4096, 4097, 8193, 16385]
 
@@ -169,7 +169,7 @@ def test_traffic_models():
 def test_auto_rule_without_a_table_picks_by_width():
     cpu = torch.device("cpu")  # no GPU, no table: the rule
     assert auto_choice(4096, torch.float32, cpu)[0] == "fused"
-    assert auto_choice(262144, torch.bfloat16, cpu)[0] == "two_pass"
+    assert auto_choice(262144, torch.bfloat16, cpu)[0] == "two_pass"  # cluster runs on a GPU only
     x, _ = fresh_randn(2, 70000)
     assert_matches(softmax_bench.softmax(x), x)
 
@@ -282,7 +282,7 @@ def test_dim_out_of_range():
 
 
 def test_unknown_variant_lists_known_ones():
-    with pytest.raises(ValueError, match="known variants: fused, split, two_pass, online, eager, unfused, auto"):
+    with pytest.raises(ValueError, match="known variants: fused, cluster, split, two_pass, online, eager, unfused, auto"):
         softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), variant="fastest")
 
 

@@ -118,6 +118,8 @@ class Variant:
     flops_per_element counts max, subtract, exp, add and the final multiply (5), plus what the variant redoes
     (two_pass: subtract and exp again; online: the rescale); exp counts as one, as the roofline convention.
     graph_safe is False for a variant whose launch must not be captured in a CUDA graph and replayed.
+    limits(N, dtype), where given, says why the variant cannot run rows of N elements of dtype here (its Triton,
+    its GPU, its own bounds), or None.
     """
 
     name: str
@@ -129,20 +131,22 @@ class Variant:
     masked_rows_zero: bool = True
     flops_per_element: int = SOFTMAX_FLOPS_PER_ELEMENT
     graph_safe: bool = True
+    limits: Callable[[int, torch.dtype], str | None] | None = None
 
     def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
         """Why this variant cannot run rows of N elements of `dtype`, or None when it can."""
         if dtype not in DTYPES.values():
             return f"dtype {dtype} is not one of {', '.join(DTYPES)}"
         if self.max_n is not None and N > self.max_n:
-            return f"{self.name} holds a row in registers and supports N ≤ {self.max_n} (got N = {N})"
-        return None
+            return (f"{self.name} holds a row in registers and supports N ≤ {self.max_n} (got N = {N}); use "
+                    "variant='auto' or 'two_pass' for wider rows")
+        return self.limits(N, dtype) if self.limits is not None else None
 
     def supports(self, N: int, dtype: torch.dtype) -> bool:
         return self.unsupported(N, dtype) is None
 
 
-VARIANT_MODULES = ("fused", "split", "two_pass", "online", "eager", "unfused")
+VARIANT_MODULES = ("fused", "cluster", "split", "two_pass", "online", "eager", "unfused")
 
 
 @cache

@@ -1,0 +1,71 @@
+"""Experiment: the cluster variant's CTAs per cluster and warps per CTA on the wide and vocabulary shapes, as % of a
+copy of the same bytes measured in the same process; each configuration checked against torch's fp32 softmax
+after it was timed. One CSV line per measurement, flushed, so an interrupted run keeps what it measured.
+
+    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [N ...]
+"""
+
+import csv
+import itertools
+import sys
+
+import torch
+
+from softmax_bench.baseline import measure_copy
+from softmax_bench.kernels import TOLERANCES, cluster
+from softmax_bench.timing import TimingSettings, measure
+
+SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
+ELEMS = 2**27
+VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
+WIDTHS = [32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
+
+
+def configs(N: int, dtype: torch.dtype):
+    """Clusters of 4–16 CTAs of 4 or 8 warps whose threads hold 16 to 128 elements (the ranges where the Gluon
+    probe's best configurations lay, ../shared/anchors/probes/README.md)."""
+    lanes = cluster.window_lanes(N, dtype)
+    for ctas, warps in itertools.product((4, 8, 16), (4, 8)):
+        config = cluster.layout(lanes, ctas, warps, dtype)
+        per_thread = config.span // (32 * warps)
+        if 16 <= per_thread <= cluster.MAX_PER_THREAD[cluster.holding(dtype)][warps]:
+            yield config
+
+
+def main(path: str, widths: list[int]) -> None:
+    out = open(path, "w", newline="")
+    writer = csv.writer(out)
+    writer.writerow(["dtype", "M", "N", "ctas", "num_warps", "pieces", "default", "n_regs", "n_spills", "ms",
+                     "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
+    for dtype in (torch.bfloat16, torch.float32):
+        for N in widths:
+            M = VOCAB.get(N, ELEMS // N)
+            copy = measure_copy(dtype, M * N, SETTINGS, interpret=False)["gbps"]
+            x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+            ref = torch.softmax(x.float(), -1)
+            default = cluster.config_for(N, dtype)
+            best = None
+            for config in configs(N, dtype):
+                try:
+                    t = measure(lambda: cluster.launch(x, config=config), SETTINGS, interpret=False)
+                    y, launch = cluster.launch(x, config=config)
+                    err = (y.float() - ref).abs().max().item()
+                except Exception as e:  # noqa: BLE001 - a config that does not build is a row, not the end
+                    print(dtype, N, config, "error", type(e).__name__, str(e)[:200], flush=True)
+                    continue
+                ok = err == err and err <= TOLERANCES[dtype][0] + TOLERANCES[dtype][1]
+                pct = 100 * 2 * x.numel() * x.element_size() / t.ms / 1e6 / copy
+                writer.writerow([str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps,
+                                 "+".join(map(str, config.pieces)), config == default, launch.n_regs,
+                                 launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy), err, ok])
+                out.flush()
+                if ok and (best is None or pct > best[0]):
+                    best = (pct, config.ctas, config.num_warps, launch.n_regs)
+                print(dtype, M, N, config.ctas, config.num_warps, config.pieces, launch.n_regs, f"{pct:.1f}%",
+                      f"err {err:.2g}", "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
+            print("BEST", dtype, N, best, flush=True)
+            del x, ref
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], [int(n) for n in sys.argv[2:]] or WIDTHS)

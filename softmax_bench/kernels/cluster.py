@@ -1,0 +1,407 @@
+"""cluster: a wide row held on chip across the CTAs of a thread-block cluster; one read, one write.
+
+Each row belongs to one cluster of C CTAs (C = 2 … 16). CTA c loads its span of the row — the lanes
+[c·SPAN, (c+1)·SPAN) counted from the 16-byte boundary at or before the row's start — in one go, 16 bytes a
+thread, and keeps it in registers (bf16 and fp16 as loaded, two to a register; fp32 as exp once computed). It
+reduces its span to a local max and sum of exponentials, then pushes that pair into every peer's shared memory
+with `st.async`, counted by an mbarrier; the cluster barrier before the push is split (arrive at the start,
+wait just before the push), so it is already satisfied when reached. Each CTA combines the C pairs into the
+row's max and sum and stores its span normalized. No barrier before exit: a CTA stores and leaves, and the next
+cluster's loads overlap its stores. This is Quack's exchange (../shared/anchors/wide-rows.md), written in Gluon.
+
+A span is a sum of up to three power-of-two pieces (tensors are powers of two): 151936 lanes over 16 CTAs are
+8192 + 2048 a CTA instead of 16384, so no CTA holds mostly padding and none is left empty. Lanes outside the
+row are -inf: an empty span gives max -inf and sum 0, never NaN.
+
+Needs Triton ≥ 3.8 (3.6 cannot build multi-CTA kernels) and an sm_90 GPU; elsewhere the variant says so and
+`auto` does not pick it. Gluon kernels do not run in Triton's interpreter: the CPU tests check the launch
+arithmetic and the compiled code (for sm_90, without a GPU).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import torch
+import triton
+
+from . import PLAIN, Fusion, Launch, Variant, dtype_name, interpreted, one_pass_traffic
+from .aligned import same_alignment, vector_elems
+from .masking import fusion_args
+
+try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 3.8)
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia import hopper
+    from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
+except ImportError:  # pragma: no cover - depends on the installed Triton
+    gluon = None
+
+MIN_TRITON = (3, 8)
+MAX_CTAS = 16  # the largest cluster Hopper runs (non-portable above 8: Triton sets the flag)
+MAX_PIECES = 3
+LOG2E = gl.constexpr(1.4426950408889634) if gluon is not None else None
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How rows are laid over a cluster: `ctas` CTAs of `num_warps` warps, each holding a span of the row as
+    power-of-two pieces (a thread holds span / (32 · num_warps) elements)."""
+
+    ctas: int
+    num_warps: int
+    pieces: tuple[int, ...]
+
+    @property
+    def span(self) -> int:
+        return sum(self.pieces)
+
+
+# (largest N, CTAs, warps), by how a row is held: 16-bit values packed two to a register, or fp32 (fp32 input,
+# or a scaled one). The smallest cluster whose CTAs hold their span without spilling, at the warps that ran
+# fastest on the H200 (docs/perf-notes.md).
+SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
+    "packed": ((32768, 4, 4), (65536, 8, 4), (131072, 8, 8), (262144, 16, 8), (2**62, 16, 16)),
+    "fp32": ((32768, 8, 4), (65536, 16, 4), (131072, 16, 8), (262144, 16, 8), (2**62, 16, 16)),
+}
+WARPS = (4, 8, 16)
+# Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
+# of a 16-warp CTA 128 registers, one of a smaller CTA 255. Compiled for sm_90: 64 fp32 elements take 115–119
+# registers, 128 take 179–189; 64 packed 16-bit elements take 82, 128 take 150. Past these they would spill.
+MAX_PER_THREAD = {"packed": {4: 128, 8: 128, 16: 96}, "fp32": {4: 128, 8: 128, 16: 64}}
+CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
+
+
+def holding(dtype: torch.dtype, fusion: Fusion = PLAIN) -> str:
+    """How a CTA holds its span: fp32 for fp32 input or a scaled one (the scale is applied as it loads), else the
+    16-bit values as loaded."""
+    return "fp32" if dtype == torch.float32 or fusion.scale != 1.0 else "packed"
+
+
+def pieces_of(span: int, unit: int) -> tuple[int, ...]:
+    """`span` lanes rounded up to at most MAX_PIECES power-of-two pieces, each a multiple of `unit` (one 16-byte
+    vector a thread), largest first."""
+    units = triton.cdiv(span, unit)
+    while bin(units).count("1") > MAX_PIECES:  # round the smallest bits up
+        units += units & -units
+    return tuple(unit << bit for bit in range(units.bit_length() - 1, -1, -1) if units >> bit & 1)
+
+
+def window_lanes(N: int, dtype: torch.dtype) -> int:
+    """Lanes a row's window may span: a row of N elements can start up to VEC - 1 lanes past a 16-byte boundary
+    (rows of a contiguous tensor start on one when N is a multiple of VEC)."""
+    vec = vector_elems(dtype)
+    return N + (vec - 1 if N % vec else 0)
+
+
+def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype) -> ClusterConfig:
+    """`lanes` over `ctas` CTAs of `num_warps` warps, each span in pieces of whole 16-byte vectors a thread."""
+    return ClusterConfig(ctas, num_warps, pieces_of(triton.cdiv(lanes, ctas), 32 * num_warps * vector_elems(dtype)))
+
+
+def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
+    """The cluster for rows of N elements: SHAPES' CTAs and warps, else the nearest shape whose threads hold at
+    most MAX_PER_THREAD elements and whose last CTA gets columns of the row (else one where it does not)."""
+    how = holding(dtype, fusion)
+    _, ctas, num_warps = next(shape for shape in SHAPES[how] if N <= shape[0])
+    lanes = window_lanes(N, dtype)
+    nearest = sorted(itertools.product((16, 8, 4, 2), WARPS),
+                     key=lambda cw: abs(math.log2(cw[0] / ctas)) + abs(math.log2(cw[1] / num_warps)))
+    fits = [c for c in (layout(lanes, c, w, dtype) for c, w in nearest)
+            if c.span <= 32 * c.num_warps * MAX_PER_THREAD[how][c.num_warps]]
+    return next((c for c in fits if (c.ctas - 1) * c.span < N), fits[0])
+
+
+@cache
+def why_not_here() -> str | None:
+    """Why the cluster kernel cannot run in this process (Triton version, device), or None when it can."""
+    version = tuple(int(p) for p in triton.__version__.split(".")[:2])
+    if gluon is None or version < MIN_TRITON:
+        return f"cluster needs Triton ≥ {'.'.join(map(str, MIN_TRITON))} (this is {triton.__version__})"
+    if interpreted():
+        return "cluster is a Gluon kernel, which Triton's interpreter does not run"
+    if not torch.cuda.is_available():
+        return "cluster needs a CUDA GPU"
+    major, _ = torch.cuda.get_device_capability()
+    if major < 9:
+        return f"cluster needs thread-block clusters (compute capability ≥ 9.0; this GPU is {major}.x)"
+    return None
+
+
+if gluon is not None:
+
+    @gluon.constexpr_function
+    def split_over_ctas(num_ctas, rank, dim):
+        """cga_layout bases: dimension `dim` of a rank-`rank` tensor split over the cluster's CTAs."""
+        num_ctas = getattr(num_ctas, "value", num_ctas)
+        return [[(1 << i) if d == dim else 0 for d in range(rank)] for i in range(num_ctas.bit_length() - 1)]
+
+    @gluon.jit
+    def _lanes(start: gl.constexpr, PIECE: gl.constexpr, SPAN: gl.constexpr, layout: gl.constexpr):
+        """Lanes of a piece: CTA c holds [c·SPAN + start, c·SPAN + start + PIECE) of the row's window."""
+        c = gl.arange(0, gl.num_ctas(), gl.SliceLayout(1, layout))
+        j = gl.arange(0, PIECE, gl.SliceLayout(0, layout))
+        return c[:, None] * SPAN + start + j[None, :]
+
+    @gluon.jit
+    def _keep(cols, row, N, mask_ptr, mask_stride, causal_m, IN_ROW: gl.constexpr, HAS_MASK: gl.constexpr,
+              CAUSAL: gl.constexpr):
+        """Which columns take part: inside the row (when asked), kept by the keep-mask, under the causal mask.
+        None when every lane does."""
+        keep = None
+        if IN_ROW:
+            keep = (cols >= 0) & (cols < N)
+        if HAS_MASK:
+            kept = gl.load(mask_ptr + row * mask_stride + cols, mask=(cols >= 0) & (cols < N), other=0) != 0
+            keep = kept if keep is None else keep & kept
+        if CAUSAL:
+            # bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M)
+            below = cols <= (row % causal_m) + (N - causal_m)
+            keep = below if keep is None else keep & below
+        return keep
+
+    @gluon.jit
+    def _load(x_row, lanes, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
+              EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr, HAS_SCALE: gl.constexpr,
+              HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
+        """A piece of the row, -inf outside it and where the masks drop it: in fp32 times the scale (HOLD_F32),
+        else as loaded, two 16-bit values to a register."""
+        if EVEN:
+            x = gl.load(x_row + lanes)
+        else:
+            # whole 16-byte vectors: row_lanes is a multiple of VEC, so the mask is constant over each vector
+            x = gl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"))
+        if HOLD_F32:
+            x = x.to(gl.float32)
+        if HAS_SCALE:
+            x = x * scale
+        # the neighbouring rows' values in the row's end vectors, and -inf padding that a negative scale flipped
+        in_row: gl.constexpr = (not ALIGNED) or (HAS_SCALE and not EVEN)
+        keep = _keep(lanes - off, row, N, mask_ptr, mask_stride, causal_m, in_row, HAS_MASK, CAUSAL)
+        if keep is not None:
+            x = gl.where(keep, x, -float("inf"))
+        return x
+
+    @gluon.jit
+    def _max16(a, b):
+        """max of two bf16 or fp16 values in their own dtype: exact, and no fp32 copy of the row to keep alive
+        until the sum (tl.max widens 16-bit values first). NaN loses here, and then fills the sum."""
+        if a.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise("max.bf16 $0, $1, $2;", "=h,h,h", [a, b], dtype=a.dtype, is_pure=True,
+                                             pack=1)
+        else:
+            return gl.inline_asm_elementwise("max.f16 $0, $1, $2;", "=h,h,h", [a, b], dtype=a.dtype, is_pure=True,
+                                             pack=1)
+
+    @gluon.jit
+    def _max(x):
+        """The max of each CTA's lanes, in fp32."""
+        if x.dtype == gl.float32:
+            return gl.max(x, axis=1)
+        else:
+            return gl.reduce(x, 1, _max16).to(gl.float32)
+
+    @gluon.jit
+    def _exp2_arg(x, shift):
+        """x · log2(e) − shift in fp32 for packed 16-bit x, as inline PTX: the conversion then depends on the
+        exchanged shift, so the compiler can neither share the one it made for the sum nor hoist it above the
+        exchange, and x stays packed, two to a register, until here."""
+        if x.dtype == gl.bfloat16:
+            # bf16 → fp32 puts the 16 bits in the high half (prmt, not shl: ptxas would merge a shl with its own)
+            return gl.inline_asm_elementwise(
+                "{ .reg .b32 lo, hi; prmt.b32 lo, $2, 0, 0x1044; and.b32 hi, $2, -65536; "
+                "fma.rn.f32 $0, lo, 0f3FB8AA3B, $3; fma.rn.f32 $1, hi, 0f3FB8AA3B, $4; }",
+                "=r,=r,r,r,r", [x, -shift], dtype=gl.float32, is_pure=True, pack=2)
+        else:
+            return gl.inline_asm_elementwise(
+                "{ .reg .f32 t; cvt.f32.f16 t, $1; fma.rn.f32 $0, t, 0f3FB8AA3B, $2; }",
+                "=r,h,r", [x, -shift], dtype=gl.float32, is_pure=True, pack=1)
+
+    @gluon.jit
+    def _exp_sum(x, shift):
+        """Σ 2^(x·log2(e) − shift) over each CTA's lanes, for packed 16-bit x."""
+        return gl.sum(gl.exp2(x.to(gl.float32) * LOG2E - shift[:, None]), axis=1)
+
+    @gluon.jit
+    def _store(y_row, lanes, y, first_whole, end_whole, EVEN: gl.constexpr):
+        if EVEN:
+            gl.store(y_row + lanes, y)
+        else:
+            # whole vectors inside the row only; the row's partial end vectors are stored element by element
+            gl.store(y_row + lanes, y, mask=(lanes >= first_whole) & (lanes < end_whole))
+
+    @gluon.jit
+    def cluster_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
+                       P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr, VEC: gl.constexpr,
+                       EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr,
+                       HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
+        C: gl.constexpr = gl.num_ctas()
+        W: gl.constexpr = gl.num_warps()
+        T: gl.constexpr = 32 * W  # threads a CTA: each pushes one (max, sum) slot
+        SPAN: gl.constexpr = P0 + P1 + P2
+        # x's pieces: [C, P], CTA c holding row c, 16 bytes a thread
+        X: gl.constexpr = gl.BlockedLayout([1, VEC], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 0))
+        # the pushed pairs: [C (source), T], one element a thread of the source CTA (one owner each, so no CTA
+        # over-credits the mbarrier), landing in the CTA that owns that column slice of the receive buffer
+        ONE_EACH: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, W], [1, 0],
+                                                  cga_layout=split_over_ctas(C, 2, 0))
+        RECV: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 1))
+        RECV_SMEM: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 1))
+
+        # The receive buffers and the mbarrier first: allocated after the reductions, their bytes could be the
+        # reductions' scratch, and a fast peer's push would land in it (../shared/anchors/probes/README.md).
+        max_in = gl.allocate_shared_memory(gl.float32, [C, T], RECV_SMEM)
+        sum_in = gl.allocate_shared_memory(gl.float32, [C, T], RECV_SMEM)
+        bar = mbarrier.allocate_mbarrier()
+        mbarrier.init(bar, count=1)
+        mbarrier.fence_init_release_cluster()
+        cluster.arrive(relaxed=True)  # every peer's barrier is initialised before anyone pushes: wait() below
+
+        row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
+        # Lanes count from the 16-byte boundary at or before the row's start, `off` elements before it; y's rows
+        # start as far past a boundary as x's (the launch sees to it).
+        off = ((row * stride_x) % VEC).to(gl.int32)
+        x_row = x_ptr + gl.multiple_of(row * stride_x - off, VEC)
+        y_row = y_ptr + gl.multiple_of(row * stride_y - off, VEC)
+        row_lanes = gl.cdiv(off + N, VEC) * VEC
+        first_whole = gl.cdiv(off, VEC) * VEC  # lanes [first_whole, end_whole) are whole vectors inside the row
+        end_whole = (off + N) // VEC * VEC
+
+        lanes0 = _lanes(0, P0, SPAN, X)
+        x0 = _load(x_row, lanes0, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
+                   EVEN, ALIGNED, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+        m = _max(x0)
+        if P1 > 0:
+            lanes1 = _lanes(P0, P1, SPAN, X)
+            x1 = _load(x_row, lanes1, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
+                       EVEN, ALIGNED, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+            m = gl.maximum(m, _max(x1))
+        if P2 > 0:
+            lanes2 = _lanes(P0 + P1, P2, SPAN, X)
+            x2 = _load(x_row, lanes2, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
+                       EVEN, ALIGNED, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+            m = gl.maximum(m, _max(x2))
+        # base 2 from here: 2^(x·log2 e − shift). An empty or all -inf span shifts by 0: sum 0, not NaN.
+        shift = gl.where(m == -float("inf"), 0.0, m * LOG2E)
+        if HOLD_F32:  # keep the exponentials in x's registers: one exp an element
+            x0 = gl.exp2(x0 * LOG2E - shift[:, None])
+            s = gl.sum(x0, axis=1)
+            if P1 > 0:
+                x1 = gl.exp2(x1 * LOG2E - shift[:, None])
+                s += gl.sum(x1, axis=1)
+            if P2 > 0:
+                x2 = gl.exp2(x2 * LOG2E - shift[:, None])
+                s += gl.sum(x2, axis=1)
+        else:  # keep x packed, and take the exponentials again when storing
+            s = _exp_sum(x0, shift)
+            if P1 > 0:
+                s += _exp_sum(x1, shift)
+            if P2 > 0:
+                s += _exp_sum(x2, shift)
+        m = gl.where(m == -float("inf"), m, m * LOG2E)
+
+        # Push (max, sum) into every CTA of the cluster: thread j of CTA src writes slot (src, j), which lives in
+        # CTA j // (T / C). Each CTA then holds all C pairs, T / C times over.
+        zeros = gl.zeros([C, T], gl.float32, ONE_EACH)
+        m_out = gl.convert_layout(m, gl.SliceLayout(1, ONE_EACH))[:, None] + zeros
+        s_out = gl.convert_layout(s, gl.SliceLayout(1, ONE_EACH))[:, None] + zeros
+        cluster.wait()
+        mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
+        hopper.async_store(max_in, m_out, bar)
+        hopper.async_store(sum_in, s_out, bar)
+        mbarrier.wait(bar, 0, deps=[max_in, sum_in])
+        maxes = max_in.load(RECV)
+        sums = sum_in.load(RECV)
+        row_max = gl.max(maxes, axis=0)  # [T], split over the CTAs: every entry holds the row's max
+        row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros, not NaN
+        row_sum = gl.sum(sums * gl.exp2(maxes - row_shift[None, :]), axis=0)
+        # back to one value a CTA ([C], CTA c holding entry c), every entry of a CTA's slice being the same
+        row_shift = gl.max(gl.convert_layout(gl.reshape(row_shift, [C, T // C]), ONE_EACH), axis=1)
+        row_sum = gl.max(gl.convert_layout(gl.reshape(row_sum, [C, T // C]), ONE_EACH), axis=1)
+        row_shift = gl.convert_layout(row_shift, gl.SliceLayout(1, X))
+        inv_sum = gl.convert_layout(1.0 / gl.where(row_sum == 0.0, 1.0, row_sum), gl.SliceLayout(1, X))
+
+        out_ty = y_ptr.dtype.element_ty
+        if HOLD_F32:
+            # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
+            factor = (gl.exp2(gl.convert_layout(m, gl.SliceLayout(1, X)) - row_shift) * inv_sum)[:, None]
+            _store(y_row, lanes0, (x0 * factor).to(out_ty), first_whole, end_whole, EVEN)
+            if P1 > 0:
+                _store(y_row, lanes1, (x1 * factor).to(out_ty), first_whole, end_whole, EVEN)
+            if P2 > 0:
+                _store(y_row, lanes2, (x2 * factor).to(out_ty), first_whole, end_whole, EVEN)
+        else:
+            sh = row_shift[:, None]
+            inv = inv_sum[:, None]
+            _store(y_row, lanes0, (gl.exp2(_exp2_arg(x0, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
+            if P1 > 0:
+                _store(y_row, lanes1, (gl.exp2(_exp2_arg(x1, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
+            if P2 > 0:
+                _store(y_row, lanes2, (gl.exp2(_exp2_arg(x2, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
+        if not ALIGNED:
+            # The row's partial end vectors, element by element: the head (when the row starts past a boundary)
+            # and the tail (when it ends before one and is not the head), each by the CTA whose span holds it.
+            ENDS: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 0))
+            c = gl.arange(0, C, gl.SliceLayout(1, ENDS))[:, None]
+            ends = gl.arange(0, 2 * VEC, gl.SliceLayout(0, ENDS))[None, :]
+            end_lanes = gl.where(ends < VEC, ends, end_whole + ends - VEC) + c * 0
+            end_cols = end_lanes - off
+            is_partial = gl.where(ends < VEC, off > 0, end_whole >= first_whole)
+            at_end = is_partial & (end_lanes >= c * SPAN) & (end_lanes < c * SPAN + SPAN) & (end_cols >= 0) \
+                & (end_cols < N)
+            end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf")).to(gl.float32)
+            if HAS_SCALE:
+                end_x = end_x * scale
+            keep = _keep(end_cols, row, N, mask_ptr, mask_stride, causal_m, False, HAS_MASK, CAUSAL)
+            if keep is not None:
+                end_x = gl.where(keep, end_x, -float("inf"))
+            end_shift = gl.convert_layout(row_shift, gl.SliceLayout(1, ENDS))[:, None]
+            end_inv = gl.convert_layout(inv_sum, gl.SliceLayout(1, ENDS))[:, None]
+            end_y = gl.exp2(end_x * LOG2E - end_shift) * end_inv
+            gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
+
+
+def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,
+                      fusion: Fusion = PLAIN) -> dict:
+    """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
+    (aligned) or may start anywhere."""
+    p0, p1, p2 = config.pieces + (0,) * (MAX_PIECES - len(config.pieces))
+    return dict(P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=aligned and config.ctas * config.span == N,
+                ALIGNED=aligned, HOLD_F32=holding(dtype, fusion) == "fp32")
+
+
+def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None = None) -> tuple[torch.Tensor, Launch]:
+    reason = why_not_here()
+    if reason is not None:
+        raise ValueError(f"{reason}; use variant='auto'")
+    M, N = x.shape
+    x = same_alignment(x)
+    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    config = config or config_for(N, x.dtype, fusion)
+    aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
+    constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
+    compiled = cluster_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **constexprs,
+                                    num_ctas=config.ctas, num_warps=config.num_warps)
+    settings = {"ctas": config.ctas, "num_warps": config.num_warps, "pieces": "+".join(map(str, config.pieces))}
+    return y, Launch(settings, [compiled])
+
+
+def unsupported(N: int, dtype: torch.dtype) -> str | None:
+    reason = why_not_here()
+    if reason is None and window_lanes(N, dtype) > CAPACITY:
+        reason = (f"cluster holds rows of up to {CAPACITY} elements on chip ({CAPACITY - vector_elems(dtype) + 1} "
+                  f"when N is not a multiple of {vector_elems(dtype)}; got N = {N}); use split or two_pass")
+    return reason
+
+
+VARIANT = Variant(
+    name="cluster",
+    summary="each row on chip across a thread-block cluster, partial max/sum pushed to every CTA: one read, one write",
+    launch=launch,
+    traffic=one_pass_traffic,
+    triton=True,
+    limits=unsupported,
+)

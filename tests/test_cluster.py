@@ -1,0 +1,215 @@
+"""The cluster variant: its launch arithmetic and compiled code on CPU, its numbers on an sm_90 GPU under Triton ≥ 3.8.
+
+Gluon kernels do not run in Triton's interpreter, so on CPU the kernel is compiled for sm_90 (no GPU needed) and its
+PTX and ptxas report are read; the GPU tests run where the variant says it can run.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import triton
+
+import softmax_bench
+from softmax_bench.dispatch import auto_choice
+from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
+from softmax_bench.kernels.aligned import vector_elems
+
+from .test_kernels import assert_matches, fresh_randn
+
+RUNS_HERE = cluster.why_not_here() is None
+on_gpu = pytest.mark.skipif(not RUNS_HERE, reason=f"cluster does not run here: {cluster.why_not_here()}")
+DTYPE_LIST = list(DTYPES.values())
+# The issue's validation widths: both sides of the power-of-two bounds, the vocabulary widths, odd and prime N.
+GPU_WIDTHS = [16385, 32768, 32769, 50257, 65537, 100003, 128256, 151936, 262143, 262144]
+
+
+# --- launch arithmetic (CPU) ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("span", "unit", "pieces"), [
+    (9496, 1024, (8192, 2048)),  # 151936 lanes over 16 CTAs: 10240 lanes a CTA, not 16384
+    (6283, 512, (4096, 2048, 512)),  # 50257 over 8
+    (8192, 1024, (8192,)),
+    (11 * 1024, 1024, (8192, 2048, 1024)),
+    (15 * 512, 512, (8192,)),  # four pieces: rounded up to one
+    (23 * 512, 512, (8192, 4096)),  # 16 + 4 + 2 + 1 units: rounded up to 16 + 8
+])
+def test_pieces_cover_the_span_in_at_most_three_powers_of_two(span, unit, pieces):
+    assert cluster.pieces_of(span, unit) == pieces
+
+
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [4096, *GPU_WIDTHS, 49152, 98304, 196608, cluster.CAPACITY - 7, cluster.CAPACITY])
+def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
+    for fusion in (PLAIN, Fusion(scale=0.5)):
+        config = cluster.config_for(N, dtype, fusion)
+        lanes = cluster.window_lanes(N, dtype)
+        threads = 32 * config.num_warps
+        assert config.ctas in (2, 4, 8, 16) and config.num_warps in cluster.WARPS
+        assert config.ctas * config.span >= lanes, "the cluster covers the row's window"
+        if fusion is PLAIN:  # a scaled 16-bit row is held in fp32: at 262143, no shape has both
+            assert (config.ctas - 1) * config.span < N, "the last CTA holds columns of the row"
+        assert config.span // threads <= cluster.MAX_PER_THREAD[cluster.holding(dtype, fusion)][config.num_warps]
+        assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"
+        assert config.span - triton.cdiv(lanes, config.ctas) < max(config.span // 4, threads * vector_elems(dtype)), \
+            "little padding in a span"
+
+
+def test_declared_limits():
+    variant = softmax_bench.variants()["cluster"]
+    assert variant.traffic(4, 65536, torch.bfloat16, PLAIN).total_bytes == 2 * 4 * 65536 * 2
+    if RUNS_HERE:
+        assert variant.supports(cluster.CAPACITY, torch.float32)
+        assert not variant.supports(cluster.CAPACITY + 1, torch.float32)
+        assert variant.supports(cluster.CAPACITY - 7, torch.bfloat16)
+        assert "use split or two_pass" in variant.unsupported(cluster.CAPACITY - 1, torch.bfloat16)
+
+
+def test_unsupported_without_triton_3_8_or_a_gpu(monkeypatch):
+    """Under Triton 3.6 (no multi-CTA builds), on CPU or in the interpreter the variant says why, and auto passes
+    it over."""
+    monkeypatch.setattr(triton, "__version__", "3.6.0")
+    cluster.why_not_here.cache_clear()
+    try:
+        reason = softmax_bench.variants()["cluster"].unsupported(65536, torch.bfloat16)
+        assert reason is not None and "Triton ≥ 3.8" in reason and "3.6.0" in reason
+        for N in (32768, 65536, 151936, 262144):
+            assert auto_choice(N, torch.bfloat16)[0] != "cluster"
+        with pytest.raises(ValueError, match="Triton ≥ 3.8"):
+            softmax_bench.softmax(torch.ones(2, 70000), variant="cluster")
+    finally:
+        cluster.why_not_here.cache_clear()
+
+
+@pytest.mark.skipif(RUNS_HERE, reason="checks the CPU's answer")
+def test_cpu_says_why():
+    assert cluster.why_not_here() in (
+        "cluster is a Gluon kernel, which Triton's interpreter does not run",
+        "cluster needs a CUDA GPU",
+    )
+
+
+# --- compiled code (CPU, for sm_90) --------------------------------------------------------------------------
+
+COMPILE = """
+import json, os, re, subprocess, sys
+import torch, triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon._runtime import GluonASTSource
+from softmax_bench.kernels import Fusion, cluster
+ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+for dtype, N, fusion in ((torch.bfloat16, 50257, Fusion()), (torch.bfloat16, 262144, Fusion()),
+                         (torch.float32, 151936, Fusion()), (torch.float16, 100003, Fusion(scale=-0.5, causal_m=7))):
+    name = str(dtype).split(".")[-1].replace("bfloat16", "bf16").replace("float32", "fp32").replace("float16", "fp16")
+    config = cluster.config_for(N, dtype, fusion)
+    constexprs = cluster.kernel_constexprs(config, N, dtype, N % (16 // dtype.itemsize) == 0, fusion)
+    constexprs.update(HAS_SCALE=fusion.scale != 1.0, HAS_MASK=False, CAUSAL=fusion.causal_m is not None)
+    kernel = cluster.cluster_kernel
+    types = {"x_ptr": "*" + name, "y_ptr": "*" + name, "mask_ptr": "*u8", "scale": "fp32"}
+    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
+    aligned = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in ("x_ptr", "y_ptr", "mask_ptr")}
+    source = GluonASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
+    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                              options={"num_ctas": config.ctas, "num_warps": config.num_warps})
+    ptx = compiled.asm["ptx"]
+    path = os.path.join(sys.argv[1], name + ".ptx")
+    open(path, "w").write(ptx)
+    report = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"],
+                            capture_output=True, text=True).stderr
+    count = lambda pattern: len(re.findall(pattern, ptx))
+    print(json.dumps({"case": f"{name} {N}", "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
+                      "loads_v4": count(r"ld\\.global[.\\w:]*\\.v4\\."), "stores_v4": count(r"st\\.global[.\\w:]*\\.v4\\."),
+                      "st_async": count(r"st\\.async"), "cluster_arrive": count(r"barrier\\.cluster\\.arrive"),
+                      "cluster_wait": count(r"barrier\\.cluster\\.wait"),
+                      "registers": int(re.search(r"Used (\\d+) registers", report).group(1)),
+                      "spill_bytes": sum(int(b) for b in re.findall(r"(\\d+) bytes spill", report))}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
+    """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
+    widths too), pushes its pair with two st.async, meets the cluster barrier once (split: arrive, then wait) and
+    does not spill."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    result = subprocess.run([sys.executable, "-c", COMPILE, str(tmp_path)], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    cases = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(cases) == 4
+    for case in cases:
+        assert case["loads_v4"] > 0 and case["stores_v4"] > 0, case
+        assert case["st_async"] == 2 and case["cluster_arrive"] == 1 and case["cluster_wait"] == 1, case
+        assert case["spill_bytes"] == 0 and case["registers"] <= min(255, 65536 // (32 * case["warps"])), case
+    assert cases[0]["pieces"] > 1, "50257 is not split into power-of-two spans"
+
+
+# --- numbers (GPU) -------------------------------------------------------------------------------------------
+
+
+def run(x, **kwargs):
+    return softmax_bench.softmax(x, variant="cluster", **kwargs)
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [*GPU_WIDTHS, cluster.CAPACITY - 7])
+def test_rows_match_float64(N, dtype):
+    for M in (1, 37):
+        x, seed = fresh_randn(M, N, dtype=dtype)
+        assert_matches(run(x), x, msg=lambda m: f"seed {seed}: {m}")
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+def test_many_rows_and_the_widest(dtype):
+    """More clusters than the GPU holds at once (a race between clusters would show), and the widest row."""
+    x, seed = fresh_randn(600, 151936, dtype=dtype)
+    y = run(x)
+    assert_matches(y[::7], x[::7], msg=lambda m: f"seed {seed}: {m}")
+    assert bool(torch.isfinite(y).all())
+    x, seed = fresh_randn(3, cluster.CAPACITY, dtype=dtype)
+    assert_matches(run(x), x, msg=lambda m: f"seed {seed}: {m}")
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [50257, 131072])
+def test_strided_inf_nan_rows(N, dtype):
+    wide, _ = fresh_randn(6, N + 13, dtype=dtype)
+    x = wide[:, 5:N + 5]  # rows 13 elements apart and off a 16-byte boundary
+    x[1] = float("-inf")  # all -inf: zeros
+    x[2, ::3] = float("-inf")
+    x[3, N // 2] = float("nan")  # NaN stays in its row
+    x[4, -1] = 1000.0
+    y = run(x)
+    assert_matches(y, x)
+    assert bool((y[1] == 0).all()) and bool(y[3].isnan().all()) and not bool(y[[0, 2, 4, 5]].isnan().any())
+    assert float(y[4, -1]) == pytest.approx(1.0)
+    assert_matches(run(x[::2]), x[::2])
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [32769, 100003, 262144])
+def test_scale_mask_causal(N, dtype):
+    x, _ = fresh_randn(5, N, dtype=dtype)
+    x[3] -= 300  # with half of it masked, the CTAs of that half hold only -inf: 2^(0 − max) would overflow there
+    keep = torch.rand(5, N, device=x.device) > 0.3
+    keep[2] = False
+    keep[3, : N // 2] = False
+    for scale in (0.125, -0.5):
+        for kwargs in ({"scale": scale}, {"scale": scale, "mask": keep}, {"scale": scale, "causal": True},
+                       {"mask": keep}, {"causal": True}):
+            y = run(x, **kwargs)
+            expected = softmax_bench.softmax(x, variant="two_pass", **kwargs)
+            torch.testing.assert_close(y.double(), expected.double(), atol=TOL[dtype][0], rtol=TOL[dtype][1],
+                                       msg=lambda m: f"{kwargs}: {m}")
+
+
+TOL = {torch.float32: (1e-6, 1e-5), torch.bfloat16: (8e-3, 1.6e-2), torch.float16: (1e-3, 2e-3)}
