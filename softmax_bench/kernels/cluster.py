@@ -64,8 +64,8 @@ class ClusterConfig:
 # or a scaled one). The smallest cluster whose CTAs hold their span without spilling, at the warps that ran
 # fastest on the H200 (docs/perf-notes.md).
 SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "packed": ((32768, 4, 4), (65536, 8, 4), (131072, 8, 8), (262144, 16, 8), (2**62, 16, 16)),
-    "fp32": ((32768, 8, 4), (65536, 16, 4), (131072, 16, 8), (262144, 16, 8), (2**62, 16, 16)),
+    "packed": ((65536, 4, 4), (131072, 8, 4), (262144, 8, 8), (2**62, 16, 8)),
+    "fp32": ((65536, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
 }
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
@@ -147,43 +147,35 @@ if gluon is not None:
         return c[:, None] * SPAN + start + j[None, :]
 
     @gluon.jit
-    def _keep(cols, row, N, mask_ptr, mask_stride, causal_m, IN_ROW: gl.constexpr, HAS_MASK: gl.constexpr,
-              CAUSAL: gl.constexpr):
-        """Which columns take part: inside the row (when asked), kept by the keep-mask, under the causal mask.
-        None when every lane does."""
-        keep = None
-        if IN_ROW:
-            keep = (cols >= 0) & (cols < N)
+    def _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
+        """x, -inf where the keep-mask or the causal mask drop a column."""
         if HAS_MASK:
-            kept = gl.load(mask_ptr + row * mask_stride + cols, mask=(cols >= 0) & (cols < N), other=0) != 0
-            keep = kept if keep is None else keep & kept
+            kept = gl.load(mask_ptr + row * mask_stride + cols, mask=(cols >= 0) & (cols < N), other=0)
+            x = gl.where(kept != 0, x, -float("inf"))
         if CAUSAL:
             # bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M)
-            below = cols <= (row % causal_m) + (N - causal_m)
-            keep = below if keep is None else keep & below
-        return keep
+            x = gl.where(cols <= (row % causal_m) + (N - causal_m), x, -float("inf"))
+        return x
 
     @gluon.jit
-    def _load(x_row, lanes, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
-              EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr, HAS_SCALE: gl.constexpr,
-              HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
-        """A piece of the row, -inf outside it and where the masks drop it: in fp32 times the scale (HOLD_F32),
-        else as loaded, two 16-bit values to a register."""
+    def _load(x_row, lanes, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+              EVEN: gl.constexpr, HOLD_F32: gl.constexpr, HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr,
+              CAUSAL: gl.constexpr):
+        """A piece of the row's whole 16-byte vectors, -inf elsewhere and where the masks drop a column: in fp32
+        times the scale (HOLD_F32), else as loaded, two 16-bit values to a register. The mask is constant over
+        each vector (first_whole and end_whole are multiples of VEC): no per-element work on a plain row."""
         if EVEN:
             x = gl.load(x_row + lanes)
         else:
-            # whole 16-byte vectors: row_lanes is a multiple of VEC, so the mask is constant over each vector
-            x = gl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"))
+            whole = (lanes >= first_whole) & (lanes < end_whole)
+            x = gl.load(x_row + lanes, mask=whole, other=-float("inf"))
         if HOLD_F32:
             x = x.to(gl.float32)
         if HAS_SCALE:
             x = x * scale
-        # the neighbouring rows' values in the row's end vectors, and -inf padding that a negative scale flipped
-        in_row: gl.constexpr = (not ALIGNED) or (HAS_SCALE and not EVEN)
-        keep = _keep(lanes - off, row, N, mask_ptr, mask_stride, causal_m, in_row, HAS_MASK, CAUSAL)
-        if keep is not None:
-            x = gl.where(keep, x, -float("inf"))
-        return x
+            if not EVEN:
+                x = gl.where(whole, x, -float("inf"))  # -inf times a negative scale is +inf
+        return _keep(x, lanes - off, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
     @gluon.jit
     def _max16(a, b):
@@ -222,7 +214,7 @@ if gluon is not None:
 
     @gluon.jit
     def _exp_sum(x, shift):
-        """Σ 2^(x·log2(e) − shift) over each CTA's lanes, for packed 16-bit x."""
+        """Σ 2^(x·log2(e) − shift) over each CTA's lanes."""
         return gl.sum(gl.exp2(x.to(gl.float32) * LOG2E - shift[:, None]), axis=1)
 
     @gluon.jit
@@ -230,7 +222,6 @@ if gluon is not None:
         if EVEN:
             gl.store(y_row + lanes, y)
         else:
-            # whole vectors inside the row only; the row's partial end vectors are stored element by element
             gl.store(y_row + lanes, y, mask=(lanes >= first_whole) & (lanes < end_whole))
 
     @gluon.jit
@@ -244,6 +235,9 @@ if gluon is not None:
         SPAN: gl.constexpr = P0 + P1 + P2
         # x's pieces: [C, P], CTA c holding row c, 16 bytes a thread
         X: gl.constexpr = gl.BlockedLayout([1, VEC], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 0))
+        # the row's partial end vectors: [C, 2·VEC], each element held by one thread of each CTA
+        ENDS: gl.constexpr = gl.BlockedLayout([1, 1], [32 // (2 * VEC), 2 * VEC], [W, 1], [1, 0],
+                                              cga_layout=split_over_ctas(C, 2, 0))
         # the pushed pairs: [C (source), T], one element a thread of the source CTA (one owner each, so no CTA
         # over-credits the mbarrier), landing in the CTA that owns that column slice of the receive buffer
         ONE_EACH: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, W], [1, 0],
@@ -266,26 +260,46 @@ if gluon is not None:
         off = ((row * stride_x) % VEC).to(gl.int32)
         x_row = x_ptr + gl.multiple_of(row * stride_x - off, VEC)
         y_row = y_ptr + gl.multiple_of(row * stride_y - off, VEC)
-        row_lanes = gl.cdiv(off + N, VEC) * VEC
         first_whole = gl.cdiv(off, VEC) * VEC  # lanes [first_whole, end_whole) are whole vectors inside the row
         end_whole = (off + N) // VEC * VEC
 
+        # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0 = _lanes(0, P0, SPAN, X)
-        x0 = _load(x_row, lanes0, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
-                   EVEN, ALIGNED, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
-        m = _max(x0)
+        x0 = _load(x_row, lanes0, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+                   EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if P1 > 0:
             lanes1 = _lanes(P0, P1, SPAN, X)
-            x1 = _load(x_row, lanes1, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, ALIGNED, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
-            m = gl.maximum(m, _max(x1))
+            x1 = _load(x_row, lanes1, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if P2 > 0:
             lanes2 = _lanes(P0 + P1, P2, SPAN, X)
-            x2 = _load(x_row, lanes2, row, off, row_lanes, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, ALIGNED, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+            x2 = _load(x_row, lanes2, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+        if not ALIGNED:
+            # The row's partial end vectors, element by element, each in the CTA whose span holds it: the head
+            # (when the row starts past a boundary) and the tail (when it ends before one and is not the head).
+            c = gl.arange(0, C, gl.SliceLayout(1, ENDS))[:, None]
+            ends = gl.arange(0, 2 * VEC, gl.SliceLayout(0, ENDS))[None, :]
+            end_lanes = gl.where(ends < VEC, ends, end_whole + ends - VEC) + c * 0
+            end_cols = end_lanes - off
+            is_partial = gl.where(ends < VEC, off > 0, end_whole >= first_whole)
+            at_end = is_partial & (end_lanes >= c * SPAN) & (end_lanes < c * SPAN + SPAN) & (end_cols >= 0) \
+                & (end_cols < N)
+            end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf")).to(gl.float32)
+            if HAS_SCALE:
+                end_x = gl.where(at_end, end_x * scale, -float("inf"))
+            end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+
+        m = _max(x0)
+        if P1 > 0:
+            m = gl.maximum(m, _max(x1))
+        if P2 > 0:
             m = gl.maximum(m, _max(x2))
+        if not ALIGNED:
+            m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
         # base 2 from here: 2^(x·log2 e − shift). An empty or all -inf span shifts by 0: sum 0, not NaN.
-        shift = gl.where(m == -float("inf"), 0.0, m * LOG2E)
+        m = gl.where(m == -float("inf"), m, m * LOG2E)
+        shift = gl.where(m == -float("inf"), 0.0, m)
         if HOLD_F32:  # keep the exponentials in x's registers: one exp an element
             x0 = gl.exp2(x0 * LOG2E - shift[:, None])
             s = gl.sum(x0, axis=1)
@@ -301,7 +315,9 @@ if gluon is not None:
                 s += _exp_sum(x1, shift)
             if P2 > 0:
                 s += _exp_sum(x2, shift)
-        m = gl.where(m == -float("inf"), m, m * LOG2E)
+        if not ALIGNED:
+            s += gl.convert_layout(_exp_sum(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS))),
+                                   gl.SliceLayout(1, X))
 
         # Push (max, sum) into every CTA of the cluster: thread j of CTA src writes slot (src, j), which lives in
         # CTA j // (T / C). Each CTA then holds all C pairs, T / C times over.
@@ -321,43 +337,27 @@ if gluon is not None:
         # back to one value a CTA ([C], CTA c holding entry c), every entry of a CTA's slice being the same
         row_shift = gl.max(gl.convert_layout(gl.reshape(row_shift, [C, T // C]), ONE_EACH), axis=1)
         row_sum = gl.max(gl.convert_layout(gl.reshape(row_sum, [C, T // C]), ONE_EACH), axis=1)
-        row_shift = gl.convert_layout(row_shift, gl.SliceLayout(1, X))
-        inv_sum = gl.convert_layout(1.0 / gl.where(row_sum == 0.0, 1.0, row_sum), gl.SliceLayout(1, X))
+        inv_sum = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
 
         out_ty = y_ptr.dtype.element_ty
         if HOLD_F32:
             # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
-            factor = (gl.exp2(gl.convert_layout(m, gl.SliceLayout(1, X)) - row_shift) * inv_sum)[:, None]
+            factor = gl.convert_layout(gl.exp2(gl.convert_layout(m, row_shift.type.layout) - row_shift) * inv_sum,
+                                       gl.SliceLayout(1, X))[:, None]
             _store(y_row, lanes0, (x0 * factor).to(out_ty), first_whole, end_whole, EVEN)
             if P1 > 0:
                 _store(y_row, lanes1, (x1 * factor).to(out_ty), first_whole, end_whole, EVEN)
             if P2 > 0:
                 _store(y_row, lanes2, (x2 * factor).to(out_ty), first_whole, end_whole, EVEN)
         else:
-            sh = row_shift[:, None]
-            inv = inv_sum[:, None]
+            sh = gl.convert_layout(row_shift, gl.SliceLayout(1, X))[:, None]
+            inv = gl.convert_layout(inv_sum, gl.SliceLayout(1, X))[:, None]
             _store(y_row, lanes0, (gl.exp2(_exp2_arg(x0, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
             if P1 > 0:
                 _store(y_row, lanes1, (gl.exp2(_exp2_arg(x1, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
             if P2 > 0:
                 _store(y_row, lanes2, (gl.exp2(_exp2_arg(x2, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
         if not ALIGNED:
-            # The row's partial end vectors, element by element: the head (when the row starts past a boundary)
-            # and the tail (when it ends before one and is not the head), each by the CTA whose span holds it.
-            ENDS: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 0))
-            c = gl.arange(0, C, gl.SliceLayout(1, ENDS))[:, None]
-            ends = gl.arange(0, 2 * VEC, gl.SliceLayout(0, ENDS))[None, :]
-            end_lanes = gl.where(ends < VEC, ends, end_whole + ends - VEC) + c * 0
-            end_cols = end_lanes - off
-            is_partial = gl.where(ends < VEC, off > 0, end_whole >= first_whole)
-            at_end = is_partial & (end_lanes >= c * SPAN) & (end_lanes < c * SPAN + SPAN) & (end_cols >= 0) \
-                & (end_cols < N)
-            end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf")).to(gl.float32)
-            if HAS_SCALE:
-                end_x = end_x * scale
-            keep = _keep(end_cols, row, N, mask_ptr, mask_stride, causal_m, False, HAS_MASK, CAUSAL)
-            if keep is not None:
-                end_x = gl.where(keep, end_x, -float("inf"))
             end_shift = gl.convert_layout(row_shift, gl.SliceLayout(1, ENDS))[:, None]
             end_inv = gl.convert_layout(inv_sum, gl.SliceLayout(1, ENDS))[:, None]
             end_y = gl.exp2(end_x * LOG2E - end_shift) * end_inv
