@@ -38,7 +38,7 @@ def reference(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return torch.where(all_masked, torch.zeros_like(ref), ref)
 
 
-def assert_matches(y: torch.Tensor, x: torch.Tensor, dim: int = -1, msg: str = "") -> None:
+def assert_matches(y: torch.Tensor, x: torch.Tensor, dim: int = -1, msg=None) -> None:
     assert y.dtype == x.dtype and y.shape == x.shape and y.device == x.device
     atol, rtol = TOLERANCES[x.dtype]
     torch.testing.assert_close(y.double().cpu(), reference(x, dim), atol=atol, rtol=rtol, equal_nan=True, msg=msg)
