@@ -2,7 +2,7 @@
 copy of the same bytes measured in the same process; each configuration checked against torch's fp32 softmax
 after it was timed. One CSV line per measurement, flushed, so an interrupted run keeps what it measured.
 
-    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [N ...]
+    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [N ...]
 """
 
 import csv
@@ -32,12 +32,12 @@ def configs(N: int, dtype: torch.dtype):
             yield config
 
 
-def main(path: str, widths: list[int]) -> None:
+def main(path: str, dtypes: list[torch.dtype], widths: list[int]) -> None:
     out = open(path, "w", newline="")
     writer = csv.writer(out)
-    writer.writerow(["dtype", "M", "N", "ctas", "num_warps", "pieces", "default", "n_regs", "n_spills", "ms",
+    writer.writerow(["dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "default", "n_regs", "n_spills", "ms",
                      "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
-    for dtype in (torch.bfloat16, torch.float32):
+    for dtype in dtypes:
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
             copy = measure_copy(dtype, M * N, SETTINGS, interpret=False)["gbps"]
@@ -55,7 +55,7 @@ def main(path: str, widths: list[int]) -> None:
                     continue
                 ok = err == err and err <= TOLERANCES[dtype][0] + TOLERANCES[dtype][1]
                 pct = 100 * 2 * x.numel() * x.element_size() / t.ms / 1e6 / copy
-                writer.writerow([str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps,
+                writer.writerow([str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
                                  "+".join(map(str, config.pieces)), config == default, launch.n_regs,
                                  launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy), err, ok])
                 out.flush()
@@ -68,4 +68,7 @@ def main(path: str, widths: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], [int(n) for n in sys.argv[2:]] or WIDTHS)
+    named = {"bf16": torch.bfloat16, "fp32": torch.float32}
+    args = sys.argv[2:]
+    dtypes = [named[a] for a in args if a in named] or list(named.values())
+    main(sys.argv[1], dtypes, [int(a) for a in args if a not in named] or WIDTHS)

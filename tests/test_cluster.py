@@ -49,13 +49,13 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         lanes = cluster.window_lanes(N, dtype)
         threads = 32 * config.num_warps
         assert config.ctas in (2, 4, 8, 16) and config.num_warps in cluster.WARPS
-        assert config.ctas * config.span >= lanes, "the cluster covers the row's window"
-        if fusion is PLAIN:  # a scaled 16-bit row is held in fp32: at 262143, no shape has both
-            assert (config.ctas - 1) * config.span < N, "the last CTA holds columns of the row"
+        assert config.ctas * config.step >= lanes and config.span >= config.step, "the cluster covers the window"
+        assert config.step % vector_elems(dtype) == 0 and config.step - lanes / config.ctas < vector_elems(dtype), \
+            "the CTAs share the window evenly, in whole vectors"
+        assert (config.ctas - 1) * config.step < N, "the last CTA holds columns of the row"
         assert config.span // threads <= cluster.MAX_PER_THREAD[cluster.holding(dtype, fusion)][config.num_warps]
         assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"
-        assert config.span - triton.cdiv(lanes, config.ctas) < max(config.span // 4, threads * vector_elems(dtype)), \
-            "little padding in a span"
+        assert config.span - config.step < max(config.span // 4, threads * vector_elems(dtype)), "little padding"
 
 
 def test_declared_limits():

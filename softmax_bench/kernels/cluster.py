@@ -48,11 +48,13 @@ LOG2E = gl.constexpr(1.4426950408889634) if gluon is not None else None
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    """How rows are laid over a cluster: `ctas` CTAs of `num_warps` warps, each holding a span of the row as
-    power-of-two pieces (a thread holds span / (32 · num_warps) elements)."""
+    """How rows are laid over a cluster: `ctas` CTAs of `num_warps` warps; CTA c takes the `step` lanes from
+    c · step and holds them in power-of-two pieces of `span` lanes in all (a thread holds span / (32 · num_warps)
+    elements, some of them padding)."""
 
     ctas: int
     num_warps: int
+    step: int
     pieces: tuple[int, ...]
 
     @property
@@ -98,8 +100,11 @@ def window_lanes(N: int, dtype: torch.dtype) -> int:
 
 
 def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype) -> ClusterConfig:
-    """`lanes` over `ctas` CTAs of `num_warps` warps, each span in pieces of whole 16-byte vectors a thread."""
-    return ClusterConfig(ctas, num_warps, pieces_of(triton.cdiv(lanes, ctas), 32 * num_warps * vector_elems(dtype)))
+    """`lanes` shared evenly by `ctas` CTAs of `num_warps` warps, in whole 16-byte vectors; each CTA's share held
+    in pieces of one vector a thread or more."""
+    vec = vector_elems(dtype)
+    step = triton.cdiv(triton.cdiv(lanes, ctas), vec) * vec
+    return ClusterConfig(ctas, num_warps, step, pieces_of(step, 32 * num_warps * vec))
 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
@@ -112,7 +117,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
                      key=lambda cw: abs(math.log2(cw[0] / ctas)) + abs(math.log2(cw[1] / num_warps)))
     fits = [c for c in (layout(lanes, c, w, dtype) for c, w in nearest)
             if c.span <= 32 * c.num_warps * MAX_PER_THREAD[how][c.num_warps]]
-    return next((c for c in fits if (c.ctas - 1) * c.span < N), fits[0])
+    return next((c for c in fits if (c.ctas - 1) * c.step < N), fits[0])
 
 
 @cache
@@ -140,11 +145,15 @@ if gluon is not None:
         return [[(1 << i) if d == dim else 0 for d in range(rank)] for i in range(num_ctas.bit_length() - 1)]
 
     @gluon.jit
-    def _lanes(start: gl.constexpr, PIECE: gl.constexpr, SPAN: gl.constexpr, layout: gl.constexpr):
-        """Lanes of a piece: CTA c holds [c·SPAN + start, c·SPAN + start + PIECE) of the row's window."""
+    def _piece(start: gl.constexpr, PIECE: gl.constexpr, STEP: gl.constexpr, first_whole, end_whole,
+               layout: gl.constexpr):
+        """A piece's lanes — CTA c holds [c·STEP + start, c·STEP + start + PIECE) of the row's window — and which of
+        them it moves: the whole 16-byte vectors of the row among its own STEP lanes. first_whole, end_whole and
+        STEP are multiples of VEC, so the mask is constant over each vector (and known when compiling for j)."""
         c = gl.arange(0, gl.num_ctas(), gl.SliceLayout(1, layout))
         j = gl.arange(0, PIECE, gl.SliceLayout(0, layout))
-        return c[:, None] * SPAN + start + j[None, :]
+        lanes = c[:, None] * STEP + start + j[None, :]
+        return lanes, (lanes >= first_whole) & (lanes < end_whole) & (start + j < STEP)[None, :]
 
     @gluon.jit
     def _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
@@ -158,23 +167,21 @@ if gluon is not None:
         return x
 
     @gluon.jit
-    def _load(x_row, lanes, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+    def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, causal_m,
               EVEN: gl.constexpr, HOLD_F32: gl.constexpr, HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr,
               CAUSAL: gl.constexpr):
-        """A piece of the row's whole 16-byte vectors, -inf elsewhere and where the masks drop a column: in fp32
-        times the scale (HOLD_F32), else as loaded, two 16-bit values to a register. The mask is constant over
-        each vector (first_whole and end_whole are multiples of VEC): no per-element work on a plain row."""
+        """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
+        (HOLD_F32), else as loaded, two 16-bit values to a register. No per-element work on a plain row."""
         if EVEN:
             x = gl.load(x_row + lanes)
         else:
-            whole = (lanes >= first_whole) & (lanes < end_whole)
-            x = gl.load(x_row + lanes, mask=whole, other=-float("inf"))
+            x = gl.load(x_row + lanes, mask=move, other=-float("inf"))
         if HOLD_F32:
             x = x.to(gl.float32)
         if HAS_SCALE:
             x = x * scale
             if not EVEN:
-                x = gl.where(whole, x, -float("inf"))  # -inf times a negative scale is +inf
+                x = gl.where(move, x, -float("inf"))  # -inf times a negative scale is +inf
         return _keep(x, lanes - off, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
     @gluon.jit
@@ -197,42 +204,58 @@ if gluon is not None:
             return gl.reduce(x, 1, _max16).to(gl.float32)
 
     @gluon.jit
-    def _exp2_arg(x, shift):
-        """x · log2(e) − shift in fp32 for packed 16-bit x, as inline PTX: the conversion then depends on the
-        exchanged shift, so the compiler can neither share the one it made for the sum nor hoist it above the
-        exchange, and x stays packed, two to a register, until here."""
-        if x.dtype == gl.bfloat16:
-            # bf16 → fp32 puts the 16 bits in the high half (prmt, not shl: ptxas would merge a shl with its own)
-            return gl.inline_asm_elementwise(
-                "{ .reg .b32 lo, hi; prmt.b32 lo, $2, 0, 0x1044; and.b32 hi, $2, -65536; "
-                "fma.rn.f32 $0, lo, 0f3FB8AA3B, $3; fma.rn.f32 $1, hi, 0f3FB8AA3B, $4; }",
-                "=r,=r,r,r,r", [x, -shift], dtype=gl.float32, is_pure=True, pack=2)
+    def _exp(x, shift):
+        """e^(x − shift) in fp32, as 2^((x − shift)·log2 e): x − shift first, exact for 16-bit x, so that e^0 is 1
+        whatever the magnitude of x (x·log2 e − shift·log2 e would be off by |x|·2^-24)."""
+        return gl.exp2((x.to(gl.float32) - shift[:, None]) * LOG2E)
+
+    @gluon.jit
+    def _hold(e, dtype: gl.constexpr):
+        """The exponentials e (fp32) as the row is held: fp32, or rounded to x's 16-bit dtype two to a register (a
+        plain conversion would leave each 16-bit value in a register of its own)."""
+        if dtype == gl.float32:
+            return e
+        elif dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,r,r", [e], dtype=gl.bfloat16,
+                                             is_pure=True, pack=2)
         else:
+            return gl.inline_asm_elementwise("cvt.rn.f16x2.f32 $0, $2, $1;", "=r,r,r", [e], dtype=gl.float16,
+                                             is_pure=True, pack=2)
+
+    @gluon.jit
+    def _scaled(x, f):
+        """x · f in x's dtype, x as held. In one piece of inline PTX for 16-bit x, so that the compiler cannot keep
+        an fp32 copy of the row alive across the exchange (it would share a plain widening with the sum's): bf16 is
+        widened by bit moves the compiler does not recognise as the sum's and multiplied in fp32 (y within two
+        roundings of the exact value); fp16 is multiplied as it is held, two to a register, by f rounded to fp16
+        (within three roundings: 2^-11 each)."""
+        if x.dtype == gl.float32:
+            return x * f
+        elif x.dtype == gl.bfloat16:
             return gl.inline_asm_elementwise(
-                "{ .reg .f32 t; cvt.f32.f16 t, $1; fma.rn.f32 $0, t, 0f3FB8AA3B, $2; }",
-                "=r,h,r", [x, -shift], dtype=gl.float32, is_pure=True, pack=1)
+                "{ .reg .b32 lo, hi; prmt.b32 lo, $1, 0, 0x1044; and.b32 hi, $1, -65536; mul.f32 lo, lo, $2; "
+                "mul.f32 hi, hi, $3; cvt.rn.bf16x2.f32 $0, hi, lo; }",
+                "=r,r,r,r", [x, f], dtype=gl.bfloat16, is_pure=True, pack=2)
+        else:
+            return gl.inline_asm_elementwise("{ .reg .b32 f; cvt.rn.f16x2.f32 f, $3, $2; mul.rn.f16x2 $0, $1, f; }",
+                                             "=r,r,r,r", [x, f], dtype=gl.float16, is_pure=True, pack=2)
 
     @gluon.jit
-    def _exp_sum(x, shift):
-        """Σ 2^(x·log2(e) − shift) over each CTA's lanes."""
-        return gl.sum(gl.exp2(x.to(gl.float32) * LOG2E - shift[:, None]), axis=1)
-
-    @gluon.jit
-    def _store(y_row, lanes, y, first_whole, end_whole, EVEN: gl.constexpr):
+    def _store(y_row, lanes, move, y, EVEN: gl.constexpr):
         if EVEN:
             gl.store(y_row + lanes, y)
         else:
-            gl.store(y_row + lanes, y, mask=(lanes >= first_whole) & (lanes < end_whole))
+            gl.store(y_row + lanes, y, mask=move)
 
     @gluon.jit
     def cluster_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
-                       P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr, VEC: gl.constexpr,
+                       STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
+                       VEC: gl.constexpr,
                        EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr,
                        HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
         C: gl.constexpr = gl.num_ctas()
         W: gl.constexpr = gl.num_warps()
         T: gl.constexpr = 32 * W  # threads a CTA: each pushes one (max, sum) slot
-        SPAN: gl.constexpr = P0 + P1 + P2
         # x's pieces: [C, P], CTA c holding row c, 16 bytes a thread
         X: gl.constexpr = gl.BlockedLayout([1, VEC], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 0))
         # the row's partial end vectors: [C, 2·VEC], each element held by one thread of each CTA
@@ -264,16 +287,16 @@ if gluon is not None:
         end_whole = (off + N) // VEC * VEC
 
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
-        lanes0 = _lanes(0, P0, SPAN, X)
-        x0 = _load(x_row, lanes0, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+        lanes0, move0 = _piece(0, P0, STEP, first_whole, end_whole, X)
+        x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, causal_m,
                    EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if P1 > 0:
-            lanes1 = _lanes(P0, P1, SPAN, X)
-            x1 = _load(x_row, lanes1, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+            lanes1, move1 = _piece(P0, P1, STEP, first_whole, end_whole, X)
+            x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, causal_m,
                        EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if P2 > 0:
-            lanes2 = _lanes(P0 + P1, P2, SPAN, X)
-            x2 = _load(x_row, lanes2, row, off, first_whole, end_whole, N, scale, mask_ptr, mask_stride, causal_m,
+            lanes2, move2 = _piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
+            x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, causal_m,
                        EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if not ALIGNED:
             # The row's partial end vectors, element by element, each in the CTA whose span holds it: the head
@@ -283,7 +306,7 @@ if gluon is not None:
             end_lanes = gl.where(ends < VEC, ends, end_whole + ends - VEC) + c * 0
             end_cols = end_lanes - off
             is_partial = gl.where(ends < VEC, off > 0, end_whole >= first_whole)
-            at_end = is_partial & (end_lanes >= c * SPAN) & (end_lanes < c * SPAN + SPAN) & (end_cols >= 0) \
+            at_end = is_partial & (end_lanes >= c * STEP) & (end_lanes < c * STEP + STEP) & (end_cols >= 0) \
                 & (end_cols < N)
             end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf")).to(gl.float32)
             if HAS_SCALE:
@@ -297,27 +320,21 @@ if gluon is not None:
             m = gl.maximum(m, _max(x2))
         if not ALIGNED:
             m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
-        # base 2 from here: 2^(x·log2 e − shift). An empty or all -inf span shifts by 0: sum 0, not NaN.
-        m = gl.where(m == -float("inf"), m, m * LOG2E)
+        # The exponentials replace x in its registers, in x's dtype: one exp an element, and 16-bit values stay
+        # packed two to a register (rounded once more there: y is within two roundings of the exact value).
+        # An empty or all -inf span shifts by 0: sum 0, not NaN.
         shift = gl.where(m == -float("inf"), 0.0, m)
-        if HOLD_F32:  # keep the exponentials in x's registers: one exp an element
-            x0 = gl.exp2(x0 * LOG2E - shift[:, None])
-            s = gl.sum(x0, axis=1)
-            if P1 > 0:
-                x1 = gl.exp2(x1 * LOG2E - shift[:, None])
-                s += gl.sum(x1, axis=1)
-            if P2 > 0:
-                x2 = gl.exp2(x2 * LOG2E - shift[:, None])
-                s += gl.sum(x2, axis=1)
-        else:  # keep x packed, and take the exponentials again when storing
-            s = _exp_sum(x0, shift)
-            if P1 > 0:
-                s += _exp_sum(x1, shift)
-            if P2 > 0:
-                s += _exp_sum(x2, shift)
+        x0 = _hold(_exp(x0, shift), x0.dtype)
+        s = gl.sum(x0.to(gl.float32), axis=1)  # of the values held: the compiler cannot sink their rounding
+        if P1 > 0:
+            x1 = _hold(_exp(x1, shift), x1.dtype)
+            s += gl.sum(x1.to(gl.float32), axis=1)
+        if P2 > 0:
+            x2 = _hold(_exp(x2, shift), x2.dtype)
+            s += gl.sum(x2.to(gl.float32), axis=1)
         if not ALIGNED:
-            s += gl.convert_layout(_exp_sum(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS))),
-                                   gl.SliceLayout(1, X))
+            end_x = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)))
+            s += gl.convert_layout(gl.sum(end_x, axis=1), gl.SliceLayout(1, X))
 
         # Push (max, sum) into every CTA of the cluster: thread j of CTA src writes slot (src, j), which lives in
         # CTA j // (T / C). Each CTA then holds all C pairs, T / C times over.
@@ -333,34 +350,23 @@ if gluon is not None:
         sums = sum_in.load(RECV)
         row_max = gl.max(maxes, axis=0)  # [T], split over the CTAs: every entry holds the row's max
         row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros, not NaN
-        row_sum = gl.sum(sums * gl.exp2(maxes - row_shift[None, :]), axis=0)
+        row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * LOG2E), axis=0)
         # back to one value a CTA ([C], CTA c holding entry c), every entry of a CTA's slice being the same
         row_shift = gl.max(gl.convert_layout(gl.reshape(row_shift, [C, T // C]), ONE_EACH), axis=1)
         row_sum = gl.max(gl.convert_layout(gl.reshape(row_sum, [C, T // C]), ONE_EACH), axis=1)
         inv_sum = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
 
+        # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
+        factor = gl.exp2((gl.convert_layout(m, row_shift.type.layout) - row_shift) * LOG2E) * inv_sum
         out_ty = y_ptr.dtype.element_ty
-        if HOLD_F32:
-            # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
-            factor = gl.convert_layout(gl.exp2(gl.convert_layout(m, row_shift.type.layout) - row_shift) * inv_sum,
-                                       gl.SliceLayout(1, X))[:, None]
-            _store(y_row, lanes0, (x0 * factor).to(out_ty), first_whole, end_whole, EVEN)
-            if P1 > 0:
-                _store(y_row, lanes1, (x1 * factor).to(out_ty), first_whole, end_whole, EVEN)
-            if P2 > 0:
-                _store(y_row, lanes2, (x2 * factor).to(out_ty), first_whole, end_whole, EVEN)
-        else:
-            sh = gl.convert_layout(row_shift, gl.SliceLayout(1, X))[:, None]
-            inv = gl.convert_layout(inv_sum, gl.SliceLayout(1, X))[:, None]
-            _store(y_row, lanes0, (gl.exp2(_exp2_arg(x0, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
-            if P1 > 0:
-                _store(y_row, lanes1, (gl.exp2(_exp2_arg(x1, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
-            if P2 > 0:
-                _store(y_row, lanes2, (gl.exp2(_exp2_arg(x2, sh)) * inv).to(out_ty), first_whole, end_whole, EVEN)
+        f = gl.convert_layout(factor, gl.SliceLayout(1, X))[:, None]
+        _store(y_row, lanes0, move0, _scaled(x0, f).to(out_ty), EVEN)
+        if P1 > 0:
+            _store(y_row, lanes1, move1, _scaled(x1, f).to(out_ty), EVEN)
+        if P2 > 0:
+            _store(y_row, lanes2, move2, _scaled(x2, f).to(out_ty), EVEN)
         if not ALIGNED:
-            end_shift = gl.convert_layout(row_shift, gl.SliceLayout(1, ENDS))[:, None]
-            end_inv = gl.convert_layout(inv_sum, gl.SliceLayout(1, ENDS))[:, None]
-            end_y = gl.exp2(end_x * LOG2E - end_shift) * end_inv
+            end_y = end_x * gl.convert_layout(factor, gl.SliceLayout(1, ENDS))[:, None]
             gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
 
 
@@ -369,8 +375,9 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere."""
     p0, p1, p2 = config.pieces + (0,) * (MAX_PIECES - len(config.pieces))
-    return dict(P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=aligned and config.ctas * config.span == N,
-                ALIGNED=aligned, HOLD_F32=holding(dtype, fusion) == "fp32")
+    even = aligned and config.ctas * config.step == N and config.span == config.step
+    return dict(STEP=config.step, P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=even, ALIGNED=aligned,
+                HOLD_F32=holding(dtype, fusion) == "fp32")
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None = None) -> tuple[torch.Tensor, Launch]:
@@ -385,7 +392,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
     compiled = cluster_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **constexprs,
                                     num_ctas=config.ctas, num_warps=config.num_warps)
-    settings = {"ctas": config.ctas, "num_warps": config.num_warps, "pieces": "+".join(map(str, config.pieces))}
+    settings = {"ctas": config.ctas, "num_warps": config.num_warps, "step": config.step,
+                "pieces": "+".join(map(str, config.pieces))}
     return y, Launch(settings, [compiled])
 
 
