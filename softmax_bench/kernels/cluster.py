@@ -63,10 +63,11 @@ class ClusterConfig:
 
 
 # (largest N, CTAs, warps), by how a row is held: 16-bit values packed two to a register, or fp32 (fp32 input,
-# or a scaled one). The smallest cluster whose CTAs hold their span without spilling, at the warps that ran
-# fastest on the H200 (docs/perf-notes.md).
+# or a scaled one). The configuration measured fastest on the H200 at each width of the wide and vocabulary
+# shapes (scripts/cluster-configs.py; docs/perf-notes.md).
 SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "packed": ((65536, 4, 4), (131072, 8, 4), (262144, 8, 8), (2**62, 16, 8)),
+    "packed": ((32768, 4, 8), (57344, 4, 4), (65536, 8, 4), (98304, 4, 8), (131072, 16, 4), (196608, 8, 8),
+               (262144, 16, 4), (2**62, 16, 8)),
     "fp32": ((65536, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
 }
 WARPS = (4, 8, 16)
