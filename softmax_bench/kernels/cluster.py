@@ -76,6 +76,7 @@ WARPS = (4, 8, 16)
 # registers, 128 take 179–189; 64 packed 16-bit elements take 82, 128 take 150. Past these they would spill.
 MAX_PER_THREAD = {"packed": {4: 128, 8: 128, 16: 96}, "fp32": {4: 128, 8: 128, 16: 64}}
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
+MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
 
 def holding(dtype: torch.dtype, fusion: Fusion = PLAIN) -> str:
@@ -111,7 +112,11 @@ def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype) -> Cluster
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
     """The cluster for rows of N elements: SHAPES' CTAs and warps, else the nearest shape whose threads hold at
     most MAX_PER_THREAD elements and whose last CTA gets columns of the row (else one where it does not)."""
-    how = holding(dtype, fusion)
+    return _config_for(N, dtype, holding(dtype, fusion))
+
+
+@cache  # ~0.1 ms of Python a call: more than some kernels take
+def _config_for(N: int, dtype: torch.dtype, how: str) -> ClusterConfig:
     _, ctas, num_warps = next(shape for shape in SHAPES[how] if N <= shape[0])
     lanes = window_lanes(N, dtype)
     nearest = sorted(itertools.product((16, 8, 4, 2), WARPS),
@@ -400,6 +405,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
 
 def unsupported(N: int, dtype: torch.dtype) -> str | None:
     reason = why_not_here()
+    if reason is None and N < MIN_N:
+        reason = f"cluster takes rows of {MIN_N} elements or more (got N = {N}); fused holds narrower ones"
     if reason is None and window_lanes(N, dtype) > CAPACITY:
         reason = (f"cluster holds rows of up to {CAPACITY} elements on chip ({CAPACITY - vector_elems(dtype) + 1} "
                   f"when N is not a multiple of {vector_elems(dtype)}; got N = {N}); use split or two_pass")
