@@ -26,7 +26,7 @@ def configs(N: int, dtype: torch.dtype):
     probe's best configurations lay, ../shared/anchors/probes/README.md)."""
     lanes = cluster.window_lanes(N, dtype)
     for ctas, warps in itertools.product((4, 8, 16), (4, 8)):
-        config = cluster.layout(lanes, ctas, warps, dtype)
+        config = cluster.layout(lanes, ctas, warps, dtype, cluster.holding(dtype))
         per_thread = config.span // (32 * warps)
         if 16 <= per_thread <= cluster.MAX_PER_THREAD[cluster.holding(dtype)][warps]:
             yield config

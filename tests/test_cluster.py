@@ -39,6 +39,7 @@ GPU_WIDTHS = [16385, 32768, 32769, 50257, 65537, 100003, 128256, 151936, 262143,
 ])
 def test_pieces_cover_the_span_in_at_most_three_powers_of_two(span, unit, pieces):
     assert cluster.pieces_of(span, unit) == pieces
+    assert cluster.pieces_of(span, unit, max_pieces=1) == (1 << (sum(pieces) - 1).bit_length(),)
 
 
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
@@ -55,7 +56,10 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         assert (config.ctas - 1) * config.step < N, "the last CTA holds columns of the row"
         assert config.span // threads <= cluster.MAX_PER_THREAD[cluster.holding(dtype, fusion)][config.num_warps]
         assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"
-        assert config.span - config.step < max(config.span // 4, threads * vector_elems(dtype)), "little padding"
+        if cluster.holding(dtype, fusion) == "fp32":
+            assert config.span - config.step < max(config.span // 4, threads * vector_elems(dtype)), "little padding"
+        else:
+            assert len(config.pieces) == 1 and config.span < 2 * config.step, "one piece, padded less than twice"
 
 
 def test_declared_limits():
@@ -146,7 +150,7 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
         assert case["loads_v4"] > 0 and case["stores_v4"] > 0, case
         assert case["st_async"] == 2 and case["cluster_arrive"] == 1 and case["cluster_wait"] == 1, case
         assert case["spill_bytes"] == 0 and case["registers"] <= min(255, 65536 // (32 * case["warps"])), case
-    assert cases[0]["pieces"] > 1, "50257 is not split into power-of-two spans"
+    assert cases[2]["pieces"] > 1, "fp32 151936 is held in more than one power-of-two piece"
 
 
 # --- numbers (GPU) -------------------------------------------------------------------------------------------

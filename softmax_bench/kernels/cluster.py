@@ -42,7 +42,10 @@ except ImportError:  # pragma: no cover - depends on the installed Triton
 
 MIN_TRITON = (3, 8)
 MAX_CTAS = 16  # the largest cluster Hopper runs (non-portable above 8: Triton sets the flag)
-MAX_PIECES = 3
+# Power-of-two pieces a CTA holds its lanes in, by how it holds them. fp32: up to three, little padding. Packed
+# 16-bit values: one, padded — on the H200 a second piece cost 3 to 18 points of a copy (more registers, another
+# reduction) where the padding costs only instructions on lanes that are never loaded (docs/perf-notes.md).
+MAX_PIECES = {"fp32": 3, "packed": 1}
 LOG2E = gl.constexpr(1.4426950408889634) if gluon is not None else None
 
 
@@ -66,8 +69,7 @@ class ClusterConfig:
 # or a scaled one). The configuration measured fastest on the H200 at each width of the wide and vocabulary
 # shapes (scripts/cluster-configs.py; docs/perf-notes.md).
 SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "packed": ((32768, 4, 8), (57344, 4, 4), (65536, 8, 4), (98304, 4, 8), (131072, 16, 4), (196608, 8, 8),
-               (262144, 16, 4), (2**62, 16, 8)),
+    "packed": ((32768, 4, 8), (98304, 8, 4), (131072, 16, 4), (163840, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
     "fp32": ((65536, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
 }
 WARPS = (4, 8, 16)
@@ -85,11 +87,11 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN) -> str:
     return "fp32" if dtype == torch.float32 or fusion.scale != 1.0 else "packed"
 
 
-def pieces_of(span: int, unit: int) -> tuple[int, ...]:
-    """`span` lanes rounded up to at most MAX_PIECES power-of-two pieces, each a multiple of `unit` (one 16-byte
+def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
+    """`span` lanes rounded up to at most `max_pieces` power-of-two pieces, each a multiple of `unit` (one 16-byte
     vector a thread), largest first."""
     units = triton.cdiv(span, unit)
-    while bin(units).count("1") > MAX_PIECES:  # round the smallest bits up
+    while bin(units).count("1") > max_pieces:  # round the smallest bits up
         units += units & -units
     return tuple(unit << bit for bit in range(units.bit_length() - 1, -1, -1) if units >> bit & 1)
 
@@ -101,12 +103,12 @@ def window_lanes(N: int, dtype: torch.dtype) -> int:
     return N + (vec - 1 if N % vec else 0)
 
 
-def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype) -> ClusterConfig:
+def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) -> ClusterConfig:
     """`lanes` shared evenly by `ctas` CTAs of `num_warps` warps, in whole 16-byte vectors; each CTA's share held
-    in pieces of one vector a thread or more."""
+    (`how`) in pieces of one vector a thread or more."""
     vec = vector_elems(dtype)
     step = triton.cdiv(triton.cdiv(lanes, ctas), vec) * vec
-    return ClusterConfig(ctas, num_warps, step, pieces_of(step, 32 * num_warps * vec))
+    return ClusterConfig(ctas, num_warps, step, pieces_of(step, 32 * num_warps * vec, MAX_PIECES[how]))
 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
@@ -121,7 +123,7 @@ def _config_for(N: int, dtype: torch.dtype, how: str) -> ClusterConfig:
     lanes = window_lanes(N, dtype)
     nearest = sorted(itertools.product((16, 8, 4, 2), WARPS),
                      key=lambda cw: abs(math.log2(cw[0] / ctas)) + abs(math.log2(cw[1] / num_warps)))
-    fits = [c for c in (layout(lanes, c, w, dtype) for c, w in nearest)
+    fits = [c for c in (layout(lanes, c, w, dtype, how) for c, w in nearest)
             if c.span <= 32 * c.num_warps * MAX_PER_THREAD[how][c.num_warps]]
     return next((c for c in fits if (c.ctas - 1) * c.step < N), fits[0])
 
@@ -380,7 +382,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere."""
-    p0, p1, p2 = config.pieces + (0,) * (MAX_PIECES - len(config.pieces))
+    p0, p1, p2 = config.pieces + (0,) * (3 - len(config.pieces))
     even = aligned and config.ctas * config.step == N and config.span == config.step
     return dict(STEP=config.step, P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=even, ALIGNED=aligned,
                 HOLD_F32=holding(dtype, fusion) == "fp32")
