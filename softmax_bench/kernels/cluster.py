@@ -1,17 +1,18 @@
 """cluster: a wide row held on chip across the CTAs of a thread-block cluster; one read, one write.
 
-Each row belongs to one cluster of C CTAs (C = 2 … 16). CTA c loads its span of the row — the lanes
-[c·SPAN, (c+1)·SPAN) counted from the 16-byte boundary at or before the row's start — in one go, 16 bytes a
-thread, and keeps it in registers (bf16 and fp16 as loaded, two to a register; fp32 as exp once computed). It
-reduces its span to a local max and sum of exponentials, then pushes that pair into every peer's shared memory
-with `st.async`, counted by an mbarrier; the cluster barrier before the push is split (arrive at the start,
-wait just before the push), so it is already satisfied when reached. Each CTA combines the C pairs into the
-row's max and sum and stores its span normalized. No barrier before exit: a CTA stores and leaves, and the next
-cluster's loads overlap its stores. This is Quack's exchange (../shared/anchors/wide-rows.md), written in Gluon.
+Each row belongs to one cluster of C CTAs (C = 2 … 16). CTA c takes an even share of the row — the `step` lanes
+from c·step, counted from the 16-byte boundary at or before the row's start — asks for all of it at once, 16
+bytes a thread, and keeps it in registers (16-bit values packed two to a register). It reduces its share to a
+local max and sum of exponentials, which replace x in its registers, then pushes (max, sum) into every peer's
+shared memory with `st.async`, counted by an mbarrier; the cluster barrier before the push is split (arrive at
+the start, wait just before the push), so it is already satisfied when reached. Each CTA combines the C pairs
+into the row's max and sum and stores its share scaled. No barrier before exit: a CTA stores and leaves, and the
+next cluster's loads overlap its stores. This is Quack's exchange (../shared/anchors/wide-rows.md) in Gluon;
+docs/why-one-pass.md §4 and docs/perf-notes.md say how it got to a copy's speed.
 
-A span is a sum of up to three power-of-two pieces (tensors are powers of two): 151936 lanes over 16 CTAs are
-8192 + 2048 a CTA instead of 16384, so no CTA holds mostly padding and none is left empty. Lanes outside the
-row are -inf: an empty span gives max -inf and sum 0, never NaN.
+Tensors are powers of two, a share need not be: it is held in up to three power-of-two pieces in fp32 (151936
+lanes over 16 CTAs: 8192 + 1024 + 512 a CTA) and in one padded piece in 16-bit; padding lanes are never loaded.
+Lanes outside the row are -inf: an empty share gives max -inf and sum 0, never NaN.
 
 Needs Triton ≥ 3.8 (3.6 cannot build multi-CTA kernels) and an sm_90 GPU; elsewhere the variant says so and
 `auto` does not pick it. Gluon kernels do not run in Triton's interpreter: the CPU tests check the launch
