@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -74,7 +75,9 @@ def _bandwidth(out_dir: Path, dtype: str, interpret: bool) -> tuple[float | None
 
 
 def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_time: bool = False,
-            settings: TimingSettings = TimingSettings(), op: Op = OPS["softmax"]) -> Explanation:
+            settings: TimingSettings = TimingSettings(), op: Op = OPS["softmax"],
+            advance: Callable[[str], None] = lambda what: None) -> Explanation:
+    """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before)."""
     torch_dtype = DTYPES[dtype]
     bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
     config = fused.launch_config(M, N)
@@ -100,6 +103,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype),
         )
         if x is not None and line.supported is None:
+            advance(f"{name}: compile" + (" and time" if measure_time else ""))
             _, launch = variant.launch(x, run_fusion)
             line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
             if measure_time:

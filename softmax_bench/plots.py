@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .kernels import REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT, variants  # noqa: E402
+from .errors import BenchError  # noqa: E402
 from .results import Run  # noqa: E402
 
 PANEL_INCHES = (6.4, 4.8)
@@ -141,7 +142,9 @@ FIGURES = {"roofline": roofline, "bandwidth-vs-n": bandwidth_vs_n, "registers-vs
 
 def plot_run(run: Run) -> list[Path]:
     """Write every figure of the run beside it, as PNG and SVG; returns the paths."""
-    rows, meta = run.rows(), run.meta()
+    rows, meta = run.nonempty_rows(), run.meta()
+    if not (rows["status"] == "ok").any():
+        raise BenchError(f"run {run.id} has no timed rows (every cell was skipped or FAIL): nothing to plot")
     paths = []
     for name, make in FIGURES.items():
         fig = make(rows, meta)

@@ -42,9 +42,10 @@ def device() -> str:
 
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory):
-    """One `sweep --preset smoke` (interpreted on CPU), shared by the tests that read a fresh run."""
+    """One `sweep --preset smoke` (on CPU: `sweep --interpret`, whose default is the smoke preset), shared by the
+    tests that read a fresh run."""
     out_dir = tmp_path_factory.mktemp("results")
-    result = invoke("sweep", *MODE, "--preset", "smoke", "--out", out_dir)
+    result = invoke("sweep", *(MODE or ["--preset", "smoke"]), "--out", out_dir)
     assert result.exit_code == 0, result.output
     (run_dir,) = [p for p in out_dir.iterdir() if p.is_dir()]
     return out_dir, run_dir, result

@@ -128,7 +128,7 @@ def test_missing_baseline_exits_2(tmp_path):
 def test_malformed_csv_exits_2(tmp_path):
     run_dir = clone(tmp_path, "garbled")
     (run_dir / "rows.csv").write_text("this is,not\na results,file\n")
-    assert_usage_error(invoke("check", run_dir, "--baseline", REFERENCE), "rows.csv", "not a softmax-bench")
+    assert_usage_error(invoke("check", run_dir, "--baseline", REFERENCE), "rows.csv has no column", "variant, dtype")
 
 
 def test_interpreted_run_against_a_gpu_run_exits_2(tmp_path):

@@ -76,9 +76,20 @@ def test_no_stored_baseline_says_so(tmp_path):
 
 
 def test_bad_shape_and_dtype(tmp_path):
-    assert_usage_error(invoke("explain", *MODE, "--shape", "64", "--out", tmp_path), "not MxN")
+    assert_usage_error(invoke("explain", *MODE, "--shape", "64", "--out", tmp_path), "--shape", "'64' is not MxN")
     assert_usage_error(invoke("explain", *MODE, "--shape", "64x64", "--dtype", "int8", "--out", tmp_path),
-                       "unknown dtype")
+                       "'--dtype'", "'int8' is not one of 'fp32', 'bf16', 'fp16'")
+
+
+def test_measure_reports_progress_before_each_variant(out_dir, monkeypatch):
+    import softmax_bench.explain
+    from softmax_bench.kernels import variants
+    from softmax_bench.timing import Timing
+
+    monkeypatch.setattr(softmax_bench.explain, "measure", lambda fn, settings, interpret: Timing(1.0, 1.0, 1.0))
+    seen = []
+    explain(2, 64, "bf16", out_dir, INTERPRET, measure_time=True, advance=seen.append)
+    assert seen == [f"{name}: compile and time" for name in variants()]
 
 
 def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):
