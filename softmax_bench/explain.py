@@ -23,8 +23,9 @@ REGISTERS_PER_SM = 65536
 @dataclass
 class VariantLine:
     name: str
-    read_bytes: int
-    write_bytes: int
+    read_bytes: int  # from HBM
+    write_bytes: int  # to HBM
+    l2_bytes: int  # read and written that L2 serves
     expected_ms: float | None
     flops: int
     supported: str | None  # None when supported, else why not
@@ -98,7 +99,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     for name, variant in variants().items():
         traffic = variant.traffic(M, N, torch_dtype, fusion)
         line = VariantLine(
-            name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes,
+            name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
             flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype),
         )

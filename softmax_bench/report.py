@@ -102,8 +102,9 @@ def explain_report(e) -> list:
 
     measured = any(line.measured_ms is not None for line in e.lines)
     compiled = any(line.n_regs is not None for line in e.lines)
-    table = Table(title="bytes each variant moves, and the time they take at that bandwidth", title_justify="left")
-    columns = ["variant", "read bytes", "written bytes", "× one pass", "expected ms"]
+    table = Table(title="MiB each variant moves through HBM (and through L2 only), and the time the HBM bytes take at "
+                        "that bandwidth", title_justify="left")
+    columns = ["variant", "HBM read", "HBM written", "L2 only", "× one pass", "expected ms"]
     columns += ["measured ms", "measured / expected"] if measured else []
     columns += ["regs", "spills"] if compiled else []
     for column in columns:
@@ -115,7 +116,7 @@ def explain_report(e) -> list:
             table.add_row(line.name, *["not supported"] + ["—"] * (len(columns) - 2), style="dim")
             notes.append(f"{line.name}: {line.supported}")
             continue
-        cells = [line.name, f"{line.read_bytes:,}", f"{line.write_bytes:,}",
+        cells = [line.name, *(f"{n / 2**20:,.1f}" for n in (line.read_bytes, line.write_bytes, line.l2_bytes)),
                  f"{(line.read_bytes + line.write_bytes) / one_pass:.2f}",
                  f"{line.expected_ms:.4f}" if line.expected_ms is not None else "—"]
         if measured:

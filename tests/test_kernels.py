@@ -159,9 +159,16 @@ def test_traffic_models():
     variants = softmax_bench.variants()
     assert variants["fused"].traffic(M, N, torch.bfloat16).total_bytes == one_pass
     assert variants["eager"].traffic(M, N, torch.bfloat16).total_bytes == one_pass
-    assert variants["two_pass"].traffic(M, N, torch.bfloat16).read_bytes == 2 * M * N * 2
-    online_bytes = variants["online"].traffic(M, N, torch.bfloat16)
-    assert online_bytes.read_bytes > 2 * M * N * 2 and online_bytes.write_bytes > 2 * M * N * 2
+    # rows of 8 KB: two_pass's second read, online's stored exponentials and split's second read stay in L2
+    for name in ("two_pass", "online", "split"):
+        traffic = variants[name].traffic(M, N, torch.bfloat16)
+        assert one_pass <= traffic.total_bytes < 1.01 * one_pass and traffic.l2_bytes >= M * N * 2, name
+    # rows of 128 KB: two_pass reads twice and online reads and writes twice, from HBM
+    wide = 65536
+    assert variants["two_pass"].traffic(M, wide, torch.bfloat16).total_bytes == 3 * M * wide * 2
+    online_wide = variants["online"].traffic(M, wide, torch.bfloat16)
+    assert online_wide.read_bytes > 2 * M * wide * 2 and online_wide.write_bytes > 2 * M * wide * 2
+    assert online_wide.l2_bytes == 0
     # unfused in fp32: max 4 + subtract 4+4 + exp 4+4 + sum 4 + divide 4+4 = 32 bytes an element
     assert variants["unfused"].traffic(M, N, torch.float32).total_bytes == 32 * M * N
 
