@@ -11,7 +11,8 @@ from rich.text import Text
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 
 
-def _gbps(value: float) -> str:
+def number(value: float) -> str:
+    """A bandwidth or rate: whole numbers with separators from 100 up, three significant digits below."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
@@ -56,7 +57,7 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
                 elif r.status == "ok":
                     star = " ★" if r.gbps == best else ""
                     style = "bold green" if star else ""
-                    texts.append(Text(f"{_gbps(r.gbps)} {_pct(r.pct_of_copy)}{star}", style=style))
+                    texts.append(Text(f"{number(r.gbps)} {_pct(r.pct_of_copy)}{star}", style=style))
                 else:
                     mark = reasons.setdefault(str(r.reason), len(reasons) + 1)
                     style = "bold red" if r.status == "FAIL" else "dim"
@@ -199,7 +200,7 @@ def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
             if gbps is None or math.isnan(gbps):
                 cells.append("—")
                 continue
-            text = f"{_gbps(gbps)} ({_pct(pct)})"
+            text = f"{number(gbps)} ({_pct(pct)})"
             ratio = r.get(f"ratio:{i}")
             if i and ratio is not None and not math.isnan(ratio):
                 text += f" {ratio:.2f}×"
@@ -221,7 +222,7 @@ def tune_table(table) -> Table:
         cells = []
         for name in names:
             ms = entry["ms"].get(name)
-            text = "—" if ms is None else _gbps(nbytes / ms / 1e6) + (" ★" if name == entry["variant"] else "")
+            text = "—" if ms is None else number(nbytes / ms / 1e6) + (" ★" if name == entry["variant"] else "")
             cells.append(Text(text, style="bold" if name == entry["variant"] else ""))
         out.add_row(entry["dtype"], f"{entry['M']}×{entry['N']}", *cells)
     out.caption = "GB/s = 2·M·N·element size / median time; — : the variant does not support the row or was wrong"
