@@ -45,7 +45,7 @@ app = typer.Typer(
     cls=Commands,
     help="How close to the hardware is a row softmax, where does it stop scaling, and did a change make it slower? "
     "Every measurement is compared with a device copy of the same bytes on the same GPU.\n\n"
-    "Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret --preset smoke` "
+    "Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret` (tiny shapes) "
     "on a machine without one; then `show`, `plot`, `explain`, `check` and `compare` read the stored runs.",
     no_args_is_help=True,
     add_completion=False,

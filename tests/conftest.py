@@ -24,6 +24,11 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+def flat(text: str) -> str:
+    """Printed text with its line breaks undone: Rich wraps a title or caption at its table's width."""
+    return " ".join(text.split())
+
+
 def assert_usage_error(result, *words: str) -> None:
     """Exit 2, one line on stderr that says what is wrong, no traceback."""
     assert result.exit_code == 2, result.output
