@@ -2,6 +2,8 @@
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,11 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
+import softmax_bench
 from softmax_bench.results import COLUMNS
 
 from .conftest import DEVICE, MODE, REPO, assert_usage_error, flat, invoke
 
-OUR_VARIANTS = ["fused", "two_pass", "online", "eager", "unfused", "auto"]
+OUR_VARIANTS = [*softmax_bench.variants(), "auto"]  # the registry's, so a new variant is checked too
 SMOKE_CELLS = {(64, 32), (16, 1000), (4, 5000)}
 
 
@@ -204,13 +208,29 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
 
 
 def test_softmax_bench_commit_names_the_code_even_in_a_checkout(monkeypatch):
-    from softmax_bench.sweep import git_commit
+    from softmax_bench import sweep
 
     monkeypatch.delenv("SOFTMAX_BENCH_COMMIT", raising=False)
-    from_checkout = git_commit()
-    assert from_checkout is None or len(from_checkout.removesuffix("-dirty")) == 40
+    monkeypatch.delenv("GITHUB_SHA", raising=False)
+    if (REPO / ".git").exists() and shutil.which("git"):
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", sweep.git_commit()) and sweep.git_commit().startswith(head)
     monkeypatch.setenv("SOFTMAX_BENCH_COMMIT", "a426da7")  # a copied tree with a stale .git says what it runs
-    assert git_commit() == "a426da7"
+    assert sweep.git_commit() == "a426da7"
+
+
+def test_outside_a_checkout_the_commit_comes_from_github_sha(monkeypatch):
+    from softmax_bench import sweep
+
+    def no_git(*args, **kwargs):
+        raise FileNotFoundError("git")
+
+    monkeypatch.delenv("SOFTMAX_BENCH_COMMIT", raising=False)
+    monkeypatch.setattr(sweep.subprocess, "run", no_git)
+    monkeypatch.setenv("GITHUB_SHA", "0123abc")
+    assert sweep.git_commit() == "0123abc"
+    monkeypatch.delenv("GITHUB_SHA")
+    assert sweep.git_commit() is None  # and the run's metadata says so, rather than inventing one
 
 
 def test_tables_fit_80_columns_and_one_reason_is_one_footnote():

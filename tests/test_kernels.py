@@ -53,8 +53,10 @@ def test_random_rows_match_float64(variant, dtype, N):
     x, seed = fresh_randn(3, N, dtype=dtype)
     y = softmax_bench.softmax(x, variant=variant)
     assert_matches(y, x, msg=lambda m: f"seed {seed}: {m}")
+    # Each element is within rtol · y of the truth (its rounding to the dtype), and the truths sum to 1: so does the
+    # row, within rtol — whatever N (N · rtol, the old bound, passed 1 for bf16 from N = 63).
     sums = y.double().sum(dim=-1).cpu()
-    torch.testing.assert_close(sums, torch.ones_like(sums), atol=N * TOLERANCES[dtype][1], rtol=0)
+    torch.testing.assert_close(sums, torch.ones_like(sums), atol=TOLERANCES[dtype][1], rtol=0)
     assert bool(((y >= 0) & (y <= 1)).all())
 
 
