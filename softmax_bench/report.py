@@ -52,7 +52,7 @@ def _header(name: str) -> str:
 
 def _footnote(reason: object) -> str:
     """A reason without the cell's own numbers ("(got N = 65536)"), so that one footnote serves every cell."""
-    return re.sub(r"\s*\(got [^)]*\)$", "", str(reason))
+    return re.sub(r"\s*\(got [^)]*\)", "", str(reason))
 
 
 def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
