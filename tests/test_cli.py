@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import softmax_bench
+from softmax_bench.config import MEASURABLE
 from softmax_bench.results import COLUMNS
 
 from .conftest import DEVICE, MODE, REPO, assert_usage_error, flat, invoke
@@ -137,8 +138,7 @@ def test_help_teaches(tmp_path):
     for word in ("--preset", "--resume", "--interpret", "smoke", "do_bench"):
         assert word in result.stdout
     # the choices are listed, and no type is printed after a flag
-    for choice in ("[fused|split|two_pass|online|eager|unfused|auto|torch_compile", "default|narrow|seed|smoke",
-                   "softmax|scaled-masked|causal", "fp32|bf16|fp16"):
+    for choice in ("|".join(MEASURABLE), "default|narrow|seed|smoke", "softmax|scaled-masked|causal", "fp32|bf16|fp16"):
         assert choice in result.stdout.replace("list[", "[").replace("<", "[").replace(">", "]")
     assert "<bool>" not in result.stdout and "DESIGN" not in result.stdout
 
