@@ -337,9 +337,11 @@ def plot(
 ) -> None:
     """Write the run's roofline, bandwidth-vs-N and registers-vs-N plots beside it (PNG and SVG).
 
-    Roofline: FLOPs / each variant's own model bytes against achieved GFLOP/s, under the run's copy bandwidth and
-    the device's fp32 rate. Bandwidth vs N: % of copy, one panel per dtype — the drop where a variant stops
-    scaling. Registers vs N: registers a thread and spills of each Triton variant's compiled kernel.
+    Roofline: achieved GFLOP/s against FLOPs per HBM byte (each variant's traffic model), under one roof: the
+    smaller of the run's copy bandwidth × intensity and the device's measured fp32 rate, with its ridge point; a
+    point above the roof is ringed and the legend says why. Bandwidth vs N: % of copy, one panel per dtype — the
+    drop where a variant stops scaling. Registers vs N: registers a thread and spills of each Triton variant's
+    compiled kernel (an interpreted run compiles none, and the figure says so).
     """
     from .plots import plot_run
     from .results import open_run
