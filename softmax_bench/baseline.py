@@ -85,9 +85,11 @@ def _load_store(path: Path) -> list[dict]:
         return []
     try:
         records = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise BenchError(f"cannot read the copy baseline {path}: {err}; delete it or pass --fresh") from None
-    return records if isinstance(records, list) else []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BenchError(f"cannot read the copy baseline {path}: {err}; delete it to measure again") from None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise BenchError(f"{path} is not a list of copy-baseline records; delete it to measure again")
+    return records
 
 
 def _record_of(records: list[dict], device: dict) -> dict | None:

@@ -8,30 +8,70 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
 from . import __version__
+from .config import MEASURABLE, build_plan, preset_names
 from .errors import BenchError
+from .kernels import DTYPES
+from .ops import OPS
+from .regression import DEFAULT_THRESHOLD
+
+try:  # typer ≥ 0.20 carries its own copy of click
+    from typer._click.exceptions import UsageError
+except ImportError:  # pragma: no cover
+    from click.exceptions import UsageError
+
+
+class Commands(TyperGroup):
+    """A command's usage error (a value of the wrong type or range, a missing argument, an unknown command) is
+    one line on stderr and exit 2, as every other error of the CLI."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UsageError as e:
+            fail(e.format_message())
+
 
 app = typer.Typer(
+    cls=Commands,
     help="How close to the hardware is a row softmax, where does it stop scaling, and did a change make it slower? "
     "Every measurement is compared with a device copy of the same bytes on the same GPU.\n\n"
-    "Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret --preset smoke` "
+    "Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret` (tiny shapes) "
     "on a machine without one; then `show`, `plot`, `explain`, `check` and `compare` read the stored runs.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,  # plain help: paragraphs rewrapped to the terminal, no type after a flag
 )
 out = Console()
 if not out.is_terminal:  # piped or captured: wide enough for a table with every variant
     out = Console(width=240)
 err = Console(stderr=True, soft_wrap=True)
+
+
+def _choices(name: str, values) -> type[Enum]:
+    """The choices of an option, listed in --help and checked by the parser."""
+    return Enum(name, {v: v for v in values}, type=str)
+
+
+DtypeName = _choices("DtypeName", DTYPES)
+MeasurableName = _choices("MeasurableName", MEASURABLE)
+PresetName = _choices("PresetName", preset_names())
+OpName = _choices("OpName", OPS)
+
+
+def values(choices: list[Enum] | None) -> list[str]:
+    return [c.value for c in choices or []]
+
 
 OutDir = Annotated[Path, typer.Option("--out", help="Folder that holds runs and the copy baseline.")]
 Interpret = Annotated[
@@ -43,7 +83,7 @@ Interpret = Annotated[
     ),
 ]
 Op = Annotated[
-    Optional[str],
+    Optional[OpName],
     typer.Option(
         "--op",
         help="What is fused around the softmax: softmax (default), scaled-masked (x · 0.125 and a random keep-mask "
@@ -51,21 +91,22 @@ Op = Annotated[
     ),
 ]
 Dtypes = Annotated[
-    Optional[list[str]],
-    typer.Option("--dtype", help="fp32, bf16 or fp16; repeat for several. Default: the config's, else bf16 and fp32."),
+    Optional[list[DtypeName]],
+    typer.Option("--dtype", help="Repeat for several. Default: the config's, else bf16 and fp32."),
 ]
 
 
 Shapes = Annotated[Optional[list[str]], typer.Option("--shape", help="MxN, e.g. 32768x4096; repeatable.")]
-Ms = Annotated[Optional[list[int]], typer.Option("--m", help="Rows; with --n, every (m, n) pair. Repeatable.")]
-Ns = Annotated[Optional[list[int]], typer.Option("--n", help="Row length; with --m. Repeatable.")]
+Ms = Annotated[Optional[list[int]], typer.Option("--m", min=1, help="Rows; with --n, every (m, n) pair. Repeatable.")]
+Ns = Annotated[Optional[list[int]], typer.Option("--n", min=1, help="Row length; with --m. Repeatable.")]
 ConfigFile = Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config, e.g. configs/ci.toml.")]
 Preset = Annotated[
-    Optional[str],
-    typer.Option("--preset", help="default (the DESIGN grid + vocabulary), seed, narrow, wide, vocab, smoke."),
+    Optional[PresetName],
+    typer.Option("--preset", help="A sweep shipped with the package (softmax_bench/presets/): default is "
+                 "M·N = 2^27 for N = 32 … 262144 and four vocabulary rows; smoke is tiny, for --interpret."),
 ]
-WarmupMs = Annotated[Optional[int], typer.Option(help="do_bench warm-up per measurement, ms.")]
-RepMs = Annotated[Optional[int], typer.Option(help="do_bench timed repetitions per measurement, ms.")]
+WarmupMs = Annotated[Optional[int], typer.Option(min=0, help="do_bench warm-up per measurement, ms.")]
+RepMs = Annotated[Optional[int], typer.Option(min=1, help="do_bench timed repetitions per measurement, ms.")]
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -123,6 +164,17 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool) 
         )
 
 
+def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool):
+    """The sweep asked for, checked before anything runs; says which preset runs when no shape was given."""
+    plan = build_plan(shape or [], m or [], n or [], config, preset.value if preset else None, values(dtype), variants,
+                      warmup_ms, rep_ms, op.value if op else None, interpret)
+    if plan.default_preset is not None:
+        why = "the default under --interpret" if interpret else "the default"
+        err.print(f"no shape options: running the {plan.default_preset} preset, {why}: {plan.description}",
+                  markup=False, highlight=False)
+    return plan
+
+
 @app.command("copy-baseline")
 def copy_baseline_command(
     dtype: Dtypes = None,
@@ -135,13 +187,13 @@ def copy_baseline_command(
     Stored in OUT/copy-baseline.json with the device's identity (name, UUID, driver); `sweep` reuses it on the
     same device and measures it again on another one, or with --fresh.
     """
-    from .config import DEFAULT_DTYPES, check_dtypes
+    from .config import DEFAULT_DTYPES
     from .report import copy_table
     from .timing import TimingSettings
 
     try:
         interpret = use_interpreter(interpret)
-        baseline = _copy_baseline(check_dtypes(dtype or DEFAULT_DTYPES), out_dir, TimingSettings(), interpret, fresh)
+        baseline = _copy_baseline(values(dtype) or DEFAULT_DTYPES, out_dir, TimingSettings(), interpret, fresh)
     except BenchError as e:
         fail(str(e))
     out.print(copy_table(baseline))
@@ -156,7 +208,7 @@ def sweep(
     preset: Preset = None,
     dtype: Dtypes = None,
     variant: Annotated[
-        Optional[list[str]],
+        Optional[list[MeasurableName]],
         typer.Option("--variant", help="A variant or peer to measure; repeatable. Default: all that support the cell."),
     ] = None,
     op: Op = None,
@@ -177,22 +229,20 @@ def sweep(
     Each cell is checked against a reference first (a wrong variant is FAIL and is not timed), then timed with
     triton.testing.do_bench (median, p20, p80). Bandwidth is compared with a device copy measured on the same
     device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
-    With no shape options, the default preset runs.
+    With no shape options, the default preset runs (with --interpret, the smoke preset).
     """
-    from .config import build_plan
     from .report import sweep_tables
-    from .sweep import providers, resume_run, run_sweep, start_run
+    from .sweep import resume_run, run_sweep, start_run
 
     try:
         interpret = use_interpreter(interpret)
         if resume is not None:
-            run, meta, plan = resume_run(resume, out_dir, interpret)
-            baseline = None
+            run, meta, plan, dropped = resume_run(resume, out_dir, interpret)
+            if dropped:
+                err.print(f"dropped the last line of {run.rows_path}, cut short: {dropped!r}; measuring that cell "
+                          "again", markup=False, highlight=False)
         else:
-            plan = build_plan(
-                shape or [], m or [], n or [], config, preset, dtype or [], variant or [], warmup_ms, rep_ms, op
-            )
-            providers(plan.variants)  # unknown names fail here, before anything is measured
+            plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret)
             baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
             command = shlex.join(["softmax-bench", *sys.argv[1:]])
             run, meta = start_run(plan, out_dir, baseline, interpret, command, run_id)
@@ -240,13 +290,12 @@ def tune(
     no shape options, the default preset's shapes.
     """
     from .auto_table import table_for, table_name, triton_version, user_tables_dir
-    from .config import build_plan
     from .report import tune_table
     from .tune import tune as tune_cells
 
     try:
         interpret = use_interpreter(interpret)
-        plan = build_plan(shape or [], m or [], n or [], config, preset, dtype or [], [], warmup_ms, rep_ms)
+        plan = _plan(shape, m, n, config, preset, dtype, [], warmup_ms, rep_ms, None, interpret)
         command = shlex.join(["softmax-bench", *sys.argv[1:]])
         with _progress() as progress:
             task = progress.add_task("tune", total=None)
@@ -275,11 +324,9 @@ def show(
 
     try:
         stored = open_run(run, out_dir)
-        rows, meta = stored.rows(), stored.meta()
+        rows, meta = stored.nonempty_rows(), stored.meta()
     except BenchError as e:
         fail(str(e))
-    if rows.empty:
-        fail(f"run {stored.id} has no rows yet; finish it with sweep --resume {stored.id}")
     for table in sweep_tables(rows, meta):
         out.print(table)
 
@@ -291,9 +338,11 @@ def plot(
 ) -> None:
     """Write the run's roofline, bandwidth-vs-N and registers-vs-N plots beside it (PNG and SVG).
 
-    Roofline: FLOPs / each variant's own model bytes against achieved GFLOP/s, under the run's copy bandwidth and
-    the device's fp32 rate. Bandwidth vs N: % of copy, one panel per dtype — the drop where a variant stops
-    scaling. Registers vs N: registers a thread and spills of each Triton variant's compiled kernel.
+    Roofline: achieved GFLOP/s against FLOPs per HBM byte (each variant's traffic model), under one roof: the
+    smaller of the run's copy bandwidth × intensity and the device's measured fp32 rate, with its ridge point; a
+    point above the roof is ringed and the legend says why. Bandwidth vs N: % of copy, one panel per dtype — the
+    drop where a variant stops scaling. Registers vs N: registers a thread and spills of each Triton variant's
+    compiled kernel (an interpreted run compiles none, and the figure says so).
     """
     from .plots import plot_run
     from .results import open_run
@@ -309,7 +358,7 @@ def plot(
 @app.command()
 def explain(
     shape: Annotated[str, typer.Option("--shape", help="MxN, e.g. 32768x4096.")],
-    dtype: Annotated[str, typer.Option("--dtype", help="fp32, bf16 or fp16.")] = "fp32",
+    dtype: Annotated[DtypeName, typer.Option("--dtype")] = DtypeName["fp32"],
     measure: Annotated[bool, typer.Option("--measure", help="Also time each variant and show it beside the prediction.")] = False,
     op: Op = None,
     out_dir: OutDir = Path("results"),
@@ -320,18 +369,24 @@ def explain(
     Bytes each variant reads and writes and the time that takes at the stored copy bandwidth; why the FLOPs do not
     matter; the fused kernel's BLOCK, warps and registers; which variant auto picks, and why.
     """
-    from .config import check_dtypes, parse_shape
+    from .config import check_interpretable, parse_shape
     from .ops import get_op
 
     try:
-        M, N = parse_shape(shape)
-        (dtype,) = check_dtypes([dtype])
-        chosen_op = get_op(op or "softmax")
+        try:
+            M, N = parse_shape(shape)
+        except BenchError as e:
+            raise BenchError(f"--shape: {e}") from None
+        if interpret and measure:
+            check_interpretable(M, N, "explain --measure")
         interpret = use_interpreter(interpret)
         from .explain import explain as explain_shape  # loads the kernels: after use_interpreter
         from .report import explain_report
 
-        explanation = explain_shape(M, N, dtype, out_dir, interpret, measure, op=chosen_op)
+        with _progress() as progress:
+            task = progress.add_task("explain", total=None)
+            explanation = explain_shape(M, N, dtype.value, out_dir, interpret, measure, op=get_op(op.value if op else "softmax"),
+                                        advance=lambda what: progress.update(task, description=what))
     except BenchError as e:
         fail(str(e))
     for item in explain_report(explanation):
@@ -342,7 +397,9 @@ def explain(
 def check(
     run: Annotated[str, typer.Argument(help="The run to judge (folder or id).")],
     baseline: Annotated[str, typer.Option("--baseline", help="The reference run (folder or id).")],
-    threshold: Annotated[float, typer.Option(help="Smallest drop in % of copy, relative, that counts.")] = 5.0,
+    threshold: Annotated[
+        float, typer.Option(min=0.0, help="Smallest drop in % of copy, relative, that counts.")
+    ] = DEFAULT_THRESHOLD,
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary here.")] = None,
     allow_device_mismatch: Annotated[
         bool, typer.Option("--allow-device-mismatch", help="Compare runs from different GPU models.")

@@ -16,6 +16,7 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -23,8 +24,9 @@ from importlib import resources
 from pathlib import Path
 
 from .errors import BenchError
-from .kernels import DTYPES
-from .ops import get_op
+from .kernels import DTYPES, VARIANT_MODULES
+from .ops import OPS, get_op
+from .peers import PEERS
 from .timing import TimingSettings
 
 if sys.version_info >= (3, 11):
@@ -32,8 +34,42 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CONFIG_KEYS = {"description", "shapes", "n", "m", "elems", "dtypes", "variants", "op", "warmup_ms", "rep_ms"}
 DEFAULT_DTYPES = ["bf16", "fp32"]
+# Everything a sweep can measure, by name: the variants (each module of softmax_bench.kernels is named after its
+# variant), auto, and the peers.
+MEASURABLE = (*VARIANT_MODULES, "auto", *PEERS)
+# The interpreter runs a program at a time (fused: ~7 ms a row of 4096 on one core): a cell of at most 2^20
+# elements takes seconds a call, and progress stays within a minute.
+INTERPRET_MAX_ELEMS = 2**20
+
+
+def _whole(value: object, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _list_of(value: object, ok) -> bool:
+    return isinstance(value, list) and all(ok(v) for v in value)
+
+
+def _names(names) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
+# key: (is a value acceptable?, what is accepted)
+CONFIG_KEYS = {
+    "description": (lambda v: isinstance(v, str), "a string"),
+    "shapes": (lambda v: _list_of(v, lambda s: isinstance(s, str)), 'a list of "MxN" strings, e.g. ["32768x4096"]'),
+    "m": (lambda v: _list_of(v, lambda m: _whole(m, 1)), "a list of whole numbers ≥ 1, e.g. [4096]"),
+    "n": (lambda v: _list_of(v, lambda n: _whole(n, 1)), "a list of whole numbers ≥ 1, e.g. [1024, 4096]"),
+    "elems": (lambda v: _whole(v, 1), "a whole number ≥ 1, e.g. 134217728"),
+    "dtypes": (lambda v: _list_of(v, lambda d: d in DTYPES), f"a list of dtypes from {_names(DTYPES)}, "
+               'e.g. ["bf16", "fp32"]'),
+    "variants": (lambda v: _list_of(v, lambda n: n in MEASURABLE), f"a list of names from {_names(MEASURABLE)}, "
+                 'e.g. ["fused", "eager"]'),
+    "op": (lambda v: isinstance(v, str) and v in OPS, f"one of {_names(OPS)}"),
+    "warmup_ms": (lambda v: _whole(v, 0), "a whole number of milliseconds ≥ 0, e.g. 25"),
+    "rep_ms": (lambda v: _whole(v, 1), "a whole number of milliseconds ≥ 1, e.g. 100"),
+}
 
 
 @dataclass
@@ -44,6 +80,8 @@ class SweepPlan:
     op: str = "softmax"  # what is fused around it: softmax_bench.ops
     timing: TimingSettings = field(default_factory=TimingSettings)
     sources: list[str] = field(default_factory=list)
+    description: str = ""
+    default_preset: str | None = None  # the preset run because no shape was asked for
 
     def cells(self) -> list[tuple[str, int, int]]:
         """(dtype, M, N) in sweep order: dtype by dtype, narrow rows first."""
@@ -62,17 +100,10 @@ def preset_path(name: str) -> Path:
 
 
 def parse_shape(text: str) -> tuple[int, int]:
-    match = re.fullmatch(r"\s*(-?\d+)\s*[x×X]\s*(-?\d+)\s*", text)
-    if not match:
-        raise BenchError(f"shape {text!r} is not MxN (e.g. 32768x4096)")
-    m, n = int(match[1]), int(match[2])
-    check_positive(m, n)
-    return m, n
-
-
-def check_positive(m: int, n: int) -> None:
-    if m <= 0 or n <= 0:
-        raise BenchError(f"M and N must be positive, got {m}x{n}")
+    match = re.fullmatch(r"\s*(\d+)\s*[x×X]\s*(\d+)\s*", text)
+    if not match or int(match[1]) < 1 or int(match[2]) < 1:
+        raise BenchError(f"shape {text!r} is not MxN with M, N ≥ 1 (e.g. 32768x4096)")
+    return int(match[1]), int(match[2])
 
 
 def check_dtypes(names: list[str]) -> list[str]:
@@ -80,6 +111,15 @@ def check_dtypes(names: list[str]) -> list[str]:
         if name not in DTYPES:
             raise BenchError(f"unknown dtype {name!r}; choose from {', '.join(DTYPES)}")
     return list(dict.fromkeys(names))
+
+
+def check_interpretable(M: int, N: int, what: str) -> None:
+    """Refuse a cell too large for Triton's interpreter, before anything runs."""
+    if M * N > INTERPRET_MAX_ELEMS:
+        raise BenchError(
+            f"{what}: {M}x{N} is {M * N:,} elements, too many for --interpret (each kernel call would take minutes "
+            f"on CPU); use cells of at most {INTERPRET_MAX_ELEMS:,} elements, e.g. --shape 256x4096 or --preset smoke"
+        )
 
 
 def load_config(path: Path) -> dict:
@@ -91,35 +131,30 @@ def load_config(path: Path) -> dict:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise BenchError(f"{path}: not valid TOML: {err}") from None
-    unknown = sorted(set(data) - CONFIG_KEYS)
-    if unknown:
-        raise BenchError(f"{path}: unknown key {unknown[0]!r}; allowed keys: {', '.join(sorted(CONFIG_KEYS))}")
+    for key, value in data.items():
+        if key not in CONFIG_KEYS:
+            raise BenchError(f"{path}: unknown key {key!r}; allowed keys: {', '.join(sorted(CONFIG_KEYS))}")
+        acceptable, accepted = CONFIG_KEYS[key]
+        if not acceptable(value):
+            raise BenchError(f"{path}: {key} = {json.dumps(value, ensure_ascii=False)}: expected {accepted}")
     return data
 
 
-def _int_list(data: dict, key: str, source: str) -> list[int]:
-    values = data.get(key, [])
-    if not isinstance(values, list) or not all(isinstance(v, int) for v in values):
-        raise BenchError(f"{source}: {key} must be a list of whole numbers")
-    return values
-
-
 def shapes_from(data: dict, source: str) -> list[tuple[int, int]]:
+    """The shapes of a checked config: `shapes`, and `n` with `m` (every pair) or with `elems`."""
     shapes = []
     for text in data.get("shapes", []):
         try:
-            shapes.append(parse_shape(str(text)))
+            shapes.append(parse_shape(text))
         except BenchError as err:
-            raise BenchError(f"{source}: {err}") from None
-    ns, ms = _int_list(data, "n", source), _int_list(data, "m", source)
+            raise BenchError(f"{source}: shapes: {err}") from None
+    ns, ms = data.get("n", []), data.get("m", [])
     if ns and "elems" in data:
         shapes += [(max(1, data["elems"] // n), n) for n in ns]
     elif ns and ms:
         shapes += [(m, n) for m in ms for n in ns]
     elif ns or ms:
         raise BenchError(f"{source}: `n` needs `m` (every pair) or `elems` (M = elems // N), and `m` needs `n`")
-    for m, n in shapes:
-        check_positive(m, n)
     return shapes
 
 
@@ -134,24 +169,31 @@ def build_plan(
     warmup_ms: int | None = None,
     rep_ms: int | None = None,
     op: str | None = None,
+    interpret: bool = False,
 ) -> SweepPlan:
-    """The sweep the user asked for; the default preset when no shape is given."""
+    """The sweep the user asked for. With no shape given, the default preset (the smoke preset under the
+    interpreter); under the interpreter, no cell larger than INTERPRET_MAX_ELEMS."""
     plan = SweepPlan()
     sources: list[tuple[str, dict]] = []
     if preset is not None:
         sources.append((f"preset {preset}", load_config(preset_path(preset))))
     if config is not None:
         sources.append((str(config), load_config(config)))
-    cli_shapes = [parse_shape(s) for s in shapes]
+    try:
+        cli_shapes = [parse_shape(s) for s in shapes]
+    except BenchError as err:
+        raise BenchError(f"--shape: {err}") from None
     if ms or ns:
         sources.append(("--m/--n", {"m": ms, "n": ns}))
     if not sources and not cli_shapes:
-        sources.append(("preset default", load_config(preset_path("default"))))
+        plan.default_preset = "smoke" if interpret else "default"
+        sources.append((f"preset {plan.default_preset}", load_config(preset_path(plan.default_preset))))
     for source, data in sources:
         plan.shapes += shapes_from(data, source)
         plan.dtypes += data.get("dtypes", [])
         plan.variants += data.get("variants", [])
         plan.op = data.get("op", plan.op)
+        plan.description = data.get("description", plan.description)
         plan.timing = TimingSettings(
             warmup_ms=data.get("warmup_ms", plan.timing.warmup_ms), rep_ms=data.get("rep_ms", plan.timing.rep_ms)
         )
@@ -166,4 +208,7 @@ def build_plan(
         warmup_ms=warmup_ms if warmup_ms is not None else plan.timing.warmup_ms,
         rep_ms=rep_ms if rep_ms is not None else plan.timing.rep_ms,
     )
+    if interpret:
+        for M, N in plan.shapes:
+            check_interpretable(M, N, " + ".join(plan.sources))
     return plan

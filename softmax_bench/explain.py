@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -22,8 +23,9 @@ REGISTERS_PER_SM = 65536
 @dataclass
 class VariantLine:
     name: str
-    read_bytes: int
-    write_bytes: int
+    read_bytes: int  # from HBM
+    write_bytes: int  # to HBM
+    l2_bytes: int  # read and written that L2 serves
     expected_ms: float | None
     flops: int
     supported: str | None  # None when supported, else why not
@@ -74,7 +76,9 @@ def _bandwidth(out_dir: Path, dtype: str, interpret: bool) -> tuple[float | None
 
 
 def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_time: bool = False,
-            settings: TimingSettings = TimingSettings(), op: Op = OPS["softmax"]) -> Explanation:
+            settings: TimingSettings = TimingSettings(), op: Op = OPS["softmax"],
+            advance: Callable[[str], None] = lambda what: None) -> Explanation:
+    """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before)."""
     torch_dtype = DTYPES[dtype]
     bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
     config = fused.launch_config(M, N)
@@ -95,11 +99,12 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     for name, variant in variants().items():
         traffic = variant.traffic(M, N, torch_dtype, fusion)
         line = VariantLine(
-            name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes,
+            name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
             flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype),
         )
         if x is not None and line.supported is None:
+            advance(f"{name}: compile" + (" and time" if measure_time else ""))
             _, launch = variant.launch(x, run_fusion)
             line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
             if measure_time:

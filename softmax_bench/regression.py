@@ -58,15 +58,6 @@ def _band(row) -> tuple[float, float]:
     return row.pct_of_copy * row.ms / row.ms_p80, row.pct_of_copy * row.ms / row.ms_p20
 
 
-def load_for_comparison(run: Run) -> tuple[pd.DataFrame, dict]:
-    rows, meta = run.rows(), run.meta()
-    needed = ["pct_of_copy", "ms", "ms_p20", "ms_p80"]
-    missing = [c for c in needed if c not in rows.columns]
-    if missing:
-        raise BenchError(f"{run.rows_path} has no column {', '.join(missing)}: not a softmax-bench sweep")
-    return rows, meta
-
-
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -> None:
     op, base_op = meta.get("op", "softmax"), base_meta.get("op", "softmax")
     if op != base_op:
@@ -81,8 +72,8 @@ def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -
 
 def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
           allow_device_mismatch: bool = False) -> CheckResult:
-    rows, meta = load_for_comparison(run)
-    base_rows, base_meta = load_for_comparison(baseline)
+    rows, meta = run.rows(), run.meta()
+    base_rows, base_meta = baseline.rows(), baseline.meta()
     check_comparable(meta, base_meta, allow_device_mismatch)
     result = CheckResult(threshold)
     label = lambda r: f"{r.variant} {r.dtype} {int(r.M)}×{int(r.N)}"  # noqa: E731
@@ -142,7 +133,7 @@ def compare(runs: list[Run]) -> pd.DataFrame:
     frames = []
     metas = []
     for i, run in enumerate(runs):
-        rows, meta = load_for_comparison(run)
+        rows, meta = run.rows(), run.meta()
         metas.append(meta)
         ok = rows[rows["status"] == "ok"][KEY + ["pct_of_copy", "gbps"]]
         frames.append(ok.rename(columns={"pct_of_copy": f"pct:{i}", "gbps": f"gbps:{i}"}))

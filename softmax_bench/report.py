@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 
 
-def _gbps(value: float) -> str:
+# A rule under the header and two spaces between columns, no borders: tables of many columns fit 80 terminal columns.
+COMPACT = dict(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+
+
+def number(value: float) -> str:
+    """A bandwidth or rate: whole numbers with separators from 100 up, three significant digits below."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**20:,.0f}" if nbytes >= 100 * 2**20 else f"{nbytes / 2**20:.1f}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.4g}"
 
 
 def _pct(value: float) -> str:
@@ -30,8 +45,20 @@ def run_title(meta: dict, dtype: str) -> str:
     return title
 
 
+def _header(name: str) -> str:
+    """A variant's name as a column header, broken after an underscore: narrow columns fit 80 terminal columns."""
+    return name.replace("_", "_\n")
+
+
+def _footnote(reason: object) -> str:
+    """A reason without the cell's own numbers ("(got N = 65536)"), so that one footnote serves every cell."""
+    return re.sub(r"\s*\(got [^)]*\)", "", str(reason))
+
+
 def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
-    """One table per dtype; the best GB/s of each cell is marked ★; FAIL and skipped cells name their reason."""
+    """One table per dtype, cells as rows, variants side by side: GB/s over % of the run's copy, the best of a cell
+    marked ★. Two lines a cell keep a column as narrow as its header, so the table fits 80 terminal columns. FAIL
+    and skipped cells point to a footnote with their reason, one footnote per reason."""
     tables = []
     for dtype in dict.fromkeys(rows["dtype"]):
         part = rows[rows["dtype"] == dtype]
@@ -39,10 +66,10 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
         # A variant skipped in every cell (a missing peer) gets a caption line, not a column of "skip".
         never_ran = [n for n in names if (part.loc[part["variant"] == n, "status"] == "skipped").all()]
         names = [n for n in names if n not in never_ran]
-        table = Table(title=run_title(meta, dtype), title_justify="left", caption_justify="left")
-        table.add_column("M×N", justify="right", no_wrap=True)
+        table = Table(title=run_title(meta, dtype), title_justify="left", caption_justify="left", **COMPACT)
+        table.add_column("M\n×N", justify="right")
         for name in names:
-            table.add_column(name, justify="right", no_wrap=True)
+            table.add_column(_header(name), justify="right")
         reasons: dict[str, int] = {}
         for (M, N), cell in part.groupby(["M", "N"], sort=False):
             ok = cell[cell["status"] == "ok"]
@@ -54,15 +81,15 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
                 if r is None:
                     texts.append(Text(""))
                 elif r.status == "ok":
-                    star = " ★" if r.gbps == best else ""
+                    star = "★" if r.gbps == best else ""
                     style = "bold green" if star else ""
-                    texts.append(Text(f"{_gbps(r.gbps)} {_pct(r.pct_of_copy)}{star}", style=style))
+                    texts.append(Text(f"{number(r.gbps)}\n{_pct(r.pct_of_copy)}{star}", style=style))
                 else:
-                    mark = reasons.setdefault(str(r.reason), len(reasons) + 1)
+                    mark = reasons.setdefault(_footnote(r.reason), len(reasons) + 1)
                     style = "bold red" if r.status == "FAIL" else "dim"
-                    texts.append(Text(f"{'FAIL' if r.status == 'FAIL' else 'skip'} [{mark}]", style=style))
-            table.add_row(f"{int(M)}×{int(N)}", *texts)
-        caption = ["GB/s = 2·M·N·elem / median time, then % of the run's copy; ★ best of the cell"]
+                    texts.append(Text(f"{'FAIL' if r.status == 'FAIL' else 'skip'}\n[{mark}]", style=style))
+            table.add_row(f"{int(M)}\n×{int(N)}", *texts)
+        caption = ["GB/s = 2·M·N·elem / median time, over % of the run's copy; ★ best of the cell"]
         caption += [f"[{n}] {reason}" for reason, n in reasons.items()]
         for name in never_ran:
             caption.append(f"not measured: {name}: {part.loc[part['variant'] == name, 'reason'].iloc[0]}")
@@ -75,14 +102,15 @@ def copy_table(baseline: dict) -> Table:
     device = baseline["device"]
     reused = " (stored, reused)" if baseline.get("reused") else ""
     table = Table(title=f"device copy · {device['name']} · {baseline.get('measured_at', '')}{reused}",
-                  title_justify="left")
-    for column in ("dtype", "size", "median ms", "p20–p80 ms", "GB/s (read + write)", "reference"):
+                  title_justify="left", caption_justify="left",
+                  caption="GB/s: bytes read + written / median time; ◀ the copy a sweep compares with")
+    for column in ("dtype", "size", "median ms", "p20–p80 ms", "GB/s", ""):
         table.add_column(column, justify="right")
     for copy in baseline["copies"]:
         is_reference = baseline["reference_gbps"].get(copy["dtype"]) == copy["gbps"]
         table.add_row(
             copy["dtype"], f"{copy['bytes'] / 2 / 2**20:,.0f} MB", f"{copy['ms']:.4f}",
-            f"{copy['ms_p20']:.4f}–{copy['ms_p80']:.4f}", f"{copy['gbps']:,.0f}", "◀ sweeps compare to this" if is_reference else "",
+            f"{copy['ms_p20']:.4f}–{copy['ms_p80']:.4f}", f"{copy['gbps']:,.0f}", "◀" if is_reference else "",
         )
     return table
 
@@ -102,48 +130,53 @@ def explain_report(e) -> list:
 
     measured = any(line.measured_ms is not None for line in e.lines)
     compiled = any(line.n_regs is not None for line in e.lines)
-    table = Table(title="bytes each variant moves, and the time they take at that bandwidth", title_justify="left")
-    columns = ["variant", "read bytes", "written bytes", "× one pass", "expected ms"]
-    columns += ["measured ms", "measured / expected"] if measured else []
-    columns += ["regs", "spills"] if compiled else []
+    table = Table(title="MiB each variant moves through HBM (and through L2 only), and the time the HBM bytes take at "
+                        "that bandwidth", title_justify="left", caption_justify="left", **COMPACT)
+    columns = ["variant", "HBM\nread", "HBM\nwritten", "L2\nonly", "× one\npass", "expected\nms"]
+    columns += ["measured\nms", "ratio"] if measured else []
+    columns += ["regs/\nspills"] if compiled else []
     for column in columns:
         table.add_column(column, justify="right" if column != "variant" else "left")
     one_pass = 2 * e.input_bytes
     notes = []
     for line in e.lines:
         if line.supported is not None:
-            table.add_row(line.name, *["not supported"] + ["—"] * (len(columns) - 2), style="dim")
+            table.add_row(line.name, *["—"] * (len(columns) - 1), style="dim")  # why: in the caption
             notes.append(f"{line.name}: {line.supported}")
             continue
-        cells = [line.name, f"{line.read_bytes:,}", f"{line.write_bytes:,}",
+        cells = [line.name, *(_mib(n) for n in (line.read_bytes, line.write_bytes, line.l2_bytes)),
                  f"{(line.read_bytes + line.write_bytes) / one_pass:.2f}",
-                 f"{line.expected_ms:.4f}" if line.expected_ms is not None else "—"]
+                 _ms(line.expected_ms) if line.expected_ms is not None else "—"]
         if measured:
             ratio = line.measured_ms / line.expected_ms if line.expected_ms and line.measured_ms else None
-            cells += [f"{line.measured_ms:.4f}" if line.measured_ms else "—", f"{ratio:.2f}" if ratio else "—"]
+            cells += [_ms(line.measured_ms) if line.measured_ms else "—", f"{ratio:.2f}" if ratio else "—"]
         if compiled:
-            cells += [str(line.n_regs) if line.n_regs is not None else "—",
-                      str(line.n_spills) if line.n_spills is not None else "—"]
+            cells += [f"{line.n_regs}/{line.n_spills}" if line.n_regs is not None else "—"]
         table.add_row(*cells)
-    if measured and e.interpreted:
-        notes.append("measured ms: INTERPRETED on CPU (wall clock) — not a GPU time")
+    if measured:
+        notes.append("ratio: measured / expected" + (
+            "; measured ms: INTERPRETED on CPU (wall clock), not a GPU time" if e.interpreted else ""))
     table.caption = "\n".join(notes) or None
     items.append(table)
 
     fused_line = next(line for line in e.lines if line.name == "fused")
+    intensity = fused_line.flops / one_pass
     flop_text = f"FLOPs: {fused_line.flops / (e.M * e.N):.0f} per element = {fused_line.flops:,} for fused"
     if e.fp32_gflops and e.bandwidth_gbps:
         compute_ms = fused_line.flops / e.fp32_gflops / 1e6
         bytes_ms = one_pass / e.bandwidth_gbps / 1e6
-        flop_text += (
-            f": {compute_ms:.4f} ms at {e.fp32_gflops / 1e3:,.1f} TFLOP/s fp32 ({e.fp32_source}) against "
-            f"{bytes_ms:.4f} ms to move the bytes — {bytes_ms / compute_ms:,.0f}× less. Intensity "
-            f"{fused_line.flops / one_pass:.2f} FLOP/byte, far below the ridge point "
-            f"{e.fp32_gflops / e.bandwidth_gbps:.1f} FLOP/byte: the time is the bytes, not the arithmetic."
-        )
+        ridge = e.fp32_gflops / e.bandwidth_gbps
+        flop_text += f": {_ms(compute_ms)} ms at {number(e.fp32_gflops)} GFLOP/s fp32 ({e.fp32_source}) against " \
+                     f"{_ms(bytes_ms)} ms to move the bytes. Intensity {intensity:.2f} FLOP/byte, "
+        if intensity < ridge:
+            flop_text += (f"{ridge / intensity:,.0f}× below the ridge point {ridge:.3g} FLOP/byte: the time is the "
+                          "bytes, not the arithmetic.")
+        else:
+            flop_text += (f"at or past this device's ridge point {ridge:.3g} FLOP/byte: here the arithmetic, not the "
+                          "bytes, sets the time.")
     else:
-        flop_text += (f"; intensity {fused_line.flops / one_pass:.2f} FLOP/byte — a GPU's ridge point is tens of "
-                      "FLOP/byte, so the time is the bytes, not the arithmetic (fp32 rate not measured here).")
+        flop_text += (f"; intensity {intensity:.2f} FLOP/byte — a GPU's ridge point is tens of FLOP/byte, so the "
+                      "time is the bytes, not the arithmetic (fp32 rate not measured here).")
     items.append(Text(flop_text))
 
     c = e.fused_config
@@ -154,7 +187,7 @@ def explain_report(e) -> list:
         f"65536 registers allow {e.registers_per_thread} each)"
     )
     fits = e.elems_per_thread < e.registers_per_thread * 3 // 4
-    holds += " — fits." if fits else " — too close to the budget: expect spills (see regs / spills)."
+    holds += " — fits." if fits else " — too close to the budget: expect spills (see regs/spills)."
     if fused_line.supported is not None:
         holds = f"fused does not run this shape: {fused_line.supported}."
     items.append(Text(holds))
@@ -166,10 +199,10 @@ def explain_report(e) -> list:
 def check_table(result, run_id: str, base_id: str) -> Table:
     """Every compared cell; regressions red, improvements green."""
     verdict = "REGRESSED" if result.regressions else ("FAIL cells" if result.failures else "no regression")
-    table = Table(title=f"check {run_id} against {base_id} · a regression: % of copy down by more than "
-                        f"{result.threshold:g} %, p20–p80 bands apart · {verdict}",
+    table = Table(title=f"check {run_id} against {base_id} · % of copy, median (p20–p80) · a regression: down by "
+                        f"more than {result.threshold:g} %, p20–p80 bands apart · {verdict}",
                   title_justify="left")
-    for column in ("cell", "baseline % of copy (p20–p80)", "now % of copy (p20–p80)", "change", "verdict"):
+    for column in ("cell", "baseline", "now", "change", "verdict"):
         table.add_column(column, justify="left" if column == "cell" else "right")
     regressed, improved = set(map(id, result.regressions)), set(map(id, result.improvements))
     for c in sorted(result.changes, key=lambda c: c.change):
@@ -198,7 +231,7 @@ def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
             if gbps is None or math.isnan(gbps):
                 cells.append("—")
                 continue
-            text = f"{_gbps(gbps)} ({_pct(pct)})"
+            text = f"{number(gbps)} ({_pct(pct)})"
             ratio = r.get(f"ratio:{i}")
             if i and ratio is not None and not math.isnan(ratio):
                 text += f" {ratio:.2f}×"
@@ -220,7 +253,7 @@ def tune_table(table) -> Table:
         cells = []
         for name in names:
             ms = entry["ms"].get(name)
-            text = "—" if ms is None else _gbps(nbytes / ms / 1e6) + (" ★" if name == entry["variant"] else "")
+            text = "—" if ms is None else number(nbytes / ms / 1e6) + (" ★" if name == entry["variant"] else "")
             cells.append(Text(text, style="bold" if name == entry["variant"] else ""))
         out.add_row(entry["dtype"], f"{entry['M']}×{entry['N']}", *cells)
     out.caption = "GB/s = 2·M·N·element size / median time; — : the variant does not support the row or was wrong"

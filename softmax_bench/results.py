@@ -23,6 +23,11 @@ COLUMNS = [
     "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
 ]
 KEY = ["variant", "dtype", "M", "N"]
+REQUIRED = COLUMNS[:13]  # older runs lack some of the later columns: they read as empty
+NUMERIC = ["M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms", "max_err",
+           "model_gbps", "n_regs", "n_spills"]
+STATUSES = ("ok", "FAIL", "skipped")
+TIMED = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy"]  # what an ok row must hold
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"
 DEFAULT_DIR = Path("results")
 
@@ -47,33 +52,75 @@ class Run:
 
     def meta(self) -> dict:
         try:
-            return json.loads(self.meta_path.read_text())
-        except (OSError, json.JSONDecodeError) as err:
+            meta = json.loads(self.meta_path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise BenchError(f"cannot read {self.meta_path}: {err}") from None
+        if not isinstance(meta, dict):
+            raise BenchError(f"{self.meta_path} is not a run's metadata (a JSON object)")
+        return meta
 
     def write_meta(self, meta: dict) -> None:
         tmp = self.meta_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
         tmp.replace(self.meta_path)  # atomic: a kill never leaves half a file
 
-    def rows(self) -> pd.DataFrame:
-        """The run's rows; a line cut short by a kill is dropped."""
-        if not self.rows_path.exists():
-            return pd.DataFrame(columns=COLUMNS)
+    def _text(self) -> str:
         try:
-            frame = pd.read_csv(self.rows_path, on_bad_lines="skip")
-        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+            return self.rows_path.read_text() if self.rows_path.exists() else ""
+        except (OSError, UnicodeDecodeError) as err:
             raise BenchError(f"cannot read {self.rows_path}: {err}") from None
-        missing = [c for c in KEY + ["status"] if c not in frame.columns]
+
+    def rows(self) -> pd.DataFrame:
+        """The run's rows, checked: a missing column, a value that is not a number, an unknown status, an ok row
+        without its timing and a line cut short each stop here with the file and line named."""
+        text = self._text()
+        if not text:
+            return pd.DataFrame(columns=COLUMNS)
+        if not text.endswith("\n"):
+            raise BenchError(f"{self.rows_path}: line {text.count(chr(10)) + 1} is cut short (a sweep killed while "
+                             f"writing it); `softmax-bench sweep --resume {self.id}` drops it and measures that cell again")
+        try:
+            frame = pd.read_csv(io.StringIO(text), dtype={"reason": str, "config": str})
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+            raise BenchError(f"cannot read {self.rows_path}: {str(err).strip()}") from None
+        missing = [c for c in REQUIRED if c not in frame.columns]
         if missing:
-            raise BenchError(f"{self.rows_path} is not a softmax-bench results file: no column {', '.join(missing)}")
-        return frame.dropna(subset=["status"])
+            raise BenchError(f"{self.rows_path} has no column {', '.join(missing)}: a softmax-bench rows.csv has the "
+                             f"columns {', '.join(REQUIRED)}, …")
+        for column in [c for c in NUMERIC if c in frame.columns]:
+            numbers = pd.to_numeric(frame[column], errors="coerce")
+            self._refuse(frame, numbers.isna() & frame[column].notna(), column, "expected a number")
+            frame[column] = numbers
+        self._refuse(frame, ~frame["status"].isin(STATUSES), "status", f"expected one of {', '.join(STATUSES)}")
+        for column in TIMED:
+            self._refuse(frame, (frame["status"] == "ok") & frame[column].isna(), column, "an ok row needs a value")
+        return frame.reindex(columns=list(frame.columns) + [c for c in COLUMNS if c not in frame.columns])
+
+    def nonempty_rows(self) -> pd.DataFrame:
+        rows = self.rows()
+        if rows.empty:
+            raise BenchError(f"run {self.id} has no rows yet; finish it with `softmax-bench sweep --resume {self.id}`")
+        return rows
+
+    def _refuse(self, frame: pd.DataFrame, bad: pd.Series, column: str, accepted: str) -> None:
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            raise BenchError(f"{self.rows_path} line {i + 2}: {column} = {frame[column].iloc[i]!r}: {accepted}")
+
+    def drop_cut_line(self) -> str | None:
+        """Remove a last line cut short by a kill (so that the next row starts a line of its own); returns it."""
+        text = self._text()
+        if not text or text.endswith("\n"):
+            return None
+        kept, _, cut = text.rpartition("\n")
+        self.rows_path.write_text(kept + "\n" if kept else "")
+        return cut
 
     def append(self, row: dict) -> None:
         """Write one row as one line, flushed: the cell is kept whatever happens next."""
         line = io.StringIO()
         csv.writer(line, lineterminator="\n").writerow(["" if row.get(c) is None else row.get(c) for c in COLUMNS])
-        new_file = not self.rows_path.exists()
+        new_file = not self.rows_path.exists() or self.rows_path.stat().st_size == 0
         with self.rows_path.open("a") as f:
             if new_file:
                 f.write(",".join(COLUMNS) + "\n")
@@ -112,6 +159,9 @@ def open_run(ref: str, out_dir: Path = DEFAULT_DIR) -> Run:
     for candidate in (Path(ref), out_dir / ref):
         if (candidate / META_FILE).is_file():
             return Run(candidate)
+        if (candidate / ROWS_FILE).is_file():
+            raise BenchError(f"{candidate} has {ROWS_FILE} but no {META_FILE}: not a whole run folder (a run folder "
+                             f"holds both, written by softmax-bench sweep)")
     known = sorted(p.name for p in out_dir.glob("*") if (p / META_FILE).is_file()) if out_dir.is_dir() else []
     hint = f"; runs in {out_dir}: {', '.join(known[-5:])}" if known else f"; no runs in {out_dir}"
     raise BenchError(f"no run {ref!r} (give a run folder or a run id){hint}")

@@ -283,14 +283,23 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
     return run, meta
 
 
-def resume_run(ref: str, out_dir: Path, interpret: bool) -> tuple[Run, dict, SweepPlan]:
-    """A stored run to finish, with the plan it was started with."""
+def resume_run(ref: str, out_dir: Path, interpret: bool) -> tuple[Run, dict, SweepPlan, str | None]:
+    """A stored run to finish, with the plan it was started with, and the last line of its rows dropped because a
+    kill cut it short (None when there was none)."""
     run = open_run(ref, out_dir)
     meta = run.meta()
+    try:
+        plan = plan_from_meta(meta)
+        providers(plan.variants)
+        if not all(dtype in meta["copy_gbps"] for dtype in plan.dtypes):
+            raise KeyError("copy_gbps")
+    except (KeyError, TypeError, AttributeError, BenchError) as err:
+        raise BenchError(f"{run.meta_path} is damaged ({type(err).__name__}: {err}): run {run.id} cannot be resumed; "
+                         "start a new sweep") from None
     if meta.get("interpreted") != interpret:
         mode = "with" if meta.get("interpreted") else "without"
         raise BenchError(f"run {run.id} was measured {mode} --interpret; resume it the same way")
     if not interpret and not devices.same_device(meta.get("device", {}), devices.device_info(False)):
         raise BenchError(f"run {run.id} was measured on another device ({meta['device'].get('name')}); "
                          "start a new sweep here instead")
-    return run, meta, plan_from_meta(meta)
+    return run, meta, plan, run.drop_cut_line()

@@ -34,6 +34,11 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+def flat(text: str) -> str:
+    """Printed text with its line breaks undone: Rich wraps a title or caption at its table's width."""
+    return " ".join(text.split())
+
+
 def assert_usage_error(result, *words: str) -> None:
     """Exit 2, one line on stderr that says what is wrong, no traceback."""
     assert result.exit_code == 2, result.output
@@ -52,9 +57,10 @@ def device() -> str:
 
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory):
-    """One `sweep --preset smoke` (interpreted on CPU), shared by the tests that read a fresh run."""
+    """One `sweep --preset smoke` (on CPU: `sweep --interpret`, whose default is the smoke preset), shared by the
+    tests that read a fresh run."""
     out_dir = tmp_path_factory.mktemp("results")
-    result = invoke("sweep", *MODE, "--preset", "smoke", "--out", out_dir)
+    result = invoke("sweep", *(MODE or ["--preset", "smoke"]), "--out", out_dir)
     assert result.exit_code == 0, result.output
     (run_dir,) = [p for p in out_dir.iterdir() if p.is_dir()]
     return out_dir, run_dir, result

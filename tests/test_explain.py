@@ -3,11 +3,12 @@
 import json
 
 import pytest
+import torch
 
 from softmax_bench.device import device_info
 from softmax_bench.explain import explain
 
-from .conftest import DEVICE, MODE, assert_usage_error, invoke
+from .conftest import DEVICE, MODE, assert_usage_error, flat, invoke
 
 INTERPRET = DEVICE == "cpu"
 
@@ -28,10 +29,14 @@ def test_numbers_match_the_hand_arithmetic(out_dir):
     assert e.input_bytes == x_bytes == 8_388_608
     assert (lines["fused"].read_bytes, lines["fused"].write_bytes) == (8_388_608, 8_388_608)
     assert lines["fused"].expected_ms == pytest.approx(16_777_216 / 1e12 * 1e3)  # 0.016777 ms at 1000 GB/s
-    assert (lines["two_pass"].read_bytes, lines["two_pass"].write_bytes) == (16_777_216, 8_388_608)
-    assert lines["two_pass"].expected_ms == pytest.approx(0.025165824)
-    # online: two reads and two writes, plus one fp32 chunk maximum per row written and read back
-    assert lines["online"].read_bytes == lines["online"].write_bytes == 16_777_216 + 1024 * 4
+    # two_pass reads its rows of 8 KB again from L2: HBM sees one read and one write
+    assert (lines["two_pass"].read_bytes, lines["two_pass"].write_bytes) == (8_388_608, 8_388_608)
+    assert lines["two_pass"].l2_bytes == 8_388_608 and lines["fused"].l2_bytes == 0
+    assert lines["two_pass"].expected_ms == pytest.approx(0.016777216)
+    # online: x in and y out through HBM, plus one fp32 chunk maximum per row written and read back; the
+    # exponentials it stores and reads back stay in L2
+    assert lines["online"].read_bytes == lines["online"].write_bytes == 8_388_608 + 1024 * 4
+    assert lines["online"].l2_bytes == 16_777_216
     assert lines["eager"].read_bytes == 8_388_608
     # unfused: max (2) + subtract (2 → 4) + exp (4 → 4) + sum (4) + divide (4 → 2) bytes an element
     assert lines["unfused"].read_bytes == 1024 * 4096 * (2 + 2 + 4 + 4 + 4)
@@ -48,17 +53,20 @@ def test_cli_prints_the_arithmetic(out_dir):
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert "8,388,608" in text and "16,777,216" in text
-    assert "0.0168" in text and "0.0252" in text  # fused and two_pass at 1000 GB/s
+    assert "0.0168" in text  # fused and two_pass at 1000 GB/s
+    two_pass = next(line for line in text.splitlines() if line.startswith("two_pass"))
+    assert two_pass.split()[1:5] == ["8.0", "8.0", "8.0", "1.00"]  # HBM read, written, the L2 re-read, × one pass
     assert "1,000 GB/s" in text
     assert "4096 × 1 / (32 × 8) = 16 values" in text and "255 registers a thread" in text
     assert "auto picks fused" in text
-    assert "0.0021 ms at 10.0 TFLOP/s" in text  # 20,971,520 FLOP at 10 TFLOP/s: 8× less than the bytes' time
+    assert "0.002097 ms at 10,000 GFLOP/s" in text  # 20,971,520 FLOP at 10 TFLOP/s: 8× less than the bytes' time
+    assert "8× below the ridge point 10 FLOP/byte" in text  # 1.25 FLOP/byte
 
 
 def test_measure_shows_measurement_beside_prediction(out_dir):
     result = invoke("explain", *MODE, "--shape", "8x256", "--dtype", "bf16", "--measure", "--out", out_dir)
     assert result.exit_code == 0, result.output
-    assert "measured ms" in result.stdout and "measured / expected" in result.stdout
+    assert "measured" in result.stdout and "ratio: measured / expected" in flat(result.stdout)
     if INTERPRET:
         assert "INTERPRETED" in result.stdout
 
@@ -76,9 +84,21 @@ def test_no_stored_baseline_says_so(tmp_path):
 
 
 def test_bad_shape_and_dtype(tmp_path):
-    assert_usage_error(invoke("explain", *MODE, "--shape", "64", "--out", tmp_path), "not MxN")
+    assert_usage_error(invoke("explain", *MODE, "--shape", "64", "--out", tmp_path), "--shape", "'64' is not MxN")
     assert_usage_error(invoke("explain", *MODE, "--shape", "64x64", "--dtype", "int8", "--out", tmp_path),
-                       "unknown dtype")
+                       "'--dtype'", "'int8' is not one of 'fp32', 'bf16', 'fp16'")
+
+
+def test_measure_reports_progress_before_each_variant(out_dir, monkeypatch):
+    import softmax_bench.explain
+    from softmax_bench.kernels import variants
+    from softmax_bench.timing import Timing
+
+    monkeypatch.setattr(softmax_bench.explain, "measure", lambda fn, settings, interpret: Timing(1.0, 1.0, 1.0))
+    seen = []
+    explain(2, 64, "bf16", out_dir, INTERPRET, measure_time=True, advance=seen.append)
+    runs = [name for name, v in variants().items() if v.supports(64, torch.bfloat16)]
+    assert seen == [f"{name}: compile and time" for name in runs]
 
 
 def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):

@@ -53,8 +53,10 @@ def test_random_rows_match_float64(variant, dtype, N):
     x, seed = fresh_randn(3, N, dtype=dtype)
     y = softmax_bench.softmax(x, variant=variant)
     assert_matches(y, x, msg=lambda m: f"seed {seed}: {m}")
+    # Each element is within rtol · y of the truth (its rounding to the dtype), and the truths sum to 1: so does the
+    # row, within rtol — whatever N (N · rtol, the old bound, passed 1 for bf16 from N = 63).
     sums = y.double().sum(dim=-1).cpu()
-    torch.testing.assert_close(sums, torch.ones_like(sums), atol=N * TOLERANCES[dtype][1], rtol=0)
+    torch.testing.assert_close(sums, torch.ones_like(sums), atol=TOLERANCES[dtype][1], rtol=0)
     assert bool(((y >= 0) & (y <= 1)).all())
 
 
@@ -159,9 +161,16 @@ def test_traffic_models():
     variants = softmax_bench.variants()
     assert variants["fused"].traffic(M, N, torch.bfloat16).total_bytes == one_pass
     assert variants["eager"].traffic(M, N, torch.bfloat16).total_bytes == one_pass
-    assert variants["two_pass"].traffic(M, N, torch.bfloat16).read_bytes == 2 * M * N * 2
-    online_bytes = variants["online"].traffic(M, N, torch.bfloat16)
-    assert online_bytes.read_bytes > 2 * M * N * 2 and online_bytes.write_bytes > 2 * M * N * 2
+    # rows of 8 KB: two_pass's second read, online's stored exponentials and split's second read stay in L2
+    for name in ("two_pass", "online", "split"):
+        traffic = variants[name].traffic(M, N, torch.bfloat16)
+        assert one_pass <= traffic.total_bytes < 1.01 * one_pass and traffic.l2_bytes >= M * N * 2, name
+    # rows of 128 KB: two_pass reads twice and online reads and writes twice, from HBM
+    wide = 65536
+    assert variants["two_pass"].traffic(M, wide, torch.bfloat16).total_bytes == 3 * M * wide * 2
+    online_wide = variants["online"].traffic(M, wide, torch.bfloat16)
+    assert online_wide.read_bytes > 2 * M * wide * 2 and online_wide.write_bytes > 2 * M * wide * 2
+    assert online_wide.l2_bytes == 0
     # unfused in fp32: max 4 + subtract 4+4 + exp 4+4 + sum 4 + divide 4+4 = 32 bytes an element
     assert variants["unfused"].traffic(M, N, torch.float32).total_bytes == 32 * M * N
 

@@ -69,9 +69,15 @@ PLAIN = Fusion()
 
 @dataclass(frozen=True)
 class Traffic:
-    """Bytes a variant moves through device memory, pass by pass."""
+    """Bytes a variant moves, pass by pass: (what, bytes read, bytes written).
 
-    passes: tuple[tuple[str, int, int], ...]  # (what, bytes read, bytes written)
+    `passes` go to device memory (HBM). `from_l2` are the passes the L2 cache serves instead, which HBM never sees:
+    a second read of data still in L2, a write overwritten in L2 before it is written back. Each variant declares
+    which of its passes are served from L2, and for which rows. read_bytes, write_bytes and total_bytes count HBM.
+    """
+
+    passes: tuple[tuple[str, int, int], ...]
+    from_l2: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def read_bytes(self) -> int:
@@ -83,7 +89,13 @@ class Traffic:
 
     @property
     def total_bytes(self) -> int:
+        """HBM bytes, read and written."""
         return self.read_bytes + self.write_bytes
+
+    @property
+    def l2_bytes(self) -> int:
+        """Bytes read and written that L2 serves."""
+        return sum(r + w for _, r, w in self.from_l2)
 
 
 @dataclass

@@ -24,7 +24,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, one_pass_traffic
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, mask_pass, one_pass_traffic
 from .aligned import row_values, same_alignment, vector_elems
 from .masking import fusion_args, scale_and_mask
 
@@ -271,10 +271,12 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
-    """One read and one write from device memory (the second read comes from L2), and the partials."""
+    """One read and one write from device memory, and the partials; the second read of each segment (and of its
+    mask) comes from L2, where the persistent grid keeps the segments in flight."""
     one_pass = one_pass_traffic(M, N, dtype, fusion)
     partials = M * split_of(N, dtype, CONFIGS[dtype]).K * 16  # a max and a sum word per segment
-    return Traffic(one_pass.passes + (("partials (max, sum)", partials, partials),))
+    again = (("pass 2: read the segment again", M * N * elem_size(dtype), 0),) + mask_pass(fusion)
+    return Traffic(one_pass.passes + (("partials (max, sum)", partials, partials),), from_l2=again)
 
 
 VARIANT = Variant(
