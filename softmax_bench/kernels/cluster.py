@@ -77,7 +77,10 @@ WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
 # of a 16-warp CTA 128 registers, one of a smaller CTA 255. Compiled for sm_90: 64 fp32 elements take 115–119
 # registers, 128 take 179–189; 64 packed 16-bit elements take 82, 128 take 150. Past these they would spill.
+# A fused keep-mask or causal mask takes a quarter of them (fp32, 128 elements: 255 registers and 80 bytes
+# spilled; 96: 190 registers).
 MAX_PER_THREAD = {"packed": {4: 128, 8: 128, 16: 96}, "fp32": {4: 128, 8: 128, 16: 64}}
+MASKED_SHARE = 0.75
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -114,18 +117,23 @@ def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
     """The cluster for rows of N elements: SHAPES' CTAs and warps, else the nearest shape whose threads hold at
-    most MAX_PER_THREAD elements and whose last CTA gets columns of the row (else one where it does not)."""
-    return _config_for(N, dtype, holding(dtype, fusion))
+    most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets columns of the row
+    (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
+    masked = fusion.mask is not None or fusion.causal_m is not None
+    return _config_for(N, dtype, holding(dtype, fusion), masked)
 
 
 @cache  # ~0.1 ms of Python a call: more than some kernels take
-def _config_for(N: int, dtype: torch.dtype, how: str) -> ClusterConfig:
+def _config_for(N: int, dtype: torch.dtype, how: str, masked: bool) -> ClusterConfig:
     _, ctas, num_warps = next(shape for shape in SHAPES[how] if N <= shape[0])
     lanes = window_lanes(N, dtype)
     nearest = sorted(itertools.product((16, 8, 4, 2), WARPS),
                      key=lambda cw: abs(math.log2(cw[0] / ctas)) + abs(math.log2(cw[1] / num_warps)))
-    fits = [c for c in (layout(lanes, c, w, dtype, how) for c, w in nearest)
-            if c.span <= 32 * c.num_warps * MAX_PER_THREAD[how][c.num_warps]]
+    configs = [layout(lanes, c, w, dtype, how) for c, w in nearest]
+    share = MASKED_SHARE if masked else 1.0
+    fits = [c for c in configs if c.span <= 32 * c.num_warps * MAX_PER_THREAD[how][c.num_warps] * share]
+    if not fits:
+        return min(configs, key=lambda c: c.span / c.num_warps)
     return next((c for c in fits if (c.ctas - 1) * c.step < N), fits[0])
 
 
