@@ -175,6 +175,7 @@ def variants() -> dict[str, Variant]:
     return found
 
 
+@cache  # decided when the kernels were decorated, once a process
 def interpreted() -> bool:
     """True when the Triton kernels run through Triton's CPU interpreter (TRITON_INTERPRET=1 at first use)."""
     from triton.runtime.interpreter import InterpretedFunction
