@@ -14,7 +14,7 @@ from functools import lru_cache
 import torch
 
 from .auto_table import AutoTable, table_for, triton_version
-from .kernels import DTYPES, Fusion, Variant, dtype_name, interpreted, variants
+from .kernels import DTYPES, PLAIN, Fusion, Variant, dtype_name, interpreted, variants
 
 
 class SoftmaxInputError(ValueError):
@@ -111,15 +111,26 @@ def check_tensor(x: torch.Tensor) -> None:
         )
 
 
+def dim_last(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """t with `dim` moved last (a view; t itself when it is last already); a 0-d t as one element."""
+    if t.dim() == 0:
+        return t.reshape(1)
+    return t if dim % t.dim() == t.dim() - 1 else t.movedim(dim, -1)
+
+
 def as_rows(x_last: torch.Tensor) -> torch.Tensor:
     """An (M, N) tensor with contiguous columns over the last dim of x_last: a view when strides allow."""
     if x_last.stride(-1) != 1:
         x_last = x_last.contiguous()  # the kernels need unit column stride: copy explicitly
+    if x_last.dim() == 2:
+        return x_last
     return x_last.reshape(-1, x_last.shape[-1])  # a view when the leading dims collapse, else a copy
 
 
 def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool) -> Fusion:
     """Check scale, mask and causal against x and bring the mask to x's rows (uint8, unit column stride)."""
+    if scale is None and mask is None and not causal:
+        return PLAIN
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number, got {type(scale).__name__}")
     rows_mask = None
@@ -129,14 +140,14 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool) -> Fusion:
             raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
         if mask.device != x.device:
             raise SoftmaxInputError(f"mask is on {mask.device} and x on {x.device}; move the mask to x's device")
-        try:
-            expanded = mask.expand(x.shape)
-        except RuntimeError:
-            raise SoftmaxInputError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}"
-            ) from None
-        last = expanded.reshape(1) if x.dim() == 0 else expanded.movedim(dim, -1)
-        rows_mask = as_rows(last).view(torch.uint8)  # a broadcast row keeps row stride 0: read once
+        if mask.shape != x.shape:
+            try:
+                mask = mask.expand(x.shape)
+            except RuntimeError:
+                raise SoftmaxInputError(
+                    f"mask of shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}"
+                ) from None
+        rows_mask = as_rows(dim_last(mask, dim)).view(torch.uint8)  # a broadcast row keeps row stride 0: read once
     causal_m = None
     if causal:
         if x.dim() > 0 and dim % x.dim() != x.dim() - 1:
@@ -172,11 +183,14 @@ def softmax(
     ndim = max(x.dim(), 1)
     if not isinstance(dim, int) or not -ndim <= dim < ndim:
         raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
-    x_last = x.reshape(1) if x.dim() == 0 else x.movedim(dim, -1)
+    x_last = dim_last(x, dim)
     chosen = resolve_variant(variant, x_last.shape[-1], x.dtype, x.device)
     fusion = fusion_for(x, dim, scale, mask, causal)
     if x.numel() == 0:
         return torch.empty_like(x)
     y, _ = chosen.launch(as_rows(x_last), fusion)
-    y = y.view(x_last.shape)
-    return y.view(x.shape) if x.dim() == 0 else y.movedim(-1, dim)
+    if x_last.dim() != 2:
+        y = y.view(x_last.shape)
+    if x.dim() == 0:
+        return y.view(x.shape)
+    return y if x_last is x else y.movedim(-1, dim)
