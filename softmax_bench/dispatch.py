@@ -68,11 +68,11 @@ def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device 
     takes it), or a SoftmaxInputError that says what to use. Decided once per key (`_resolve`)."""
     if device is None:
         on_gpu = torch.cuda.is_available() and not interpreted()
-        device = torch.device("cuda", torch.cuda.current_device()) if on_gpu else torch.device("cpu")
-    elif device.type == "cuda" and device.index is None:
+        device = torch.device("cuda" if on_gpu else "cpu")
+    on_gpu = device.type == "cuda"
+    if on_gpu and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
-    return _resolve(name, N, dtype, device, capturing)
+    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing())
 
 
 @lru_cache(maxsize=4096)
@@ -184,7 +184,9 @@ def softmax(
     if not isinstance(dim, int) or not -ndim <= dim < ndim:
         raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
     x_last = dim_last(x, dim)
-    chosen = resolve_variant(variant, x_last.shape[-1], x.dtype, x.device)
+    # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
+    capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()
+    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing)
     fusion = fusion_for(x, dim, scale, mask, causal)
     if x.numel() == 0:
         return torch.empty_like(x)
