@@ -289,7 +289,8 @@ def tune(
     3.8 (softmax_bench/auto_tables/); a table you write here takes precedence on your GPU under this Triton. With
     no shape options, the default preset's shapes.
     """
-    from .auto_table import table_for, table_name, triton_version, user_tables_dir
+    from .auto_table import table_name, triton_version, user_tables_dir
+    from .dispatch import clear_caches
     from .report import tune_table
     from .tune import tune as tune_cells
 
@@ -306,7 +307,7 @@ def tune(
             path.write_text(result.to_json())
         except OSError as e:
             raise BenchError(f"cannot write the table to {path}: {e.strerror}; choose another with --table") from None
-        table_for.cache_clear()
+        clear_caches()
     except BenchError as e:
         fail(str(e))
     out.print(tune_table(result))

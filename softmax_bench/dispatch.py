@@ -1,18 +1,28 @@
-"""`softmax(x, dim, variant=...)`: validation, any rank to rows, and the `auto` rule."""
+"""`softmax(x, dim, variant=...)`: validation, any rank to rows, and the `auto` rule.
+
+Which variant runs is decided once per (variant asked for, N, dtype, device, whether a CUDA graph is being
+captured) and kept (`resolve_variant`): a call with a key seen before scans no table, asks no variant what it
+supports and reads no device facts. The key is the decision's inputs; a rule that came to depend on the fusion
+would take it as one more argument of `_resolve`, and so be keyed by it. `clear_caches` forgets the decisions
+with the tables read (`tune` calls it after writing a table); the Triton version cannot change in a process.
+"""
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import torch
 
 from .auto_table import AutoTable, table_for, triton_version
-from .kernels import DTYPES, Fusion, Variant, dtype_name, interpreted, variants
+from .kernels import DTYPES, PLAIN, Fusion, Variant, dtype_name, interpreted, variants
 
 
 class SoftmaxInputError(ValueError):
     """Bad input to softmax: the message says what to do."""
 
 
-def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None) -> tuple[str, str]:
+def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
+                capturing: bool | None = None) -> tuple[str, str]:
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
     From the table measured on that GPU under this Triton (softmax_bench.auto_table, whose docstring gives the
@@ -20,12 +30,13 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None) 
     holds the row in registers without spilling (fused.MAX_N), else cluster where it runs (Triton ≥ 3.8, sm_90)
     and holds the row, else two_pass, which takes any width and reads the row twice.
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
-    being captured, variants that are not graph-safe (split) are passed over.
+    being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over.
     """
     registry = variants()
     table = _table_of(device)
     if table is not None:
-        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+        if capturing is None:
+            capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
         def runs_here(name: str) -> bool:
             variant = registry.get(name)
@@ -53,10 +64,22 @@ def _table_of(device: torch.device | None) -> AutoTable | None:
 
 
 def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None) -> Variant:
-    """The Variant for `name` ('auto' included) on rows of N elements, or a ValueError that says what to use."""
+    """The Variant for `name` ('auto' included) on rows of N elements of dtype on `device` (None: as auto_choice
+    takes it), or a SoftmaxInputError that says what to use. Decided once per key (`_resolve`)."""
+    if device is None:
+        on_gpu = torch.cuda.is_available() and not interpreted()
+        device = torch.device("cuda" if on_gpu else "cpu")
+    on_gpu = device.type == "cuda"
+    if on_gpu and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing())
+
+
+@lru_cache(maxsize=4096)
+def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, capturing: bool) -> Variant:
     registry = variants()
     if name == "auto":
-        name = auto_choice(N, dtype, device)[0]
+        name = auto_choice(N, dtype, device, capturing)[0]
     if name not in registry:
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
@@ -64,7 +87,18 @@ def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device 
     reason = variant.unsupported(N, dtype)
     if reason is not None:
         raise SoftmaxInputError(reason)
+    if variant.triton and device.type != "cuda" and not interpreted():
+        raise SoftmaxInputError(
+            f"the Triton variant {variant.name!r} needs a CUDA tensor (got one on {device}); move it with "
+            "x.cuda(), or set TRITON_INTERPRET=1 before importing softmax_bench to run it on CPU (slowly)"
+        )
     return variant
+
+
+def clear_caches() -> None:
+    """Forget the auto tables read and every variant decided: the next call reads and decides again."""
+    table_for.cache_clear()
+    _resolve.cache_clear()
 
 
 def check_tensor(x: torch.Tensor) -> None:
@@ -77,15 +111,26 @@ def check_tensor(x: torch.Tensor) -> None:
         )
 
 
+def dim_last(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """t with `dim` moved last (a view; t itself when it is last already); a 0-d t as one element."""
+    if t.dim() == 0:
+        return t.reshape(1)
+    return t if dim % t.dim() == t.dim() - 1 else t.movedim(dim, -1)
+
+
 def as_rows(x_last: torch.Tensor) -> torch.Tensor:
     """An (M, N) tensor with contiguous columns over the last dim of x_last: a view when strides allow."""
     if x_last.stride(-1) != 1:
         x_last = x_last.contiguous()  # the kernels need unit column stride: copy explicitly
+    if x_last.dim() == 2:
+        return x_last
     return x_last.reshape(-1, x_last.shape[-1])  # a view when the leading dims collapse, else a copy
 
 
 def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool) -> Fusion:
     """Check scale, mask and causal against x and bring the mask to x's rows (uint8, unit column stride)."""
+    if scale is None and mask is None and not causal:
+        return PLAIN
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number, got {type(scale).__name__}")
     rows_mask = None
@@ -95,14 +140,14 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool) -> Fusion:
             raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
         if mask.device != x.device:
             raise SoftmaxInputError(f"mask is on {mask.device} and x on {x.device}; move the mask to x's device")
-        try:
-            expanded = mask.expand(x.shape)
-        except RuntimeError:
-            raise SoftmaxInputError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}"
-            ) from None
-        last = expanded.reshape(1) if x.dim() == 0 else expanded.movedim(dim, -1)
-        rows_mask = as_rows(last).view(torch.uint8)  # a broadcast row keeps row stride 0: read once
+        if mask.shape != x.shape:
+            try:
+                mask = mask.expand(x.shape)
+            except RuntimeError:
+                raise SoftmaxInputError(
+                    f"mask of shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}"
+                ) from None
+        rows_mask = as_rows(dim_last(mask, dim)).view(torch.uint8)  # a broadcast row keeps row stride 0: read once
     causal_m = None
     if causal:
         if x.dim() > 0 and dim % x.dim() != x.dim() - 1:
@@ -138,16 +183,16 @@ def softmax(
     ndim = max(x.dim(), 1)
     if not isinstance(dim, int) or not -ndim <= dim < ndim:
         raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
-    x_last = x.reshape(1) if x.dim() == 0 else x.movedim(dim, -1)
-    chosen = resolve_variant(variant, x_last.shape[-1], x.dtype, x.device)
-    if chosen.triton and x.device.type != "cuda" and not interpreted():
-        raise SoftmaxInputError(
-            f"the Triton variant {chosen.name!r} needs a CUDA tensor (got one on {x.device}); move it with "
-            "x.cuda(), or set TRITON_INTERPRET=1 before importing softmax_bench to run it on CPU (slowly)"
-        )
+    x_last = dim_last(x, dim)
+    # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
+    capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()
+    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing)
     fusion = fusion_for(x, dim, scale, mask, causal)
     if x.numel() == 0:
         return torch.empty_like(x)
     y, _ = chosen.launch(as_rows(x_last), fusion)
-    y = y.view(x_last.shape)
-    return y.view(x.shape) if x.dim() == 0 else y.movedim(-1, dim)
+    if x_last.dim() != 2:
+        y = y.view(x_last.shape)
+    if x.dim() == 0:
+        return y.view(x.shape)
+    return y if x_last is x else y.movedim(-1, dim)

@@ -147,6 +147,13 @@ def test_fused_packs_several_narrow_rows_per_program():
     assert fused.launch_config(1000, 4096)["ROWS"] == 1
 
 
+def test_fused_config_is_one_for_every_m_of_its_class():
+    """launch_config is kept per min(M, MIN_ELEMS_PER_PROGRAM) rows: more rows than that change nothing."""
+    for M in (1, 3, 100, 2047, 2048, 2049, 5000, 2**20):
+        for N in (1, 32, 700, 4096, 32768):
+            assert fused.launch_config(M, N) == fused._launch_config.__wrapped__(M, N), (M, N)
+
+
 @pytest.mark.parametrize("module", [two_pass, online])
 def test_chunked_variants_walk_several_chunks(module):
     x, _ = fresh_randn(2, 3 * 4096 + 5)

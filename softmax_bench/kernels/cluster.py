@@ -24,12 +24,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import torch
 import triton
 
-from . import PLAIN, Fusion, Launch, Variant, dtype_name, interpreted, one_pass_traffic
+from . import PLAIN, Fusion, Launch, Variant, dtype_name, interpreted, one_pass_traffic, output_like
 from .aligned import same_alignment, vector_elems
 from .masking import fusion_args
 
@@ -390,11 +390,23 @@ if gluon is not None:
 def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
-    (aligned) or may start anywhere."""
+    (aligned) or may start anywhere; shared between calls: read them, do not change them."""
+    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion))
+
+
+@lru_cache(maxsize=1024)
+def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str) -> dict:
     p0, p1, p2 = config.pieces + (0,) * (3 - len(config.pieces))
     even = aligned and config.ctas * config.step == N and config.span == config.step
     return dict(STEP=config.step, P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=even, ALIGNED=aligned,
-                HOLD_F32=holding(dtype, fusion) == "fp32")
+                HOLD_F32=how == "fp32")
+
+
+@lru_cache(maxsize=1024)
+def settings_of(config: ClusterConfig) -> dict:
+    """What a launch reports it chose."""
+    return {"ctas": config.ctas, "num_warps": config.num_warps, "step": config.step,
+            "pieces": "+".join(map(str, config.pieces))}
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None = None) -> tuple[torch.Tensor, Launch]:
@@ -403,15 +415,13 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
         raise ValueError(f"{reason}; use variant='auto'")
     M, N = x.shape
     x = same_alignment(x)
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    y = output_like(x)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
     compiled = cluster_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **constexprs,
                                     num_ctas=config.ctas, num_warps=config.num_warps)
-    settings = {"ctas": config.ctas, "num_warps": config.num_warps, "step": config.step,
-                "pieces": "+".join(map(str, config.pieces))}
-    return y, Launch(settings, [compiled])
+    return y, Launch(settings_of(config), [compiled])
 
 
 def unsupported(N: int, dtype: torch.dtype) -> str | None:

@@ -6,11 +6,13 @@ enough elements to keep its warps busy and its bytes in flight.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Variant, one_pass_traffic
+from . import PLAIN, Fusion, Launch, Variant, cdiv, one_pass_traffic, output_like
 from .masking import fusion_args, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
@@ -50,7 +52,13 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
 
 
 def launch_config(M: int, N: int) -> dict:
-    """BLOCK_N, ROWS and num_warps for an M×N input (also what `explain` reports)."""
+    """BLOCK_N, ROWS and num_warps for an M×N input (also what `explain` reports); one dict for every M of a
+    class, shared: read it, do not change it."""
+    return _launch_config(min(M, MIN_ELEMS_PER_PROGRAM), N)  # ROWS ≤ MIN_ELEMS_PER_PROGRAM: more rows change nothing
+
+
+@lru_cache(maxsize=1024)
+def _launch_config(M: int, N: int) -> dict:
     block_n = triton.next_power_of_2(N)
     rows = 1
     if block_n < MIN_ELEMS_PER_PROGRAM:
@@ -61,9 +69,9 @@ def launch_config(M: int, N: int) -> dict:
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    y = output_like(x)
     config = launch_config(M, N)
-    grid = (triton.cdiv(M, config["ROWS"]),)
+    grid = (cdiv(M, config["ROWS"]),)
     compiled = fused_rows_kernel[grid](x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config)
     return y, Launch(config, [compiled])
 

@@ -8,7 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, mask_pass
+from . import PLAIN, Fusion, Launch, Traffic, Variant, cdiv, elem_size, mask_pass, output_like
 from .masking import fusion_args, scale_and_mask
 from .two_pass import L2_ROW_BYTES, launch_config  # the same chunks as two_pass
 
@@ -52,9 +52,9 @@ def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y,
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
-    config = launch_config(M, N, x.dtype)
-    n_chunks = triton.cdiv(N, config["BLOCK"])
+    y = output_like(x)
+    config = launch_config(N, x.dtype)
+    n_chunks = cdiv(N, config["BLOCK"])
     chunk_max = torch.empty((M, n_chunks), dtype=torch.float32, device=x.device)
     compiled = online_kernel[(M,)](
         x, y, chunk_max, N, n_chunks, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config
@@ -67,7 +67,7 @@ def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traff
     rows of up to two_pass's L2_ROW_BYTES (the same programs a row), so HBM sees neither that write nor that read —
     on the H200 rows of 8–64 KB run at 52–77 % of a copy, which four HBM passes could not. Wider rows: HBM."""
     nbytes = M * N * elem_size(dtype)
-    n_chunks = triton.cdiv(N, launch_config(M, N, dtype)["BLOCK"])
+    n_chunks = triton.cdiv(N, launch_config(N, dtype)["BLOCK"])
     scratch = M * n_chunks * 4
     hbm = (("loop: read x", nbytes, 0), ("chunk maxima (scratch)", scratch, scratch), ("rescale: write y", 0, nbytes))
     exponentials = (("loop: write exp(x - running max)", 0, nbytes), ("rescale: read them back", nbytes, 0))

@@ -19,12 +19,14 @@ publishes, then every program combines and stores (the waits then find every par
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, lru_cache
 
 import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, mask_pass, one_pass_traffic
+from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, mask_pass, one_pass_traffic,
+               output_like)
 from .aligned import row_values, same_alignment, vector_elems
 from .masking import fusion_args, scale_and_mask
 
@@ -200,19 +202,27 @@ def exchange_for(x: torch.Tensor, segments: int) -> Exchange:
 
 @dataclass(frozen=True)
 class Split:
-    """How rows of N elements are split: K segments of SEG lanes (a multiple of the block)."""
+    """How rows of N elements are split: K segments of SEG lanes (a multiple of the block); K_POW2 ≥ K, a power of
+    two (the kernel's vector of partials)."""
 
     K: int
     SEG: int
+    K_POW2: int
 
 
+@lru_cache(maxsize=1024)
 def split_of(N: int, dtype: torch.dtype, config: SplitConfig) -> Split:
     """K segments of equal length (in whole blocks) covering a row's lanes: a row whose start is off a 16-byte
     boundary spans up to VEC - 1 more lanes than N (contiguous rows start on one when N is a multiple of VEC)."""
     vec = vector_elems(dtype)
     lanes = N + (vec - 1 if N % vec else 0)
     K = triton.cdiv(lanes * elem_size(dtype), config.segment_bytes)
-    return Split(K, triton.cdiv(triton.cdiv(lanes, K), config.block) * config.block)
+    return Split(K, triton.cdiv(triton.cdiv(lanes, K), config.block) * config.block, triton.next_power_of_2(K))
+
+
+@cache
+def sm_count(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def occupancy(compiled, num_warps: int, props) -> int:
@@ -235,7 +245,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
     config = config or CONFIGS[x.dtype]
     M, N = x.shape
     x = same_alignment(x)
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    y = output_like(x)
     split = split_of(N, x.dtype, config)
     if split.K > MAX_SPLIT:
         raise ValueError(f"split takes rows of up to {MAX_SPLIT} segments (N = {N} needs {split.K}); use two_pass")
@@ -243,7 +253,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
     args = dict(
         x_ptr=x, y_ptr=y, M=M, N=N, stride_x=x.stride(0), stride_y=y.stride(0), K=split.K, SEG=split.SEG,
         word_ptr=exchange.words, epoch=exchange.next_epoch(), **fusion_args(fusion, x),
-        BLOCK=config.block, VEC=vector_elems(x.dtype), K_POW2=triton.next_power_of_2(split.K),
+        BLOCK=config.block, VEC=vector_elems(x.dtype), K_POW2=split.K_POW2,
         num_warps=config.num_warps,
     )
     settings = {"BLOCK": config.block, "K": split.K, "SEG": split.SEG, "num_warps": config.num_warps}
@@ -257,7 +267,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
         compiled = split_kernel.warmup(**args, PHASE=BOTH, grid=(1,))
         compiled._init_handles()
         OCCUPANCY[key] = occupancy(compiled, config.num_warps, torch.cuda.get_device_properties(x.device))
-    resident = torch.cuda.get_device_properties(x.device).multi_processor_count * min(config.per_sm, OCCUPANCY[key])
+    resident = sm_count(x.device) * min(config.per_sm, OCCUPANCY[key])
     if resident < split.K:
         raise ValueError(
             f"split needs the {split.K} programs of a row of N = {N} on the GPU at once, and this GPU holds "

@@ -4,11 +4,13 @@ pass 2 reads the row again, normalizes and stores. Two reads and one write. Rows
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, mask_pass
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, mask_pass, output_like
 from .aligned import aligned_row, max_and_sum, normalize, same_alignment, vector_elems
 from .masking import fusion_args
 
@@ -36,7 +38,9 @@ def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_s
               scale, mask_ptr, mask_stride, causal_m, "", BLOCK, VEC, HAS_SCALE, HAS_MASK, CAUSAL)
 
 
-def launch_config(M: int, N: int, dtype: torch.dtype) -> dict:
+@lru_cache(maxsize=1024)
+def launch_config(N: int, dtype: torch.dtype) -> dict:
+    """BLOCK and num_warps for rows of N elements of dtype; shared between calls: read it, do not change it."""
     # at least one 16-byte vector: a row is read from the boundary before it
     block = min(max(triton.next_power_of_2(N), 16 // elem_size(dtype)), CHUNK_BYTES // elem_size(dtype))
     return {"BLOCK": block, "num_warps": NUM_WARPS}
@@ -45,8 +49,8 @@ def launch_config(M: int, N: int, dtype: torch.dtype) -> dict:
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
     x = same_alignment(x)
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
-    config = launch_config(M, N, x.dtype)
+    y = output_like(x)
+    config = launch_config(N, x.dtype)
     compiled = two_pass_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config,
                                      VEC=vector_elems(x.dtype))
     return y, Launch(config, [compiled])

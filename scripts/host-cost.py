@@ -1,0 +1,218 @@
+"""Host cost per call of softmax_bench.softmax (issue 16): each variant, plain and with fusions, beside
+torch.softmax, a bare Triton launch of fused's kernel and the peers (torch.compile, Liger, Quack) where installed.
+
+Each row: `--warmup` calls, then `--rounds` rounds of `--calls` calls with time.perf_counter around each round; on
+a GPU torch.cuda.synchronize only before and after a round. host_us: per call, until the round's last call
+returned (what the host spends issuing it); call_us: per call, until the GPU finished too (what an eager caller
+waits, if the GPU kept up); both from the median round. vs_torch: call_us / torch.softmax's. Each output is
+checked against a reference once before timing.
+
+Rows that run no kernel, 20000 calls a round: `no launch` — softmax_bench.softmax with every Triton kernel
+replaced by a launch that does nothing (softmax_bench's own Python, without Triton's launcher); `dispatch` — steps
+of the dispatch alone (the variant's choice, the fusion, the rows).
+
+With no GPU the kernels run through Triton's interpreter (TRITON_INTERPRET=1, set here) on a tiny shape: the run
+is labelled interpreted, and its numbers say only how much Python a call runs. `--dispatch-as GPU_NAME` times the
+dispatch rows as on that GPU (its auto table; torch.cuda's name lookup answered without one), for a CPU machine.
+
+    PYTHONPATH=. python3 scripts/host-cost.py OUT.csv                       # GPU: 64x4000 bf16, 2000 calls
+    PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --shape 4096x4000
+    PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --only-python --dispatch-as "NVIDIA H200"   # CPU
+"""
+
+import argparse
+import csv
+import os
+import time
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+import torch
+
+ON_GPU = torch.cuda.is_available()
+if not ON_GPU:
+    os.environ["TRITON_INTERPRET"] = "1"  # before softmax_bench (and Triton's kernels) load
+    torch.set_num_threads(1)  # tiny tensors: no thread pool to wake, only the Python and dispatch a call runs
+
+import softmax_bench  # noqa: E402
+from softmax_bench import dispatch  # noqa: E402
+from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster, fused, online, split, two_pass  # noqa: E402
+from softmax_bench.kernels.masking import fusion_args  # noqa: E402
+from softmax_bench.ops import OPS, reference  # noqa: E402
+from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
+from softmax_bench.sweep import cell_input, check  # noqa: E402
+
+COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note"]
+CHEAP_CALLS = 20000  # a round of a row that runs no kernel
+KERNELS = {fused: "fused_rows_kernel", two_pass: "two_pass_kernel", online: "online_kernel", split: "split_kernel",
+           cluster: "cluster_kernel"}
+
+
+@dataclass
+class Row:
+    what: str
+    op: str
+    fn: Callable[[], object] | None  # None: not run here, `note` says why
+    fusion: Fusion | None = None  # what to check the output against (None: not checked)
+    note: str = ""
+    cheap: bool = False  # runs no kernel: CHEAP_CALLS a round, and no launch stubbed
+
+
+def per_call(fn, calls: int, warmup: int, rounds: int) -> tuple[float, float]:
+    """(host µs, call µs) per call of fn, from the median of `rounds` rounds of `calls` calls."""
+    for _ in range(warmup):
+        fn()
+    sync = torch.cuda.synchronize if ON_GPU else (lambda: None)
+    times = []
+    for _ in range(rounds):
+        sync()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        issued = time.perf_counter()
+        sync()
+        times.append(((issued - start) / calls * 1e6, (time.perf_counter() - start) / calls * 1e6))
+    return sorted(times, key=lambda t: t[1])[len(times) // 2]
+
+
+@contextmanager
+def no_launch():
+    """Every Triton kernel of the variants replaced by one whose launch does nothing (of the kernel's own type, so
+    that softmax_bench still sees whether it is interpreted)."""
+    saved = {module: getattr(module, name) for module, name in KERNELS.items() if hasattr(module, name)}
+    for module, kernel in saved.items():
+        no_op = type("NoLaunch", (type(kernel),), {"__getitem__": lambda self, grid: lambda *args, **kwargs: None})
+        setattr(module, KERNELS[module], object.__new__(no_op))
+    try:
+        yield
+    finally:
+        for module, kernel in saved.items():
+            setattr(module, KERNELS[module], kernel)
+
+
+def softmax_kwargs(x: torch.Tensor, op: str) -> dict:
+    """The op's scale, mask and causal as softmax_bench.softmax takes them, for an M×N x."""
+    fusion = OPS[op].fusion(x)
+    kwargs = {}
+    if fusion.scale != 1.0:
+        kwargs["scale"] = fusion.scale
+    if fusion.mask is not None:
+        kwargs["mask"] = fusion.mask.bool()
+    if fusion.causal_m is not None:
+        kwargs["causal"] = True  # over the M rows of a 2-D x: causal_m = M
+    return kwargs
+
+
+def calls_with_launches(x: torch.Tensor, ops: list[str]):
+    M, N = x.shape
+    y = torch.empty_like(x)
+    config = fused.launch_config(M, N)
+    grid = ((M + config["ROWS"] - 1) // config["ROWS"],)
+    args = fusion_args(PLAIN, x)
+    yield Row("bare fused launch", "softmax", lambda: fused.fused_rows_kernel[grid](
+        x, y, M, N, x.stride(0), y.stride(0), **args, **config), note="kernel[grid](...), output preallocated")
+    registry = softmax_bench.variants()
+    for op in ops:
+        kwargs = softmax_kwargs(x, op)
+        fusion = dispatch.fusion_for(x, -1, kwargs.get("scale"), kwargs.get("mask"), kwargs.get("causal", False))
+        for name in ["auto", *registry]:
+            reason = None if name == "auto" else registry[name].unsupported(N, x.dtype)
+            note = f"picks {dispatch.resolve_variant(name, N, x.dtype, x.device).name}" if name == "auto" else ""
+            call = partial(softmax_bench.softmax, x, variant=name, **kwargs)
+            yield Row(f"softmax_bench {name}", op, None if reason else call, fusion, reason or note)
+        for peer in PEERS.values():
+            if fusion.plain or peer.fuses:
+                try:
+                    yield Row(f"peer {peer.name}", op, partial(peer.make(fusion), x), fusion, peer.summary)
+                except PeerUnavailable as e:
+                    yield Row(f"peer {peer.name}", op, None, note=str(e))
+
+
+def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
+    N = x.shape[1]
+    registry = softmax_bench.variants()
+    for op in ops:
+        kwargs = softmax_kwargs(x, op)
+        for name in ["auto", *(name for name, v in registry.items() if v.triton)]:
+            if name == "auto" or registry[name].supports(N, x.dtype):
+                call = partial(softmax_bench.softmax, x, variant=name, **kwargs)
+                yield Row(f"no launch {name}", op, call, note="softmax_bench's Python only", cheap=True)
+    device, note = x.device, ""
+    if as_gpu:
+        torch.cuda.get_device_name = lambda device=None: as_gpu  # the table of that GPU, without one
+        torch.cuda.is_current_stream_capturing = lambda: False
+        device, note = torch.device("cuda", 0), f"dispatched as on {as_gpu} (its auto table; no GPU used)"
+    for name in ("auto", "fused", "two_pass"):
+        call = partial(dispatch.resolve_variant, name, N, x.dtype, device)
+        yield Row(f"dispatch resolve_variant({name})", "softmax", call, note=note, cheap=True)
+    yield Row("dispatch auto_choice", "softmax", partial(dispatch.auto_choice, N, x.dtype, device), note=note,
+              cheap=True)
+    mask = softmax_kwargs(x, "scaled-masked")["mask"]
+    yield Row("dispatch fusion_for", "softmax", partial(dispatch.fusion_for, x, -1, None, None, False), cheap=True)
+    yield Row("dispatch fusion_for", "scaled-masked", partial(dispatch.fusion_for, x, -1, 0.125, mask, False),
+              cheap=True)
+    yield Row("dispatch as_rows", "softmax", partial(dispatch.as_rows, x), cheap=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("csv", help="where to write the rows")
+    parser.add_argument("--shape", default=None, help="MxN (default 64x4000 on a GPU, 4x64 interpreted)")
+    parser.add_argument("--dtype", default="bf16", choices=list(DTYPES))
+    parser.add_argument("--calls", type=int, default=None, help="timed calls a round (default 2000; 30 interpreted)")
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--op", action="append", choices=list(OPS), help="ops to time (default: all)")
+    parser.add_argument("--only-python", action="store_true", help="torch.softmax and the rows that run no kernel")
+    parser.add_argument("--dispatch-as", metavar="GPU_NAME", help="dispatch as on this GPU (e.g. 'NVIDIA H200')")
+    args = parser.parse_args()
+    if args.dispatch_as and ON_GPU:
+        parser.error("--dispatch-as is for a machine with no GPU: on a GPU the dispatch rows use its own table")
+    M, N = map(int, (args.shape or ("64x4000" if ON_GPU else "4x64")).lower().split("x"))
+    calls = args.calls or (2000 if ON_GPU else 30)
+    dtype = DTYPES[args.dtype]
+    ops = args.op or list(OPS)
+    x = cell_input(M, N, dtype, "cuda" if ON_GPU else "cpu")
+    interpreted = not ON_GPU
+    device = torch.cuda.get_device_name() if ON_GPU else "CPU (Triton interpreter)"
+    print(f"{device}, torch {torch.__version__}, {args.dtype} {M}x{N}, {args.rounds} rounds of {calls} calls a row"
+          + (": INTERPRETED, the numbers say how much Python a call runs" if interpreted else ""))
+    print(f"{'what':34} {'op':14} {'host_us':>9} {'call_us':>9} {'vs_torch':>8}  note")
+    todo = [Row("torch.softmax", "softmax", partial(torch.softmax, x, -1), PLAIN)]
+    todo += [] if args.only_python else list(calls_with_launches(x, ops))
+    todo += calls_without_launches(x, ops, args.dispatch_as)
+    rows, torch_us = [], None
+    for row in todo:
+        out = dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
+                   vs_torch=None, interpreted=interpreted, note=row.note)
+        if row.fn is not None:
+            try:
+                if row.fusion is not None:
+                    precise = torch.float64 if interpreted else torch.float32
+                    wrong = check(row.fn(), reference(x, row.fusion, precise), dtype)[1]
+                    if wrong is not None:
+                        raise ValueError(f"wrong output: {wrong}")
+                n = CHEAP_CALLS if row.cheap else calls
+                stubbed = row.what.startswith("no launch")
+                if stubbed:
+                    row.fn()  # compiled, and split's occupancy known, before the launches are stubbed
+                with no_launch() if stubbed else nullcontext():
+                    host, call = per_call(row.fn, n, args.warmup, args.rounds)
+                torch_us = torch_us or call  # the first row is torch.softmax's
+                out.update(calls=n, host_us=round(host, 2), call_us=round(call, 2), vs_torch=round(call / torch_us, 2))
+            except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
+                out["note"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        rows.append(out)
+        shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch']:8.2f}"
+        print(f"{row.what:34} {row.op:14} {shown:>28}  {out['note']}", flush=True)
+    with open(args.csv, "w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"written to {args.csv}")
+
+
+if __name__ == "__main__":
+    main()
