@@ -13,6 +13,7 @@ import torch
 
 from softmax_bench.baseline import measure_copy
 from softmax_bench.kernels import TOLERANCES, cluster
+from softmax_bench.kernels.aligned import window_lanes
 from softmax_bench.timing import TimingSettings, measure
 
 SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
@@ -24,7 +25,7 @@ WIDTHS = [32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262
 def configs(N: int, dtype: torch.dtype):
     """Clusters of 4–16 CTAs of 4 or 8 warps whose threads hold 16 to 128 elements (the ranges where the Gluon
     probe's best configurations lay, ../shared/anchors/probes/README.md)."""
-    lanes = cluster.window_lanes(N, dtype)
+    lanes = window_lanes(N, dtype)
     for ctas, warps in itertools.product((4, 8, 16), (4, 8)):
         config = cluster.layout(lanes, ctas, warps, dtype, cluster.holding(dtype))
         per_thread = config.span // (32 * warps)

@@ -15,7 +15,7 @@ import triton
 import softmax_bench
 from softmax_bench.dispatch import auto_choice
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
-from softmax_bench.kernels.aligned import vector_elems
+from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
 from .test_kernels import assert_matches, fresh_randn
 
@@ -47,7 +47,7 @@ def test_pieces_cover_the_span_in_at_most_three_powers_of_two(span, unit, pieces
 def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
     for fusion in (PLAIN, Fusion(scale=0.5), Fusion(causal_m=7)):
         config = cluster.config_for(N, dtype, fusion)
-        lanes = cluster.window_lanes(N, dtype)
+        lanes = window_lanes(N, dtype)
         threads = 32 * config.num_warps
         assert config.ctas in (2, 4, 8, 16) and config.num_warps in cluster.WARPS
         assert config.ctas * config.step >= lanes and config.span >= config.step, "the cluster covers the window"

@@ -26,6 +26,13 @@ def vector_elems(dtype: torch.dtype) -> int:
     return 16 // elem_size(dtype)
 
 
+def window_lanes(N: int, dtype: torch.dtype) -> int:
+    """Lanes a row's window may span: a row of N elements can start up to VEC - 1 lanes past a 16-byte boundary
+    (rows of a contiguous tensor start on one when N is a multiple of VEC)."""
+    vec = vector_elems(dtype)
+    return N + (vec - 1 if N % vec else 0)
+
+
 def same_alignment(x: torch.Tensor) -> torch.Tensor:
     """x, or a contiguous copy when its rows would start at other offsets from a 16-byte boundary than the rows
     of a contiguous output of its shape."""

@@ -29,8 +29,8 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import PLAIN, Fusion, Launch, Variant, dtype_name, interpreted, one_pass_traffic, output_like
-from .aligned import same_alignment, vector_elems
+from . import PLAIN, Fusion, Launch, Variant, interpreted, one_pass_traffic, output_like
+from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args
 
 try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 3.8)
@@ -98,13 +98,6 @@ def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
     while bin(units).count("1") > max_pieces:  # round the smallest bits up
         units += units & -units
     return tuple(unit << bit for bit in range(units.bit_length() - 1, -1, -1) if units >> bit & 1)
-
-
-def window_lanes(N: int, dtype: torch.dtype) -> int:
-    """Lanes a row's window may span: a row of N elements can start up to VEC - 1 lanes past a 16-byte boundary
-    (rows of a contiguous tensor start on one when N is a multiple of VEC)."""
-    vec = vector_elems(dtype)
-    return N + (vec - 1 if N % vec else 0)
 
 
 def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) -> ClusterConfig:

@@ -27,7 +27,7 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, mask_pass, one_pass_traffic,
                output_like)
-from .aligned import row_values, same_alignment, vector_elems
+from .aligned import row_values, same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, scale_and_mask
 
 
@@ -212,10 +212,8 @@ class Split:
 
 @lru_cache(maxsize=1024)
 def split_of(N: int, dtype: torch.dtype, config: SplitConfig) -> Split:
-    """K segments of equal length (in whole blocks) covering a row's lanes: a row whose start is off a 16-byte
-    boundary spans up to VEC - 1 more lanes than N (contiguous rows start on one when N is a multiple of VEC)."""
-    vec = vector_elems(dtype)
-    lanes = N + (vec - 1 if N % vec else 0)
+    """K segments of equal length (in whole blocks) covering a row's window (aligned.window_lanes)."""
+    lanes = window_lanes(N, dtype)
     K = triton.cdiv(lanes * elem_size(dtype), config.segment_bytes)
     return Split(K, triton.cdiv(triton.cdiv(lanes, K), config.block) * config.block, triton.next_power_of_2(K))
 
