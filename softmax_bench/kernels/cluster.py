@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import PLAIN, Fusion, Launch, Variant, interpreted, one_pass_traffic, output_like
+from . import PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic, output_like
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args
 
@@ -412,8 +412,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
-    compiled = cluster_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **constexprs,
-                                    num_ctas=config.ctas, num_warps=config.num_warps)
+    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
+                             **constexprs, num_ctas=config.ctas, num_warps=config.num_warps)
     return y, Launch(settings_of(config), [compiled])
 
 
