@@ -4,6 +4,7 @@ bandwidth, why the FLOPs do not matter, how the fused kernel holds a row, and wh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -12,9 +13,9 @@ import torch
 from .baseline import STORE_NAME, stored_record
 from .device import device_info
 from .errors import BenchError
-from .dispatch import auto_choice
+from .dispatch import auto_choice, softmax
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size, fused, variants
-from .ops import OPS, Op
+from .ops import OPS, Op, call_kwargs
 from .timing import TimingSettings, measure
 
 REGISTERS_PER_SM = 65536
@@ -31,7 +32,9 @@ class VariantLine:
     supported: str | None  # None when supported, else why not
     n_regs: int | None = None
     n_spills: int | None = None
-    measured_ms: float | None = None
+    measured_ms: float | None = None  # the kernel's time
+    call_ms: float | None = None  # a call among calls back to back
+    host_us: float | None = None  # the host's time to issue a call
 
 
 @dataclass
@@ -108,6 +111,8 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             _, launch = variant.launch(x, run_fusion)
             line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
             if measure_time:
-                line.measured_ms = measure(lambda: variant.launch(x, run_fusion), settings, interpret).ms
+                call = partial(softmax, x, variant=name, **call_kwargs(run_fusion))  # as a user calls it
+                timing = measure(call, settings, interpret)
+                line.measured_ms, line.call_ms, line.host_us = timing.ms, timing.call_ms, timing.host_us
         result.lines.append(line)
     return result

@@ -64,3 +64,16 @@ def reference(x: torch.Tensor, fusion: Fusion, precise: torch.dtype) -> torch.Te
     if fusion.plain:
         return ref
     return ref.masked_fill((z == float("-inf")).all(dim=-1, keepdim=True), 0.0)
+
+
+def call_kwargs(fusion: Fusion) -> dict:
+    """A Fusion of an M×N x as softmax_bench.softmax takes it: scale, a bool mask of x's shape, causal."""
+    kwargs = {}
+    if fusion.scale != 1.0:
+        kwargs["scale"] = fusion.scale
+    if fusion.mask is not None:
+        kwargs["mask"] = fusion.mask.view(torch.bool)
+    if fusion.causal_m is not None:
+        kwargs["causal"] = True  # a 2-D x: its M rows are the queries, causal_m = M
+    return kwargs
+

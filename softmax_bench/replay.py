@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from functools import cache
+
 import torch
-from triton import knobs
 
 from . import kernels
 
@@ -80,10 +81,18 @@ _C_LAUNCH_FACTS = ("arg_annotations", "kernel_signature", "launch_cooperative_gr
                    "global_scratch_size", "profile_scratch_size", "gsan_enabled")
 
 
+@cache  # Triton is imported when a call is first replayed: importing it earlier would decide, before `--interpret`
+def _runtime_knobs():  # sets TRITON_INTERPRET, that its functions run compiled
+    from triton import knobs
+
+    return knobs.runtime
+
+
 def _launch_hooks():
     """Triton's launch hooks (a profiler's), or (None, None) when none is set: Triton ≥ 3.7 keeps them as chains
     that are never None, empty when no one listens."""
-    enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+    runtime = _runtime_knobs()
+    enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
     if enter is None or not getattr(enter, "calls", True):
         return None, leave if leave is not None and getattr(leave, "calls", True) else None
     return enter, leave

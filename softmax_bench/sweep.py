@@ -7,6 +7,7 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -17,10 +18,10 @@ from .config import SweepPlan, parse_shape
 from .dispatch import auto_choice
 from .errors import BenchError
 from .kernels import DTYPES, TOLERANCES, Fusion, Launch, Traffic, Variant, elem_size, one_pass_traffic, variants
-from .ops import get_op, reference
+from .ops import call_kwargs, get_op, reference
 from .peers import PEERS, Peer, PeerUnavailable
 from .results import Run, new_run, open_run
-from .timing import TimingSettings, measure
+from .timing import Timing, TimingSettings, measure
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,21 @@ class Provider:
     unsupported: Callable[[int, torch.dtype, Fusion], str | None]
     prepare: Callable[[torch.Tensor, Fusion], Callable[[], tuple[torch.Tensor, Launch]]]
     masked_rows_zero: bool = True  # False: a fully masked row gives NaN (torch's behaviour)
+    # The call a user makes, which is checked and timed (None: prepare's); prepare's run says what was launched.
+    user_call: Callable[[torch.Tensor, Fusion], Callable[[], torch.Tensor]] | None = None
+
+
+def _softmax_call(name: str) -> Callable[[torch.Tensor, Fusion], Callable[[], torch.Tensor]]:
+    """softmax_bench.softmax(x, variant=name) with the fusion's scale, mask and causal, as a user calls it."""
+    from .dispatch import softmax
+
+    return lambda x, fusion: partial(softmax, x, variant=name, **call_kwargs(fusion))
 
 
 def _variant_provider(variant: Variant) -> Provider:
     return Provider(
         variant.name, "variant", variant.traffic, lambda N, dtype, fusion: variant.unsupported(N, dtype),
-        lambda x, fusion: lambda: variant.launch(x, fusion), variant.masked_rows_zero,
+        lambda x, fusion: lambda: variant.launch(x, fusion), variant.masked_rows_zero, _softmax_call(variant.name),
     )
 
 
@@ -62,6 +72,7 @@ def _auto_provider() -> Provider:
         lambda M, N, dtype, fusion: picked(N, dtype).traffic(M, N, dtype, fusion),
         lambda N, dtype, fusion: picked(N, dtype).unsupported(N, dtype),
         prepare,
+        user_call=_softmax_call("auto"),
     )
 
 
@@ -100,6 +111,11 @@ def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[float
     bad = ~((diff <= atol + rtol * ref.abs()) | (y.isnan() & ref.isnan()))  # any other NaN is bad
     max_err = float(diff.nan_to_num(nan=0.0).max()) if diff.numel() else 0.0
     if bool(bad.any()):
+        broken = int((~y.isfinite() & ref.isfinite()).sum())  # NaN or inf where the reference is finite
+        if broken:
+            finite_off = int(bad.sum()) - broken
+            return max_err, (f"{broken} elements are NaN or inf where the reference is finite"
+                             + (f"; {finite_off} more off by up to {max_err:.3g}" if finite_off else ""))
         return max_err, f"{int(bad.sum())} elements off by up to {max_err:.3g} (atol {atol}, rtol {rtol})"
     return max_err, None
 
@@ -125,21 +141,30 @@ def measure_cell(
     plan: SweepPlan,
     interpret: bool,
     advance: Callable[[str], None],
+    copies: dict | None = None,
 ) -> None:
+    """Check, then time, each provider on one cell; `copies` keeps the run's copies of the same bytes, per (dtype,
+    bytes): each cell is compared with a copy of its own bytes, timed the same way."""
     dtype = DTYPES[dtype_name]
     base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op}
     op = get_op(plan.op)
+    copies = {} if copies is None else copies
+    nbytes = 2 * M * N * elem_size(dtype)  # a softmax's bytes: x read once, y written once
 
-    def store(provider: Provider, **fields) -> None:
+    def store(provider: Provider, timing: Timing | None = None, **fields) -> None:
         # `fusion` is the cell's, assigned below before the first store
         model_bytes = provider.traffic(M, N, dtype, fusion).total_bytes
         row = {**base, "variant": provider.name, "model_bytes": model_bytes, **fields}
-        if fields.get("ms"):
-            ms = fields["ms"]
-            row["gbps"] = 2 * M * N * elem_size(dtype) / ms / 1e6
-            row["pct_of_copy"] = 100 * row["gbps"] / copy_gbps
-            row["model_gbps"] = model_bytes / ms / 1e6
-        row["expected_ms"] = model_bytes / copy_gbps / 1e6
+        cell_copy_gbps = copy_gbps
+        if timing is not None:
+            copy = copies[(dtype_name, nbytes)]
+            cell_copy_gbps = nbytes / copy.ms / 1e6
+            row.update(ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, call_ms=timing.call_ms,
+                       call_p20=timing.call_p20, call_p80=timing.call_p80, host_us=timing.host_us,
+                       copy_ms=copy.ms, gbps=nbytes / timing.ms / 1e6, model_gbps=model_bytes / timing.ms / 1e6)
+            row["pct_of_copy"] = 100 * copy.ms / timing.ms
+            row["pct_of_device_copy"] = 100 * row["gbps"] / copy_gbps
+        row["expected_ms"] = model_bytes / cell_copy_gbps / 1e6
         run.append(row)
         advance(f"{dtype_name} {M}×{N} {provider.name}")
 
@@ -155,6 +180,10 @@ def measure_cell(
             return
 
     x = cell_input(M, N, dtype, device)
+    if (dtype_name, nbytes) not in copies:
+        copy_out = torch.empty_like(x)
+        copies[(dtype_name, nbytes)] = measure(lambda: copy_out.copy_(x), plan.timing, interpret)
+        del copy_out
     fusion = op.fusion(x)
     ref = reference(x, fusion, torch.float64 if interpret else torch.float32)
     masked_rows = ref.sum(dim=-1, keepdim=True) == 0  # fully masked: zeros, or NaN for torch's semantics
@@ -168,8 +197,13 @@ def measure_cell(
             store(provider, status="skipped", reason="a GPU peer: not run under --interpret")
             continue
         try:
-            call = provider.prepare(x, fusion)
-            y, launch = call()
+            prepared = provider.prepare(x, fusion)
+            y, launch = prepared()
+            if provider.user_call is not None:
+                call = provider.user_call(x, fusion)
+                y = call()
+            else:
+                call = lambda: prepared()[0]  # noqa: E731
         except PeerUnavailable as err:
             store(provider, status="skipped", reason=str(err))
             continue
@@ -184,8 +218,7 @@ def measure_cell(
         if wrong is not None:
             store(provider, status="FAIL", reason=wrong, **extra)
             continue
-        timing = measure(lambda: call(), plan.timing, interpret)
-        store(provider, status="ok", ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, **extra)
+        store(provider, measure(call, plan.timing, interpret), status="ok", **extra)
     del x, ref, ref_nan_rows, fusion
 
 
@@ -208,9 +241,11 @@ def run_sweep(
     on_start(sum(len(todo) for *_, todo in todo_by_cell))
     meta = {**meta, "status": "running", "clocks_before": devices.clocks(interpret)}
     run.write_meta(meta)
+    copies: dict = {}
     try:
         for dtype_name, M, N, todo in todo_by_cell:
-            measure_cell(dtype_name, M, N, todo, run, meta["copy_gbps"][dtype_name], plan, interpret, advance)
+            measure_cell(dtype_name, M, N, todo, run, meta["copy_gbps"][dtype_name], plan, interpret, advance,
+                         copies)
     except BaseException:
         meta.update(status="interrupted", finished_at=_now())
         run.write_meta(meta)
@@ -253,7 +288,7 @@ def plan_from_meta(meta: dict) -> SweepPlan:
         shapes=[parse_shape(s) for s in stored["shapes"]],
         dtypes=stored["dtypes"],
         variants=stored["variants"],
-        timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"]),
+        timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"], meta["timing"].get("l2", "clean")),
         op=stored.get("op", "softmax"),
         sources=stored["sources"],
     )
@@ -275,6 +310,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "git_commit": git_commit(),
         "timing": plan.timing.describe(interpret),
         "copy_gbps": dict(baseline["reference_gbps"]),
+        "copy_per_cell": True,  # pct_of_copy: against a copy of each cell's bytes, timed in the run
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
         "op": plan.op,
         "plan": plan_to_meta(plan),
