@@ -111,11 +111,12 @@ def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[float
     bad = ~((diff <= atol + rtol * ref.abs()) | (y.isnan() & ref.isnan()))  # any other NaN is bad
     max_err = float(diff.nan_to_num(nan=0.0).max()) if diff.numel() else 0.0
     if bool(bad.any()):
-        broken = int((~y.isfinite() & ref.isfinite()).sum())  # NaN or inf where the reference is finite
-        if broken:
-            finite_off = int(bad.sum()) - broken
-            return max_err, (f"{broken} elements are NaN or inf where the reference is finite"
-                             + (f"; {finite_off} more off by up to {max_err:.3g}" if finite_off else ""))
+        not_finite = ~y.isfinite() & ref.isfinite()  # NaN or inf where the reference is finite
+        if bool(not_finite.any()):
+            off = bad & ~not_finite
+            worst = float(diff[off].max()) if bool(off.any()) else 0.0
+            return max_err, (f"{int(not_finite.sum())} elements are NaN or inf where the reference is finite"
+                             + (f"; {int(off.sum())} more off by up to {worst:.3g}" if bool(off.any()) else ""))
         return max_err, f"{int(bad.sum())} elements off by up to {max_err:.3g} (atol {atol}, rtol {rtol})"
     return max_err, None
 
