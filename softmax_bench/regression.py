@@ -10,6 +10,7 @@ Interpreted runs time the CPU, not a kernel: check refuses them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -65,8 +66,14 @@ class CheckResult:
 
 
 def _band(row) -> tuple[float, float]:
-    """The p20–p80 interval in % of copy: the slow end (p80 time) to the fast end (p20 time)."""
-    return row.pct_of_copy * row.ms / row.ms_p80, row.pct_of_copy * row.ms / row.ms_p20
+    """The p20–p80 interval in % of copy, from the slow end (p80 time) to the fast end (p20 time) of the kernel
+    and, where the run keeps them, of the copy it is divided by: both measurements' noise is in the ratio."""
+    copy_p20, copy_p80 = getattr(row, "copy_p20", math.nan), getattr(row, "copy_p80", math.nan)
+    if math.isnan(copy_p20) or math.isnan(copy_p80):
+        copy_p20 = copy_p80 = getattr(row, "copy_ms", math.nan)
+    if math.isnan(copy_p20):  # runs from before the copy of each cell's bytes: their own copy, one number
+        return row.pct_of_copy * row.ms / row.ms_p80, row.pct_of_copy * row.ms / row.ms_p20
+    return 100 * copy_p20 / row.ms_p80, 100 * copy_p80 / row.ms_p20
 
 
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -> None:
@@ -109,7 +116,8 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
             result.new.append(label(r))
             continue
         base = pd.Series({"pct_of_copy": r.pct_of_copy_base, "ms": r.ms_base, "ms_p20": r.ms_p20_base,
-                          "ms_p80": r.ms_p80_base})
+                          "ms_p80": r.ms_p80_base, "copy_ms": r.copy_ms_base, "copy_p20": r.copy_p20_base,
+                          "copy_p80": r.copy_p80_base})
         change = CellChange(r.variant, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
                             _band(base), _band(r))
         result.changes.append(change)

@@ -21,13 +21,13 @@ COLUMNS = [
     "variant", "dtype", "M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms",
     "max_err", "status",
     "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
-    "copy_ms", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us",
+    "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us",
 ]
 KEY = ["variant", "dtype", "M", "N"]
 REQUIRED = COLUMNS[:13]  # older runs lack some of the later columns: they read as empty
 NUMERIC = ["M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms", "max_err",
-           "model_gbps", "n_regs", "n_spills", "copy_ms", "pct_of_device_copy", "call_ms", "call_p20", "call_p80",
-           "host_us"]
+           "model_gbps", "n_regs", "n_spills", "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms",
+           "call_p20", "call_p80", "host_us"]
 STATUSES = ("ok", "FAIL", "skipped")
 TIMED = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy"]  # what an ok row must hold
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"

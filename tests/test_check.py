@@ -175,8 +175,8 @@ def test_interpreted_runs_are_not_gated(tmp_path):
 
 
 def test_runs_of_the_two_copy_definitions_are_not_compared(tmp_path):
-    newer = clone(tmp_path, "newer", meta_edit=lambda meta: meta.update(copy_per_cell=True))
-    assert_usage_error(invoke("check", newer, "--baseline", REFERENCE), "measure that run again")
+    older = clone(tmp_path, "older", meta_edit=lambda meta: meta.pop("copy_per_cell"))
+    assert_usage_error(invoke("check", REFERENCE, "--baseline", older), "older", "measure that run again")
 
 
 def test_another_gpu_model_needs_the_flag(tmp_path):
@@ -223,3 +223,19 @@ def test_a_fail_message_counts_outputs_that_are_not_finite():
     y[0, 1], y[1, 2], y[1, 3] = float("nan"), float("inf"), 0.9
     _, why = check_output(y, ref, torch.float32)
     assert why == "2 elements are NaN or inf where the reference is finite; 1 more off by up to 0.65"
+
+
+def test_the_noise_of_the_copy_a_cell_is_divided_by_widens_its_gate(tmp_path):
+    """% of copy is copy time / kernel time: a copy measured with a 6 % wide band makes a 6 % drop noise."""
+    cell = lambda rows: (rows["variant"] == "fused") & (rows["N"] == 4096) & (rows["dtype"] == "fp32")  # noqa: E731
+
+    def noisy_copy(rows):
+        rows = rows.copy()
+        rows["copy_p20"], rows["copy_p80"] = rows["copy_ms"] * 0.97, rows["copy_ms"] * 1.03
+        return rows
+
+    base = clone(tmp_path, "base", noisy_copy)
+    run = clone(tmp_path, "run", lambda rows: slower(noisy_copy(rows), 0.94, cell(rows)))
+    assert invoke("check", run, "--baseline", base).exit_code == 0
+    sharp = clone(tmp_path, "sharp", lambda rows: slower(rows, 0.94, cell(rows)))
+    assert invoke("check", sharp, "--baseline", REFERENCE).exit_code == 1
