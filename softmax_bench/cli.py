@@ -233,7 +233,7 @@ def sweep(
     rep_ms: RepMs = None,
     gpus: Annotated[
         Optional[str],
-        typer.Option("--gpus", help="Measure on several GPUs at once: all, or a number. Starts the sweep as that many "
+        typer.Option("--gpus", metavar="all|N", help="Measure on several GPUs at once: all, or a number. Starts the sweep as that many "
                      "ranks through torchrun, as `torchrun --nproc-per-node=N -m softmax_bench sweep …` does. Under "
                      "--interpret, a number of ranks on the CPU."),
     ] = None,
@@ -406,7 +406,12 @@ def show(
     run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
     out_dir: OutDir = Path("results"),
 ) -> None:
-    """Print a stored run's tables again."""
+    """Print a stored run's tables again.
+
+    A run on several GPUs ends with a table of them (copy bandwidth, rows timed, how each ended). A replicated run
+    shows each cell's median over the GPUs, with Δ, how far the slowest GPU's GB/s is under the fastest's; its GPU
+    table gives each GPU against the others and names an outlier (more than 2 % from them at the median).
+    """
     from .report import sweep_tables
     from .results import open_run
 
@@ -430,7 +435,8 @@ def plot(
     smaller of the run's copy bandwidth × intensity and the device's measured fp32 rate, with its ridge point; a
     point above the roof is ringed and the legend says why. Bandwidth vs N: % of copy, one panel per dtype — the
     drop where a variant stops scaling. Registers vs N: registers a thread and spills of each Triton variant's
-    compiled kernel (an interpreted run compiles none, and the figure says so).
+    compiled kernel (an interpreted run compiles none, and the figure says so). A run on several GPUs is drawn by
+    each cell's median over its GPUs.
     """
     from .plots import plot_run
     from .results import open_run
@@ -497,8 +503,10 @@ def check(
     """Exit 1 if a kernel got slower than the baseline, or a cell FAILs its correctness check.
 
     Each run is taken as % of its own copy bandwidth. A regression is a drop larger than --threshold whose p20–p80
-    bands do not overlap. Exit 0: nothing regressed; 1: a regression or a FAIL; 2: unusable input (unreadable
-    runs, different GPU models without --allow-device-mismatch, an interpreted run against a GPU run).
+    bands do not overlap. A run on several GPUs is taken by each cell's median over its GPUs, so it can be checked
+    against a run of one GPU (and the other way round); a FAIL on any GPU counts. Exit 0: nothing regressed; 1: a
+    regression or a FAIL; 2: unusable input (unreadable runs, different GPU models without
+    --allow-device-mismatch, an interpreted run against a GPU run).
     """
     from .regression import check as check_runs
     from .regression import check_markdown
@@ -527,7 +535,10 @@ def compare(
     runs: Annotated[list[str], typer.Argument(help="Two or more runs (folders or ids); the first is the reference.")],
     out_dir: OutDir = Path("results"),
 ) -> None:
-    """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run."""
+    """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run.
+
+    A run on several GPUs counts by each cell's median over its GPUs.
+    """
     from .regression import compare as compare_runs
     from .regression import run_labels
     from .report import compare_table
