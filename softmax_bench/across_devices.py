@@ -12,7 +12,8 @@ import pandas as pd
 
 from .results import KEY
 
-OUTLIER_PCT = 2.0  # two H200s measured alike to 1.5 % a cell; a device further from the others at the median is not alike
+# Two H200s measured alike to 1.5 % a cell; a device further than this from the others, at the median, is not alike.
+OUTLIER_PCT = 2.0
 MEDIAN_COLUMNS = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_gbps", "expected_ms"]
 
 

@@ -233,9 +233,9 @@ def sweep(
     rep_ms: RepMs = None,
     gpus: Annotated[
         Optional[str],
-        typer.Option("--gpus", metavar="all|N", help="Measure on several GPUs at once: all, or a number. Starts the sweep as that many "
-                     "ranks through torchrun, as `torchrun --nproc-per-node=N -m softmax_bench sweep …` does. Under "
-                     "--interpret, a number of ranks on the CPU."),
+        typer.Option("--gpus", metavar="all|N", help="Measure on several GPUs at once: all, or a number. Starts the "
+                     "sweep as that many ranks through torchrun, as `torchrun --nproc-per-node=N -m softmax_bench "
+                     "sweep …` does. Under --interpret, a number of ranks on the CPU."),
     ] = None,
     replicate: Annotated[
         bool, typer.Option("--replicate", help="With several GPUs: every GPU measures every cell (do they measure "
@@ -340,13 +340,19 @@ def _sweep_on_ranks(plan, resume: str | None, out_dir: Path, fresh: bool, run_id
         if start.run is not None:
             err.print(f"run {start.run.id} → {start.run.path} ({start.meta['placement']} over {rank.world} devices: "
                       f"{', '.join(start.labels)})", markup=False, highlight=False)
-        with _progress() as progress:
-            task = progress.add_task("sweep", total=None)
-            meta = distributed.measure_on_ranks(
-                rank, store, start, interpret, rank_timeout,
-                on_start=lambda total: progress.update(task, total=total),
-                advance=lambda what: progress.update(task, advance=1, description=what),
-            )
+        try:
+            with _progress() as progress:
+                task = progress.add_task("sweep", total=None)
+                meta = distributed.measure_on_ranks(
+                    rank, store, start, interpret, rank_timeout,
+                    on_start=lambda total: progress.update(task, total=total),
+                    advance=lambda what: progress.update(task, advance=1, description=what),
+                )
+        except KeyboardInterrupt:  # also torchrun's SIGTERM, when it stops the job
+            if start.run is None:
+                raise
+            fail(f"interrupted: finished cells are kept in {start.run.path}; finish with --resume {start.run.id} "
+                 f"--gpus {rank.world}", code=130)
     return start.run, meta
 
 

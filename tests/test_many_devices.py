@@ -132,6 +132,7 @@ def killed(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("killed")
     done = faulty_ranks(2, "1=die", *SWEEP, "--out", out_dir)
     assert done.returncode != 0
+    assert "interrupted: finished cells are kept" in done.stderr and "--gpus 2" in done.stderr
     run_dir = only_run(out_dir)
     return run_dir, Run(run_dir).rows()
 
