@@ -231,6 +231,8 @@ def measure_share(start: Start, rank: Rank, interpret: bool, write_row: Callable
 
     try:
         sweep.measure_cells(cells, start.plan, write, start.copy_gbps, interpret, advance)
+    except dist.DistError:
+        raise  # the store of the rows is gone (torchrun stopping): the device did not fail
     except Exception as err:
         error = sweep.error_line(err)
         for row in sweep.failed_rows(cells, written, f"{label} failed: {error}", start.plan.op):

@@ -13,7 +13,7 @@ import pytest
 
 from softmax_bench import regression
 from softmax_bench.across_devices import deviation_from_others, outlier
-from softmax_bench.results import KEY, Run
+from softmax_bench.results import COLUMNS, KEY, Run
 
 from .conftest import REPO, assert_usage_error, flat, invoke
 
@@ -178,6 +178,15 @@ def test_a_rank_that_fails_and_one_that_hangs_are_named_and_the_others_cells_kep
     assert "cpu:1 failed: RuntimeError" in done.stderr and "cpu:2 hung: nothing from it for 4 s" in done.stderr
     shown = flat(invoke("show", run_dir).stdout)
     assert "cpu:1 failed: RuntimeError" in shown and "cpu:2 hung" in shown
+
+
+def test_a_run_from_before_the_device_column_keeps_its_columns(tmp_path):
+    run = Run(tmp_path)
+    (tmp_path / "rows.csv").write_text(",".join(c for c in COLUMNS if c != "device") + "\n")
+    run.append({"variant": "eager", "dtype": "fp32", "M": 4, "N": 32, "status": "skipped", "reason": "why",
+                "device": "cuda:0"})  # a resumed sweep writes the device; the old header has no place for it
+    rows = run.rows()
+    assert len(rows) == 1 and rows["reason"].iloc[0] == "why" and rows["device"].isna().all()
 
 
 def test_the_outlier_is_the_device_unlike_the_others():
