@@ -108,16 +108,16 @@ def copy_baseline(
     interpret: bool,
     fresh: bool = False,
     on_measure=None,
+    save: bool = True,
 ) -> dict:
-    """The stored copy baseline of this device for these dtypes, measuring what is missing (all with fresh).
+    """The stored copy baseline of this device for these dtypes, measuring what is missing (all with fresh), and
+    storing what it measured unless save is False (ranks of a multi-device sweep: rank 0 stores them all).
 
     Returns {"device", "measured_at", "timing", "copies": [...], "reference_gbps": {dtype: GB/s},
     "fp32_flops": {"gflops", "how"}, "reused": bool}.
     """
-    path = store_dir / STORE_NAME
-    records = _load_store(path)
     device = device_info(interpret)
-    record = _record_of(records, device)
+    record = stored_record(store_dir, device)
     wanted = [dtype_name(d) for d in dtypes]
     if (record is not None and not fresh and "fp32_flops" in record
             and all(d in record.get("reference_gbps", {}) for d in wanted)):
@@ -125,7 +125,6 @@ def copy_baseline(
 
     if record is None or fresh:
         record = {"device": device, "copies": [], "reference_gbps": {}}
-        records = [r for r in records if not same_device(r.get("device", {}), device)] + [record]
     record["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     record["timing"] = settings.describe(interpret)
     for dtype in dtypes:
@@ -141,9 +140,20 @@ def copy_baseline(
         record["reference_gbps"][name] = measured[0]["gbps"]  # the grid-sized copy
     if fresh or "fp32_flops" not in record:
         record["fp32_flops"] = measure_fp32_rate(settings, interpret)
+    if save:
+        save_baselines(store_dir, [record])
+    return {**record, "reused": False}
+
+
+def save_baselines(store_dir: Path, measured: list[dict]) -> None:
+    """Store measured baseline records, each in place of the stored record of its device."""
+    path = store_dir / STORE_NAME
+    records = _load_store(path)
+    for record in measured:
+        record = {k: v for k, v in record.items() if k != "reused"}
+        records = [r for r in records if not same_device(r.get("device", {}), record["device"])] + [record]
     try:
         store_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(records, indent=2) + "\n")
     except OSError as err:
         raise BenchError(f"cannot write the copy baseline to {path}: {err}; pass --out to a writable folder") from None
-    return {**record, "reused": False}

@@ -19,7 +19,8 @@ from typer.core import TyperGroup
 
 from . import __version__
 from .config import MEASURABLE, build_plan, preset_names
-from .errors import BenchError
+from .distributed import RANK_TIMEOUT_S
+from .errors import BenchError, RankHung, RefusedByRank0
 from .kernels import DTYPES
 from .ops import OPS
 from .regression import DEFAULT_THRESHOLD
@@ -109,8 +110,16 @@ WarmupMs = Annotated[Optional[int], typer.Option(min=0, help="do_bench warm-up p
 RepMs = Annotated[Optional[int], typer.Option(min=1, help="do_bench timed repetitions per measurement, ms.")]
 
 
+def other_rank() -> str | None:
+    """Under torchrun, this rank's number when it is not 0 (None otherwise): rank 0 alone prints progress and notes,
+    since the run is its to write; the others print only their own errors."""
+    rank = os.environ.get("RANK", "0")
+    return rank if rank != "0" and "LOCAL_RANK" in os.environ else None
+
+
 def fail(message: str, code: int = 2) -> None:
-    err.print(f"error: {message}", markup=False, highlight=False)
+    rank = other_rank()
+    err.print(f"error: {f'rank {rank}: ' if rank else ''}{message}", markup=False, highlight=False)
     raise typer.Exit(code)
 
 
@@ -148,18 +157,18 @@ def main(
 def _progress() -> Progress:
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True,
+        console=err, transient=True, disable=other_rank() is not None,
     )
 
 
-def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool) -> dict:
+def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, save: bool = True) -> dict:
     from .baseline import copy_baseline
     from .kernels import DTYPES
 
     with _progress() as progress:
         task = progress.add_task("copy baseline", total=None)
         return copy_baseline(
-            [DTYPES[d] for d in dtypes], out_dir, timing, interpret, fresh,
+            [DTYPES[d] for d in dtypes], out_dir, timing, interpret, fresh, save=save,
             on_measure=lambda dtype, nbytes: progress.update(task, description=f"copy {dtype} {nbytes / 2**20:,.0f} MB"),
         )
 
@@ -168,7 +177,7 @@ def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, re
     """The sweep asked for, checked before anything runs; says which preset runs when no shape was given."""
     plan = build_plan(shape or [], m or [], n or [], config, preset.value if preset else None, values(dtype), variants,
                       warmup_ms, rep_ms, op.value if op else None, interpret)
-    if plan.default_preset is not None:
+    if plan.default_preset is not None and other_rank() is None:
         why = "the default under --interpret" if interpret else "the default"
         err.print(f"no shape options: running the {plan.default_preset} preset, {why}: {plan.description}",
                   markup=False, highlight=False)
@@ -222,6 +231,20 @@ def sweep(
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure the copy baseline again first.")] = False,
     warmup_ms: WarmupMs = None,
     rep_ms: RepMs = None,
+    gpus: Annotated[
+        Optional[str],
+        typer.Option("--gpus", metavar="all|N", help="Measure on several GPUs at once: all, or a number. Starts the "
+                     "sweep as that many ranks through torchrun, as `torchrun --nproc-per-node=N -m softmax_bench "
+                     "sweep …` does. Under --interpret, a number of ranks on the CPU."),
+    ] = None,
+    replicate: Annotated[
+        bool, typer.Option("--replicate", help="With several GPUs: every GPU measures every cell (do they measure "
+                           "alike?), instead of each measuring a share of the cells (faster).")
+    ] = False,
+    rank_timeout: Annotated[
+        int, typer.Option("--rank-timeout", min=1, help="With several GPUs: seconds a GPU may take over one row "
+                          "before it is named hung, its unmeasured cells FAIL and the sweep stops (exit 1).")
+    ] = RANK_TIMEOUT_S,
     interpret: Interpret = False,
 ) -> None:
     """Check and time every variant and peer on a grid of shapes; store the run under OUT/ and print its tables.
@@ -230,37 +253,107 @@ def sweep(
     triton.testing.do_bench (median, p20, p80). Bandwidth is compared with a device copy measured on the same
     device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
     With no shape options, the default preset runs (with --interpret, the smoke preset).
+
+    On several GPUs (--gpus, or under torchrun), each GPU measures its copy baseline and a share of the cells, or
+    every cell with --replicate; rank 0 writes one run whose rows name their device, and whose tables give, for a
+    replicated run, the median over the GPUs, the spread between them, and a GPU that measures unlike the others.
+    A GPU that fails has its unmeasured cells FAIL with the error, and the run says which one.
     """
+    from . import distributed
     from .report import sweep_tables
+    from .results import open_run
     from .sweep import resume_run, run_sweep, start_run
 
+    run = None
     try:
         interpret = use_interpreter(interpret)
-        if resume is not None:
-            run, meta, plan, dropped = resume_run(resume, out_dir, interpret)
-            if dropped:
-                err.print(f"dropped the last line of {run.rows_path}, cut short: {dropped!r}; measuring that cell "
-                          "again", markup=False, highlight=False)
-        else:
+        plan = None
+        if resume is None:
             plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret)
-            baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
-            command = shlex.join(["softmax-bench", *sys.argv[1:]])
-            run, meta = start_run(plan, out_dir, baseline, interpret, command, run_id)
-        err.print(f"run {run.id} → {run.path}", markup=False, highlight=False)
-        with _progress() as progress:
-            task = progress.add_task("sweep", total=None)
-            meta = run_sweep(
-                plan, run, meta, interpret,
-                on_start=lambda total: progress.update(task, total=total),
-                advance=lambda what: progress.update(task, advance=1, description=what),
-            )
+        if distributed.under_torchrun():
+            run, meta = _sweep_on_ranks(plan, resume, out_dir, fresh, run_id, gpus, replicate, rank_timeout, interpret)
+            if run is None:
+                return  # another rank: rank 0 prints the tables
+        elif gpus is not None:
+            ranks = distributed.rank_count(gpus, interpret)
+            if resume is not None:
+                open_run(resume, out_dir)  # a missing run is said here, before any process starts
+            raise typer.Exit(distributed.launch(ranks))
+        elif replicate:
+            raise BenchError("--replicate: every GPU measures every cell, so it needs several: add --gpus all "
+                             "(or a number)")
+        else:
+            if resume is not None:
+                run, meta, plan, dropped = resume_run(resume, out_dir, interpret)
+                if dropped:
+                    _say_dropped(run, dropped)
+            else:
+                baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
+                command = shlex.join(["softmax-bench", *sys.argv[1:]])
+                run, meta = start_run(plan, out_dir, baseline, interpret, command, run_id)
+            err.print(f"run {run.id} → {run.path}", markup=False, highlight=False)
+            with _progress() as progress:
+                task = progress.add_task("sweep", total=None)
+                meta = run_sweep(
+                    plan, run, meta, interpret,
+                    on_start=lambda total: progress.update(task, total=total),
+                    advance=lambda what: progress.update(task, advance=1, description=what),
+                )
+    except RefusedByRank0:
+        raise typer.Exit(2) from None  # rank 0 says why
+    except RankHung as e:
+        fail(str(e), code=1)
     except BenchError as e:
         fail(str(e))
     except KeyboardInterrupt:
+        if run is None:
+            raise typer.Exit(130) from None
         fail(f"interrupted: finished cells are kept in {run.path}; finish with --resume {run.id}", code=130)
     for table in sweep_tables(run.rows(), meta):
         out.print(table)
     err.print(f"stored in {run.path}", markup=False, highlight=False)
+    for trouble in distributed.device_troubles(meta):
+        err.print(trouble, markup=False, highlight=False)
+    if distributed.any_hung(meta):
+        raise typer.Exit(1)
+
+
+def _say_dropped(run, dropped: str) -> None:
+    err.print(f"dropped the last line of {run.rows_path}, cut short: {dropped!r}; measuring that cell again",
+              markup=False, highlight=False)
+
+
+def _sweep_on_ranks(plan, resume: str | None, out_dir: Path, fresh: bool, run_id: str | None, gpus: str | None,
+                    replicate: bool, rank_timeout: int, interpret: bool):
+    """This rank's part of a sweep under torchrun: (run, final metadata) on rank 0, (None, None) elsewhere."""
+    from . import distributed
+
+    rank = distributed.this_rank(interpret, gpus)
+    baseline = None
+    if resume is None:
+        baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh, save=False)  # rank 0 saves all
+    command = shlex.join(["softmax-bench", *sys.argv[1:]])
+    with distributed.joined(rank_timeout) as store:
+        start = distributed.start(rank, plan, resume, baseline, out_dir, interpret, command, run_id, replicate)
+        if start.dropped:
+            _say_dropped(start.run, start.dropped)
+        if start.run is not None:
+            err.print(f"run {start.run.id} → {start.run.path} ({start.meta['placement']} over {rank.world} devices: "
+                      f"{', '.join(start.labels)})", markup=False, highlight=False)
+        try:
+            with _progress() as progress:
+                task = progress.add_task("sweep", total=None)
+                meta = distributed.measure_on_ranks(
+                    rank, store, start, interpret, rank_timeout,
+                    on_start=lambda total: progress.update(task, total=total),
+                    advance=lambda what: progress.update(task, advance=1, description=what),
+                )
+        except KeyboardInterrupt:  # also torchrun's SIGTERM, when it stops the job
+            if start.run is None:
+                raise
+            fail(f"interrupted: finished cells are kept in {start.run.path}; finish with --resume {start.run.id} "
+                 f"--gpus {rank.world}", code=130)
+    return start.run, meta
 
 
 @app.command()
@@ -319,7 +412,12 @@ def show(
     run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
     out_dir: OutDir = Path("results"),
 ) -> None:
-    """Print a stored run's tables again."""
+    """Print a stored run's tables again.
+
+    A run on several GPUs ends with a table of them (copy bandwidth, rows timed, how each ended). A replicated run
+    shows each cell's median over the GPUs, with Δ, how far the slowest GPU's GB/s is under the fastest's; its GPU
+    table gives each GPU against the others and names an outlier (more than 2 % from them at the median).
+    """
     from .report import sweep_tables
     from .results import open_run
 
@@ -343,7 +441,8 @@ def plot(
     smaller of the run's copy bandwidth × intensity and the device's measured fp32 rate, with its ridge point; a
     point above the roof is ringed and the legend says why. Bandwidth vs N: % of copy, one panel per dtype — the
     drop where a variant stops scaling. Registers vs N: registers a thread and spills of each Triton variant's
-    compiled kernel (an interpreted run compiles none, and the figure says so).
+    compiled kernel (an interpreted run compiles none, and the figure says so). A run on several GPUs is drawn by
+    each cell's median over its GPUs.
     """
     from .plots import plot_run
     from .results import open_run
@@ -415,9 +514,10 @@ def check(
 
     Each cell is taken as % of a copy of its own bytes, measured in its run. A regression is a drop larger than
     --threshold plus the cell's own spread (the wider p20–p80 band of the two runs, in % of its median) whose
-    p20–p80 bands do not overlap. Exit 0: nothing regressed; 1: a regression, a FAIL, a lost cell or an empty run;
-    2: unusable input (unreadable runs, different GPU models without --allow-device-mismatch, an interpreted run:
-    it timed the CPU, not a kernel).
+    p20–p80 bands do not overlap. A run on several GPUs is taken by each cell's median over its GPUs, so it can be
+    checked against a run of one GPU (and the other way round); a FAIL on any GPU counts. Exit 0: nothing
+    regressed; 1: a regression, a FAIL, a lost cell or an empty run; 2: unusable input (unreadable runs, different
+    GPU models without --allow-device-mismatch, an interpreted run: it timed the CPU, not a kernel).
     """
     from .regression import check as check_runs
     from .regression import check_markdown
@@ -449,7 +549,10 @@ def compare(
     runs: Annotated[list[str], typer.Argument(help="Two or more runs (folders or ids); the first is the reference.")],
     out_dir: OutDir = Path("results"),
 ) -> None:
-    """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run."""
+    """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run.
+
+    A run on several GPUs counts by each cell's median over its GPUs.
+    """
     from .regression import compare as compare_runs
     from .regression import run_labels
     from .report import compare_table

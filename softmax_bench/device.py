@@ -77,6 +77,11 @@ def device_info(interpret: bool) -> dict:
     }
 
 
+def device_label(interpret: bool) -> str:
+    """The device as a run's rows name it: cuda:<index>, or cpu under the interpreter."""
+    return "cpu" if interpret else f"cuda:{torch.cuda.current_device()}"
+
+
 def same_device(a: dict, b: dict) -> bool:
     return a.get("uuid") == b.get("uuid") and a.get("name") == b.get("name") and a.get("driver") == b.get("driver")
 

@@ -2,7 +2,8 @@
 
 Each figure has one panel per dtype; every variant of the run found in the rows is a series (nothing is listed
 here by hand), so a new variant or peer appears in every plot. FLOPs and HBM bytes come from the registry's
-current models (softmax_bench.kernels), as every other reader of the registry takes them.
+current models (softmax_bench.kernels), as every other reader of the registry takes them. A run on several devices
+is drawn by the median over its devices of each cell (softmax_bench.across_devices).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import torch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 from PIL import Image  # noqa: E402
 
+from .across_devices import median_over_devices  # noqa: E402
 from .errors import BenchError  # noqa: E402
 from .kernels import DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT, Variant, one_pass_traffic, variants  # noqa: E402
 from .ops import get_op  # noqa: E402
-from .report import number  # noqa: E402
+from .report import device_text, number  # noqa: E402
 from .results import Run  # noqa: E402
 
 PANEL_INCHES = (6.4, 4.8)
@@ -35,7 +37,7 @@ matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in an SVG: small
 
 
 def _title(kind: str, meta: dict, dtypes: list[str]) -> str:
-    device = meta.get("device", {}).get("name", "unknown device")
+    device = device_text(meta) + (", median over the devices" if meta.get("placement") == "replicated" else "")
     date = (meta.get("started_at") or "")[:10]
     interpreted = " — INTERPRETED on CPU" if meta.get("interpreted") else ""
     return f"{kind} — {device}{interpreted}\n{', '.join(dtypes)} — {date} — run {meta.get('run_id', '?')}"
@@ -216,7 +218,7 @@ FIGURES = {"roofline": roofline, "bandwidth-vs-n": bandwidth_vs_n, "registers-vs
 
 def plot_run(run: Run) -> list[Path]:
     """Write every figure of the run beside it, as PNG and SVG; returns the paths."""
-    rows, meta = run.nonempty_rows(), run.meta()
+    rows, meta = median_over_devices(run.nonempty_rows()), run.meta()
     if not (rows["status"] == "ok").any():
         raise BenchError(f"run {run.id} has no timed rows (every cell was skipped or FAIL): nothing to plot")
     paths = []

@@ -6,6 +6,9 @@ cell's own measured spread (the wider p20–p80 band of the two runs, relative t
 not overlap: a real slowdown moves the whole distribution, noise does not. A cell that was ok in the baseline and
 is missing, skipped or FAIL in the run fails the check too, unless the caller says why (`allow_missing`).
 Interpreted runs time the CPU, not a kernel: check refuses them.
+
+A run on several devices is compared by the median over its devices of each cell (each device's row against its
+own copy), so that it can be checked against a run of one device; a FAIL on any of its devices is a FAIL.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .across_devices import devices_of, median_over_devices
 from .errors import BenchError
 from .results import KEY, Run
 
@@ -86,10 +90,16 @@ def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -
         raise BenchError(f"the runs measure different ops ({op} against {base_op}); check a run against one of its op")
     if bool(meta.get("interpreted")) != bool(base_meta.get("interpreted")):
         raise BenchError("one run is interpreted (CPU) and the other ran on a GPU: their timings cannot be compared")
-    name, base_name = meta.get("device", {}).get("name"), base_meta.get("device", {}).get("name")
-    if name != base_name and not allow_device_mismatch:
-        raise BenchError(f"the runs are from different devices ({name} against {base_name}); "
+    names, base_names = _device_names(meta), _device_names(base_meta)
+    if names != base_names and not allow_device_mismatch:
+        raise BenchError(f"the runs are from different devices ({', '.join(names)} against {', '.join(base_names)}); "
                          "pass --allow-device-mismatch to compare them anyway")
+
+
+def _device_names(meta: dict) -> list[str]:
+    """The GPU models a run measured on (one, or those of its devices)."""
+    ranks = devices_of(meta) or [{"device": meta.get("device", {})}]
+    return sorted({str(entry["device"].get("name")) for entry in ranks})
 
 
 def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
@@ -103,7 +113,9 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
     check_comparable(meta, base_meta, allow_device_mismatch)
     result = CheckResult(threshold, allow_missing=allow_missing, empty=rows.empty)
     label = lambda r: f"{r.variant} {r.dtype} {int(r.M)}×{int(r.N)}"  # noqa: E731
-    result.failures = [f"{label(r)}: {r.reason}" for r in rows[rows["status"] == "FAIL"].itertuples()]
+    on_device = lambda r: f" on {r.device}" if devices_of(meta) else ""  # noqa: E731
+    result.failures = [f"{label(r)}{on_device(r)}: {r.reason}" for r in rows[rows["status"] == "FAIL"].itertuples()]
+    rows, base_rows = median_over_devices(rows), median_over_devices(base_rows)
     ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
     status = {tuple(k): st for k, st in zip(rows[KEY].astype(str).itertuples(index=False), rows["status"])}
     merged = base_ok.merge(ok, on=KEY, how="outer", suffixes=("_base", ""), indicator="side")
@@ -162,12 +174,12 @@ def run_labels(runs: list[Run]) -> list[str]:
 
 
 def compare(runs: list[Run]) -> pd.DataFrame:
-    """GB/s and % of copy per cell for each run (columns gbps:i, pct:i for the i-th run), side by side, with the
-    GB/s ratio to the first run (ratio:i)."""
+    """GB/s and % of copy per cell for each run (columns gbps:i, pct:i for the i-th run; a run on several devices by
+    the median over them), side by side, with the GB/s ratio to the first run (ratio:i)."""
     frames = []
     metas = []
     for i, run in enumerate(runs):
-        rows, meta = run.rows(), run.meta()
+        rows, meta = median_over_devices(run.rows()), run.meta()
         metas.append(meta)
         ok = rows[rows["status"] == "ok"][KEY + ["pct_of_copy", "gbps"]]
         frames.append(ok.rename(columns={"pct_of_copy": f"pct:{i}", "gbps": f"gbps:{i}"}))

@@ -10,6 +10,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbps_by_device, median_over_devices,
+                             outlier)
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 
 
@@ -34,10 +36,28 @@ def _pct(value: float) -> str:
     return f"{value:.0f}%" if value >= 1 else f"{value:.2g}%"
 
 
+def device_text(meta: dict) -> str:
+    """The device of a run, or its devices: "NVIDIA H200 ×2, replicated"."""
+    ranks = devices_of(meta)
+    if not ranks:
+        return meta.get("device", {}).get("name", "unknown device")
+    names = list(dict.fromkeys(entry["device"].get("name", "?") for entry in ranks))
+    named = f"{names[0]} ×{len(ranks)}" if len(names) == 1 else ", ".join(names)
+    return f"{named}, {meta.get('placement', 'sharded')}"
+
+
+def _copy_text(meta: dict, dtype: str) -> str:
+    """The copy bandwidth a run's dtype is compared with; its range over the devices of a multi-device run."""
+    copies = [entry["copy_gbps"].get(dtype) for entry in devices_of(meta)] or [meta.get("copy_gbps", {}).get(dtype)]
+    copies = [c for c in copies if c]
+    if not copies:
+        return "no copy baseline"
+    low, high = f"{min(copies):,.0f}", f"{max(copies):,.0f}"
+    return f"copy {low} GB/s" if low == high else f"copy {low}–{high} GB/s"
+
+
 def run_title(meta: dict, dtype: str) -> str:
-    device = meta.get("device", {}).get("name", "unknown device")
-    copy = meta.get("copy_gbps", {}).get(dtype)
-    copy_text = f"copy {copy:,.0f} GB/s" if copy else "no copy baseline"
+    device, copy_text = device_text(meta), _copy_text(meta, dtype)
     op = meta.get("op", "softmax")
     title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op} · {copy_text}"
     if meta.get("interpreted"):
@@ -73,10 +93,14 @@ def host_bound(r) -> bool:
 def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
     """One table per dtype, cells as rows, variants side by side: GB/s over % of the run's copy, the best of a cell
     marked ★. Two lines a cell keep a column as narrow as its header, so the table fits 80 terminal columns. FAIL
-    and skipped cells point to a footnote with their reason, one footnote per reason."""
+    and skipped cells point to a footnote with their reason, one footnote per reason. A replicated run shows the
+    median over devices with a third line, the spread between them; a run on several devices ends with a table of
+    its devices."""
+    all_rows, rows = rows, median_over_devices(rows)
+    replicas = len(devices_of(meta)) if meta.get("placement") == "replicated" else 0
     tables = []
     for dtype in dict.fromkeys(rows["dtype"]):
-        part = rows[rows["dtype"] == dtype]
+        part = rows[rows["dtype"] == dtype].sort_values(["N", "M"], kind="stable")  # a sharded run's rows interleave
         names = list(dict.fromkeys(part["variant"]))
         # A variant skipped in every cell (a missing peer) gets a caption line, not a column of "skip".
         never_ran = [n for n in names if (part.loc[part["variant"] == n, "status"] == "skipped").all()]
@@ -99,7 +123,8 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
                     star = "★" if r.gbps == best else ""
                     style = "bold green" if star else ""
                     marks = star + ("~" if wide_band(r) else "") + ("‡" if host_bound(r) else "")
-                    texts.append(Text(f"{number(r.gbps)}\n{_pct(r.pct_of_copy)}{marks}", style=style))
+                    spread = f"\nΔ{r.spread_pct:.1f}%" if replicas and not math.isnan(r.spread_pct) else ""
+                    texts.append(Text(f"{number(r.gbps)}\n{_pct(r.pct_of_copy)}{marks}{spread}", style=style))
                 else:
                     mark = reasons.setdefault(_footnote(r.reason), len(reasons) + 1)
                     style = "bold red" if r.status == "FAIL" else "dim"
@@ -108,12 +133,60 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
         caption = ["GB/s = 2·M·N·elem / median kernel time, over % of a copy of the cell's bytes timed in the run; "
                    f"★ best of the cell; ~ p20–p80 band wider than {WIDE_BAND:g} % of the median (not stable to "
                    f"{WIDE_BAND:g} %); ‡ a call costs ≥ {HOST_BOUND:g}× the kernel (the host sets the pace: call_ms)"]
+        if replicas:
+            caption.append(f"median over the {replicas} devices, each against its own copy; Δ: how far the slowest "
+                           "device's GB/s is under the fastest's")
+        elif devices_of(meta):
+            caption.append(f"cells shared out among {len(devices_of(meta))} devices; rows.csv names each row's")
         caption += [f"[{n}] {reason}" for reason, n in reasons.items()]
         for name in never_ran:
             caption.append(f"not measured: {name}: {part.loc[part['variant'] == name, 'reason'].iloc[0]}")
         table.caption = "\n".join(caption)
         tables.append(table)
+    if devices_of(meta):
+        tables.append(devices_table(all_rows, meta))
     return tables
+
+
+def devices_table(rows: pd.DataFrame, meta: dict) -> Table:
+    """A multi-device run's devices: GPU, copy bandwidth, rows timed and how each ended; for a replicated run, how
+    each compares with the others, and the one that measures unlike them."""
+    replicated = meta.get("placement") == "replicated"
+    dtypes = list(dict.fromkeys(rows["dtype"]))
+    table = Table(title=f"{meta.get('run_id', '?')} · devices · {device_text(meta)}", title_justify="left",
+                  caption_justify="left", **COMPACT)
+    for column in ("device", "GPU", *(f"copy {d}\nGB/s" for d in dtypes), "rows\ntimed"):
+        table.add_column(column, justify="left" if column in ("device", "GPU") else "right")
+    caption = []
+    if replicated:
+        by_device = gbps_by_device(rows)
+        deviation = deviation_from_others(by_device)
+        slowest = by_device.idxmin(axis=1).value_counts() if by_device.shape[1] > 1 else pd.Series(dtype=int)
+        odd = outlier(deviation)
+        table.add_column("vs\nothers", justify="right")
+        table.add_column("slowest\nin", justify="right")
+        caption.append("vs others: the device's GB/s against the median of the other devices in the same cell, "
+                       f"median over the {len(by_device)} cells all timed; an outlier is more than {OUTLIER_PCT:g} % "
+                       "from the others")
+    table.add_column("status")
+    for entry in devices_of(meta):
+        label = entry["label"]
+        mine = rows[rows["device"] == label]
+        cells = [label, str(entry["device"].get("name", "?")),
+                 *(number(entry["copy_gbps"][d]) if d in entry.get("copy_gbps", {}) else "—" for d in dtypes),
+                 str(int((mine["status"] == "ok").sum()))]
+        if replicated:
+            cells += [f"{deviation[label]:+.1f} %" if label in deviation else "—",
+                      f"{int(slowest.get(label, 0))}/{len(by_device)}"]
+        status = entry.get("status", "?") + (f": {entry['error']}" if entry.get("error") else "")
+        style = "" if status == "complete" else "bold red"
+        if replicated and label == odd:
+            status, style = status + " · OUTLIER", "bold red"
+        table.add_row(*cells, Text(status, style=style))
+    if replicated:
+        caption.append(f"outlier: {odd}" if odd else "no outlier: the devices measure alike")
+    table.caption = "\n".join(caption) or None
+    return table
 
 
 def copy_table(baseline: dict) -> Table:

@@ -16,12 +16,13 @@ import pandas as pd
 
 from .errors import BenchError
 
-# One row per cell and variant. The first thirteen are the contract of DESIGN.md; the rest add detail.
+# One row per cell and variant (and device, in a replicated run). The first thirteen are the contract of DESIGN.md;
+# the rest add detail. `device` names the device that measured the row: cuda:<index>, or cpu under the interpreter.
 COLUMNS = [
     "variant", "dtype", "M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms",
     "max_err", "status",
     "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
-    "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us",
+    "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "device",
 ]
 KEY = ["variant", "dtype", "M", "N"]
 REQUIRED = COLUMNS[:13]  # older runs lack some of the later columns: they read as empty
@@ -82,7 +83,7 @@ class Run:
             raise BenchError(f"{self.rows_path}: line {text.count(chr(10)) + 1} is cut short (a sweep killed while "
                              f"writing it); `softmax-bench sweep --resume {self.id}` drops it and measures that cell again")
         try:
-            frame = pd.read_csv(io.StringIO(text), dtype={"reason": str, "config": str})
+            frame = pd.read_csv(io.StringIO(text), dtype={"reason": str, "config": str, "device": str})
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
             raise BenchError(f"cannot read {self.rows_path}: {str(err).strip()}") from None
         missing = [c for c in REQUIRED if c not in frame.columns]
@@ -109,6 +110,10 @@ class Run:
             i = int(bad.to_numpy().argmax())
             raise BenchError(f"{self.rows_path} line {i + 2}: {column} = {frame[column].iloc[i]!r}: {accepted}")
 
+    def _header(self) -> list[str]:
+        with self.rows_path.open() as f:
+            return next(csv.reader([f.readline()]))
+
     def drop_cut_line(self) -> str | None:
         """Remove a last line cut short by a kill (so that the next row starts a line of its own); returns it."""
         text = self._text()
@@ -119,10 +124,12 @@ class Run:
         return cut
 
     def append(self, row: dict) -> None:
-        """Write one row as one line, flushed: the cell is kept whatever happens next."""
-        line = io.StringIO()
-        csv.writer(line, lineterminator="\n").writerow(["" if row.get(c) is None else row.get(c) for c in COLUMNS])
+        """Write one row as one line, flushed: the cell is kept whatever happens next. A run started before a column
+        existed keeps the columns of its header."""
         new_file = not self.rows_path.exists() or self.rows_path.stat().st_size == 0
+        columns = COLUMNS if new_file else self._header()
+        line = io.StringIO()
+        csv.writer(line, lineterminator="\n").writerow(["" if row.get(c) is None else row.get(c) for c in columns])
         with self.rows_path.open("a") as f:
             if new_file:
                 f.write(",".join(COLUMNS) + "\n")

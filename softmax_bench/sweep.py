@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
+import pandas as pd
 import torch
 
 from . import device as devices
@@ -20,8 +21,12 @@ from .errors import BenchError
 from .kernels import DTYPES, TOLERANCES, Fusion, Launch, Traffic, Variant, elem_size, one_pass_traffic, variants
 from .ops import call_kwargs, get_op, reference
 from .peers import PEERS, Peer, PeerUnavailable
-from .results import Run, new_run, open_run
+from .results import KEY, Run, new_run, open_run
 from .timing import Timing, TimingSettings, measure
+
+
+# A cell of a sweep and what is left to measure in it: (dtype, M, N, names of the variants and peers).
+Cell = tuple[str, int, int, list[str]]
 
 
 @dataclass(frozen=True)
@@ -147,12 +152,18 @@ def copy_of(x: torch.Tensor, settings: TimingSettings, interpret: bool) -> Timin
     return min(trials, key=lambda t: t.ms)
 
 
+def error_line(err: BaseException) -> str:
+    """An exception in one line: its type and the first line of its message."""
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"[:300]
+
+
 def measure_cell(
     dtype_name: str,
     M: int,
     N: int,
     todo: list[Provider],
-    run: Run,
+    write_row: Callable[[dict], None],
     copy_gbps: float,
     plan: SweepPlan,
     interpret: bool,
@@ -182,7 +193,7 @@ def measure_cell(
             row["pct_of_copy"] = 100 * copy.ms / timing.ms
             row["pct_of_device_copy"] = 100 * row["gbps"] / copy_gbps
         row["expected_ms"] = model_bytes / cell_copy_gbps / 1e6
-        run.append(row)
+        write_row(row)
         advance(f"{dtype_name} {M}×{N} {provider.name}")
 
     device = "cpu" if interpret else "cuda"
@@ -223,8 +234,7 @@ def measure_cell(
             store(provider, status="skipped", reason=str(err))
             continue
         except Exception as err:  # a crash is a result: recorded, and the sweep goes on
-            message = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
-            store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=message[:300])
+            store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=error_line(err))
             continue
         max_err, wrong = check(y, ref if provider.masked_rows_zero else ref_nan_rows, dtype)
         del y
@@ -237,6 +247,43 @@ def measure_cell(
     del x, ref, ref_nan_rows, fusion
 
 
+def todo_cells(plan: SweepPlan, rows: pd.DataFrame) -> list[Cell]:
+    """The plan's cells in sweep order, each with the variants and peers not yet in `rows`; finished cells left out."""
+    names = [p.name for p in providers(plan.variants)]
+    done = {tuple(r) for r in rows[KEY].astype(str).itertuples(index=False)}
+    cells = []
+    for dtype_name, M, N in plan.cells():
+        todo = [name for name in names if (name, dtype_name, str(M), str(N)) not in done]
+        if todo:
+            cells.append((dtype_name, M, N, todo))
+    return cells
+
+
+def row_count(cells: list[Cell]) -> int:
+    return sum(len(names) for *_, names in cells)
+
+
+def measure_cells(
+    cells: list[Cell],
+    plan: SweepPlan,
+    write_row: Callable[[dict], None],
+    copy_gbps: dict[str, float],
+    interpret: bool,
+    advance: Callable[[str], None],
+) -> None:
+    by_name = {p.name: p for p in providers(plan.variants)}
+    copies: dict = {}  # the copies of each cell's bytes, per (dtype, bytes), for the whole of these cells
+    for dtype_name, M, N, names in cells:
+        todo = [by_name[name] for name in names]
+        measure_cell(dtype_name, M, N, todo, write_row, copy_gbps[dtype_name], plan, interpret, advance, copies)
+
+
+def failed_rows(cells: list[Cell], written: set[tuple], reason: str, op: str) -> list[dict]:
+    """FAIL rows, with the reason, for every (variant, dtype, M, N) of the cells not in `written`."""
+    return [{"variant": name, "dtype": dtype_name, "M": M, "N": N, "op": op, "status": "FAIL", "reason": reason}
+            for dtype_name, M, N, names in cells for name in names if (name, dtype_name, M, N) not in written]
+
+
 def run_sweep(
     plan: SweepPlan,
     run: Run,
@@ -246,21 +293,14 @@ def run_sweep(
     advance: Callable[[str], None] = lambda what: None,
 ) -> dict:
     """Measure every (cell, provider) of the plan not yet in the run; returns the final metadata."""
-    chosen = providers(plan.variants)
-    done = {tuple(r) for r in run.rows()[["variant", "dtype", "M", "N"]].astype(str).itertuples(index=False)}
-    todo_by_cell = []
-    for dtype_name, M, N in plan.cells():
-        todo = [p for p in chosen if (p.name, dtype_name, str(M), str(N)) not in done]
-        if todo:
-            todo_by_cell.append((dtype_name, M, N, todo))
-    on_start(sum(len(todo) for *_, todo in todo_by_cell))
+    cells = todo_cells(plan, run.rows())
+    on_start(row_count(cells))
     meta = {**meta, "status": "running", "clocks_before": devices.clocks(interpret)}
     run.write_meta(meta)
-    copies: dict = {}
+    label = devices.device_label(interpret)
     try:
-        for dtype_name, M, N, todo in todo_by_cell:
-            measure_cell(dtype_name, M, N, todo, run, meta["copy_gbps"][dtype_name], plan, interpret, advance,
-                         copies)
+        measure_cells(cells, plan, lambda row: run.append({**row, "device": label}), meta["copy_gbps"], interpret,
+                      advance)
     except BaseException:
         meta.update(status="interrupted", finished_at=_now())
         run.write_meta(meta)
@@ -310,10 +350,16 @@ def plan_from_meta(meta: dict) -> SweepPlan:
 
 
 def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str,
-              run_id: str | None = None) -> tuple[Run, dict]:
-    """A new run folder with its metadata written before the first cell."""
+              run_id: str | None = None, rank_devices: list[dict] | None = None,
+              replicate: bool = False) -> tuple[Run, dict]:
+    """A new run folder with its metadata written before the first cell. A run on several devices (ranks under
+    torchrun) lists them in `devices` (device, copy bandwidth and how it ended, one entry a rank) and says whether
+    they share out the cells or each measure every cell (`placement`: sharded or replicated); `device` and
+    `copy_gbps` are then rank 0's."""
     device = baseline["device"]
     label = device["name"].split("(")[0].replace("NVIDIA", "") + ("-interpreted" if interpret else "")
+    if rank_devices is not None:
+        label += f"-x{len(rank_devices)}"
     run = new_run(out_dir, label, run_id)
     meta = {
         "run_id": run.id,
@@ -330,13 +376,17 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "op": plan.op,
         "plan": plan_to_meta(plan),
     }
+    if rank_devices is not None:
+        meta.update(placement="replicated" if replicate else "sharded", devices=rank_devices)
     run.write_meta(meta)
     return run, meta
 
 
-def resume_run(ref: str, out_dir: Path, interpret: bool) -> tuple[Run, dict, SweepPlan, str | None]:
+def resume_run(ref: str, out_dir: Path, interpret: bool,
+               on_ranks: bool = False) -> tuple[Run, dict, SweepPlan, str | None]:
     """A stored run to finish, with the plan it was started with, and the last line of its rows dropped because a
-    kill cut it short (None when there was none)."""
+    kill cut it short (None when there was none). A run measured on several devices is finished on ranks
+    (on_ranks: softmax_bench.distributed checks that they hold the same devices), a one-device run in one process."""
     run = open_run(ref, out_dir)
     meta = run.meta()
     try:
@@ -350,7 +400,14 @@ def resume_run(ref: str, out_dir: Path, interpret: bool) -> tuple[Run, dict, Swe
     if meta.get("interpreted") != interpret:
         mode = "with" if meta.get("interpreted") else "without"
         raise BenchError(f"run {run.id} was measured {mode} --interpret; resume it the same way")
-    if not interpret and not devices.same_device(meta.get("device", {}), devices.device_info(False)):
+    if "devices" in meta and not on_ranks:
+        count = len(meta["devices"])
+        raise BenchError(f"run {run.id} was measured on {count} devices; resume it on them: "
+                         f"softmax-bench sweep --resume {run.id} --gpus {count}")
+    if on_ranks and "devices" not in meta:
+        raise BenchError(f"run {run.id} was measured on one device; resume it in one process, without --gpus or "
+                         "torchrun")
+    if not on_ranks and not interpret and not devices.same_device(meta.get("device", {}), devices.device_info(False)):
         raise BenchError(f"run {run.id} was measured on another device ({meta['device'].get('name')}); "
                          "start a new sweep here instead")
     return run, meta, plan, run.drop_cut_line()
