@@ -260,7 +260,7 @@ for kernel in (split.split_kernel, two_pass.two_pass_kernel):
         pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "mask_ptr": "*u8", "word_ptr": "*i64",
                     "scale": "fp32"}
         constexprs = {"BLOCK": 4096, "VEC": vec, "K_POW2": 8, "PHASE": 0,
-                      "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False}
+                      "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
         constexprs = {name: value for name, value in constexprs.items() if name in kernel.arg_names}
         signature = {name: "constexpr" if name in constexprs else pointers.get(name, "i32")
                      for name in kernel.arg_names}
