@@ -89,11 +89,11 @@ def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, captur
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
     variant = registry[name]
+    if log and not variant.log_softmax:
+        raise SoftmaxInputError(f"{name} computes softmax only; use variant='auto' for log_softmax")
     reason = variant.unsupported(N, dtype)
     if reason is not None:
         raise SoftmaxInputError(reason)
-    if log and not variant.log_softmax:
-        raise SoftmaxInputError(f"{name} computes softmax only; use variant='auto' for log_softmax")
     if variant.triton and device.type != "cuda" and not interpreted():
         raise SoftmaxInputError(
             f"the Triton variant {variant.name!r} needs a CUDA tensor (got one on {device}); move it with "
