@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .errors import BenchError
-from .results import KEY, Run
+from .results import KEY, Run, cell_label
 
 DEFAULT_THRESHOLD = 5.0  # % of the baseline's pct_of_copy
 
@@ -20,6 +20,7 @@ DEFAULT_THRESHOLD = 5.0  # % of the baseline's pct_of_copy
 @dataclass
 class CellChange:
     variant: str
+    pass_: str
     dtype: str
     M: int
     N: int
@@ -35,7 +36,8 @@ class CellChange:
 
     @property
     def cell(self) -> str:
-        return f"{self.variant} {self.dtype} {self.M}×{self.N}"
+        return cell_label(self.variant, self.pass_, self.dtype, self.M, self.N)
+
 
 
 @dataclass
@@ -76,11 +78,13 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
     base_rows, base_meta = baseline.rows(), baseline.meta()
     check_comparable(meta, base_meta, allow_device_mismatch)
     result = CheckResult(threshold)
-    label = lambda r: f"{r.variant} {r.dtype} {int(r.M)}×{int(r.N)}"  # noqa: E731
-    result.failures = [f"{label(r)}: {r.reason}" for r in rows[rows["status"] == "FAIL"].itertuples()]
+    label = lambda r: cell_label(r.variant, r.pass_, r.dtype, r.M, r.N)  # noqa: E731
+    as_fields = {"pass": "pass_"}  # `pass` is no attribute name for itertuples
+    failed = rows[rows["status"] == "FAIL"].rename(columns=as_fields)
+    result.failures = [f"{label(r)}: {r.reason}" for r in failed.itertuples()]
     ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
     merged = base_ok.merge(ok, on=KEY, how="outer", suffixes=("_base", ""), indicator="side")
-    for r in merged.itertuples():
+    for r in merged.rename(columns=as_fields).itertuples():
         if r.side == "left_only":
             result.missing.append(label(r))
             continue
@@ -89,7 +93,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
             continue
         base = pd.Series({"pct_of_copy": r.pct_of_copy_base, "ms": r.ms_base, "ms_p20": r.ms_p20_base,
                           "ms_p80": r.ms_p80_base})
-        change = CellChange(r.variant, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
+        change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
                             _band(base), _band(r))
         result.changes.append(change)
         if change.change < -threshold and change.band[1] < change.base_band[0]:
@@ -144,4 +148,4 @@ def compare(runs: list[Run]) -> pd.DataFrame:
         table = table.merge(frame, on=KEY, how="outer")
     for i in range(1, len(runs)):
         table[f"ratio:{i}"] = table[f"gbps:{i}"] / table["gbps:0"]
-    return table.sort_values(["dtype", "N", "M", "variant"]).reset_index(drop=True)
+    return table.sort_values(["pass", "dtype", "N", "M", "variant"]).reset_index(drop=True)

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
+from .results import cell_label
 
 
 # A rule under the header and two spaces between columns, no borders: tables of many columns fit 80 terminal columns.
@@ -34,12 +35,13 @@ def _pct(value: float) -> str:
     return f"{value:.0f}%" if value >= 1 else f"{value:.2g}%"
 
 
-def run_title(meta: dict, dtype: str) -> str:
+def run_title(meta: dict, dtype: str, pass_: str = "forward") -> str:
     device = meta.get("device", {}).get("name", "unknown device")
     copy = meta.get("copy_gbps", {}).get(dtype)
     copy_text = f"copy {copy:,.0f} GB/s" if copy else "no copy baseline"
     op = meta.get("op", "softmax")
-    title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op} · {copy_text}"
+    title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op}"
+    title += f"{' · BACKWARD' if pass_ == 'backward' else ''} · {copy_text}"
     if meta.get("interpreted"):
         title += " · INTERPRETED on CPU (wall clock; not comparable with GPU runs)"
     return title
@@ -60,13 +62,12 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
     marked ★. Two lines a cell keep a column as narrow as its header, so the table fits 80 terminal columns. FAIL
     and skipped cells point to a footnote with their reason, one footnote per reason."""
     tables = []
-    for dtype in dict.fromkeys(rows["dtype"]):
-        part = rows[rows["dtype"] == dtype]
+    for (pass_, dtype), part in rows.groupby(["pass", "dtype"], sort=False):
         names = list(dict.fromkeys(part["variant"]))
         # A variant skipped in every cell (a missing peer) gets a caption line, not a column of "skip".
         never_ran = [n for n in names if (part.loc[part["variant"] == n, "status"] == "skipped").all()]
         names = [n for n in names if n not in never_ran]
-        table = Table(title=run_title(meta, dtype), title_justify="left", caption_justify="left", **COMPACT)
+        table = Table(title=run_title(meta, dtype, pass_), title_justify="left", caption_justify="left", **COMPACT)
         table.add_column("M\n×N", justify="right")
         for name in names:
             table.add_column(_header(name), justify="right")
@@ -89,7 +90,8 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
                     style = "bold red" if r.status == "FAIL" else "dim"
                     texts.append(Text(f"{'FAIL' if r.status == 'FAIL' else 'skip'}\n[{mark}]", style=style))
             table.add_row(f"{int(M)}\n×{int(N)}", *texts)
-        caption = ["GB/s = 2·M·N·elem / median time, over % of the run's copy; ★ best of the cell"]
+        moved = "3·M·N·elem (read y and dy, write dx)" if pass_ == "backward" else "2·M·N·elem"
+        caption = [f"GB/s = {moved} / median time, over % of the run's copy; ★ best of the cell"]
         caption += [f"[{n}] {reason}" for reason, n in reasons.items()]
         for name in never_ran:
             caption.append(f"not measured: {name}: {part.loc[part['variant'] == name, 'reason'].iloc[0]}")
@@ -225,7 +227,7 @@ def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
     for label in labels:
         table.add_column(label, justify="right")
     for r in frame.to_dict("records"):
-        cells = [f"{r['variant']} {r['dtype']} {int(r['M'])}×{int(r['N'])}"]
+        cells = [cell_label(r["variant"], r["pass"], r["dtype"], r["M"], r["N"])]
         for i in range(len(labels)):
             gbps, pct = r.get(f"gbps:{i}"), r.get(f"pct:{i}")
             if gbps is None or math.isnan(gbps):
