@@ -101,7 +101,7 @@ class Run:
         for column in TIMED:
             self._refuse(frame, (frame["status"] == "ok") & frame[column].isna(), column, "an ok row needs a value")
         frame = frame.reindex(columns=list(frame.columns) + [c for c in COLUMNS if c not in frame.columns])
-        frame["pass"] = frame["pass"].fillna("forward")  # runs from before the backward measured the forward
+        frame["pass"] = frame["pass"].astype(object).fillna("forward")  # runs from before the backward: forward
         self._refuse(frame, ~frame["pass"].isin(PASSES), "pass", f"expected one of {', '.join(PASSES)}")
         return frame
 
