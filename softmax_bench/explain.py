@@ -1,5 +1,5 @@
-"""`explain`: the byte arithmetic of one shape — what each variant moves, how long that takes at the copy
-bandwidth, why the FLOPs do not matter, how the fused kernel holds a row, and what `auto` picks."""
+"""`explain`: the byte arithmetic of one shape — what each variant moves (and each backward), how long that takes
+at the copy bandwidth, why the FLOPs do not matter, how the fused kernel holds a row, and what `auto` picks."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .baseline import STORE_NAME, stored_record
 from .device import device_info
 from .errors import BenchError
 from .dispatch import auto_choice
-from .kernels import DTYPES, REGISTER_BUDGET, elem_size, fused, variants
+from .kernels import DTYPES, REGISTER_BUDGET, backwards, elem_size, fused, variants
 from .ops import OPS, Op
 from .timing import TimingSettings, measure
 
@@ -48,6 +48,7 @@ class Explanation:
     registers_per_thread: int
     auto: tuple[str, str]
     lines: list[VariantLine] = field(default_factory=list)
+    backward_lines: list[VariantLine] = field(default_factory=list)  # bytes only: `sweep --pass backward` times them
     interpreted: bool = False
     op: str = "softmax"
 
@@ -110,4 +111,11 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             if measure_time:
                 line.measured_ms = measure(lambda: variant.launch(x, run_fusion), settings, interpret).ms
         result.lines.append(line)
+    for name, backward in backwards().items():
+        traffic = backward.traffic(M, N, torch_dtype, fusion)
+        result.backward_lines.append(VariantLine(
+            name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
+            expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None, flops=0,
+            supported=backward.unsupported(N, torch_dtype),
+        ))
     return result

@@ -9,6 +9,7 @@ from typing import Callable
 
 import torch
 
+from . import dispatch
 from .kernels import Fusion
 from .kernels.eager import prologue
 
@@ -23,6 +24,7 @@ class Peer:
     summary: str
     make: Callable[[Fusion], Callable[[torch.Tensor], torch.Tensor]]  # raises PeerUnavailable
     fuses: bool = False  # can it run a scale, masks and log_softmax too?
+    masked_rows_zero: bool = False  # True: a fully masked row gives zeros (softmax_bench's), not NaN (torch's)
 
 
 def _torch_compile(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -32,6 +34,17 @@ def _torch_compile(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     torch._dynamo.reset()
     op = torch.log_softmax if fusion.log else torch.softmax
     return torch.compile(lambda x: op(prologue(x, fusion), dim=-1), dynamic=False)
+
+
+def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
+    """softmax_bench.softmax (or log_softmax) as a compiled model calls it: inside torch.compile, through the
+    registered op, with the cell's scale and masks as arguments."""
+    torch._dynamo.reset()
+    fn = dispatch.log_softmax if fusion.log else dispatch.softmax
+    scale = None if fusion.scale == 1.0 else fusion.scale
+    keep = None if fusion.mask is None else fusion.mask.view(torch.bool)
+    causal = fusion.causal_m is not None  # the cell's rows are its queries: causal_m = M
+    return torch.compile(lambda x: fn(x, scale=scale, mask=keep, causal=causal), fullgraph=True, dynamic=False)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -54,6 +67,8 @@ PEERS = {
     peer.name: peer
     for peer in (
         Peer("torch_compile", "torch.compile of the eager code, dynamic=False", _torch_compile, fuses=True),
+        Peer("compiled_op", "torch.compile of a function calling softmax_bench.softmax: our op as a model sees it",
+             _compiled_op, fuses=True, masked_rows_zero=True),
         Peer("liger", "Liger-Kernel's softmax (LigerSoftmaxFunction)", _liger),
         Peer("quack", "Quack's softmax (CuTe DSL, thread-block clusters)", _quack),
     )

@@ -160,6 +160,7 @@ def explain_report(e) -> list:
             "; measured ms: INTERPRETED on CPU (wall clock), not a GPU time" if e.interpreted else ""))
     table.caption = "\n".join(notes) or None
     items.append(table)
+    items.append(_backward_bytes_table(e))
 
     fused_line = next(line for line in e.lines if line.name == "fused")
     intensity = fused_line.flops / one_pass
@@ -196,6 +197,26 @@ def explain_report(e) -> list:
     items.append(Text(f"auto picks {e.auto[0]}: {e.auto[1]}", style="bold"))
     return items
 
+
+
+def _backward_bytes_table(e) -> Table:
+    """The backward's byte arithmetic: dx from y and dy, whose floor is three row passes (read y and dy, write dx)."""
+    table = Table(title="the backward (dx from y and dy): MiB each moves through HBM (and through L2 only), and the "
+                        "time that takes", title_justify="left", caption_justify="left", **COMPACT)
+    for column in ("backward", "HBM\nread", "HBM\nwritten", "L2\nonly", "× three\npasses", "expected\nms"):
+        table.add_column(column, justify="right" if column != "backward" else "left")
+    three_passes = 3 * e.input_bytes
+    notes = []
+    for line in e.backward_lines:
+        if line.supported is not None:
+            table.add_row(line.name, *["—"] * 5, style="dim")
+            notes.append(f"{line.name}: {line.supported}")
+            continue
+        table.add_row(line.name, *(_mib(n) for n in (line.read_bytes, line.write_bytes, line.l2_bytes)),
+                      f"{(line.read_bytes + line.write_bytes) / three_passes:.2f}",
+                      _ms(line.expected_ms) if line.expected_ms is not None else "—")
+    table.caption = "\n".join(notes) or None
+    return table
 
 
 def check_table(result, run_id: str, base_id: str) -> Table:

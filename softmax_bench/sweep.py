@@ -96,7 +96,7 @@ def _peer_unsupported(peer: Peer) -> Callable[[int, torch.dtype, Fusion], str | 
 def _peer_provider(peer: Peer) -> Provider:
     def prepare(cell: Cell) -> Prepared:
         fn = peer.make(cell.fusion)
-        return (lambda: (fn(cell.x), Launch())), cell.ref_nan_rows
+        return (lambda: (fn(cell.x), Launch())), cell.ref if peer.masked_rows_zero else cell.ref_nan_rows
 
     return Provider(peer.name, "peer", one_pass_traffic, _peer_unsupported(peer), prepare)
 

@@ -1,11 +1,12 @@
 """The instrument's pass axis: `sweep --pass backward|both`, `--op log-softmax`, and `check` on backward cells."""
 
 import pandas as pd
+import pytest
 import torch
 
 from softmax_bench.kernels import backwards
 
-from .conftest import MODE, assert_usage_error, flat, invoke
+from .conftest import DEVICE, MODE, assert_usage_error, flat, invoke
 from .test_check import REFERENCE, clone, slower
 
 
@@ -59,3 +60,20 @@ def test_check_gates_backward_cells(tmp_path):
     assert "regressions: fused backward fp32 16384×4096;" in result.stderr  # the backward cell, not the forward
     # a run from before the pass column reads as forward cells: it checks against its forward rows
     assert invoke("check", REFERENCE, "--baseline", base).exit_code == 0
+
+
+def test_explain_shows_the_backwards_bytes(tmp_path):
+    result = invoke("explain", "--shape", "64x50257", "--dtype", "bf16", *MODE, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    text = flat(result.stdout)
+    assert "the backward (dx from y and dy)" in text and "fused's backward holds y and dy in registers" in text
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="peers run on a GPU only")
+def test_our_compiled_op_as_a_peer_forward_and_backward(tmp_path):
+    result = invoke("sweep", "--shape", "256x4096", "--dtype", "bf16", "--op", "scaled-masked", "--pass", "both",
+                    "--variant", "auto", "--variant", "compiled_op", "--variant", "torch_compile", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    rows = pd.read_csv(run_dir / "rows.csv")
+    assert (rows["status"] == "ok").all(), rows[["variant", "pass", "status", "reason"]]
