@@ -1,21 +1,23 @@
 """Host cost per call of softmax_bench.softmax (issue 16): each variant, plain and with fusions, beside
 torch.softmax, a bare Triton launch of fused's kernel and the peers (torch.compile, Liger, Quack) where installed.
 
-Each row: `--warmup` calls, then `--rounds` rounds of `--calls` calls with time.perf_counter around each round; on
-a GPU torch.cuda.synchronize only before and after a round. host_us: per call, until the round's last call
-returned (what the host spends issuing it); call_us: per call, until the GPU finished too (what an eager caller
-waits, if the GPU kept up); both from the median round. vs_torch: call_us / torch.softmax's. Each output is
-checked against a reference once before timing.
+Each row: `--warmup` calls, then `--rounds` rounds of `--calls` calls with time.perf_counter around each round.
+host_us: per call, a round issued while the GPU sleeps (no launch waits for it): what the host spends issuing a
+call. call_us: per call, a round with the GPU free, until it finished too (what a stream of eager calls costs:
+the host's time or the GPU's, the larger). Both from the median round. vs_torch: host_us / torch.softmax's.
+Each output is checked against a reference once before timing.
 
-Rows that run no kernel, 20000 calls a round: `no launch` — softmax_bench.softmax with every Triton kernel
-replaced by a launch that does nothing (softmax_bench's own Python, without Triton's launcher); `dispatch` — steps
-of the dispatch alone (the variant's choice, the fusion, the rows).
+A second call of softmax_bench.softmax with an input like the first replays the first's launches
+(softmax_bench.replay): the `softmax_bench` rows time that. Rows that run no kernel, 20000 calls a round: `no
+launch` — softmax_bench.softmax the long way (a call of a new kind) with every Triton kernel replaced by a launch
+that does nothing (softmax_bench's own Python, without Triton's launcher); `dispatch` — steps of the dispatch
+alone (the variant's choice, the fusion, the rows); `replay` — steps of a replayed call.
 
 With no GPU the kernels run through Triton's interpreter (TRITON_INTERPRET=1, set here) on a tiny shape: the run
 is labelled interpreted, and its numbers say only how much Python a call runs. `--dispatch-as GPU_NAME` times the
 dispatch rows as on that GPU (its auto table; torch.cuda's name lookup answered without one), for a CPU machine.
 
-    PYTHONPATH=. python3 scripts/host-cost.py OUT.csv                       # GPU: 64x4000 bf16, 2000 calls
+    PYTHONPATH=. python3 scripts/host-cost.py OUT.csv                       # GPU: 64x4000 bf16, 400 calls
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --shape 4096x4000
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --only-python --dispatch-as "NVIDIA H200"   # CPU
 """
@@ -37,7 +39,7 @@ if not ON_GPU:
     torch.set_num_threads(1)  # tiny tensors: no thread pool to wake, only the Python and dispatch a call runs
 
 import softmax_bench  # noqa: E402
-from softmax_bench import dispatch  # noqa: E402
+from softmax_bench import dispatch, replay  # noqa: E402
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster, fused, online, split, two_pass  # noqa: E402
 from softmax_bench.kernels.masking import fusion_args  # noqa: E402
 from softmax_bench.ops import OPS, reference  # noqa: E402
@@ -46,6 +48,10 @@ from softmax_bench.sweep import cell_input, check  # noqa: E402
 
 COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note"]
 CHEAP_CALLS = 20000  # a round of a row that runs no kernel
+# A round of calls that launch kernels stays under the ~1000 launches a CUDA stream queues before a launch blocks:
+# behind a sleep of 200 µs a call (~400 K cycles at the H200's 1.98 GHz), none waits for the GPU.
+LAUNCH_CALLS = 400
+SLEEP_CYCLES_PER_CALL = 400_000
 KERNELS = {fused: "fused_rows_kernel", two_pass: "two_pass_kernel", online: "online_kernel", split: "split_kernel",
            cluster: "cluster_kernel"}
 
@@ -61,26 +67,37 @@ class Row:
 
 
 def per_call(fn, calls: int, warmup: int, rounds: int) -> tuple[float, float]:
-    """(host µs, call µs) per call of fn, from the median of `rounds` rounds of `calls` calls."""
+    """(host µs, call µs) per call of fn, each the median of `rounds` rounds of `calls` calls.
+
+    host: a round issued while the GPU sleeps through it (torch.cuda._sleep queued first), so that no launch waits
+    for the GPU: what the host spends issuing a call, whatever the kernel's time. call: a round with the GPU
+    free, until it finished: the calls' rate when host and GPU keep up with each other (the larger of the two)."""
     for _ in range(warmup):
         fn()
     sync = torch.cuda.synchronize if ON_GPU else (lambda: None)
-    times = []
+    host, call = [], []
     for _ in range(rounds):
+        sync()
+        if ON_GPU:
+            torch.cuda._sleep(SLEEP_CYCLES_PER_CALL * calls)
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        host.append((time.perf_counter() - start) / calls * 1e6)
         sync()
         start = time.perf_counter()
         for _ in range(calls):
             fn()
-        issued = time.perf_counter()
         sync()
-        times.append(((issued - start) / calls * 1e6, (time.perf_counter() - start) / calls * 1e6))
-    return sorted(times, key=lambda t: t[1])[len(times) // 2]
+        call.append((time.perf_counter() - start) / calls * 1e6)
+    return sorted(host)[len(host) // 2], sorted(call)[len(call) // 2]
 
 
 @contextmanager
 def no_launch():
     """Every Triton kernel of the variants replaced by one whose launch does nothing (of the kernel's own type, so
     that softmax_bench still sees whether it is interpreted)."""
+    dispatch.clear_caches()  # no plan recorded before: stubbed launches compile nothing, so none is recorded
     saved = {module: getattr(module, name) for module, name in KERNELS.items() if hasattr(module, name)}
     for module, kernel in saved.items():
         no_op = type("NoLaunch", (type(kernel),), {"__getitem__": lambda self, grid: lambda *args, **kwargs: None})
@@ -138,7 +155,8 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
         for name in ["auto", *(name for name, v in registry.items() if v.triton)]:
             if name == "auto" or registry[name].supports(N, x.dtype):
                 call = partial(softmax_bench.softmax, x, variant=name, **kwargs)
-                yield Row(f"no launch {name}", op, call, note="softmax_bench's Python only", cheap=True)
+                yield Row(f"no launch {name}", op, call, cheap=True,
+                          note="softmax_bench's Python, the long way (a call of a new kind: no replay)")
     device, note = x.device, ""
     if as_gpu:
         torch.cuda.get_device_name = lambda device=None: as_gpu  # the table of that GPU, without one
@@ -154,6 +172,11 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     yield Row("dispatch fusion_for", "scaled-masked", partial(dispatch.fusion_for, x, -1, 0.125, mask, False),
               cheap=True)
     yield Row("dispatch as_rows", "softmax", partial(dispatch.as_rows, x), cheap=True)
+    key = partial(replay.plan_key, x, -1, None, None, False, "auto")
+    yield Row("replay plan lookup", "softmax", lambda: replay.PLANS.get(key()), cheap=True,
+              note="the key of a call and its look-up")
+    yield Row("replay output", "softmax", partial(torch.empty_like, x, memory_format=torch.contiguous_format),
+              cheap=True, note="y allocated (torch.empty_like)")
 
 
 def main() -> None:
@@ -161,7 +184,8 @@ def main() -> None:
     parser.add_argument("csv", help="where to write the rows")
     parser.add_argument("--shape", default=None, help="MxN (default 64x4000 on a GPU, 4x64 interpreted)")
     parser.add_argument("--dtype", default="bf16", choices=list(DTYPES))
-    parser.add_argument("--calls", type=int, default=None, help="timed calls a round (default 2000; 30 interpreted)")
+    parser.add_argument("--calls", type=int, default=None,
+                        help=f"timed calls a round (default {LAUNCH_CALLS}; 30 interpreted)")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--op", action="append", choices=list(OPS), help="ops to time (default: all)")
@@ -171,7 +195,7 @@ def main() -> None:
     if args.dispatch_as and ON_GPU:
         parser.error("--dispatch-as is for a machine with no GPU: on a GPU the dispatch rows use its own table")
     M, N = map(int, (args.shape or ("64x4000" if ON_GPU else "4x64")).lower().split("x"))
-    calls = args.calls or (2000 if ON_GPU else 30)
+    calls = args.calls or (LAUNCH_CALLS if ON_GPU else 30)
     dtype = DTYPES[args.dtype]
     ops = args.op or list(OPS)
     x = cell_input(M, N, dtype, "cuda" if ON_GPU else "cpu")
@@ -200,8 +224,8 @@ def main() -> None:
                     row.fn()  # compiled, and split's occupancy known, before the launches are stubbed
                 with no_launch() if stubbed else nullcontext():
                     host, call = per_call(row.fn, n, args.warmup, args.rounds)
-                torch_us = torch_us or call  # the first row is torch.softmax's
-                out.update(calls=n, host_us=round(host, 2), call_us=round(call, 2), vs_torch=round(call / torch_us, 2))
+                torch_us = torch_us or host  # the first row is torch.softmax's
+                out.update(calls=n, host_us=round(host, 2), call_us=round(call, 2), vs_torch=round(host / torch_us, 2))
             except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
                 out["note"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         rows.append(out)

@@ -419,13 +419,19 @@ def check(
     allow_device_mismatch: Annotated[
         bool, typer.Option("--allow-device-mismatch", help="Compare runs from different GPU models.")
     ] = False,
+    allow_missing: Annotated[Optional[str], typer.Option(
+        "--allow-missing", metavar="WHY",
+        help="Accept cells that were ok in the baseline and are missing, skipped or FAIL now; WHY is printed.")] = None,
     out_dir: OutDir = Path("results"),
 ) -> None:
-    """Exit 1 if a kernel got slower than the baseline, or a cell FAILs its correctness check.
+    """Exit 1 if a kernel got slower than the baseline, a cell FAILs its correctness check, or a cell ok in the
+    baseline is missing, skipped or FAIL in the run (unless --allow-missing says why), or the run is empty.
 
-    Each run is taken as % of its own copy bandwidth. A regression is a drop larger than --threshold whose p20–p80
-    bands do not overlap. Exit 0: nothing regressed; 1: a regression or a FAIL; 2: unusable input (unreadable
-    runs, different GPU models without --allow-device-mismatch, an interpreted run against a GPU run).
+    Each cell is taken as % of a copy of its own bytes, measured in its run. A regression is a drop larger than
+    --threshold plus the cell's own spread (the wider p20–p80 band of the two runs, in % of its median) whose
+    p20–p80 bands do not overlap. Exit 0: nothing regressed; 1: a regression, a FAIL, a lost cell or an empty run;
+    2: unusable input (unreadable runs, different GPU models without --allow-device-mismatch, an interpreted run:
+    it timed the CPU, not a kernel).
     """
     from .regression import check as check_runs
     from .regression import check_markdown
@@ -434,7 +440,7 @@ def check(
 
     try:
         current, base = open_run(run, out_dir), open_run(baseline, out_dir)
-        result = check_runs(current, base, threshold, allow_device_mismatch)
+        result = check_runs(current, base, threshold, allow_device_mismatch, allow_missing)
         if markdown is not None:
             try:
                 markdown.write_text(check_markdown(result, current, base))
@@ -445,7 +451,10 @@ def check(
     out.print(check_table(result, current.id, base.id))
     if result.exit_code:
         names = ", ".join(c.cell for c in result.regressions) or "none"
-        err.print(f"regressions: {names}; FAIL cells: {len(result.failures)}", markup=False, highlight=False)
+        lost = "; lost since the baseline: " + ", ".join(result.missing) if result.missing else ""
+        empty = "the run has no rows; " if result.empty else ""
+        err.print(f"{empty}regressions: {names}; FAIL cells: {len(result.failures)}{lost}", markup=False,
+                  highlight=False)
         raise typer.Exit(result.exit_code)
 
 

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import torch
 
+from . import replay
 from .auto_table import AutoTable, table_for, triton_version
 from .kernels import DTYPES, PLAIN, Backward, Fusion, Variant, backwards, dtype_name, interpreted, variants
 
@@ -103,9 +104,11 @@ def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, captur
 
 
 def clear_caches() -> None:
-    """Forget the auto tables read and every variant decided: the next call reads and decides again."""
+    """Forget the auto tables read, every variant decided and every call recorded for replay: the next call reads
+    and decides again."""
     table_for.cache_clear()
     _resolve.cache_clear()
+    replay.PLANS.clear()
 
 
 def check_tensor(x: torch.Tensor, variant: str = "auto") -> None:
@@ -192,7 +195,14 @@ def softmax(
     # The registered op (softmax_bench.library) only where it is needed: the dispatcher costs tens of µs a call.
     if torch.compiler.is_compiling() or (torch.is_grad_enabled() and getattr(x, "requires_grad", False)):
         return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant)
-    return softmax_forward(x, dim, scale, mask, causal, variant)
+    try:
+        key = replay.plan_key(x, dim, scale, mask, causal, variant)
+        plan = replay.PLANS.get(key)
+    except (AttributeError, TypeError):  # not tensors, an unhashable argument: checked below, the long way
+        key = plan = None
+    if plan is not None:
+        return plan(x, mask)
+    return softmax_forward(x, dim, scale, mask, causal, variant, replay_key=key)
 
 
 def log_softmax(
@@ -221,9 +231,10 @@ def check_dim(x: torch.Tensor, dim: int) -> None:
 
 
 def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None, causal: bool,
-                    variant: str, log: bool = False) -> torch.Tensor:
+                    variant: str, log: bool = False, replay_key: tuple | None = None) -> torch.Tensor:
     """softmax (log_softmax when `log`) of x over dim, with no autograd: what `softmax` runs, and the registered
-    ops' implementation. Arguments as `softmax`'s."""
+    ops' implementation. Arguments as `softmax`'s; with a replay_key (softmax_bench.replay), the launches are
+    recorded and kept as the plan that replays calls of that key."""
     check_tensor(x, variant)
     check_dim(x, dim)
     x_last = dim_last(x, dim)
@@ -233,7 +244,16 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     fusion = fusion_for(x, dim, scale, mask, causal, log)
     if x.numel() == 0:
         return like_output(x, dim)
-    y, _ = chosen.launch(as_rows(x_last), fusion)
+    rows = as_rows(x_last)
+    replayable = x.is_cuda and chosen.graph_safe and not capturing and x_last is x and not interpreted()
+    if replay_key is None or not replayable:
+        y, _ = chosen.launch(rows, fusion)
+    else:
+        with replay.recording() as launches:
+            y, _ = chosen.launch(rows, fusion)
+        plan = replay.make_plan(launches, rows, y, fusion.mask, x, mask)
+        if plan is not None:
+            replay.keep(replay_key, plan)
     return from_rows(y, x, x_last, dim)
 
 

@@ -14,7 +14,7 @@ from .device import device_info
 from .errors import BenchError
 from .dispatch import auto_choice
 from .kernels import DTYPES, REGISTER_BUDGET, backwards, elem_size, fused, variants
-from .ops import OPS, Op
+from .ops import OPS, Op, user_call
 from .timing import TimingSettings, measure
 
 REGISTERS_PER_SM = 65536
@@ -31,7 +31,9 @@ class VariantLine:
     supported: str | None  # None when supported, else why not
     n_regs: int | None = None
     n_spills: int | None = None
-    measured_ms: float | None = None
+    measured_ms: float | None = None  # the kernel's time
+    call_ms: float | None = None  # a call among calls back to back
+    host_us: float | None = None  # the host's time to issue a call
 
 
 @dataclass
@@ -109,7 +111,8 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             _, launch = variant.launch(x, run_fusion)
             line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
             if measure_time:
-                line.measured_ms = measure(lambda: variant.launch(x, run_fusion), settings, interpret).ms
+                timing = measure(user_call(x, run_fusion, name), settings, interpret)
+                line.measured_ms, line.call_ms, line.host_us = timing.ms, timing.call_ms, timing.host_us
         result.lines.append(line)
     for name, backward in backwards().items():
         traffic = backward.traffic(M, N, torch_dtype, fusion)

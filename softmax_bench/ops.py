@@ -12,10 +12,12 @@ unfused run the scale and masks as separate torch ops, as a user writes them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import torch
 
+from . import dispatch
 from .errors import BenchError
 from .kernels import Fusion
 from .kernels.eager import causal_mask
@@ -87,3 +89,22 @@ def backward_reference(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion, precis
     if fusion.causal_m is not None:
         dx = dx.masked_fill(causal_mask(dx.shape[0], dx.shape[1], fusion.causal_m, str(dx.device)), 0.0)
     return dx * fusion.scale
+
+
+def call_kwargs(fusion: Fusion) -> dict:
+    """A Fusion of an M×N x as softmax_bench.softmax takes it: scale, a bool mask of x's shape, causal."""
+    kwargs = {}
+    if fusion.scale != 1.0:
+        kwargs["scale"] = fusion.scale
+    if fusion.mask is not None:
+        kwargs["mask"] = fusion.mask.view(torch.bool)
+    if fusion.causal_m is not None:
+        kwargs["causal"] = True  # a 2-D x: its M rows are the queries, causal_m = M
+    return kwargs
+
+
+def user_call(x: torch.Tensor, fusion: Fusion, variant: str) -> Callable[[], torch.Tensor]:
+    """softmax_bench.softmax (log_softmax for fusion.log) of x with the fusion's arguments and `variant`, as a user
+    calls it."""
+    fn = dispatch.log_softmax if fusion.log else dispatch.softmax
+    return partial(fn, x, variant=variant, **call_kwargs(fusion))

@@ -9,9 +9,9 @@ from typing import Callable
 
 import torch
 
-from . import dispatch
 from .kernels import Fusion
 from .kernels.eager import prologue
+from .ops import user_call
 
 
 class PeerUnavailable(Exception):
@@ -40,11 +40,7 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     """softmax_bench.softmax (or log_softmax) as a compiled model calls it: inside torch.compile, through the
     registered op, with the cell's scale and masks as arguments."""
     torch._dynamo.reset()
-    fn = dispatch.log_softmax if fusion.log else dispatch.softmax
-    scale = None if fusion.scale == 1.0 else fusion.scale
-    keep = None if fusion.mask is None else fusion.mask.view(torch.bool)
-    causal = fusion.causal_m is not None  # the cell's rows are its queries: causal_m = M
-    return torch.compile(lambda x: fn(x, scale=scale, mask=keep, causal=causal), fullgraph=True, dynamic=False)
+    return torch.compile(lambda x: user_call(x, fusion, "auto")(), fullgraph=True, dynamic=False)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:

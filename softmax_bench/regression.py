@@ -1,8 +1,11 @@
 """Comparing runs: `check` (did a change make a kernel slower?) and `compare` (runs side by side).
 
-Runs are compared by % of their own copy bandwidth, so a faster or slower machine does not look like a code
-change. A regression is a drop larger than the threshold whose p20–p80 intervals (each scaled by its run's
-copy) do not overlap: a real slowdown moves the whole distribution, noise does not.
+Runs are compared by % of a copy of each cell's own bytes measured in the same run, so a faster or slower machine
+does not look like a code change. A cell regresses when its drop is larger than the threshold widened by the
+cell's own measured spread (the wider p20–p80 band of the two runs, relative to its median) and the two bands do
+not overlap: a real slowdown moves the whole distribution, noise does not. A cell that was ok in the baseline and
+is missing, skipped or FAIL in the run fails the check too, unless the caller says why (`allow_missing`).
+Interpreted runs time the CPU, not a kernel: check refuses them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import pandas as pd
 from .errors import BenchError
 from .results import KEY, Run, cell_label
 
-DEFAULT_THRESHOLD = 5.0  # % of the baseline's pct_of_copy
+DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
 
 
 @dataclass
@@ -28,6 +31,11 @@ class CellChange:
     pct: float
     base_band: tuple[float, float]
     band: tuple[float, float]
+
+    @property
+    def spread(self) -> float:
+        """The wider of the two p20–p80 bands, in % of its median: the cell's measured noise."""
+        return max(100 * (hi - lo) / pct for (lo, hi), pct in ((self.base_band, self.base_pct), (self.band, self.pct)))
 
     @property
     def change(self) -> float:
@@ -47,12 +55,15 @@ class CheckResult:
     regressions: list[CellChange] = field(default_factory=list)
     improvements: list[CellChange] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # cells that FAIL in the run
-    missing: list[str] = field(default_factory=list)  # in the baseline, not in the run
+    missing: list[str] = field(default_factory=list)  # ok in the baseline; missing, skipped or FAIL in the run
     new: list[str] = field(default_factory=list)  # in the run, not in the baseline
+    allow_missing: str | None = None  # why missing cells are accepted
+    empty: bool = False  # the run has no rows
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressions or self.failures else 0
+        lost = self.missing and not self.allow_missing
+        return 1 if self.regressions or self.failures or lost or self.empty else 0
 
 
 def _band(row) -> tuple[float, float]:
@@ -61,6 +72,10 @@ def _band(row) -> tuple[float, float]:
 
 
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -> None:
+    if bool(meta.get("copy_per_cell")) != bool(base_meta.get("copy_per_cell")):
+        older = base_meta if meta.get("copy_per_cell") else meta
+        raise BenchError(f"run {older.get('run_id')} gives % of the device's large copy, the other % of a copy of "
+                         "each cell's own bytes: measure that run again with this softmax-bench to compare them")
     op, base_op = meta.get("op", "softmax"), base_meta.get("op", "softmax")
     if op != base_op:
         raise BenchError(f"the runs measure different ops ({op} against {base_op}); check a run against one of its op")
@@ -73,20 +88,26 @@ def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -
 
 
 def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
-          allow_device_mismatch: bool = False) -> CheckResult:
+          allow_device_mismatch: bool = False, allow_missing: str | None = None) -> CheckResult:
     rows, meta = run.rows(), run.meta()
     base_rows, base_meta = baseline.rows(), baseline.meta()
+    if meta.get("interpreted") or base_meta.get("interpreted"):
+        which = run.id if meta.get("interpreted") else baseline.id
+        raise BenchError(f"run {which} is interpreted: it timed Triton's interpreter on the CPU, not a kernel, so "
+                         "check does not gate it; check GPU runs (its correctness is in `show`)")
     check_comparable(meta, base_meta, allow_device_mismatch)
-    result = CheckResult(threshold)
+    result = CheckResult(threshold, allow_missing=allow_missing, empty=rows.empty)
     label = lambda r: cell_label(r.variant, r.pass_, r.dtype, r.M, r.N)  # noqa: E731
     as_fields = {"pass": "pass_"}  # `pass` is no attribute name for itertuples
     failed = rows[rows["status"] == "FAIL"].rename(columns=as_fields)
     result.failures = [f"{label(r)}: {r.reason}" for r in failed.itertuples()]
     ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
+    status = {tuple(k): st for k, st in zip(rows[KEY].astype(str).itertuples(index=False), rows["status"])}
     merged = base_ok.merge(ok, on=KEY, how="outer", suffixes=("_base", ""), indicator="side")
     for r in merged.rename(columns=as_fields).itertuples():
         if r.side == "left_only":
-            result.missing.append(label(r))
+            now = status.get((str(r.variant), str(r.pass_), str(r.dtype), str(r.M), str(r.N)), "missing")
+            result.missing.append(f"{label(r)} ({now})")
             continue
         if r.side == "right_only":
             result.new.append(label(r))
@@ -96,9 +117,10 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
         change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
                             _band(base), _band(r))
         result.changes.append(change)
-        if change.change < -threshold and change.band[1] < change.base_band[0]:
+        gate = threshold + change.spread
+        if change.change < -gate and change.band[1] < change.base_band[0]:
             result.regressions.append(change)
-        elif change.change > threshold and change.band[0] > change.base_band[1]:
+        elif change.change > gate and change.band[0] > change.base_band[1]:
             result.improvements.append(change)
     return result
 
@@ -108,14 +130,18 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
     verdict = "FAILED" if result.exit_code else "passed"
     lines = [f"## softmax-bench check: {verdict}", "",
              f"Run `{run.id}` against baseline `{baseline.id}`. A regression is a cell whose % of copy dropped by "
-             f"more than {result.threshold:g} % with p20–p80 bands that do not overlap.", ""]
+             f"more than {result.threshold:g} % plus its own p20–p80 spread, with bands that do not overlap.", ""]
+    if result.empty:
+        lines += ["**The run has no rows.**", ""]
     for title, items in (("Regressions", result.regressions), ("Improvements", result.improvements)):
         lines.append(f"### {title}: {len(items)}")
         if items:
             lines += ["", "| cell | baseline % of copy | now | change |", "|---|---|---|---|"]
             lines += [f"| {c.cell} | {c.base_pct:.1f} | {c.pct:.1f} | {c.change:+.1f} % |" for c in items]
         lines.append("")
-    for title, items in (("Correctness failures", result.failures), ("Missing from the run", result.missing),
+    missing_title = "Ok in the baseline, missing, skipped or FAIL now" + (
+        f" (allowed: {result.allow_missing})" if result.allow_missing else "")
+    for title, items in (("Correctness failures", result.failures), (missing_title, result.missing),
                          ("New in the run", result.new)):
         lines.append(f"### {title}: {len(items)}")
         lines += [f"- {item}" for item in items] + [""]

@@ -57,6 +57,21 @@ def _footnote(reason: object) -> str:
     return re.sub(r"\s*\(got [^)]*\)", "", str(reason))
 
 
+WIDE_BAND = 2.0  # % of the median: the stability the instrument promises between two runs of one commit
+HOST_BOUND = 1.3  # call time / kernel time past which a cell is marked as set by the host
+
+
+def wide_band(r) -> bool:
+    """The cell's p20–p80 band is wider than WIDE_BAND % of its median."""
+    return 100 * (r.ms_p80 - r.ms_p20) / r.ms > WIDE_BAND
+
+
+def host_bound(r) -> bool:
+    """A call among calls back to back costs HOST_BOUND× the kernel or more (rows without call_ms: never)."""
+    call = getattr(r, "call_ms", None)
+    return call is not None and not math.isnan(call) and call >= HOST_BOUND * r.ms
+
+
 def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
     """One table per dtype, cells as rows, variants side by side: GB/s over % of the run's copy, the best of a cell
     marked ★. Two lines a cell keep a column as narrow as its header, so the table fits 80 terminal columns. FAIL
@@ -84,14 +99,17 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
                 elif r.status == "ok":
                     star = "★" if r.gbps == best else ""
                     style = "bold green" if star else ""
-                    texts.append(Text(f"{number(r.gbps)}\n{_pct(r.pct_of_copy)}{star}", style=style))
+                    marks = star + ("~" if wide_band(r) else "") + ("‡" if host_bound(r) else "")
+                    texts.append(Text(f"{number(r.gbps)}\n{_pct(r.pct_of_copy)}{marks}", style=style))
                 else:
                     mark = reasons.setdefault(_footnote(r.reason), len(reasons) + 1)
                     style = "bold red" if r.status == "FAIL" else "dim"
                     texts.append(Text(f"{'FAIL' if r.status == 'FAIL' else 'skip'}\n[{mark}]", style=style))
             table.add_row(f"{int(M)}\n×{int(N)}", *texts)
         moved = "3·M·N·elem (read y and dy, write dx)" if pass_ == "backward" else "2·M·N·elem"
-        caption = [f"GB/s = {moved} / median time, over % of the run's copy; ★ best of the cell"]
+        caption = [f"GB/s = {moved} / median kernel time, over % of a copy of the cell's bytes timed in the run; "
+                   f"★ best of the cell; ~ p20–p80 band wider than {WIDE_BAND:g} % of the median (not stable to "
+                   f"{WIDE_BAND:g} %); ‡ a call costs ≥ {HOST_BOUND:g}× the kernel (the host sets the pace: call_ms)"]
         caption += [f"[{n}] {reason}" for reason, n in reasons.items()]
         for name in never_ran:
             caption.append(f"not measured: {name}: {part.loc[part['variant'] == name, 'reason'].iloc[0]}")
@@ -135,7 +153,7 @@ def explain_report(e) -> list:
     table = Table(title="MiB each variant moves through HBM (and through L2 only), and the time the HBM bytes take at "
                         "that bandwidth", title_justify="left", caption_justify="left", **COMPACT)
     columns = ["variant", "HBM\nread", "HBM\nwritten", "L2\nonly", "× one\npass", "expected\nms"]
-    columns += ["measured\nms", "ratio"] if measured else []
+    columns += ["kernel\nms", "ratio", "call\nms", "host\nµs"] if measured else []
     columns += ["regs/\nspills"] if compiled else []
     for column in columns:
         table.add_column(column, justify="right" if column != "variant" else "left")
@@ -151,13 +169,15 @@ def explain_report(e) -> list:
                  _ms(line.expected_ms) if line.expected_ms is not None else "—"]
         if measured:
             ratio = line.measured_ms / line.expected_ms if line.expected_ms and line.measured_ms else None
-            cells += [_ms(line.measured_ms) if line.measured_ms else "—", f"{ratio:.2f}" if ratio else "—"]
+            cells += [_ms(line.measured_ms) if line.measured_ms else "—", f"{ratio:.2f}" if ratio else "—",
+                      _ms(line.call_ms) if line.call_ms else "—", f"{line.host_us:.0f}" if line.host_us else "—"]
         if compiled:
             cells += [f"{line.n_regs}/{line.n_spills}" if line.n_regs is not None else "—"]
         table.add_row(*cells)
     if measured:
-        notes.append("ratio: measured / expected" + (
-            "; measured ms: INTERPRETED on CPU (wall clock), not a GPU time" if e.interpreted else ""))
+        notes.append("kernel ms: the GPU's time for a call; ratio: kernel / expected; call ms: a call among calls "
+                     "issued back to back (the larger of host and kernel); host µs: the host's time to issue one" + (
+                         "; INTERPRETED on CPU (wall clock), not GPU times" if e.interpreted else ""))
     table.caption = "\n".join(notes) or None
     items.append(table)
     items.append(_backward_bytes_table(e))
@@ -220,21 +240,28 @@ def _backward_bytes_table(e) -> Table:
 
 
 def check_table(result, run_id: str, base_id: str) -> Table:
-    """Every compared cell; regressions red, improvements green."""
-    verdict = "REGRESSED" if result.regressions else ("FAIL cells" if result.failures else "no regression")
+    """Every compared cell with the gate it was held to; regressions red, improvements green."""
+    verdict = ("REGRESSED" if result.regressions else "FAIL cells" if result.failures else
+               "EMPTY RUN" if result.empty else "LOST CELLS" if result.exit_code else "no regression")
     table = Table(title=f"check {run_id} against {base_id} · % of copy, median (p20–p80) · a regression: down by "
-                        f"more than {result.threshold:g} %, p20–p80 bands apart · {verdict}",
+                        f"more than its gate ({result.threshold:g} % + the cell's p20–p80 spread), bands apart · "
+                        f"{verdict}",
                   title_justify="left")
-    for column in ("cell", "baseline", "now", "change", "verdict"):
+    for column in ("cell", "baseline", "now", "change", "gate", "verdict"):
         table.add_column(column, justify="left" if column == "cell" else "right")
     regressed, improved = set(map(id, result.regressions)), set(map(id, result.improvements))
     for c in sorted(result.changes, key=lambda c: c.change):
         verdict = "REGRESSION" if id(c) in regressed else ("improvement" if id(c) in improved else "")
         style = "bold red" if id(c) in regressed else ("green" if id(c) in improved else "")
         table.add_row(c.cell, f"{c.base_pct:.1f} ({c.base_band[0]:.1f}–{c.base_band[1]:.1f})",
-                      f"{c.pct:.1f} ({c.band[0]:.1f}–{c.band[1]:.1f})", f"{c.change:+.1f} %", Text(verdict, style=style))
+                      f"{c.pct:.1f} ({c.band[0]:.1f}–{c.band[1]:.1f})", f"{c.change:+.1f} %",
+                      f"±{result.threshold + c.spread:.1f} %", Text(verdict, style=style))
     notes = [f"FAIL: {f}" for f in result.failures]
-    for what, cells in (("missing from the run", result.missing), ("new in the run", result.new)):
+    if result.empty:
+        notes.append("the run has no rows")
+    lost = "ok in the baseline, missing, skipped or FAIL now" + (
+        f" (allowed: {result.allow_missing})" if result.allow_missing else "")
+    for what, cells in ((lost, result.missing), ("new in the run", result.new)):
         if cells:
             more = f", … ({len(cells)} in all)" if len(cells) > 4 else ""
             notes.append(f"{what}: {', '.join(cells[:4])}{more}")

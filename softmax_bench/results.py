@@ -20,13 +20,15 @@ from .errors import BenchError
 COLUMNS = [
     "variant", "dtype", "M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms",
     "max_err", "status",
-    "model_gbps", "reason", "n_regs", "n_spills", "config", "op", "pass",
+    "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
+    "copy_ms", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "pass",
 ]
 KEY = ["variant", "pass", "dtype", "M", "N"]
 PASSES = ("forward", "backward")
 REQUIRED = COLUMNS[:13]  # older runs lack some of the later columns: they read as empty
 NUMERIC = ["M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms", "max_err",
-           "model_gbps", "n_regs", "n_spills"]
+           "model_gbps", "n_regs", "n_spills", "copy_ms", "pct_of_device_copy", "call_ms", "call_p20", "call_p80",
+           "host_us"]
 STATUSES = ("ok", "FAIL", "skipped")
 TIMED = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy"]  # what an ok row must hold
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"

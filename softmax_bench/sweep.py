@@ -18,10 +18,10 @@ from .dispatch import auto_choice, backward_for
 from .errors import BenchError
 from .kernels import (DTYPES, GRAD_TOLERANCES, TOLERANCES, Backward, Fusion, Launch, Traffic, Variant,
                       backward_traffic, backwards, elem_size, one_pass_traffic, variants)
-from .ops import backward_reference, get_op, masked_rows, reference
+from .ops import backward_reference, get_op, masked_rows, reference, user_call
 from .peers import PEERS, Peer, PeerUnavailable
 from .results import Run, new_run, open_run
-from .timing import TimingSettings, measure
+from .timing import Timing, TimingSettings, measure
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,13 @@ class Provider:
     unsupported: Callable[[int, torch.dtype, Fusion], str | None]
     prepare: Callable[[Cell], Prepared]
     pass_: str = "forward"
+    # The call a user makes, which is checked and timed (None: prepare's); prepare's run says what was launched.
+    user_call: Callable[[Cell], Callable[[], torch.Tensor]] | None = None
+
+
+def _softmax_call(name: str) -> Callable[[Cell], Callable[[], torch.Tensor]]:
+    """softmax_bench.softmax (log_softmax) of the cell's x with variant=name and its scale, mask and causal."""
+    return lambda cell: user_call(cell.x, cell.fusion, name)
 
 
 def _variant_provider(variant: Variant) -> Provider:
@@ -63,7 +70,8 @@ def _variant_provider(variant: Variant) -> Provider:
             return f"{variant.name} computes softmax only"
         return variant.unsupported(N, dtype)
 
-    return Provider(variant.name, "variant", variant.traffic, unsupported, prepare)
+    return Provider(variant.name, "variant", variant.traffic, unsupported, prepare,
+                    user_call=_softmax_call(variant.name))
 
 
 def _picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Variant:
@@ -85,6 +93,7 @@ def _auto_provider() -> Provider:
         lambda M, N, dtype, fusion: _picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
         lambda N, dtype, fusion: _picked(N, dtype, fusion).unsupported(N, dtype),
         prepare,
+        user_call=_softmax_call("auto"),
     )
 
 
@@ -136,11 +145,17 @@ def _auto_backward_provider() -> Provider:
 
         return call, backward_reference(y, cell.dy, cell.fusion, cell.precise)
 
+    def autograd_call(cell: Cell) -> Callable[[], torch.Tensor]:
+        """The backward as a model runs it: autograd through softmax_bench's op."""
+        x = cell.x.detach().requires_grad_()
+        y = user_call(x, cell.fusion, "auto")()
+        return lambda: torch.autograd.grad(y, x, cell.dy, retain_graph=True)[0]
+
     return Provider(
         "auto", "auto",
         lambda M, N, dtype, fusion: picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
         lambda N, dtype, fusion: picked(N, dtype, fusion).unsupported(N, dtype),
-        prepare, "backward",
+        prepare, "backward", autograd_call,
     )
 
 
@@ -193,6 +208,12 @@ def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype,
     bad = ~((diff <= atol + rtol * ref.abs()) | (y == ref) | (y.isnan() & ref.isnan()))  # any other NaN is bad
     max_err = float(diff.nan_to_num(nan=0.0).max()) if diff.numel() else 0.0
     if bool(bad.any()):
+        not_finite = ~y.isfinite() & ref.isfinite()  # NaN or inf where the reference is finite
+        if bool(not_finite.any()):
+            off = bad & ~not_finite
+            worst = float(diff[off].max()) if bool(off.any()) else 0.0
+            return max_err, (f"{int(not_finite.sum())} elements are NaN or inf where the reference is finite"
+                             + (f"; {int(off.sum())} more off by up to {worst:.3g}" if bool(off.any()) else ""))
         return max_err, f"{int(bad.sum())} elements off by up to {max_err:.3g} (atol {atol}, rtol {rtol})"
     return max_err, None
 
@@ -216,6 +237,13 @@ def moved_bytes(M: int, N: int, dtype: torch.dtype, pass_: str) -> int:
     return (3 if pass_ == "backward" else 2) * M * N * elem_size(dtype)
 
 
+def copy_timing(nbytes: int, dtype: torch.dtype, device: str, settings: TimingSettings, interpret: bool) -> Timing:
+    """A device copy that reads and writes `nbytes` in all (a cell's own bytes), timed as the cell's calls are."""
+    source = torch.empty(nbytes // 2 // elem_size(dtype), dtype=dtype, device=device).normal_()
+    out = torch.empty_like(source)
+    return measure(lambda: out.copy_(source), settings, interpret)
+
+
 def measure_cell(
     dtype_name: str,
     M: int,
@@ -226,22 +254,31 @@ def measure_cell(
     plan: SweepPlan,
     interpret: bool,
     advance: Callable[[str], None],
+    copies: dict | None = None,
 ) -> None:
+    """Check, then time, each provider on one cell; `copies` keeps the run's copies of the same bytes, per (dtype,
+    bytes): each cell is compared with a copy of its own bytes, timed the same way."""
     dtype = DTYPES[dtype_name]
     base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op}
     op = get_op(plan.op)
     passes = list(dict.fromkeys(p.pass_ for p in todo))
+    copies = {} if copies is None else copies
 
-    def store(provider: Provider, **fields) -> None:
+    def store(provider: Provider, timing: Timing | None = None, **fields) -> None:
         # `fusion` is the cell's, assigned below before the first store
         model_bytes = provider.traffic(M, N, dtype, fusion).total_bytes
         row = {**base, "variant": provider.name, "pass": provider.pass_, "model_bytes": model_bytes, **fields}
-        if fields.get("ms"):
-            ms = fields["ms"]
-            row["gbps"] = moved_bytes(M, N, dtype, provider.pass_) / ms / 1e6
-            row["pct_of_copy"] = 100 * row["gbps"] / copy_gbps
-            row["model_gbps"] = model_bytes / ms / 1e6
-        row["expected_ms"] = model_bytes / copy_gbps / 1e6
+        cell_copy_gbps = copy_gbps
+        if timing is not None:
+            nbytes = moved_bytes(M, N, dtype, provider.pass_)
+            copy = copies[(dtype_name, nbytes)]
+            cell_copy_gbps = nbytes / copy.ms / 1e6
+            row.update(ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, call_ms=timing.call_ms,
+                       call_p20=timing.call_p20, call_p80=timing.call_p80, host_us=timing.host_us,
+                       copy_ms=copy.ms, gbps=nbytes / timing.ms / 1e6, model_gbps=model_bytes / timing.ms / 1e6)
+            row["pct_of_copy"] = 100 * copy.ms / timing.ms
+            row["pct_of_device_copy"] = 100 * row["gbps"] / copy_gbps
+        row["expected_ms"] = model_bytes / cell_copy_gbps / 1e6
         run.append(row)
         advance(f"{dtype_name} {M}×{N} {provider.name}{' backward' if provider.pass_ == 'backward' else ''}")
 
@@ -257,6 +294,10 @@ def measure_cell(
             return
 
     x = cell_input(M, N, dtype, device)
+    for pass_ in passes:
+        nbytes = moved_bytes(M, N, dtype, pass_)
+        if (dtype_name, nbytes) not in copies:
+            copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
     fusion = op.fusion(x)
     cell = Cell(x, fusion, torch.float64 if interpret else torch.float32)
     if "forward" in passes:
@@ -275,8 +316,13 @@ def measure_cell(
             store(provider, status="skipped", reason="a GPU peer: not run under --interpret")
             continue
         try:
-            call, expected = provider.prepare(cell)
-            y, launch = call()
+            run_launch, expected = provider.prepare(cell)
+            y, launch = run_launch()
+            if provider.user_call is not None:
+                call = provider.user_call(cell)
+                y = call()
+            else:
+                call = lambda: run_launch()[0]  # noqa: E731
         except PeerUnavailable as err:
             store(provider, status="skipped", reason=str(err))
             continue
@@ -292,9 +338,8 @@ def measure_cell(
         if wrong is not None:
             store(provider, status="FAIL", reason=wrong, **extra)
             continue
-        timing = measure(lambda: call(), plan.timing, interpret)
-        store(provider, status="ok", ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, **extra)
-        del call
+        store(provider, measure(call, plan.timing, interpret), status="ok", **extra)
+        del call, run_launch
     del x, cell, fusion
 
 
@@ -317,9 +362,11 @@ def run_sweep(
     on_start(sum(len(todo) for *_, todo in todo_by_cell))
     meta = {**meta, "status": "running", "clocks_before": devices.clocks(interpret)}
     run.write_meta(meta)
+    copies: dict = {}
     try:
         for dtype_name, M, N, todo in todo_by_cell:
-            measure_cell(dtype_name, M, N, todo, run, meta["copy_gbps"][dtype_name], plan, interpret, advance)
+            measure_cell(dtype_name, M, N, todo, run, meta["copy_gbps"][dtype_name], plan, interpret, advance,
+                         copies)
     except BaseException:
         meta.update(status="interrupted", finished_at=_now())
         run.write_meta(meta)
@@ -362,7 +409,7 @@ def plan_from_meta(meta: dict) -> SweepPlan:
         shapes=[parse_shape(s) for s in stored["shapes"]],
         dtypes=stored["dtypes"],
         variants=stored["variants"],
-        timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"]),
+        timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"], meta["timing"].get("l2", "clean")),
         op=stored.get("op", "softmax"),
         passes=stored.get("passes", ["forward"]),
         sources=stored["sources"],
@@ -385,6 +432,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "git_commit": git_commit(),
         "timing": plan.timing.describe(interpret),
         "copy_gbps": dict(baseline["reference_gbps"]),
+        "copy_per_cell": True,  # pct_of_copy: against a copy of each cell's bytes, timed in the run
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
         "op": plan.op,
         "passes": plan.passes,

@@ -1,48 +1,213 @@
-"""Timing: triton.testing.do_bench on the GPU (CUDA events, L2 cleared before every rep), a wall-clock
-timer under Triton's interpreter. Both give the median and the 20th and 80th percentiles, in ms."""
+"""Timing: for every call two times, since both are real, and the host's time to issue it.
+
+- kernel (ms): the GPU's time for the call, with no host in the way and L2 as the policy leaves it. Each timed
+  call is preceded by the L2 clear and by a GPU sleep longer than the host's time for the call (so the call is
+  queued before the GPU reaches it); CUDA events bracket the call alone.
+- call (call_ms): what a call costs among calls issued back to back from an idle GPU, as a model's eager
+  forward issues them: host and GPU overlap, so it is the larger of the host's time and the kernel's, with L2 as
+  the previous call left it. A call_ms well above ms says the host, not the kernel, sets the pace.
+- host (host_us): the host's time to issue one call.
+
+L2 policies (`l2`): "clean" (the default) zeroes a 256 MB buffer, as triton.testing.do_bench does, then reads
+another 256 MB, which writes the zeroed lines back to memory and leaves L2 holding clean lines no kernel uses;
+"dirty" only zeroes (do_bench's: the kernel timed next may pay for writing the zeroes back); "warm" clears
+nothing. docs/perf-notes.md has the experiment that chose "clean" (scripts/timing-methods.py).
+Under Triton's interpreter all three are the wall clock around each call.
+Times in ms: the median and the 20th and 80th percentiles.
+"""
 
 from __future__ import annotations
 
 import statistics
 import time
 from dataclasses import asdict, dataclass
+from functools import cache
 from typing import Callable
 
 QUANTILES = (0.5, 0.2, 0.8)
+L2_POLICIES = ("clean", "dirty", "warm")
+CLEAR_BYTES = 256 * 2**20  # larger than any GPU's L2 today (H200: 50 MB), as do_bench's
+CALL_ROUNDS = 20  # rounds of calls for the call time, each of about CALL_ROUND_MS of GPU time
+CALL_ROUND_MS = 2.0
+MIN_CALLS, MAX_CALLS = 5, 200
+MIN_REPS, MAX_REPS = 10, 500
+HOST_MARGIN = 3  # the sleep before a timed call lasts this many times the host's time for a call
 
 
 @dataclass(frozen=True)
 class TimingSettings:
     warmup_ms: int = 25
     rep_ms: int = 100
+    l2: str = "clean"
 
     def describe(self, interpret: bool) -> dict:
         """What a result was timed with, for the run's metadata."""
         if interpret:
             timer = "time.perf_counter around each call (Triton interpreter on CPU): not comparable with GPU runs"
             l2 = "not applicable"
+            call = timer
         else:
-            timer = "triton.testing.do_bench (CUDA events around each call)"
-            l2 = "cleared before every timed call (do_bench zeroes a 256 MB buffer)"
-        return {**asdict(self), "quantiles": list(QUANTILES), "timer": timer, "l2_policy": l2}
+            timer = ("CUDA events around each call, queued behind a GPU sleep longer than the host's time for the "
+                     "call: the kernel's time, no host in the way")
+            call = ("CUDA events around rounds of calls issued back to back from an idle GPU, per call: the larger of "
+                    "the host's time and the kernel's")
+            l2 = {"clean": "cleared before every timed call: 256 MB zeroed, then 256 MB read (L2 left clean)",
+                  "dirty": "cleared before every timed call: 256 MB zeroed (do_bench's; L2 left dirty)",
+                  "warm": "not cleared (data of the previous call may still be in L2)"}[self.l2]
+        return {**asdict(self), "quantiles": list(QUANTILES), "timer": timer, "call_timer": call, "l2_policy": l2}
 
 
 @dataclass(frozen=True)
 class Timing:
-    ms: float
+    ms: float  # kernel
     ms_p20: float
     ms_p80: float
+    call_ms: float | None = None  # a call among calls issued back to back
+    call_p20: float | None = None
+    call_p80: float | None = None
+    host_us: float | None = None  # the host's time to issue one call (median of five)
 
 
 def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool) -> Timing:
     if interpret:
         return _wall_clock(fn, settings)
-    import triton.testing
+    import torch
 
-    ms, p20, p80 = triton.testing.do_bench(
-        fn, warmup=settings.warmup_ms, rep=settings.rep_ms, quantiles=list(QUANTILES)
-    )
-    return Timing(ms, p20, p80)
+    clear = _l2_clear(settings.l2)
+    host_ms, gpu_ms = _estimate(fn, clear, settings.warmup_ms)
+    sleep = _sleep_cycles(HOST_MARGIN * host_ms)
+    reps = max(MIN_REPS, min(MAX_REPS, int(settings.rep_ms / max(gpu_ms, 1e-3))))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    torch.cuda.synchronize()
+    for start, end in zip(starts, ends):
+        clear()
+        torch.cuda._sleep(sleep)
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    kernel = _quantiles([s.elapsed_time(e) for s, e in zip(starts, ends)])
+    call = _quantiles(_call_times(fn, gpu_ms))
+    return Timing(*kernel, *call, host_us=1000 * host_ms)
+
+
+def _call_times(fn, gpu_ms: float) -> list[float]:
+    """Per-call times of CALL_ROUNDS rounds of calls issued back to back from an idle GPU, L2 as they leave it."""
+    import torch
+
+    calls = max(MIN_CALLS, min(MAX_CALLS, int(CALL_ROUND_MS / gpu_ms)))
+    times = []
+    for _ in range(CALL_ROUNDS):
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / calls)
+    return times
+
+
+def _estimate(fn, clear, warmup_ms: float) -> tuple[float, float]:
+    """(host ms, GPU ms) of one call, from five calls; then calls for about warmup_ms of GPU time."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    host = []
+    start.record()
+    for _ in range(5):
+        clear()
+        began = time.perf_counter()
+        fn()
+        host.append((time.perf_counter() - began) * 1000)
+    end.record()
+    torch.cuda.synchronize()
+    clear_ms = _clear_ms(clear)
+    gpu_ms = max(start.elapsed_time(end) / 5 - clear_ms, 1e-3)
+    for _ in range(min(MAX_REPS, int(warmup_ms / (gpu_ms + clear_ms)))):
+        clear()
+        fn()
+    return statistics.median(host), gpu_ms
+
+
+@cache
+def _clear_buffers():
+    import torch
+
+    return (torch.empty(CLEAR_BYTES // 4, dtype=torch.int32, device="cuda"),
+            torch.ones(CLEAR_BYTES // 4, dtype=torch.int32, device="cuda"))
+
+
+@cache  # one clear a policy: its GPU time is measured once (_clear_ms)
+def _l2_clear(policy: str) -> Callable[[], None]:
+    if policy not in L2_POLICIES:
+        raise ValueError(f"unknown L2 policy {policy!r}; choose from {', '.join(L2_POLICIES)}")
+    if policy == "warm":
+        return lambda: None
+    zeroed, read = _clear_buffers()
+    if policy == "dirty":
+        return zeroed.zero_
+    return _clean(zeroed, read)
+
+
+def _clean(zeroed, read) -> Callable[[], None]:
+    import torch
+
+    out = torch.empty((), dtype=read.dtype, device=read.device)
+
+    def clean() -> None:
+        zeroed.zero_()
+        torch.amax(read, dim=0, out=out)  # reads 256 MB, writes one element
+
+    return clean
+
+
+def _clear_ms(clear) -> float:
+    """GPU ms of one L2 clear (measured once per clear)."""
+    import torch
+
+    if clear not in _CLEAR_MS:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        clear()
+        start.record()
+        for _ in range(10):
+            clear()
+        end.record()
+        torch.cuda.synchronize()
+        _CLEAR_MS[clear] = start.elapsed_time(end) / 10
+    return _CLEAR_MS[clear]
+
+
+_CLEAR_MS: dict = {}
+
+
+@cache
+def _cycles_per_ms() -> float:
+    """The rate of torch.cuda._sleep's cycles, measured once."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(100_000)
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    end.synchronize()
+    return 10_000_000 / start.elapsed_time(end)
+
+
+def _sleep_cycles(ms: float) -> int:
+    return int(max(ms, 0.005) * _cycles_per_ms())
+
+
+def _quantiles(times: list[float]) -> tuple[float, float, float]:
+    if len(times) < 2:
+        return times[0], times[0], times[0]
+    deciles = statistics.quantiles(times, n=10, method="inclusive")
+    return statistics.median(times), deciles[1], deciles[7]
 
 
 def _wall_clock(fn: Callable[[], object], settings: TimingSettings) -> Timing:
@@ -53,5 +218,5 @@ def _wall_clock(fn: Callable[[], object], settings: TimingSettings) -> Timing:
         start = time.perf_counter()
         fn()
         times.append((time.perf_counter() - start) * 1000)
-    deciles = statistics.quantiles(times, n=10, method="inclusive")
-    return Timing(statistics.median(times), deciles[1], deciles[7])
+    kernel = _quantiles(times)
+    return Timing(*kernel, *kernel, host_us=1000 * kernel[0])

@@ -66,7 +66,12 @@ def test_cli_prints_the_arithmetic(out_dir):
 def test_measure_shows_measurement_beside_prediction(out_dir):
     result = invoke("explain", *MODE, "--shape", "8x256", "--dtype", "bf16", "--measure", "--out", out_dir)
     assert result.exit_code == 0, result.output
-    assert "measured" in result.stdout and "ratio: measured / expected" in flat(result.stdout)
+    text = flat(result.stdout)
+    for column in ("kernel ms", "ratio", "call ms", "host µs"):
+        assert column in text
+    assert "ratio: kernel / expected" in text and "host µs: the host's time to issue one" in text
+    fused = next(line for line in result.stdout.splitlines() if line.lstrip().startswith("fused"))
+    assert "—" not in fused  # every column measured
     if INTERPRET:
         assert "INTERPRETED" in result.stdout
 

@@ -58,8 +58,10 @@ def test_check_gates_backward_cells(tmp_path):
     result = invoke("check", clone(tmp_path, "slowed", edit), "--baseline", base)
     assert result.exit_code == 1, result.output
     assert "regressions: fused backward fp32 16384×4096;" in result.stderr  # the backward cell, not the forward
-    # a run from before the pass column reads as forward cells: it checks against its forward rows
-    assert invoke("check", REFERENCE, "--baseline", base).exit_code == 0
+    # a run from before the pass column reads as forward cells: the forward rows check against it
+    assert invoke("check", base, "--baseline", REFERENCE).exit_code == 0
+    lost = invoke("check", REFERENCE, "--baseline", base)  # its backward cells are lost
+    assert lost.exit_code == 1 and "backward bf16 4096×16384 (missing)" in flat(lost.stdout)
 
 
 def test_explain_shows_the_backwards_bytes(tmp_path):

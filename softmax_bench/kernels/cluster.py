@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import PLAIN, Fusion, Launch, Variant, interpreted, one_pass_traffic, output_like
+from . import PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic, output_like
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args
 
@@ -416,8 +416,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
     args = fusion_args(fusion, x)
     del args["LOG"]  # refused above
-    compiled = cluster_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **args, **constexprs,
-                                    num_ctas=config.ctas, num_warps=config.num_warps)
+    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **args, **constexprs,
+                             num_ctas=config.ctas, num_warps=config.num_warps)
     return y, Launch(settings_of(config), [compiled])
 
 

@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Variant, cdiv, one_pass_traffic, output_like
+from . import PLAIN, Fusion, Launch, Variant, cdiv, launch_kernel, one_pass_traffic, output_like
 from .masking import fusion_args, normalized, normalizer, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
@@ -74,7 +74,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launc
     y = output_like(x)
     config = launch_config(M, N)
     grid = (cdiv(M, config["ROWS"]),)
-    compiled = fused_rows_kernel[grid](x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config)
+    compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
+                             **config)
     return y, Launch(config, [compiled])
 
 

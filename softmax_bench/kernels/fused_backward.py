@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, output_like
+from . import PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, launch_kernel, output_like
 from .fused import MAX_N as FORWARD_MAX_N
 from .fused import launch_config
 from .masking import fusion_args, input_gradient, row_sum_terms
@@ -45,8 +45,8 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[t
     dx = output_like(y)
     config = launch_config(M, N)  # the forward's tiles
     grid = (cdiv(M, config["ROWS"]),)
-    compiled = fused_backward_kernel[grid](y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
-                                           **fusion_args(fusion, y), **config)
+    compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
+                             **fusion_args(fusion, y), **config)
     return dx, Launch(config, [compiled])
 
 

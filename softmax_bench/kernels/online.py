@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, cdiv, elem_size, mask_pass, output_like
+from . import PLAIN, Fusion, Launch, Traffic, Variant, cdiv, elem_size, launch_kernel, mask_pass, output_like
 from .masking import fusion_args, normalizer, scale_and_mask
 from .two_pass import L2_ROW_BYTES, launch_config  # the same chunks as two_pass
 
@@ -66,8 +66,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launc
     config = launch_config(N, x.dtype)
     n_chunks = cdiv(N, config["BLOCK"])
     chunk_max = torch.empty((M, n_chunks), dtype=torch.float32, device=x.device)
-    compiled = online_kernel[(M,)](
-        x, y, chunk_max, N, n_chunks, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config
+    compiled = launch_kernel(
+        online_kernel, (M,), x, y, chunk_max, N, n_chunks, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config
     )
     return y, Launch(config, [compiled])
 

@@ -25,8 +25,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, mask_pass, one_pass_traffic,
-               output_like)
+from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, launch_kernel, mask_pass,
+               one_pass_traffic, output_like)
 from .aligned import row_values, same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, normalized, normalizer, scale_and_mask
 
@@ -258,7 +258,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
     if interpreted():
         # Programs run one after another here: all publish in one launch, then all combine in a second.
         grid = (min(M, 2) * split.K,)
-        compiled = [split_kernel[grid](**args, PHASE=phase) for phase in (PUBLISH, COMBINE)]
+        compiled = [launch_kernel(split_kernel, grid, **args, PHASE=phase) for phase in (PUBLISH, COMBINE)]
         return y, Launch({**settings, "groups": min(M, 2)}, compiled)
     key = (x.device, x.dtype, config, args["K_POW2"], args["HAS_SCALE"], args["HAS_MASK"], args["CAUSAL"], args["LOG"])
     if key not in OCCUPANCY:
@@ -274,7 +274,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
     # As many groups as fit on the GPU at once, and whose segments fit in L2 until their second read.
     in_l2 = config.l2_budget // (split.K * split.SEG * x.element_size())
     groups = max(1, min(M, resident // split.K, in_l2))
-    compiled = split_kernel[(groups * split.K,)](**args, PHASE=BOTH)
+    compiled = launch_kernel(split_kernel, (groups * split.K,), **args, PHASE=BOTH)
     return y, Launch({**settings, "groups": groups}, [compiled])
 
 

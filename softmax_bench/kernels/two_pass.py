@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, mask_pass, output_like
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, launch_kernel, mask_pass, output_like
 from .aligned import aligned_row, max_and_sum, normalize, same_alignment, vector_elems
 from .masking import fusion_args, normalizer
 
@@ -50,8 +50,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launc
     x = same_alignment(x)
     y = output_like(x)
     config = launch_config(N, x.dtype)
-    compiled = two_pass_kernel[(M,)](x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x), **config,
-                                     VEC=vector_elems(x.dtype))
+    compiled = launch_kernel(two_pass_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
+                             **config, VEC=vector_elems(x.dtype))
     return y, Launch(config, [compiled])
 
 

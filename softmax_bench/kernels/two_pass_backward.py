@@ -15,7 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Backward, Fusion, Launch, Traffic, backward_traffic, elem_size, output_like
+from . import PLAIN, Backward, Fusion, Launch, Traffic, backward_traffic, elem_size, launch_kernel, output_like
 from .aligned import aligned_row, partial_ends, same_alignment, vector_elems
 from .masking import fusion_args, input_gradient, row_sum_terms
 from .two_pass import L2_ROW_BYTES, NUM_WARPS
@@ -89,8 +89,8 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[t
     y, dy = same_alignment(y), same_alignment(dy)
     dx = output_like(y)
     config = launch_config(N, y.dtype)
-    compiled = two_pass_backward_kernel[(M,)](y, dy, dx, N, y.stride(0), dy.stride(0), dx.stride(0),
-                                              **fusion_args(fusion, y), **config, VEC=vector_elems(y.dtype))
+    compiled = launch_kernel(two_pass_backward_kernel, (M,), y, dy, dx, N, y.stride(0), dy.stride(0), dx.stride(0),
+                             **fusion_args(fusion, y), **config, VEC=vector_elems(y.dtype))
     return dx, Launch(config, [compiled])
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
     """Pass 1 reads y and dy; pass 2 reads them again — from L2 while both rows together take at most two_pass's

@@ -1,0 +1,157 @@
+"""Calls replayed: the second call of `softmax` with the same kind of input launches the compiled kernels again
+without Triton's argument binding or softmax_bench's own dispatch.
+
+A Triton launch, `kernel[grid](...)`, binds and specializes every argument and looks the compiled kernel up in a
+cache, ~12 µs of Python on the H200 before the kernel is queued; softmax_bench's validation and dispatch add as
+much again. For inputs alike in everything the launch depended on — the variant asked for, x's shape, strides,
+dtype, device and pointer alignment, dim, scale, causal, the mask's layout — the launches are the same but for
+the tensors. So the first such call is recorded (every variant launches through `kernels.launch_kernel`) and
+kept as a Plan, which later calls run: allocate y, then each compiled kernel's launcher with x, y and the mask
+put in their places.
+
+A call is recorded only when replaying it is safe: a compiled GPU launch (not the interpreter), a graph-safe
+variant (a plan made outside a CUDA graph capture then serves captures too, where `auto` would choose the same),
+the rows handed to the kernels being x's own memory (no copy made for them), and every tensor argument x, y or
+the mask. `clear_caches` (dispatch) forgets the plans.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from functools import cache
+
+import torch
+
+from . import kernels
+
+MAX_PLANS = 4096  # distinct input kinds kept; past it, the plans start over
+X, Y, MASK = 0, 1, 2  # where a launch argument comes from at replay
+
+
+class Plan:
+    """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go)."""
+
+    __slots__ = ("steps", "stream_of", "device_index")
+
+    def __init__(self, steps: list, stream_of, device_index: int):
+        self.steps = steps
+        self.stream_of = stream_of
+        self.device_index = device_index
+
+    def __call__(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        y = torch.empty_like(x, memory_format=torch.contiguous_format)
+        stream = self.stream_of(self.device_index)
+        tensors = (x, y, mask)
+        for launch, template, slots in self.steps:
+            args = list(template)
+            for position, source in slots:
+                args[position] = tensors[source]
+            launch(stream, args)
+        return y
+
+
+def launcher(compiled, grid: tuple):
+    """launch(stream, args): `compiled` run on `grid` as Triton's own launch runs it after its argument binding.
+
+    Triton 3.8's compiled.run is Python around a C launch that allocates the scratch memory a kernel asks for;
+    for a kernel that asks for none (ours) and with no launch hook set (a profiler's), the C launch is called
+    directly, ~2 µs less a call. Other Triton versions, or hooks: compiled.run, as Triton calls it.
+    """
+    run, function, packed = compiled.run, compiled.function, compiled.packed_metadata
+    grid_x, grid_y, grid_z = tuple(grid) + (1,) * (3 - len(grid))
+    c_launch = getattr(run, "launch", None)
+    direct = (c_launch is not None and all(hasattr(run, name) for name in _C_LAUNCH_FACTS)
+              and run.global_scratch_size == 0 and run.profile_scratch_size == 0 and not run.gsan_enabled)
+
+    def launch(stream, args):
+        enter, leave = _launch_hooks()
+        if direct and enter is None and leave is None:
+            c_launch(grid_x, grid_y, grid_z, stream, function, run.launch_cooperative_grid, run.launch_pdl, packed,
+                     None, None, None, None, None, run.arg_annotations, run.kernel_signature, args)
+            return
+        metadata = compiled.launch_metadata(grid, stream, *args) if enter is not None else None
+        run(grid_x, grid_y, grid_z, stream, function, packed, metadata, enter, leave, *args)
+
+    return launch
+
+
+# What Triton 3.8's launcher (CudaLauncher) has when its C launch takes the arguments called directly above.
+_C_LAUNCH_FACTS = ("arg_annotations", "kernel_signature", "launch_cooperative_grid", "launch_pdl",
+                   "global_scratch_size", "profile_scratch_size", "gsan_enabled")
+
+
+@cache  # Triton is imported when a call is first replayed: importing it earlier would decide, before `--interpret`
+def _runtime_knobs():  # sets TRITON_INTERPRET, that its functions run compiled
+    from triton import knobs
+
+    return knobs.runtime
+
+
+def _launch_hooks():
+    """Triton's launch hooks (a profiler's), or (None, None) when none is set: Triton ≥ 3.7 keeps them as chains
+    that are never None, empty when no one listens."""
+    runtime = _runtime_knobs()
+    enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
+    if enter is None or not getattr(enter, "calls", True):
+        return None, leave if leave is not None and getattr(leave, "calls", True) else None
+    return enter, leave
+
+
+@contextmanager
+def recording():
+    """Collect the kernel launches made inside (kernels.launch_kernel appends to the list yielded)."""
+    previous, kernels.recorded_launches = kernels.recorded_launches, []
+    try:
+        yield kernels.recorded_launches
+    finally:
+        kernels.recorded_launches = previous
+
+
+def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_rows: torch.Tensor | None,
+              x: torch.Tensor, mask: torch.Tensor | None, stream_of=None) -> Plan | None:
+    """A Plan for the recorded `launches` of a call that gave `rows` (x's rows) and `mask_rows` (the mask's) to
+    the variant and got `y_rows`; None when one cannot be replayed from x, a fresh y and the mask. stream_of:
+    device index → the stream to launch on (None: Triton's, the current torch stream)."""
+    if not launches or rows.data_ptr() != x.data_ptr():
+        return None
+    if mask_rows is not None and mask_rows.data_ptr() != mask.data_ptr():
+        return None
+    steps = []
+    for kernel, grid, args, kwargs, compiled in launches:
+        if compiled is None or not hasattr(compiled, "run"):
+            return None
+        values = dict(zip(kernel.arg_names, args), **{k: v for k, v in kwargs.items() if k in kernel.arg_names})
+        template, slots = [], []
+        for param in kernel.params:
+            value = values[param.name] if param.name in values else param.default
+            if isinstance(value, torch.Tensor):
+                source = X if value is rows else Y if value is y_rows else MASK if value is mask_rows else None
+                if source is None:
+                    return None  # a buffer of the variant's own (scratch): not replayed
+                slots.append((len(template), source))
+                value = None
+            template.append(value)
+        steps.append((launcher(compiled, grid), tuple(template), tuple(slots)))
+    if stream_of is None:
+        from triton.runtime import driver
+
+        stream_of = driver.active.get_current_stream
+    return Plan(steps, stream_of, x.get_device())
+
+
+PLANS: dict[tuple, Plan] = {}
+
+
+def plan_key(x, dim, scale, mask, causal, variant) -> tuple:
+    """What a call's launches depend on, beyond the tensors' memory (raises on arguments that are not tensors
+    or not hashable: such a call is checked, and refused, the long way)."""
+    mask_key = None if mask is None else (mask.shape, mask.stride(), mask.dtype, mask.get_device(),
+                                          mask.data_ptr() % 16)
+    return (variant, x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() % 16, dim, scale, causal, mask_key)
+
+
+def keep(key: tuple, plan: Plan) -> None:
+    if len(PLANS) >= MAX_PLANS:
+        PLANS.clear()
+    PLANS[key] = plan

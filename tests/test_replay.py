@@ -1,0 +1,140 @@
+"""Calls replayed (softmax_bench.replay): what a recorded launch becomes, when a call is not replayed, and on a GPU
+that a replayed call gives what the long way gives, fusions and any rank included."""
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench import dispatch, replay
+from softmax_bench.kernels import TOLERANCES, launch_kernel
+
+from .conftest import DEVICE
+
+GPU = pytest.mark.skipif(DEVICE != "cuda", reason="replay records compiled GPU launches only")
+
+
+class Param:
+    def __init__(self, name, default=None):
+        self.name, self.default = name, default
+
+
+class FakeKernel:
+    """A JIT kernel as Triton shows it: its parameters, and `kernel[grid](...)` returning the compiled kernel."""
+
+    arg_names = ["x_ptr", "y_ptr", "mask_ptr", "N", "scale", "BLOCK", "FLAG"]
+    params = [Param(n) for n in arg_names[:-1]] + [Param("FLAG", default=True)]
+
+    def __init__(self):
+        self.compiled = FakeCompiled()
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.compiled
+
+
+class FakeCompiled:
+    function, packed_metadata = "fn", "meta"
+
+    def __init__(self):
+        self.calls = []
+
+    def run(self, *args):
+        self.calls.append(args)
+
+
+def record(kernel, rows, y_rows, mask_rows, *extra):
+    with replay.recording() as launches:
+        launch_kernel(kernel, (5,), rows, y_rows, mask_rows if mask_rows is not None else rows, 40, *extra,
+                      scale=0.5, BLOCK=64, num_warps=4)
+    return launches
+
+
+def test_a_recorded_launch_replays_with_the_new_tensors_in_their_places(monkeypatch):
+    kernel = FakeKernel()
+    x, mask = torch.randn(5, 40), torch.rand(5, 40) > 0.5
+    y = torch.empty_like(x)
+    plan = replay.make_plan(record(kernel, x, y, mask), x, y, mask, x, mask, stream_of=lambda device: "stream")
+    assert plan is not None
+    x2, mask2 = torch.randn(5, 40), torch.rand(5, 40) > 0.5
+    y2 = plan(x2, mask2)
+    assert y2.shape == x2.shape and y2.dtype == x2.dtype and y2.is_contiguous() and y2.data_ptr() != x2.data_ptr()
+    (call,) = kernel.compiled.calls
+    grid, (stream, fn, meta), args = call[:3], call[3:6], call[9:]
+    assert grid == (5, 1, 1) and stream == "stream" and (fn, meta) == ("fn", "meta")
+    assert args[0] is x2 and args[1] is y2 and args[2] is mask2  # the tensors of this call
+    assert args[3:] == (40, 0.5, 64, True)  # every parameter in order, the default included; num_warps is no parameter
+
+
+def test_no_plan_for_a_buffer_of_the_variants_own_or_rows_that_are_a_copy():
+    kernel, x = FakeKernel(), torch.randn(5, 40)
+    y, scratch = torch.empty_like(x), torch.empty(5, 1)
+    launches = record(kernel, x, y, None)
+    launches[0] = (*launches[0][:2], (x, y, scratch, 40), *launches[0][3:])
+    assert replay.make_plan(launches, x, y, None, x, None, stream_of=str) is None  # scratch: not x, y or the mask
+    copy = x.clone()
+    assert replay.make_plan(record(kernel, copy, y, None), copy, y, None, x, None) is None
+    assert replay.make_plan([], x, y, None, x, None) is None  # nothing compiled (the interpreter)
+
+
+def test_the_interpreter_records_nothing_and_clear_caches_forgets_the_plans():
+    x = torch.randn(3, 40, device=DEVICE)
+    dispatch.clear_caches()
+    softmax_bench.softmax(x, variant="fused")
+    softmax_bench.softmax(x, variant="fused")
+    assert bool(replay.PLANS) == (DEVICE == "cuda")
+    dispatch.clear_caches()
+    assert not replay.PLANS
+
+
+def test_arguments_that_cannot_be_keyed_are_refused_the_long_way():
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        softmax_bench.softmax([1.0, 2.0])
+    with pytest.raises(TypeError, match="scale must be a number"):
+        softmax_bench.softmax(torch.randn(2, 8, device=DEVICE), scale=[0.5])
+
+
+@GPU
+@pytest.mark.parametrize("variant", ["auto", "fused", "two_pass", "cluster"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_replayed_call_gives_what_the_long_way_gives(variant, dtype):
+    if not softmax_bench.variants()[variant if variant != "auto" else "fused"].supports(16384, dtype):
+        pytest.skip(f"{variant} does not run here")
+    dispatch.clear_caches()
+
+    def alike(shape, **kwargs):  # a fresh input of the case's kind
+        x = torch.randn(*shape, device="cuda", dtype=dtype)
+        if "mask" in kwargs:
+            kwargs["mask"] = torch.rand(kwargs["mask"], device="cuda") > 0.3
+        return x, kwargs
+
+    cases = [  # 2-D, 4-D with a scale, a broadcast mask, causal; rows at an odd offset (a copy for some: no plan)
+        lambda: alike((64, 16384)),
+        lambda: alike((2, 3, 7, 16384), scale=0.25),
+        lambda: alike((8, 16384), mask=(1, 16384)),
+        lambda: alike((8, 16384), causal=True, scale=0.5),
+        lambda: (torch.randn(9, 16387, device="cuda", dtype=dtype)[1:, 3:], {}),
+    ]
+    for number, case in enumerate(cases):
+        x, kwargs = case()
+        softmax_bench.softmax(x, variant=variant, **kwargs)
+        recorded = len(replay.PLANS)
+        assert recorded == 1 or number == len(cases) - 1
+        x.copy_(torch.randn_like(x))  # new values in the same memory; then a new input alike
+        again = softmax_bench.softmax(x, variant=variant, **kwargs)
+        other, other_kwargs = case()
+        fresh = softmax_bench.softmax(other, variant=variant, **other_kwargs)
+        assert len(replay.PLANS) == recorded  # replayed: no new plan
+        dispatch.clear_caches()
+        for inp, args, out in ((x, kwargs, again), (other, other_kwargs, fresh)):
+            expected = softmax_bench.softmax(inp, variant=variant, **args)  # the long way (caches cleared)
+            dispatch.clear_caches()
+            atol, rtol = TOLERANCES[dtype]
+            assert out.shape == inp.shape and out.dtype == dtype
+            torch.testing.assert_close(out.float(), expected.float(), atol=atol, rtol=rtol)
+
+
+@GPU
+def test_a_dim_that_is_not_last_is_not_replayed():
+    dispatch.clear_caches()
+    x = torch.randn(4096, 8, device="cuda")
+    softmax_bench.softmax(x, dim=0, variant="fused")
+    assert not replay.PLANS
