@@ -194,3 +194,13 @@ def test_gpu_gradients_match_torch(name, N, dtype):
     y_rounding = 2 * GRAD_RTOL[dtype] * (1 if name == "softmax" else float(y.detach().abs().max()))
     torch.testing.assert_close(dx.float(), torch_dx.to(dx.dtype).float(), rtol=GRAD_RTOL[dtype],
                                atol=y_rounding * float(dy.abs().max()))
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="registers are known only for compiled kernels")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fused_backward_does_not_spill_up_to_its_declared_limit(dtype):
+    y = torch.softmax(torch.randn(64, fused_backward.MAX_N, device="cuda"), dim=-1).to(dtype)
+    for fusion in (Fusion(), Fusion(scale=0.5, causal_m=64, log=True)):
+        _, launch = fused_backward.launch(y, torch.randn_like(y), fusion)
+        assert launch.n_regs is not None and launch.n_regs <= 255
+        assert launch.n_spills == 0

@@ -66,10 +66,6 @@ class Fusion:
         """A bare softmax: nothing fused around it."""
         return self.scale == 1.0 and self.mask is None and self.causal_m is None and not self.log
 
-    @property
-    def masks(self) -> bool:
-        return self.mask is not None or self.causal_m is not None
-
     def mask_bytes(self) -> int:
         """Bytes of mask read from memory: a broadcast row is read once (it stays in cache)."""
         if self.mask is None:
