@@ -1,5 +1,5 @@
-"""eager: what a user writes in torch: torch.softmax (or log_softmax), after a scale and masked_fill as separate ops when asked
-for — each of those is another pass over memory, which the Triton variants absorb.
+"""eager: what a user writes in torch: torch.softmax (or log_softmax), after a scale and masked_fill as separate ops
+when asked for — each of those is another pass over memory, which the Triton variants absorb.
 
 Unlike the Triton variants, a row that is entirely -inf (fully masked) gives NaN here (torch's behaviour). It also
 takes float64, which the Triton variants do not: gradcheck runs through it."""
