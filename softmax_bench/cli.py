@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from typer.core import TyperGroup
 
 from . import __version__
-from .config import MEASURABLE, build_plan, preset_names
+from .config import MEASURABLE, PASS_CHOICES, build_plan, preset_names
 from .distributed import RANK_TIMEOUT_S
 from .errors import BenchError, RankHung, RefusedByRank0
 from .kernels import DTYPES
@@ -88,7 +88,17 @@ Op = Annotated[
     typer.Option(
         "--op",
         help="What is fused around the softmax: softmax (default), scaled-masked (x · 0.125 and a random keep-mask "
-        "of x's shape), causal (x · 0.125 under a bottom-right causal mask). Eager runs them as separate torch ops.",
+        "of x's shape), causal (x · 0.125 under a bottom-right causal mask), log-softmax (log_softmax(x)). Eager runs "
+        "them as separate torch ops.",
+    ),
+]
+PassName = _choices("PassName", PASS_CHOICES)
+Pass = Annotated[
+    Optional[PassName],
+    typer.Option(
+        "--pass",
+        help="What to time: forward (default), backward (dx from y and dy: read y and dy, write dx — its % of copy "
+        "counts those 3·M·N elements) or both.",
     ),
 ]
 Dtypes = Annotated[
@@ -173,10 +183,11 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, 
         )
 
 
-def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool):
+def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool,
+          pass_=None):
     """The sweep asked for, checked before anything runs; says which preset runs when no shape was given."""
     plan = build_plan(shape or [], m or [], n or [], config, preset.value if preset else None, values(dtype), variants,
-                      warmup_ms, rep_ms, op.value if op else None, interpret)
+                      warmup_ms, rep_ms, op.value if op else None, interpret, pass_.value if pass_ else None)
     if plan.default_preset is not None and other_rank() is None:
         why = "the default under --interpret" if interpret else "the default"
         err.print(f"no shape options: running the {plan.default_preset} preset, {why}: {plan.description}",
@@ -221,6 +232,7 @@ def sweep(
         typer.Option("--variant", help="A variant or peer to measure; repeatable. Default: all that support the cell."),
     ] = None,
     op: Op = None,
+    pass_: Pass = None,
     out_dir: OutDir = Path("results"),
     run_id: Annotated[
         Optional[str], typer.Option("--run-id", help="Name the run folder (default: date-time-device).")
@@ -252,7 +264,9 @@ def sweep(
     Each cell is checked against a reference first (a wrong variant is FAIL and is not timed), then timed with
     triton.testing.do_bench (median, p20, p80). Bandwidth is compared with a device copy measured on the same
     device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
-    With no shape options, the default preset runs (with --interpret, the smoke preset).
+    With no shape options, the default preset runs (with --interpret, the smoke preset). --pass backward times the
+    backward instead (our backward kernels, auto's, and the peers' through autograd), checked against dx computed
+    from each one's own y.
 
     On several GPUs (--gpus, or under torchrun), each GPU measures its copy baseline and a share of the cells, or
     every cell with --replicate; rank 0 writes one run whose rows name their device, and whose tables give, for a
@@ -269,7 +283,8 @@ def sweep(
         interpret = use_interpreter(interpret)
         plan = None
         if resume is None:
-            plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret)
+            plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret,
+                         pass_)
         if distributed.under_torchrun():
             run, meta = _sweep_on_ranks(plan, resume, out_dir, fresh, run_id, gpus, replicate, rank_timeout, interpret)
             if run is None:

@@ -9,7 +9,8 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     elems = 134217728
     dtypes = ["bf16", "fp32"]
     variants = ["fused", "eager"]            # default: every variant and peer that supports the cell
-    op = "causal"                            # softmax (default), scaled-masked or causal: softmax_bench.ops
+    op = "causal"                            # softmax (default), scaled-masked, causal, log-softmax: softmax_bench.ops
+    pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100
 """
@@ -35,6 +36,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_DTYPES = ["bf16", "fp32"]
+# What --pass and a config's `pass` take: the passes each measures.
+PASS_CHOICES = {"forward": ["forward"], "backward": ["backward"], "both": ["forward", "backward"]}
 # Everything a sweep can measure, by name: the variants (each module of softmax_bench.kernels is named after its
 # variant), auto, and the peers.
 MEASURABLE = (*VARIANT_MODULES, "auto", *PEERS)
@@ -67,6 +70,7 @@ CONFIG_KEYS = {
     "variants": (lambda v: _list_of(v, lambda n: n in MEASURABLE), f"a list of names from {_names(MEASURABLE)}, "
                  'e.g. ["fused", "eager"]'),
     "op": (lambda v: isinstance(v, str) and v in OPS, f"one of {_names(OPS)}"),
+    "pass": (lambda v: v in PASS_CHOICES, f"one of {_names(PASS_CHOICES)}"),
     "warmup_ms": (lambda v: _whole(v, 0), "a whole number of milliseconds ≥ 0, e.g. 25"),
     "rep_ms": (lambda v: _whole(v, 1), "a whole number of milliseconds ≥ 1, e.g. 100"),
 }
@@ -78,6 +82,7 @@ class SweepPlan:
     dtypes: list[str] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)  # empty: all
     op: str = "softmax"  # what is fused around it: softmax_bench.ops
+    passes: list[str] = field(default_factory=lambda: ["forward"])  # forward, backward or both
     timing: TimingSettings = field(default_factory=TimingSettings)
     sources: list[str] = field(default_factory=list)
     description: str = ""
@@ -170,6 +175,7 @@ def build_plan(
     rep_ms: int | None = None,
     op: str | None = None,
     interpret: bool = False,
+    pass_: str | None = None,
 ) -> SweepPlan:
     """The sweep the user asked for. With no shape given, the default preset (the smoke preset under the
     interpreter); under the interpreter, no cell larger than INTERPRET_MAX_ELEMS."""
@@ -193,6 +199,8 @@ def build_plan(
         plan.dtypes += data.get("dtypes", [])
         plan.variants += data.get("variants", [])
         plan.op = data.get("op", plan.op)
+        if "pass" in data:
+            plan.passes = PASS_CHOICES[data["pass"]]
         plan.description = data.get("description", plan.description)
         plan.timing = TimingSettings(
             warmup_ms=data.get("warmup_ms", plan.timing.warmup_ms), rep_ms=data.get("rep_ms", plan.timing.rep_ms)
@@ -204,6 +212,10 @@ def build_plan(
     plan.dtypes = check_dtypes(dtypes or plan.dtypes or DEFAULT_DTYPES)
     plan.variants = list(dict.fromkeys(variants or plan.variants))
     plan.op = get_op(op or plan.op).name
+    if pass_ is not None:
+        if pass_ not in PASS_CHOICES:
+            raise BenchError(f"unknown pass {pass_!r}; choose from {', '.join(PASS_CHOICES)}")
+        plan.passes = PASS_CHOICES[pass_]
     plan.timing = TimingSettings(
         warmup_ms=warmup_ms if warmup_ms is not None else plan.timing.warmup_ms,
         rep_ms=rep_ms if rep_ms is not None else plan.timing.rep_ms,

@@ -15,7 +15,7 @@ import torch
 
 from . import replay
 from .auto_table import AutoTable, table_for, triton_version
-from .kernels import DTYPES, PLAIN, Fusion, Variant, dtype_name, interpreted, variants
+from .kernels import DTYPES, PLAIN, Backward, Fusion, Variant, backwards, dtype_name, interpreted, variants
 
 
 class SoftmaxInputError(ValueError):
@@ -23,7 +23,7 @@ class SoftmaxInputError(ValueError):
 
 
 def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
-                capturing: bool | None = None) -> tuple[str, str]:
+                capturing: bool | None = None, log: bool = False) -> tuple[str, str]:
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
     From the table measured on that GPU under this Triton (softmax_bench.auto_table, whose docstring gives the
@@ -31,7 +31,8 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     holds the row in registers without spilling (fused.MAX_N), else cluster where it runs (Triton ≥ 3.8, sm_90)
     and holds the row, else two_pass, which takes any width and reads the row twice.
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
-    being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over.
+    being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over; for
+    log_softmax (log), variants that compute softmax only (cluster).
     """
     registry = variants()
     table = _table_of(device)
@@ -41,7 +42,8 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
 
         def runs_here(name: str) -> bool:
             variant = registry.get(name)
-            return variant is not None and variant.supports(N, dtype) and (variant.graph_safe or not capturing)
+            return (variant is not None and variant.supports(N, dtype) and (variant.graph_safe or not capturing)
+                    and (variant.log_softmax or not log))
 
         picked = table.pick(N, dtype_name(dtype), runs_here)
         if picked is not None:
@@ -49,7 +51,7 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     fused = registry["fused"]
     if fused.supports(N, dtype):
         return "fused", f"N = {N} ≤ {fused.max_n}: the row fits in registers without spilling, one read and one write"
-    if registry["cluster"].supports(N, dtype) and (device is None or device.type == "cuda"):
+    if registry["cluster"].supports(N, dtype) and (device is None or device.type == "cuda") and not log:
         return "cluster", f"N = {N} > {fused.max_n}: the row held across a thread-block cluster, one read and one write"
     return "two_pass", f"N = {N} > {fused.max_n}: a row in registers would spill; two reads and one write instead"
 
@@ -64,27 +66,32 @@ def _table_of(device: torch.device | None) -> AutoTable | None:
     return table_for(torch.cuda.get_device_name(device), triton_version())
 
 
-def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None) -> Variant:
+def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None,
+                    log: bool = False) -> Variant:
     """The Variant for `name` ('auto' included) on rows of N elements of dtype on `device` (None: as auto_choice
-    takes it), or a SoftmaxInputError that says what to use. Decided once per key (`_resolve`)."""
+    takes it), for log_softmax when `log`, or a SoftmaxInputError that says what to use. Decided once per key
+    (`_resolve`)."""
     if device is None:
         on_gpu = torch.cuda.is_available() and not interpreted()
         device = torch.device("cuda" if on_gpu else "cpu")
     on_gpu = device.type == "cuda"
     if on_gpu and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing())
+    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing(), log)
 
 
 @lru_cache(maxsize=4096)
-def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, capturing: bool) -> Variant:
+def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, capturing: bool,
+             log: bool = False) -> Variant:
     registry = variants()
     if name == "auto":
-        name = auto_choice(N, dtype, device, capturing)[0]
+        name = auto_choice(N, dtype, device, capturing, log)[0]
     if name not in registry:
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
     variant = registry[name]
+    if log and not variant.log_softmax:
+        raise SoftmaxInputError(f"{name} computes softmax only; use variant='auto' for log_softmax")
     reason = variant.unsupported(N, dtype)
     if reason is not None:
         raise SoftmaxInputError(reason)
@@ -104,12 +111,12 @@ def clear_caches() -> None:
     replay.PLANS.clear()
 
 
-def check_tensor(x: torch.Tensor) -> None:
+def check_tensor(x: torch.Tensor, variant: str = "auto") -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"softmax needs a torch.Tensor, got {type(x).__name__}")
-    if x.dtype not in DTYPES.values():
+    if x.dtype not in DTYPES.values() and not (x.dtype == torch.float64 and variant == "eager"):
         raise TypeError(
-            f"softmax needs a float32, bfloat16 or float16 tensor, got {x.dtype}; "
+            f"softmax needs a float32, bfloat16 or float16 tensor (float64 with variant='eager'), got {x.dtype}; "
             "convert it first, e.g. x.float()"
         )
 
@@ -130,9 +137,9 @@ def as_rows(x_last: torch.Tensor) -> torch.Tensor:
     return x_last.reshape(-1, x_last.shape[-1])  # a view when the leading dims collapse, else a copy
 
 
-def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool) -> Fusion:
+def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool = False) -> Fusion:
     """Check scale, mask and causal against x and bring the mask to x's rows (uint8, unit column stride)."""
-    if scale is None and mask is None and not causal:
+    if scale is None and mask is None and not causal and not log:
         return PLAIN
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number, got {type(scale).__name__}")
@@ -156,7 +163,7 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool) -> Fusion:
         if x.dim() > 0 and dim % x.dim() != x.dim() - 1:
             raise SoftmaxInputError("causal masks the last dim (keys) against the one before it (queries); use dim=-1")
         causal_m = x.shape[-2] if x.dim() >= 2 else 1
-    return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m)
+    return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m, log=log)
 
 
 def softmax(
@@ -178,10 +185,16 @@ def softmax(
     that is entirely -inf or masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice
     gives NaN in that slice only. An empty tensor gives an empty tensor.
 
+    Differentiable (the backward reads the saved y, not x: `softmax_backward`), and traced by torch.compile as
+    the registered op softmax_bench::softmax, which decides the variant when it runs.
+
     variant: 'auto' (the table measured on this GPU, else a rule: `auto_choice`), or one of
     `softmax_bench.variants()`.
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
     """
+    # The registered op (softmax_bench.library) only where it is needed: the dispatcher costs tens of µs a call.
+    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and getattr(x, "requires_grad", False)):
+        return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant)
     try:
         key = replay.plan_key(x, dim, scale, mask, causal, variant)
         plan = replay.PLANS.get(key)
@@ -189,28 +202,101 @@ def softmax(
         key = plan = None
     if plan is not None:
         return plan(x, mask)
-    check_tensor(x)
+    return softmax_forward(x, dim, scale, mask, causal, variant, replay_key=key)
+
+
+def log_softmax(
+    x: torch.Tensor,
+    dim: int = -1,
+    *,
+    scale: float | None = None,
+    mask: torch.Tensor | None = None,
+    causal: bool = False,
+    variant: str = "auto",
+) -> torch.Tensor:
+    """log_softmax of `x` over `dim`: softmax's arguments and variants (but cluster), computed as
+    x − max − log Σ e^(x − max) in fp32. A slice that is entirely -inf or masked out gives -inf in the Triton
+    variants and unfused (`eager`, torch.log_softmax, gives NaN); masked-out positions are -inf. Differentiable, and
+    traced by torch.compile as softmax_bench::log_softmax.
+    """
+    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and getattr(x, "requires_grad", False)):
+        return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant)
+    return softmax_forward(x, dim, scale, mask, causal, variant, log=True)
+
+
+def check_dim(x: torch.Tensor, dim: int) -> None:
     ndim = max(x.dim(), 1)
     if not isinstance(dim, int) or not -ndim <= dim < ndim:
         raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
+
+
+def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None, causal: bool,
+                    variant: str, log: bool = False, replay_key: tuple | None = None) -> torch.Tensor:
+    """softmax (log_softmax when `log`) of x over dim, with no autograd: what `softmax` runs, and the registered
+    ops' implementation. Arguments as `softmax`'s; with a replay_key (softmax_bench.replay), the launches are
+    recorded and kept as the plan that replays calls of that key."""
+    check_tensor(x, variant)
+    check_dim(x, dim)
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
     capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()
-    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing)
-    fusion = fusion_for(x, dim, scale, mask, causal)
+    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing, log)
+    fusion = fusion_for(x, dim, scale, mask, causal, log)
     if x.numel() == 0:
-        return torch.empty_like(x)
+        return like_output(x, dim)
     rows = as_rows(x_last)
-    if key is None or not (x.is_cuda and chosen.graph_safe and not capturing and x_last is x) or interpreted():
+    replayable = x.is_cuda and chosen.graph_safe and not capturing and x_last is x and not interpreted()
+    if replay_key is None or not replayable:
         y, _ = chosen.launch(rows, fusion)
     else:
         with replay.recording() as launches:
             y, _ = chosen.launch(rows, fusion)
         plan = replay.make_plan(launches, rows, y, fusion.mask, x, mask)
         if plan is not None:
-            replay.keep(key, plan)
+            replay.keep(replay_key, plan)
+    return from_rows(y, x, x_last, dim)
+
+
+def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None,
+                     causal: bool, variant: str, log: bool = False) -> torch.Tensor:
+    """The gradient of softmax (log_softmax when `log`) with respect to x, from its output y and the gradient dy of
+    y; the other arguments are the forward's. A Triton variant's backward is `backward_for`'s; a torch variant's,
+    torch's (eager_backward)."""
+    y_last, dy_last = dim_last(y, dim), dim_last(dy, dim)
+    N = y_last.shape[-1]
+    capturing = y.is_cuda and torch.cuda.is_current_stream_capturing()
+    backward = backward_for(_resolve(variant, N, y.dtype, y.device, capturing, log), N, y.dtype)
+    fusion = fusion_for(y, dim, scale, mask, causal, log)
+    if y.numel() == 0:
+        return like_output(y, dim)
+    dx, _ = backward.launch(as_rows(y_last), as_rows(dy_last), fusion)
+    return from_rows(dx, y, y_last, dim)
+
+
+def backward_for(forward: Variant, N: int, dtype: torch.dtype) -> Backward:
+    """The backward of rows of N elements after the forward variant: for a Triton one, fused while y and dy fit in
+    registers, else two_pass (any width); for a torch one, torch's."""
+    registry = backwards()
+    if not forward.triton:
+        return registry["eager"]
+    return registry["fused"] if registry["fused"].supports(N, dtype) else registry["two_pass"]
+
+
+def from_rows(y: torch.Tensor, x: torch.Tensor, x_last: torch.Tensor, dim: int) -> torch.Tensor:
+    """The (M, N) result of a variant on as_rows(x_last) in x's shape: x_last's, with its last dim moved back to
+    `dim`."""
     if x_last.dim() != 2:
         y = y.view(x_last.shape)
     if x.dim() == 0:
         return y.view(x.shape)
+    return y if x_last is x else y.movedim(-1, dim)
+
+
+def like_output(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """An empty tensor laid out as softmax's output for x: contiguous with `dim` last, then moved back to `dim` (what
+    the registered ops' fake implementations return)."""
+    if x.dim() == 0:
+        return torch.empty_like(x)
+    x_last = dim_last(x, dim)
+    y = x.new_empty(x_last.shape)
     return y if x_last is x else y.movedim(-1, dim)

@@ -128,7 +128,7 @@ class Start:
 
     plan: SweepPlan
     labels: list[str]
-    shares: list[list[sweep.Cell]]
+    shares: list[list[sweep.TodoCell]]
     copy_gbps: dict[str, float]
     run: Run | None = None
     meta: dict | None = None
@@ -204,7 +204,7 @@ def _check_same_devices(run: Run, meta: dict, hellos: list[dict], interpret: boo
                          f"(--gpus {len(measured)} on that machine), or start a new sweep")
 
 
-def share_out(plan: SweepPlan, rows, labels: list[str], placement: str) -> list[list[sweep.Cell]]:
+def share_out(plan: SweepPlan, rows, labels: list[str], placement: str) -> list[list[sweep.TodoCell]]:
     """Each rank's cells. Replicated: every cell not yet measured on the rank's device. Sharded: the cells not yet
     measured, dealt out in turn in sweep order, so that every rank gets narrow and wide rows alike."""
     if placement == "replicated":
@@ -214,7 +214,7 @@ def share_out(plan: SweepPlan, rows, labels: list[str], placement: str) -> list[
 
 
 def row_key(row: dict) -> tuple:
-    return row["variant"], row["dtype"], int(row["M"]), int(row["N"])
+    return row["variant"], row.get("pass", "forward"), row["dtype"], int(row["M"]), int(row["N"])
 
 
 def measure_share(start: Start, rank: Rank, interpret: bool, write_row: Callable[[dict], None],

@@ -1,10 +1,9 @@
-"""`explain`: the byte arithmetic of one shape — what each variant moves, how long that takes at the copy
-bandwidth, why the FLOPs do not matter, how the fused kernel holds a row, and what `auto` picks."""
+"""`explain`: the byte arithmetic of one shape — what each variant moves (and each backward), how long that takes
+at the copy bandwidth, why the FLOPs do not matter, how the fused kernel holds a row, and what `auto` picks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -13,9 +12,9 @@ import torch
 from .baseline import STORE_NAME, stored_record
 from .device import device_info
 from .errors import BenchError
-from .dispatch import auto_choice, softmax
-from .kernels import DTYPES, REGISTER_BUDGET, elem_size, fused, variants
-from .ops import OPS, Op, call_kwargs
+from .dispatch import auto_choice
+from .kernels import DTYPES, REGISTER_BUDGET, backwards, elem_size, fused, variants
+from .ops import OPS, Op, user_call
 from .timing import TimingSettings, measure
 
 REGISTERS_PER_SM = 65536
@@ -51,6 +50,7 @@ class Explanation:
     registers_per_thread: int
     auto: tuple[str, str]
     lines: list[VariantLine] = field(default_factory=list)
+    backward_lines: list[VariantLine] = field(default_factory=list)  # bytes only: `sweep --pass backward` times them
     interpreted: bool = False
     op: str = "softmax"
 
@@ -111,8 +111,14 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             _, launch = variant.launch(x, run_fusion)
             line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
             if measure_time:
-                call = partial(softmax, x, variant=name, **call_kwargs(run_fusion))  # as a user calls it
-                timing = measure(call, settings, interpret)
+                timing = measure(user_call(x, run_fusion, name), settings, interpret)
                 line.measured_ms, line.call_ms, line.host_us = timing.ms, timing.call_ms, timing.host_us
         result.lines.append(line)
+    for name, backward in backwards().items():
+        traffic = backward.traffic(M, N, torch_dtype, fusion)
+        result.backward_lines.append(VariantLine(
+            name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
+            expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None, flops=0,
+            supported=backward.unsupported(N, torch_dtype),
+        ))
     return result

@@ -3,6 +3,7 @@
 - softmax: y = softmax(x)
 - scaled-masked: y = softmax(where(keep, x · 0.125, -inf)), keep a fresh random bool mask of x's shape (90 % kept)
 - causal: y = softmax(x · 0.125) under a bottom-right-aligned causal mask, queries = the M rows
+- log-softmax: y = log_softmax(x)
 
 The Triton variants do it in one pass (the mask, if any, is one more byte an element to read); eager and
 unfused run the scale and masks as separate torch ops, as a user writes them.
@@ -11,10 +12,12 @@ unfused run the scale and masks as separate torch ops, as a user writes them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import torch
 
+from . import dispatch
 from .errors import BenchError
 from .kernels import Fusion
 from .kernels.eager import causal_mask
@@ -43,6 +46,7 @@ OPS = {
            _scaled_masked),
         Op("causal", f"softmax(x · {ATTENTION_SCALE}) under a bottom-right causal mask, the M rows as queries",
            lambda x: Fusion(scale=ATTENTION_SCALE, causal_m=x.shape[0])),
+        Op("log-softmax", "log_softmax(x)", lambda x: Fusion(log=True)),
     )
 }
 
@@ -54,16 +58,37 @@ def get_op(name: str) -> Op:
 
 
 def reference(x: torch.Tensor, fusion: Fusion, precise: torch.dtype) -> torch.Tensor:
-    """softmax of where(keep, x · scale, -inf) in `precise` (float64 on CPU, fp32 on GPU); masked rows are zeros."""
+    """softmax (log_softmax) of where(keep, x · scale, -inf) in `precise` (float64 on CPU, fp32 on GPU); masked rows
+    are zeros (-inf)."""
     z = x.to(precise) * fusion.scale
     if fusion.mask is not None:
         z = z.masked_fill(fusion.mask == 0, float("-inf"))
     if fusion.causal_m is not None:
         z = z.masked_fill(causal_mask(z.shape[0], z.shape[1], fusion.causal_m, str(z.device)), float("-inf"))
-    ref = torch.softmax(z, dim=-1)
+    ref = (torch.log_softmax if fusion.log else torch.softmax)(z, dim=-1)
     if fusion.plain:
         return ref
-    return ref.masked_fill((z == float("-inf")).all(dim=-1, keepdim=True), 0.0)
+    return ref.masked_fill((z == float("-inf")).all(dim=-1, keepdim=True), float("-inf") if fusion.log else 0.0)
+
+
+def masked_rows(ref: torch.Tensor, fusion: Fusion) -> torch.Tensor:
+    """The rows of a reference that are entirely masked out (zeros; log_softmax: -inf), as an (M, 1) bool."""
+    return (ref == (float("-inf") if fusion.log else 0.0)).all(dim=-1, keepdim=True)
+
+
+def backward_reference(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion, precise: torch.dtype) -> torch.Tensor:
+    """dx in `precise` from a forward's own output y and the gradient dy: scale · y · (dy − Σ dy·y), or
+    scale · (dy − e^y · Σ dy) for log_softmax, zero where the fusion masks a position out."""
+    y, dy = y.to(precise), dy.to(precise)
+    if fusion.log:
+        dx = dy - y.exp() * dy.sum(dim=-1, keepdim=True)
+    else:
+        dx = y * (dy - (dy * y).sum(dim=-1, keepdim=True))
+    if fusion.mask is not None:
+        dx = dx.masked_fill(fusion.mask == 0, 0.0)
+    if fusion.causal_m is not None:
+        dx = dx.masked_fill(causal_mask(dx.shape[0], dx.shape[1], fusion.causal_m, str(dx.device)), 0.0)
+    return dx * fusion.scale
 
 
 def call_kwargs(fusion: Fusion) -> dict:
@@ -77,3 +102,9 @@ def call_kwargs(fusion: Fusion) -> dict:
         kwargs["causal"] = True  # a 2-D x: its M rows are the queries, causal_m = M
     return kwargs
 
+
+def user_call(x: torch.Tensor, fusion: Fusion, variant: str) -> Callable[[], torch.Tensor]:
+    """softmax_bench.softmax (log_softmax for fusion.log) of x with the fusion's arguments and `variant`, as a user
+    calls it."""
+    fn = dispatch.log_softmax if fusion.log else dispatch.softmax
+    return partial(fn, x, variant=variant, **call_kwargs(fusion))

@@ -1,5 +1,6 @@
 """Peers: what a user would pick instead of softmax-bench, measured in the same run so the comparison is fair.
-A peer whose package is missing is skipped with a note; a peer that refuses a shape is skipped with its error."""
+A peer whose package is missing is skipped with a note; a peer that refuses a shape is skipped with its error.
+Each peer is a forward function; the sweep times its backward through autograd."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import torch
 
 from .kernels import Fusion
 from .kernels.eager import prologue
+from .ops import user_call
 
 
 class PeerUnavailable(Exception):
@@ -21,14 +23,24 @@ class Peer:
     name: str
     summary: str
     make: Callable[[Fusion], Callable[[torch.Tensor], torch.Tensor]]  # raises PeerUnavailable
-    fuses: bool = False  # can it run a scale and masks too?
+    fuses: bool = False  # can it run a scale, masks and log_softmax too?
+    masked_rows_zero: bool = False  # True: a fully masked row gives zeros (softmax_bench's), not NaN (torch's)
 
 
 def _torch_compile(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The user's eager code (scale, masked_fill, softmax), compiled: inductor fuses it too."""
+    """The user's eager code (scale, masked_fill, softmax or log_softmax), compiled: inductor fuses it too (and
+    compiles its backward, when autograd asks for it)."""
     # A fresh compile per cell: dynamo's recompile limit would otherwise fall back to eager after a few shapes.
     torch._dynamo.reset()
-    return torch.compile(lambda x: torch.softmax(prologue(x, fusion), dim=-1), dynamic=False)
+    op = torch.log_softmax if fusion.log else torch.softmax
+    return torch.compile(lambda x: op(prologue(x, fusion), dim=-1), dynamic=False)
+
+
+def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
+    """softmax_bench.softmax (or log_softmax) as a compiled model calls it: inside torch.compile, through the
+    registered op, with the cell's scale and masks as arguments."""
+    torch._dynamo.reset()
+    return torch.compile(lambda x: user_call(x, fusion, "auto")(), fullgraph=True, dynamic=False)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -51,7 +63,9 @@ PEERS = {
     peer.name: peer
     for peer in (
         Peer("torch_compile", "torch.compile of the eager code, dynamic=False", _torch_compile, fuses=True),
-        Peer("liger", "Liger-Kernel's softmax forward", _liger),
+        Peer("compiled_op", "torch.compile of a function calling softmax_bench.softmax: our op as a model sees it",
+             _compiled_op, fuses=True, masked_rows_zero=True),
+        Peer("liger", "Liger-Kernel's softmax (LigerSoftmaxFunction)", _liger),
         Peer("quack", "Quack's softmax (CuTe DSL, thread-block clusters)", _quack),
     )
 }

@@ -219,6 +219,10 @@ FIGURES = {"roofline": roofline, "bandwidth-vs-n": bandwidth_vs_n, "registers-vs
 def plot_run(run: Run) -> list[Path]:
     """Write every figure of the run beside it, as PNG and SVG; returns the paths."""
     rows, meta = median_over_devices(run.nonempty_rows()), run.meta()
+    rows = rows[rows["pass"] == "forward"]  # the figures' FLOPs and bytes are the forward's models
+    if rows.empty:
+        raise BenchError(f"run {run.id} measured the backward only, and plot draws the forward; `show {run.id}` "
+                         "prints its tables")
     if not (rows["status"] == "ok").any():
         raise BenchError(f"run {run.id} has no timed rows (every cell was skipped or FAIL): nothing to plot")
     paths = []

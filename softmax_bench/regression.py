@@ -20,7 +20,7 @@ import pandas as pd
 
 from .across_devices import devices_of, median_over_devices
 from .errors import BenchError
-from .results import KEY, Run
+from .results import KEY, Run, cell_label
 
 DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
 
@@ -28,6 +28,7 @@ DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's ow
 @dataclass
 class CellChange:
     variant: str
+    pass_: str
     dtype: str
     M: int
     N: int
@@ -48,7 +49,8 @@ class CellChange:
 
     @property
     def cell(self) -> str:
-        return f"{self.variant} {self.dtype} {self.M}×{self.N}"
+        return cell_label(self.variant, self.pass_, self.dtype, self.M, self.N)
+
 
 
 @dataclass
@@ -112,16 +114,18 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
                          "check does not gate it; check GPU runs (its correctness is in `show`)")
     check_comparable(meta, base_meta, allow_device_mismatch)
     result = CheckResult(threshold, allow_missing=allow_missing, empty=rows.empty)
-    label = lambda r: f"{r.variant} {r.dtype} {int(r.M)}×{int(r.N)}"  # noqa: E731
+    label = lambda r: cell_label(r.variant, r.pass_, r.dtype, r.M, r.N)  # noqa: E731
+    as_fields = {"pass": "pass_"}  # `pass` is no attribute name for itertuples
     on_device = lambda r: f" on {r.device}" if devices_of(meta) else ""  # noqa: E731
-    result.failures = [f"{label(r)}{on_device(r)}: {r.reason}" for r in rows[rows["status"] == "FAIL"].itertuples()]
+    failed = rows[rows["status"] == "FAIL"].rename(columns=as_fields)
+    result.failures = [f"{label(r)}{on_device(r)}: {r.reason}" for r in failed.itertuples()]
     rows, base_rows = median_over_devices(rows), median_over_devices(base_rows)
     ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
     status = {tuple(k): st for k, st in zip(rows[KEY].astype(str).itertuples(index=False), rows["status"])}
     merged = base_ok.merge(ok, on=KEY, how="outer", suffixes=("_base", ""), indicator="side")
-    for r in merged.itertuples():
+    for r in merged.rename(columns=as_fields).itertuples():
         if r.side == "left_only":
-            now = status.get((str(r.variant), str(r.dtype), str(r.M), str(r.N)), "missing")
+            now = status.get((str(r.variant), str(r.pass_), str(r.dtype), str(r.M), str(r.N)), "missing")
             result.missing.append(f"{label(r)} ({now})")
             continue
         if r.side == "right_only":
@@ -130,7 +134,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
         base = pd.Series({"pct_of_copy": r.pct_of_copy_base, "ms": r.ms_base, "ms_p20": r.ms_p20_base,
                           "ms_p80": r.ms_p80_base, "copy_ms": r.copy_ms_base, "copy_p20": r.copy_p20_base,
                           "copy_p80": r.copy_p80_base})
-        change = CellChange(r.variant, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
+        change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
                             _band(base), _band(r))
         result.changes.append(change)
         gate = threshold + change.spread
@@ -190,4 +194,4 @@ def compare(runs: list[Run]) -> pd.DataFrame:
         table = table.merge(frame, on=KEY, how="outer")
     for i in range(1, len(runs)):
         table[f"ratio:{i}"] = table[f"gbps:{i}"] / table["gbps:0"]
-    return table.sort_values(["dtype", "N", "M", "variant"]).reset_index(drop=True)
+    return table.sort_values(["pass", "dtype", "N", "M", "variant"]).reset_index(drop=True)

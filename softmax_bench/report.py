@@ -13,6 +13,7 @@ from rich.text import Text
 from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbps_by_device, median_over_devices,
                              outlier)
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
+from .results import cell_label
 
 
 # A rule under the header and two spaces between columns, no borders: tables of many columns fit 80 terminal columns.
@@ -56,10 +57,11 @@ def _copy_text(meta: dict, dtype: str) -> str:
     return f"copy {low} GB/s" if low == high else f"copy {low}–{high} GB/s"
 
 
-def run_title(meta: dict, dtype: str) -> str:
+def run_title(meta: dict, dtype: str, pass_: str = "forward") -> str:
     device, copy_text = device_text(meta), _copy_text(meta, dtype)
     op = meta.get("op", "softmax")
-    title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op} · {copy_text}"
+    title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op}"
+    title += f"{' · BACKWARD' if pass_ == 'backward' else ''} · {copy_text}"
     if meta.get("interpreted"):
         title += " · INTERPRETED on CPU (wall clock; not comparable with GPU runs)"
     return title
@@ -99,13 +101,13 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
     all_rows, rows = rows, median_over_devices(rows)
     replicas = len(devices_of(meta)) if meta.get("placement") == "replicated" else 0
     tables = []
-    for dtype in dict.fromkeys(rows["dtype"]):
-        part = rows[rows["dtype"] == dtype].sort_values(["N", "M"], kind="stable")  # a sharded run's rows interleave
+    for (pass_, dtype), part in rows.groupby(["pass", "dtype"], sort=False):
+        part = part.sort_values(["N", "M"], kind="stable")  # a sharded run's rows interleave
         names = list(dict.fromkeys(part["variant"]))
         # A variant skipped in every cell (a missing peer) gets a caption line, not a column of "skip".
         never_ran = [n for n in names if (part.loc[part["variant"] == n, "status"] == "skipped").all()]
         names = [n for n in names if n not in never_ran]
-        table = Table(title=run_title(meta, dtype), title_justify="left", caption_justify="left", **COMPACT)
+        table = Table(title=run_title(meta, dtype, pass_), title_justify="left", caption_justify="left", **COMPACT)
         table.add_column("M\n×N", justify="right")
         for name in names:
             table.add_column(_header(name), justify="right")
@@ -130,7 +132,8 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
                     style = "bold red" if r.status == "FAIL" else "dim"
                     texts.append(Text(f"{'FAIL' if r.status == 'FAIL' else 'skip'}\n[{mark}]", style=style))
             table.add_row(f"{int(M)}\n×{int(N)}", *texts)
-        caption = ["GB/s = 2·M·N·elem / median kernel time, over % of a copy of the cell's bytes timed in the run; "
+        moved = "3·M·N·elem (read y and dy, write dx)" if pass_ == "backward" else "2·M·N·elem"
+        caption = [f"GB/s = {moved} / median kernel time, over % of a copy of the cell's bytes timed in the run; "
                    f"★ best of the cell; ~ p20–p80 band wider than {WIDE_BAND:g} % of the median (not stable to "
                    f"{WIDE_BAND:g} %); ‡ a call costs ≥ {HOST_BOUND:g}× the kernel (the host sets the pace: call_ms)"]
         if replicas:
@@ -251,6 +254,7 @@ def explain_report(e) -> list:
                          "; INTERPRETED on CPU (wall clock), not GPU times" if e.interpreted else ""))
     table.caption = "\n".join(notes) or None
     items.append(table)
+    items.append(_backward_bytes_table(e))
 
     fused_line = next(line for line in e.lines if line.name == "fused")
     intensity = fused_line.flops / one_pass
@@ -289,6 +293,26 @@ def explain_report(e) -> list:
 
 
 
+def _backward_bytes_table(e) -> Table:
+    """The backward's byte arithmetic: dx from y and dy, whose floor is three row passes (read y and dy, write dx)."""
+    table = Table(title="the backward (dx from y and dy): MiB each moves through HBM (and through L2 only), and the "
+                        "time that takes", title_justify="left", caption_justify="left", **COMPACT)
+    for column in ("backward", "HBM\nread", "HBM\nwritten", "L2\nonly", "× three\npasses", "expected\nms"):
+        table.add_column(column, justify="right" if column != "backward" else "left")
+    three_passes = 3 * e.input_bytes
+    notes = []
+    for line in e.backward_lines:
+        if line.supported is not None:
+            table.add_row(line.name, *["—"] * 5, style="dim")
+            notes.append(f"{line.name}: {line.supported}")
+            continue
+        table.add_row(line.name, *(_mib(n) for n in (line.read_bytes, line.write_bytes, line.l2_bytes)),
+                      f"{(line.read_bytes + line.write_bytes) / three_passes:.2f}",
+                      _ms(line.expected_ms) if line.expected_ms is not None else "—")
+    table.caption = "\n".join(notes) or None
+    return table
+
+
 def check_table(result, run_id: str, base_id: str) -> Table:
     """Every compared cell with the gate it was held to; regressions red, improvements green."""
     verdict = ("REGRESSED" if result.regressions else "FAIL cells" if result.failures else
@@ -325,7 +349,7 @@ def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
     for label in labels:
         table.add_column(label, justify="right")
     for r in frame.to_dict("records"):
-        cells = [f"{r['variant']} {r['dtype']} {int(r['M'])}×{int(r['N'])}"]
+        cells = [cell_label(r["variant"], r["pass"], r["dtype"], r["M"], r["N"])]
         for i in range(len(labels)):
             gbps, pct = r.get(f"gbps:{i}"), r.get(f"pct:{i}")
             if gbps is None or math.isnan(gbps):

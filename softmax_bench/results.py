@@ -23,8 +23,10 @@ COLUMNS = [
     "max_err", "status",
     "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
     "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "device",
+    "pass",
 ]
-KEY = ["variant", "dtype", "M", "N"]
+KEY = ["variant", "pass", "dtype", "M", "N"]
+PASSES = ("forward", "backward")
 REQUIRED = COLUMNS[:13]  # older runs lack some of the later columns: they read as empty
 NUMERIC = ["M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms", "max_err",
            "model_gbps", "n_regs", "n_spills", "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms",
@@ -33,6 +35,11 @@ STATUSES = ("ok", "FAIL", "skipped")
 TIMED = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy"]  # what an ok row must hold
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"
 DEFAULT_DIR = Path("results")
+
+
+def cell_label(variant: str, pass_: str, dtype: str, M, N) -> str:
+    """'fused bf16 4096×4096', and 'fused backward bf16 …' for a backward cell."""
+    return f"{variant}{' backward' if pass_ == 'backward' else ''} {dtype} {int(M)}×{int(N)}"
 
 
 class Run:
@@ -97,7 +104,10 @@ class Run:
         self._refuse(frame, ~frame["status"].isin(STATUSES), "status", f"expected one of {', '.join(STATUSES)}")
         for column in TIMED:
             self._refuse(frame, (frame["status"] == "ok") & frame[column].isna(), column, "an ok row needs a value")
-        return frame.reindex(columns=list(frame.columns) + [c for c in COLUMNS if c not in frame.columns])
+        frame = frame.reindex(columns=list(frame.columns) + [c for c in COLUMNS if c not in frame.columns])
+        frame["pass"] = frame["pass"].astype(object).fillna("forward")  # runs from before the backward: forward
+        self._refuse(frame, ~frame["pass"].isin(PASSES), "pass", f"expected one of {', '.join(PASSES)}")
+        return frame
 
     def nonempty_rows(self) -> pd.DataFrame:
         rows = self.rows()

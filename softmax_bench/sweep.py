@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -16,104 +15,202 @@ import torch
 
 from . import device as devices
 from .config import SweepPlan, parse_shape
-from .dispatch import auto_choice
+from .dispatch import auto_choice, backward_for
 from .errors import BenchError
-from .kernels import DTYPES, TOLERANCES, Fusion, Launch, Traffic, Variant, elem_size, one_pass_traffic, variants
-from .ops import call_kwargs, get_op, reference
+from .kernels import (DTYPES, GRAD_TOLERANCES, TOLERANCES, Backward, Fusion, Launch, Traffic, Variant,
+                      backward_traffic, backwards, elem_size, one_pass_traffic, variants)
+from .ops import backward_reference, get_op, masked_rows, reference, user_call
 from .peers import PEERS, Peer, PeerUnavailable
 from .results import KEY, Run, new_run, open_run
 from .timing import Timing, TimingSettings, measure
 
 
-# A cell of a sweep and what is left to measure in it: (dtype, M, N, names of the variants and peers).
-Cell = tuple[str, int, int, list[str]]
+# A cell of a sweep and what is left to measure in it: (dtype, M, N, (name, pass) of the variants and peers).
+TodoCell = tuple[str, int, int, list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What a cell's providers run on and are checked against. The forward's references are in `precise` (float64
+    on CPU, fp32 on GPU); a backward gets dy and is checked against dx computed from its own y."""
+
+    x: torch.Tensor
+    fusion: Fusion
+    precise: torch.dtype
+    ref: torch.Tensor | None = None  # the forward's, fully masked rows as the Triton variants give them
+    ref_nan_rows: torch.Tensor | None = None  # the same with torch's NaN there
+    dy: torch.Tensor | None = None  # the gradient of y, for a backward
+
+
+# A provider's call (output, Launch) and what it must give.
+Prepared = tuple[Callable[[], tuple[torch.Tensor, Launch]], torch.Tensor]
 
 
 @dataclass(frozen=True)
 class Provider:
-    """Something the sweep measures: one of our variants, `auto`, or a peer."""
+    """Something the sweep measures in one pass: one of our variants (or backwards), `auto`, or a peer."""
 
     name: str
     kind: str  # "variant", "auto" or "peer"
     traffic: Callable[[int, int, torch.dtype, Fusion], Traffic]
     unsupported: Callable[[int, torch.dtype, Fusion], str | None]
-    prepare: Callable[[torch.Tensor, Fusion], Callable[[], tuple[torch.Tensor, Launch]]]
-    masked_rows_zero: bool = True  # False: a fully masked row gives NaN (torch's behaviour)
+    prepare: Callable[[Cell], Prepared]
+    pass_: str = "forward"
     # The call a user makes, which is checked and timed (None: prepare's); prepare's run says what was launched.
-    user_call: Callable[[torch.Tensor, Fusion], Callable[[], torch.Tensor]] | None = None
+    user_call: Callable[[Cell], Callable[[], torch.Tensor]] | None = None
 
 
-def _softmax_call(name: str) -> Callable[[torch.Tensor, Fusion], Callable[[], torch.Tensor]]:
-    """softmax_bench.softmax(x, variant=name) with the fusion's scale, mask and causal, as a user calls it."""
-    from .dispatch import softmax
-
-    return lambda x, fusion: partial(softmax, x, variant=name, **call_kwargs(fusion))
+def _softmax_call(name: str) -> Callable[[Cell], Callable[[], torch.Tensor]]:
+    """softmax_bench.softmax (log_softmax) of the cell's x with variant=name and its scale, mask and causal."""
+    return lambda cell: user_call(cell.x, cell.fusion, name)
 
 
 def _variant_provider(variant: Variant) -> Provider:
-    return Provider(
-        variant.name, "variant", variant.traffic, lambda N, dtype, fusion: variant.unsupported(N, dtype),
-        lambda x, fusion: lambda: variant.launch(x, fusion), variant.masked_rows_zero, _softmax_call(variant.name),
-    )
+    def prepare(cell: Cell) -> Prepared:
+        expected = cell.ref if variant.masked_rows_zero else cell.ref_nan_rows  # eager: NaN, as torch gives them
+        return (lambda: variant.launch(cell.x, cell.fusion)), expected
+
+    def unsupported(N: int, dtype: torch.dtype, fusion: Fusion) -> str | None:
+        if fusion.log and not variant.log_softmax:
+            return f"{variant.name} computes softmax only"
+        return variant.unsupported(N, dtype)
+
+    return Provider(variant.name, "variant", variant.traffic, unsupported, prepare,
+                    user_call=_softmax_call(variant.name))
+
+
+def _picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Variant:
+    return variants()[auto_choice(N, dtype, log=fusion.log)[0]]
 
 
 def _auto_provider() -> Provider:
-    registry = variants()
-
-    def picked(N: int, dtype: torch.dtype) -> Variant:
-        return registry[auto_choice(N, dtype)[0]]
-
-    def prepare(x: torch.Tensor, fusion: Fusion):
-        chosen = picked(x.shape[1], x.dtype)
+    def prepare(cell: Cell) -> Prepared:
+        chosen = _picked(cell.x.shape[1], cell.x.dtype, cell.fusion)
 
         def call():
-            y, launch = chosen.launch(x, fusion)
+            y, launch = chosen.launch(cell.x, cell.fusion)
             return y, Launch({"picked": chosen.name, **launch.config}, launch.compiled)
 
-        return call
+        return call, cell.ref
 
     return Provider(
         "auto", "auto",
-        lambda M, N, dtype, fusion: picked(N, dtype).traffic(M, N, dtype, fusion),
-        lambda N, dtype, fusion: picked(N, dtype).unsupported(N, dtype),
+        lambda M, N, dtype, fusion: _picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
+        lambda N, dtype, fusion: _picked(N, dtype, fusion).unsupported(N, dtype),
         prepare,
         user_call=_softmax_call("auto"),
     )
 
 
+def _peer_unsupported(peer: Peer) -> Callable[[int, torch.dtype, Fusion], str | None]:
+    return lambda N, dtype, fusion: (
+        None if fusion.plain or peer.fuses else f"{peer.name} computes a plain softmax: no scale, mask or log to fuse")
+
+
 def _peer_provider(peer: Peer) -> Provider:
-    def prepare(x: torch.Tensor, fusion: Fusion):
-        fn = peer.make(fusion)
-        return lambda: (fn(x), Launch())
+    def prepare(cell: Cell) -> Prepared:
+        fn = peer.make(cell.fusion)
+        return (lambda: (fn(cell.x), Launch())), cell.ref if peer.masked_rows_zero else cell.ref_nan_rows
 
-    def unsupported(N: int, dtype: torch.dtype, fusion: Fusion) -> str | None:
-        return None if fusion.plain or peer.fuses else f"{peer.name} has no scale or mask to fuse"
-
-    return Provider(peer.name, "peer", one_pass_traffic, unsupported, prepare, masked_rows_zero=False)
+    return Provider(peer.name, "peer", one_pass_traffic, _peer_unsupported(peer), prepare)
 
 
-def providers(names: list[str]) -> list[Provider]:
-    """Our variants, auto, then the peers; only `names` when given (unknown names are an error)."""
-    every = [_variant_provider(v) for v in variants().values()] + [_auto_provider()]
-    every += [_peer_provider(p) for p in PEERS.values()]
+def _our_y(cell: Cell) -> torch.Tensor:
+    """The forward output a backward of ours gets: auto's."""
+    return _picked(cell.x.shape[1], cell.x.dtype, cell.fusion).launch(cell.x, cell.fusion)[0]
+
+
+def _backward_provider(backward: Backward) -> Provider:
+    def prepare(cell: Cell) -> Prepared:
+        y = _our_y(cell)
+        return (lambda: backward.launch(y, cell.dy, cell.fusion)), backward_reference(y, cell.dy, cell.fusion,
+                                                                                      cell.precise)
+
+    return Provider(backward.name, "variant", backward.traffic, lambda N, dtype, fusion: backward.unsupported(N, dtype),
+                    prepare, "backward")
+
+
+def _no_backward_provider(variant: Variant) -> Provider:
+    runs = "fused's or two_pass's" if variant.triton else "eager's"
+    reason = f"{variant.name} has no backward of its own: softmax_bench's autograd runs {runs}"
+    return Provider(variant.name, "variant", backward_traffic, lambda N, dtype, fusion: reason, None, "backward")
+
+
+def _auto_backward_provider() -> Provider:
+    def picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Backward:
+        return backward_for(_picked(N, dtype, fusion), N, dtype)
+
+    def prepare(cell: Cell) -> Prepared:
+        y = _our_y(cell)
+        chosen = picked(cell.x.shape[1], cell.x.dtype, cell.fusion)
+
+        def call():
+            dx, launch = chosen.launch(y, cell.dy, cell.fusion)
+            return dx, Launch({"picked": chosen.name, **launch.config}, launch.compiled)
+
+        return call, backward_reference(y, cell.dy, cell.fusion, cell.precise)
+
+    def autograd_call(cell: Cell) -> Callable[[], torch.Tensor]:
+        """The backward as a model runs it: autograd through softmax_bench's op."""
+        x = cell.x.detach().requires_grad_()
+        y = user_call(x, cell.fusion, "auto")()
+        return lambda: torch.autograd.grad(y, x, cell.dy, retain_graph=True)[0]
+
+    return Provider(
+        "auto", "auto",
+        lambda M, N, dtype, fusion: picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
+        lambda N, dtype, fusion: picked(N, dtype, fusion).unsupported(N, dtype),
+        prepare, "backward", autograd_call,
+    )
+
+
+def _backward_peer_provider(peer: Peer) -> Provider:
+    """The peer's forward run once with autograd; its backward timed (torch.autograd.grad, the graph kept)."""
+
+    def prepare(cell: Cell) -> Prepared:
+        fn = peer.make(cell.fusion)
+        x = cell.x.detach().requires_grad_()
+        y = fn(x)
+
+        def call():
+            return torch.autograd.grad(y, x, cell.dy, retain_graph=True)[0], Launch()
+
+        return call, backward_reference(y.detach(), cell.dy, cell.fusion, cell.precise)
+
+    return Provider(peer.name, "peer", backward_traffic, _peer_unsupported(peer), prepare, "backward")
+
+
+def providers(names: list[str], passes: list[str] = ["forward"]) -> list[Provider]:
+    """For each pass: our variants (backward: our backwards), auto, then the peers; only `names` when given
+    (unknown names are an error)."""
+    every = []
+    if "forward" in passes:
+        every += [_variant_provider(v) for v in variants().values()] + [_auto_provider()]
+        every += [_peer_provider(p) for p in PEERS.values()]
+    if "backward" in passes:
+        ours = backwards()
+        every += [_backward_provider(ours[v.name]) if v.name in ours else _no_backward_provider(v)
+                  for v in variants().values()]
+        every += [_auto_backward_provider()] + [_backward_peer_provider(p) for p in PEERS.values()]
     if not names:
         return every
-    known = {p.name: p for p in every}
+    known = {p.name for p in every}
     for name in names:
         if name not in known:
             raise BenchError(f"unknown variant {name!r}; choose from {', '.join(known)}")
-    return [known[name] for name in names]
+    return [p for p in every if p.name in names]
 
 
-def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[float, str | None]:
-    """max |y - ref| (NaN where both are NaN counts as equal), and why y is wrong (None when it is within the
-    dtype's tolerance everywhere)."""
+def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype,
+          tolerances: dict[torch.dtype, tuple[float, float]] = TOLERANCES) -> tuple[float, str | None]:
+    """max |y - ref| (NaN where both are NaN, and equal infinities, count as equal), and why y is wrong (None when
+    it is within the dtype's tolerance everywhere)."""
     if y.shape != ref.shape or y.dtype != dtype:
         return float("nan"), f"wrong output: {tuple(y.shape)} {y.dtype}, expected {tuple(ref.shape)} {dtype}"
     y = y.to(ref.dtype)
     diff = (y - ref).abs()
-    atol, rtol = TOLERANCES[dtype]
-    bad = ~((diff <= atol + rtol * ref.abs()) | (y.isnan() & ref.isnan()))  # any other NaN is bad
+    atol, rtol = tolerances[dtype]
+    bad = ~((diff <= atol + rtol * ref.abs()) | (y == ref) | (y.isnan() & ref.isnan()))  # any other NaN is bad
     max_err = float(diff.nan_to_num(nan=0.0).max()) if diff.numel() else 0.0
     if bool(bad.any()):
         not_finite = ~y.isfinite() & ref.isfinite()  # NaN or inf where the reference is finite
@@ -131,24 +228,34 @@ def cell_input(M: int, N: int, dtype: torch.dtype, device: str) -> torch.Tensor:
     return torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)
 
 
-def memory_needed(M: int, N: int, dtype: torch.dtype) -> int:
+def memory_needed(M: int, N: int, dtype: torch.dtype, passes: list[str] = ["forward"]) -> int:
     """Input, output, a mask, the fp32 reference and the check's temporaries, with room for unfused's fp32
-    intermediates."""
-    return M * N * (2 * elem_size(dtype) + 1 + 4 * 5)
+    intermediates; for the backward, y, dy, dx and the reference's temporaries too."""
+    forward = 2 * elem_size(dtype) + 1 + 4 * 5
+    backward = 3 * elem_size(dtype) + 4 * 3 if "backward" in passes else 0
+    return M * N * (forward + backward)
+
+
+def moved_bytes(M: int, N: int, dtype: torch.dtype, pass_: str) -> int:
+    """What every variant's GB/s counts, the same for all: read x and write y (2 row passes); backward: read y and
+    dy, write dx (3)."""
+    return (3 if pass_ == "backward" else 2) * M * N * elem_size(dtype)
 
 
 COPY_TRIALS = 3
 
 
-def copy_of(x: torch.Tensor, settings: TimingSettings, interpret: bool) -> Timing:
-    """The copy a cell is compared with: x's bytes copied between fresh buffers, timed as the kernels are, in
-    COPY_TRIALS trials with new buffers each; the trial with the fastest median is the ceiling. One trial's median
-    moved by ±1 % between two runs on the H200 (docs/perf-notes.md), and every cell of its size with it."""
+def copy_timing(nbytes: int, dtype: torch.dtype, device: str, settings: TimingSettings, interpret: bool) -> Timing:
+    """The copy a cell is compared with: one that reads and writes `nbytes` in all (the cell's own bytes), timed as
+    the cell's calls are, in COPY_TRIALS trials with fresh buffers each; the trial with the fastest median is the
+    ceiling. One trial's median moved by ±1 % between two runs on the H200 (docs/perf-notes.md), and every cell of
+    its size with it."""
     trials = []
     for _ in range(COPY_TRIALS):
-        source, target = x.clone(), torch.empty_like(x)
-        trials.append(measure(lambda: target.copy_(source), settings, interpret))
-        del source, target
+        source = torch.empty(nbytes // 2 // elem_size(dtype), dtype=dtype, device=device).normal_()
+        out = torch.empty_like(source)
+        trials.append(measure(lambda: out.copy_(source), settings, interpret))
+        del source, out
     return min(trials, key=lambda t: t.ms)
 
 
@@ -175,15 +282,16 @@ def measure_cell(
     dtype = DTYPES[dtype_name]
     base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op}
     op = get_op(plan.op)
+    passes = list(dict.fromkeys(p.pass_ for p in todo))
     copies = {} if copies is None else copies
-    nbytes = 2 * M * N * elem_size(dtype)  # a softmax's bytes: x read once, y written once
 
     def store(provider: Provider, timing: Timing | None = None, **fields) -> None:
         # `fusion` is the cell's, assigned below before the first store
         model_bytes = provider.traffic(M, N, dtype, fusion).total_bytes
-        row = {**base, "variant": provider.name, "model_bytes": model_bytes, **fields}
+        row = {**base, "variant": provider.name, "pass": provider.pass_, "model_bytes": model_bytes, **fields}
         cell_copy_gbps = copy_gbps
         if timing is not None:
+            nbytes = moved_bytes(M, N, dtype, provider.pass_)
             copy = copies[(dtype_name, nbytes)]
             cell_copy_gbps = nbytes / copy.ms / 1e6
             row.update(ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, call_ms=timing.call_ms,
@@ -194,26 +302,33 @@ def measure_cell(
             row["pct_of_device_copy"] = 100 * row["gbps"] / copy_gbps
         row["expected_ms"] = model_bytes / cell_copy_gbps / 1e6
         write_row(row)
-        advance(f"{dtype_name} {M}×{N} {provider.name}")
+        advance(f"{dtype_name} {M}×{N} {provider.name}{' backward' if provider.pass_ == 'backward' else ''}")
 
     device = "cpu" if interpret else "cuda"
     if not interpret:
         torch.cuda.empty_cache()
         free, _ = torch.cuda.mem_get_info()
-        if memory_needed(M, N, dtype) > free:
-            reason = f"needs ~{memory_needed(M, N, dtype) / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
+        if memory_needed(M, N, dtype, passes) > free:
+            reason = f"needs ~{memory_needed(M, N, dtype, passes) / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
             fusion = op.fusion(torch.empty(M, N, device="meta"))  # shapes only, for the traffic model
             for provider in todo:
                 store(provider, status="skipped", reason=reason)
             return
 
     x = cell_input(M, N, dtype, device)
-    if (dtype_name, nbytes) not in copies:
-        copies[(dtype_name, nbytes)] = copy_of(x, plan.timing, interpret)
+    for pass_ in passes:
+        nbytes = moved_bytes(M, N, dtype, pass_)
+        if (dtype_name, nbytes) not in copies:
+            copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
     fusion = op.fusion(x)
-    ref = reference(x, fusion, torch.float64 if interpret else torch.float32)
-    masked_rows = ref.sum(dim=-1, keepdim=True) == 0  # fully masked: zeros, or NaN for torch's semantics
-    ref_nan_rows = ref.masked_fill(masked_rows, float("nan")) if bool(masked_rows.any()) else ref
+    cell = Cell(x, fusion, torch.float64 if interpret else torch.float32)
+    if "forward" in passes:
+        ref = reference(x, fusion, cell.precise)
+        rows = masked_rows(ref, fusion)  # fully masked: zeros (log: -inf), or NaN for torch's semantics
+        cell = replace(cell, ref=ref, ref_nan_rows=ref.masked_fill(rows, float("nan")) if bool(rows.any()) else ref)
+        del ref, rows
+    if "backward" in passes:
+        cell = replace(cell, dy=torch.randn(M, N, device=device, dtype=torch.float32).to(dtype))
     for provider in todo:
         reason = provider.unsupported(N, dtype, fusion)
         if reason is not None:
@@ -223,65 +338,70 @@ def measure_cell(
             store(provider, status="skipped", reason="a GPU peer: not run under --interpret")
             continue
         try:
-            prepared = provider.prepare(x, fusion)
-            y, launch = prepared()
+            run_launch, expected = provider.prepare(cell)
+            y, launch = run_launch()
             if provider.user_call is not None:
-                call = provider.user_call(x, fusion)
+                call = provider.user_call(cell)
                 y = call()
             else:
-                call = lambda: prepared()[0]  # noqa: E731
+                call = lambda: run_launch()[0]  # noqa: E731
         except PeerUnavailable as err:
             store(provider, status="skipped", reason=str(err))
             continue
         except Exception as err:  # a crash is a result: recorded, and the sweep goes on
             store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=error_line(err))
             continue
-        max_err, wrong = check(y, ref if provider.masked_rows_zero else ref_nan_rows, dtype)
-        del y
+        tolerances = GRAD_TOLERANCES if provider.pass_ == "backward" else TOLERANCES
+        max_err, wrong = check(y, expected, dtype, tolerances)
+        del y, expected
         extra = {"max_err": max_err, "n_regs": launch.n_regs, "n_spills": launch.n_spills,
                  "config": " ".join(f"{k}={v}" for k, v in launch.config.items()) or None}
         if wrong is not None:
             store(provider, status="FAIL", reason=wrong, **extra)
             continue
         store(provider, measure(call, plan.timing, interpret), status="ok", **extra)
-    del x, ref, ref_nan_rows, fusion
+        del call, run_launch
+    del x, cell, fusion
 
 
-def todo_cells(plan: SweepPlan, rows: pd.DataFrame) -> list[Cell]:
-    """The plan's cells in sweep order, each with the variants and peers not yet in `rows`; finished cells left out."""
-    names = [p.name for p in providers(plan.variants)]
+def todo_cells(plan: SweepPlan, rows: pd.DataFrame) -> list[TodoCell]:
+    """The plan's cells in sweep order, each with the (variant or peer, pass) not yet in `rows`; finished cells left
+    out."""
+    names = [(p.name, p.pass_) for p in providers(plan.variants, plan.passes)]
     done = {tuple(r) for r in rows[KEY].astype(str).itertuples(index=False)}
     cells = []
     for dtype_name, M, N in plan.cells():
-        todo = [name for name in names if (name, dtype_name, str(M), str(N)) not in done]
+        todo = [(name, pass_) for name, pass_ in names if (name, pass_, dtype_name, str(M), str(N)) not in done]
         if todo:
             cells.append((dtype_name, M, N, todo))
     return cells
 
 
-def row_count(cells: list[Cell]) -> int:
+def row_count(cells: list[TodoCell]) -> int:
     return sum(len(names) for *_, names in cells)
 
 
 def measure_cells(
-    cells: list[Cell],
+    cells: list[TodoCell],
     plan: SweepPlan,
     write_row: Callable[[dict], None],
     copy_gbps: dict[str, float],
     interpret: bool,
     advance: Callable[[str], None],
 ) -> None:
-    by_name = {p.name: p for p in providers(plan.variants)}
+    by_name = {(p.name, p.pass_): p for p in providers(plan.variants, plan.passes)}
     copies: dict = {}  # the copies of each cell's bytes, per (dtype, bytes), for the whole of these cells
     for dtype_name, M, N, names in cells:
         todo = [by_name[name] for name in names]
         measure_cell(dtype_name, M, N, todo, write_row, copy_gbps[dtype_name], plan, interpret, advance, copies)
 
 
-def failed_rows(cells: list[Cell], written: set[tuple], reason: str, op: str) -> list[dict]:
-    """FAIL rows, with the reason, for every (variant, dtype, M, N) of the cells not in `written`."""
-    return [{"variant": name, "dtype": dtype_name, "M": M, "N": N, "op": op, "status": "FAIL", "reason": reason}
-            for dtype_name, M, N, names in cells for name in names if (name, dtype_name, M, N) not in written]
+def failed_rows(cells: list[TodoCell], written: set[tuple], reason: str, op: str) -> list[dict]:
+    """FAIL rows, with the reason, for every (variant, pass, dtype, M, N) of the cells not in `written`."""
+    return [{"variant": name, "pass": pass_, "dtype": dtype_name, "M": M, "N": N, "op": op, "status": "FAIL",
+             "reason": reason}
+            for dtype_name, M, N, names in cells for name, pass_ in names
+            if (name, pass_, dtype_name, M, N) not in written]
 
 
 def run_sweep(
@@ -334,7 +454,7 @@ def git_commit() -> str | None:
 
 def plan_to_meta(plan: SweepPlan) -> dict:
     return {"shapes": [f"{m}x{n}" for m, n in plan.shapes], "dtypes": plan.dtypes, "variants": plan.variants,
-            "op": plan.op, "sources": plan.sources}
+            "op": plan.op, "passes": plan.passes, "sources": plan.sources}
 
 
 def plan_from_meta(meta: dict) -> SweepPlan:
@@ -345,6 +465,7 @@ def plan_from_meta(meta: dict) -> SweepPlan:
         variants=stored["variants"],
         timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"], meta["timing"].get("l2", "clean")),
         op=stored.get("op", "softmax"),
+        passes=stored.get("passes", ["forward"]),
         sources=stored["sources"],
     )
 
@@ -374,6 +495,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "copy_per_cell": True,  # pct_of_copy: against a copy of each cell's bytes, timed in the run
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
         "op": plan.op,
+        "passes": plan.passes,
         "plan": plan_to_meta(plan),
     }
     if rank_devices is not None:
@@ -391,7 +513,7 @@ def resume_run(ref: str, out_dir: Path, interpret: bool,
     meta = run.meta()
     try:
         plan = plan_from_meta(meta)
-        providers(plan.variants)
+        providers(plan.variants, plan.passes)
         if not all(dtype in meta["copy_gbps"] for dtype in plan.dtypes):
             raise KeyError("copy_gbps")
     except (KeyError, TypeError, AttributeError, BenchError) as err:

@@ -246,7 +246,7 @@ def test_split_grid_fits_what_the_gpu_holds_at_once():
     assert split.occupancy(compiled(32, 100_000), 4, h200) == 2  # shared memory limits it
 
 
-def test_split_and_two_pass_move_16_byte_vectors_on_sm90():
+def test_split_and_two_pass_forward_and_backward_move_16_byte_vectors_on_sm90():
     """Compiled for the H200 without a GPU: loads and stores of rows of any width are 16-byte vectors (N is not
     known to be a multiple of anything, as for N = 50257)."""
     code = """
@@ -254,13 +254,13 @@ import re
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from softmax_bench.kernels import split, two_pass
-for kernel in (split.split_kernel, two_pass.two_pass_kernel):
+from softmax_bench.kernels import split, two_pass, two_pass_backward
+for kernel in (split.split_kernel, two_pass.two_pass_kernel, two_pass_backward.two_pass_backward_kernel):
     for dtype, vec in (("fp32", 4), ("bf16", 8)):
-        pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "mask_ptr": "*u8", "word_ptr": "*i64",
-                    "scale": "fp32"}
+        pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "dy_ptr": "*" + dtype, "dx_ptr": "*" + dtype,
+                    "mask_ptr": "*u8", "word_ptr": "*i64", "scale": "fp32"}
         constexprs = {"BLOCK": 4096, "VEC": vec, "K_POW2": 8, "PHASE": 0,
-                      "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False}
+                      "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
         constexprs = {name: value for name, value in constexprs.items() if name in kernel.arg_names}
         signature = {name: "constexpr" if name in constexprs else pointers.get(name, "i32")
                      for name in kernel.arg_names}
@@ -277,7 +277,7 @@ for kernel in (split.split_kernel, two_pass.two_pass_kernel):
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 4, result.stdout
+    assert len(lines) == 6, result.stdout
     for line in lines:
         kernel, dtype, loads, stores = line.split()
         assert int(loads) > 0 and int(stores) > 0, line

@@ -27,6 +27,13 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.bfloat16: (1e-3, 1.6e-2),
     torch.float16: (1e-5, 2e-3),
 }
+# (atol, rtol) of a backward's dx against a reference computed from the same y and dy: dx is rounded once to the
+# dtype, and its row sums are fp32 (a vocabulary row's Σ dy carries an fp32 error into every element).
+GRAD_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float32: (1e-5, 1e-4),
+    torch.bfloat16: (2e-3, 1.6e-2),
+    torch.float16: (5e-4, 4e-3),
+}
 SOFTMAX_FLOPS_PER_ELEMENT = 5  # max, subtract, exp, add, multiply by 1/sum
 REGISTER_BUDGET = 255  # registers a thread can address on NVIDIA GPUs
 
@@ -41,20 +48,23 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 @dataclass(frozen=True)
 class Fusion:
-    """What a variant applies to x before the max: y = softmax(where(keep, x · scale, -inf)).
+    """What a variant applies around the softmax: y = softmax(where(keep, x · scale, -inf)), or its log.
 
     mask: rows of a keep-mask (True = kept) as uint8, shaped like x's rows, unit column stride; a row stride of 0
     broadcasts one row of mask to every row. causal_m: the query length M of a bottom-right-aligned causal mask
-    (row r, query i = r mod M, keeps columns j ≤ i + N − M), or None.
+    (row r, query i = r mod M, keeps columns j ≤ i + N − M), or None. log: log_softmax instead of softmax (an
+    all -inf row gives -inf, as exp(-inf) = 0 gives zeros).
     """
 
     scale: float = 1.0
     mask: torch.Tensor | None = None
     causal_m: int | None = None
+    log: bool = False
 
     @property
     def plain(self) -> bool:
-        return self.scale == 1.0 and self.mask is None and self.causal_m is None
+        """A bare softmax: nothing fused around it."""
+        return self.scale == 1.0 and self.mask is None and self.causal_m is None and not self.log
 
     def mask_bytes(self) -> int:
         """Bytes of mask read from memory: a broadcast row is read once (it stays in cache)."""
@@ -122,8 +132,8 @@ class Launch:
 class Variant:
     """One softmax implementation, as the registry knows it.
 
-    launch(x, fusion) computes softmax over the last dim of the 2-D `x` (with the fusion applied) and returns the
-    output and a Launch.
+    launch(x, fusion) computes softmax (log_softmax when fusion.log) over the last dim of the 2-D `x` (with the
+    fusion applied) and returns the output and a Launch.
     traffic(M, N, dtype, fusion) is the variant's own model of the bytes it moves.
     max_n is the widest row it supports (None: any).
     masked_rows_zero says whether a row that is entirely -inf gives zeros (True for every Triton variant) or NaN.
@@ -132,6 +142,8 @@ class Variant:
     graph_safe is False for a variant whose launch must not be captured in a CUDA graph and replayed.
     limits(N, dtype), where given, says why the variant cannot run rows of N elements of dtype here (its Triton,
     its GPU, its own bounds), or None.
+    log_softmax is False for a variant that computes softmax only.
+    float64 is True for a variant that also takes float64 input (eager: what gradcheck runs through).
     """
 
     name: str
@@ -144,10 +156,12 @@ class Variant:
     flops_per_element: int = SOFTMAX_FLOPS_PER_ELEMENT
     graph_safe: bool = True
     limits: Callable[[int, torch.dtype], str | None] | None = None
+    log_softmax: bool = True
+    float64: bool = False
 
     def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
         """Why this variant cannot run rows of N elements of `dtype`, or None when it can."""
-        if dtype not in DTYPES.values():
+        if dtype not in DTYPES.values() and not (self.float64 and dtype == torch.float64):
             return f"dtype {dtype} is not one of {', '.join(DTYPES)}"
         if self.max_n is not None and N > self.max_n:
             return (f"{self.name} holds a row in registers and supports N ≤ {self.max_n} (got N = {N}); use "
@@ -158,7 +172,35 @@ class Variant:
         return self.unsupported(N, dtype) is None
 
 
+@dataclass(frozen=True)
+class Backward:
+    """One softmax backward, as the registry knows it: dx from the forward's output y and the gradient dy.
+
+    launch(y, dy, fusion) takes 2-D y and dy with unit column stride (any row stride) and returns a contiguous dx
+    and a Launch: dx = scale · y · (dy − Σ dy·y) for softmax, scale · (dy − e^y · Σ dy) for log_softmax
+    (fusion.log), row sums in fp32; positions the fusion masks out get zero gradient.
+    traffic(M, N, dtype, fusion) is its own model of the bytes it moves. max_n is the widest row it supports.
+    """
+
+    name: str
+    summary: str
+    launch: Callable[[torch.Tensor, torch.Tensor, Fusion], tuple[torch.Tensor, Launch]]
+    traffic: Callable[[int, int, torch.dtype, Fusion], Traffic]
+    triton: bool
+    max_n: int | None = None
+
+    def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
+        if self.max_n is not None and N > self.max_n:
+            return f"{self.name}'s backward holds y and dy in registers and supports N ≤ {self.max_n} (got N = {N})"
+        return None
+
+    def supports(self, N: int, dtype: torch.dtype) -> bool:
+        return self.unsupported(N, dtype) is None
+
+
 VARIANT_MODULES = ("fused", "cluster", "split", "two_pass", "online", "eager", "unfused")
+# Variants with a backward of their own; each module declares BACKWARD beside VARIANT.
+BACKWARD_MODULES = ("fused_backward", "two_pass_backward", "eager_backward")
 
 
 @cache
@@ -172,6 +214,16 @@ def variants() -> dict[str, Variant]:
     for module_name in VARIANT_MODULES:
         module = importlib.import_module(f"{__name__}.{module_name}")
         found[module.VARIANT.name] = module.VARIANT
+    return found
+
+
+@cache
+def backwards() -> dict[str, Backward]:
+    """The backward registry: name → Backward (Triton ones first, then torch's)."""
+    found = {}
+    for module_name in BACKWARD_MODULES:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        found[module.BACKWARD.name] = module.BACKWARD
     return found
 
 
@@ -217,6 +269,14 @@ def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN)
     """Read the input once (and the mask, if any), write the output once: the floor for any softmax."""
     nbytes = M * N * elem_size(dtype)
     return Traffic((("read x, write y", nbytes, nbytes),) + mask_pass(fusion))
+
+
+def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
+    """Read y and dy once, write dx once (log_softmax also reads the mask, to zero what it masked out): the floor
+    for any softmax backward."""
+    nbytes = M * N * elem_size(dtype)
+    passes = (("read y and dy", 2 * nbytes, 0), ("write dx", 0, nbytes))
+    return Traffic(passes + (mask_pass(fusion) if fusion.log else ()))
 
 
 def mask_pass(fusion: Fusion) -> tuple[tuple[str, int, int], ...]:

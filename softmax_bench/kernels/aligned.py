@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from . import elem_size
-from .masking import scale_and_mask
+from .masking import normalized, scale_and_mask
 
 
 def vector_elems(dtype: torch.dtype) -> int:
@@ -106,29 +106,37 @@ def max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, seg_start, s
 
 
 @triton.jit
-def normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N, shift, inv_sum,
+def normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N, shift, norm,
               scale, mask_ptr, mask_stride, causal_m, EVICTION: tl.constexpr,
               BLOCK: tl.constexpr, VEC: tl.constexpr,
-              HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
-    """Store y = exp(x - shift) · inv_sum over lanes [seg_start, seg_end) of a row (loads and stores with the L2
-    eviction policy EVICTION): the whole vectors block by block, then element by element the head vector (when
-    the row starts past a boundary) and the tail vector (when it ends before one and is not the head), where
-    they fall in these lanes."""
+              HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
+    """Store y = exp(x - shift) · norm (log_softmax: x − shift − norm; masking.normalized) over lanes
+    [seg_start, seg_end) of a row (loads and stores with the L2 eviction policy EVICTION): the whole vectors block
+    by block, then element by element the partial vectors at the row's ends (`partial_ends`)."""
     for start in range(seg_start, seg_end, BLOCK):
         lanes = start + tl.arange(0, BLOCK)
         x = block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
                          scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
-        y = (tl.exp(x - shift) * inv_sum).to(y_row.dtype.element_ty)
+        y = normalized(x, shift, norm, LOG).to(y_row.dtype.element_ty)
         if (start >= first_whole) & (start + BLOCK <= end_whole):
             tl.store(y_row + lanes, y, eviction_policy=EVICTION)
         else:
             whole = (lanes >= first_whole) & (lanes < end_whole)
             tl.store(y_row + lanes, y, mask=whole, eviction_policy=EVICTION)
+    end_lanes, end_cols, at_end = partial_ends(off, first_whole, end_whole, seg_start, seg_end, N, VEC)
+    end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
+    end_x = row_values(end_x, row, end_cols, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL)
+    tl.store(y_row + end_lanes, normalized(end_x, shift, norm, LOG).to(y_row.dtype.element_ty), mask=at_end)
+
+
+@triton.jit
+def partial_ends(off, first_whole, end_whole, seg_start, seg_end, N, VEC: tl.constexpr):
+    """The row's elements in partial 16-byte vectors, within lanes [seg_start, seg_end): the head vector (when the
+    row starts past a boundary) and the tail vector (when it ends before one and is not the head), as
+    (lanes, cols, which of them are such elements)."""
     ends = tl.arange(0, 2 * VEC)
     end_lanes = tl.where(ends < VEC, ends, end_whole + ends - VEC)
     end_cols = end_lanes - off
     is_partial = tl.where(ends < VEC, off > 0, end_whole >= first_whole)
     at_end = is_partial & (end_cols >= 0) & (end_cols < N) & (end_lanes >= seg_start) & (end_lanes < seg_end)
-    end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
-    end_x = row_values(end_x, row, end_cols, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL)
-    tl.store(y_row + end_lanes, (tl.exp(end_x - shift) * inv_sum).to(y_row.dtype.element_ty), mask=at_end)
+    return end_lanes, end_cols, at_end

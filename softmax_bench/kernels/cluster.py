@@ -406,14 +406,18 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     reason = why_not_here()
     if reason is not None:
         raise ValueError(f"{reason}; use variant='auto'")
+    if fusion.log:
+        raise ValueError("cluster computes softmax only; use variant='auto' (or 'two_pass') for log_softmax")
     M, N = x.shape
     x = same_alignment(x)
     y = output_like(x)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
-    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **constexprs, num_ctas=config.ctas, num_warps=config.num_warps)
+    args = fusion_args(fusion, x)
+    del args["LOG"]  # refused above
+    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **args, **constexprs,
+                             num_ctas=config.ctas, num_warps=config.num_warps)
     return y, Launch(settings_of(config), [compiled])
 
 
@@ -434,4 +438,5 @@ VARIANT = Variant(
     traffic=one_pass_traffic,
     triton=True,
     limits=unsupported,
+    log_softmax=False,  # not yet: its kernel runs on an H200 only, and log_softmax there is to be measured
 )

@@ -1,7 +1,8 @@
-"""eager: what a user writes in torch: torch.softmax, after a scale and masked_fill as separate ops when asked
-for — each of those is another pass over memory, which the Triton variants absorb.
+"""eager: what a user writes in torch: torch.softmax (or log_softmax), after a scale and masked_fill as separate ops
+when asked for — each of those is another pass over memory, which the Triton variants absorb.
 
-Unlike the Triton variants, a row that is entirely -inf (fully masked) gives NaN here (torch's behaviour)."""
+Unlike the Triton variants, a row that is entirely -inf (fully masked) gives NaN here (torch's behaviour). It also
+takes float64, which the Triton variants do not: gradcheck runs through it."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def prologue_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion) -> tupl
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
-    return torch.softmax(prologue(x, fusion), dim=-1), Launch()
+    op = torch.log_softmax if fusion.log else torch.softmax
+    return op(prologue(x, fusion), dim=-1), Launch()
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
@@ -63,4 +65,5 @@ VARIANT = Variant(
     traffic=traffic,
     triton=False,
     masked_rows_zero=False,
+    float64=True,
 )

@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Variant, cdiv, launch_kernel, one_pass_traffic, output_like
-from .masking import fusion_args, scale_and_mask
+from .masking import fusion_args, normalized, normalizer, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
 MIN_ELEMS_PER_PROGRAM = 2048
@@ -30,7 +30,7 @@ MAX_N = 32768
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       scale, mask_ptr, mask_stride, causal_m,
                       BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
-                      HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                      HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
@@ -43,11 +43,13 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                        HAS_SCALE, HAS_MASK, CAUSAL)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
-    row_max = tl.where(row_max == -float("inf"), 0.0, row_max)
-    num = tl.exp(x - row_max[:, None])
-    den = tl.sum(num, axis=1)
-    inv_den = 1.0 / tl.where(den == 0.0, 1.0, den)
-    y = num * inv_den[:, None]
+    shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
+    num = tl.exp(x - shift)
+    norm = normalizer(tl.sum(num, axis=1), LOG)[:, None]
+    if LOG:
+        y = normalized(x, shift, norm, LOG)
+    else:
+        y = num * norm  # the exponentials already computed: no second exp
     tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 

@@ -1,4 +1,5 @@
-"""The fused prologue every Triton variant applies to what it loads: scale, keep-mask, causal mask, padding."""
+"""The fused prologue every Triton variant applies to what it loads (scale, keep-mask, causal mask, padding), and
+the epilogue that makes softmax or log_softmax of the row's max and sum."""
 
 import triton
 import triton.language as tl
@@ -18,18 +19,71 @@ def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m
     if HAS_SCALE:
         x = x * scale
     if HAS_SCALE or HAS_MASK or CAUSAL:
-        keep = inside
-        if HAS_MASK:
-            keep = keep & (tl.load(mask_ptr + rows * mask_stride + cols, mask=inside, other=0) != 0)
-        if CAUSAL:
-            # bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M)
-            keep = keep & (cols <= (rows % causal_m) + (N - causal_m))
+        keep = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
         x = tl.where(keep, x, -float("inf"))  # padding back to -inf whatever the sign of scale
     return x
 
 
+@triton.jit
+def kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    """True where the keep-mask and the causal mask keep a position inside the row."""
+    keep = inside
+    if HAS_MASK:
+        keep = keep & (tl.load(mask_ptr + rows * mask_stride + cols, mask=inside, other=0) != 0)
+    if CAUSAL:
+        # bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M)
+        keep = keep & (cols <= (rows % causal_m) + (N - causal_m))
+    return keep
+
+
+@triton.jit
+def normalizer(s, LOG: tl.constexpr):
+    """What `normalized` needs of a row's sum s of exp(x − shift): 1/s, or log s for log_softmax. An all -inf row
+    (s = 0) gives zeros, or -inf: never 0/0 or -inf − -inf."""
+    s = tl.where(s == 0.0, 1.0, s)
+    if LOG:
+        return tl.log(s)
+    else:
+        return 1.0 / s
+
+
+@triton.jit
+def normalized(x, shift, norm, LOG: tl.constexpr):
+    """softmax exp(x − shift) / s, or log_softmax x − shift − log s, in fp32 (norm from `normalizer`)."""
+    if LOG:
+        return x - shift - norm
+    else:
+        return tl.exp(x - shift) * norm
+
+
+@triton.jit
+def row_sum_terms(y, dy, LOG: tl.constexpr):
+    """What the backward sums over a row (fp32): dy · y for softmax, dy for log_softmax."""
+    if LOG:
+        return dy
+    else:
+        return dy * y
+
+
+@triton.jit
+def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
+                   HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
+    """dx (fp32) from y, dy and the row's sum of `row_sum_terms`: scale · y · (dy − Σ) for softmax, whose y is 0
+    where masked out (so is dx); scale · (dy − e^y · Σ) for log_softmax, set to 0 where masked out (y is -inf
+    there, e^y = 0, and dx would be dy: torch's masked_fill gives those positions no gradient either)."""
+    if LOG:
+        dx = dy - tl.exp(y) * row_sum
+        if HAS_MASK or CAUSAL:
+            dx = tl.where(kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL), dx, 0.0)
+    else:
+        dx = y * (dy - row_sum)
+    if HAS_SCALE:
+        dx = dx * scale
+    return dx
+
+
 def fusion_args(fusion: Fusion, x) -> dict:
-    """The kernel arguments of a Fusion (the mask pointer is x, unused, when there is no mask)."""
+    """The kernel arguments of a Fusion (the mask pointer is x, unused, when there is no mask), LOG included."""
     return {
         "scale": float(fusion.scale),
         "mask_ptr": fusion.mask if fusion.mask is not None else x,
@@ -38,4 +92,5 @@ def fusion_args(fusion: Fusion, x) -> dict:
         "HAS_SCALE": fusion.scale != 1.0,
         "HAS_MASK": fusion.mask is not None,
         "CAUSAL": fusion.causal_m is not None,
+        "LOG": fusion.log,
     }

@@ -1,6 +1,10 @@
 """online: the seed's single chunked loop. Each chunk's exponentials are stored unnormalized, against the
 running max at that chunk (kept in a small scratch buffer); a final loop rescales every chunk by
-exp(m_chunk - m) / sum. So the output is written twice and read once more: two reads, two writes."""
+exp(m_chunk - m) / sum. So the output is written twice and read once more: two reads, two writes.
+
+log_softmax stores x − m_chunk instead, and the final loop adds m_chunk − m − log sum: both are ≤ 0, so the
+stored value's rounding is within one rounding of the output's (an exponential stored and its log taken back
+would lose what underflows)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import triton
 import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Traffic, Variant, cdiv, elem_size, launch_kernel, mask_pass, output_like
-from .masking import fusion_args, scale_and_mask
+from .masking import fusion_args, normalizer, scale_and_mask
 from .two_pass import L2_ROW_BYTES, launch_config  # the same chunks as two_pass
 
 
@@ -17,7 +21,7 @@ from .two_pass import L2_ROW_BYTES, launch_config  # the same chunks as two_pass
 def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y,
                   scale, mask_ptr, mask_stride, causal_m,
                   BLOCK: tl.constexpr,
-                  HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                  HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
@@ -36,18 +40,24 @@ def online_kernel(x_ptr, y_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y,
         e = tl.exp(x - shift)
         s = s * tl.exp(m - shift) + tl.sum(e, axis=0)
         m = m_new
-        tl.store(y_row + cols, e.to(y_ptr.dtype.element_ty), mask=inside)
+        if LOG:
+            tl.store(y_row + cols, (x - shift).to(y_ptr.dtype.element_ty), mask=inside)
+        else:
+            tl.store(y_row + cols, e.to(y_ptr.dtype.element_ty), mask=inside)
         tl.store(chunk_max_row + chunk, shift)
     # The rescale loop reads what other threads of this program stored above.
     tl.debug_barrier()
     shift = tl.where(m == -float("inf"), 0.0, m)
-    inv_s = 1.0 / tl.where(s == 0.0, 1.0, s)  # an all -inf row: zeros, not 0/0
+    norm = normalizer(s, LOG)  # an all -inf row: zeros (or -inf), not 0/0
     for chunk in range(0, n_chunks):
         cols = chunk * BLOCK + tl.arange(0, BLOCK)
         inside = cols < N
-        e = tl.load(y_row + cols, mask=inside, other=0.0).to(tl.float32)
-        scale_chunk = tl.exp(tl.load(chunk_max_row + chunk) - shift) * inv_s
-        tl.store(y_row + cols, (e * scale_chunk).to(y_ptr.dtype.element_ty), mask=inside)
+        stored = tl.load(y_row + cols, mask=inside, other=0.0).to(tl.float32)
+        if LOG:
+            y = stored + (tl.load(chunk_max_row + chunk) - shift - norm)
+        else:
+            y = stored * (tl.exp(tl.load(chunk_max_row + chunk) - shift) * norm)
+        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:

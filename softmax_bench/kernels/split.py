@@ -28,7 +28,7 @@ import triton.language as tl
 from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, launch_kernel, mask_pass,
                one_pass_traffic, output_like)
 from .aligned import row_values, same_alignment, vector_elems, window_lanes
-from .masking import fusion_args, scale_and_mask
+from .masking import fusion_args, normalized, normalizer, scale_and_mask
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ BOTH, PUBLISH, COMBINE = tl.constexpr(0), tl.constexpr(1), tl.constexpr(2)
 def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch,
                  scale, mask_ptr, mask_stride, causal_m,
                  BLOCK: tl.constexpr, VEC: tl.constexpr, K_POW2: tl.constexpr, PHASE: tl.constexpr,
-                 HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                 HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
     k = tl.program_id(0) % K  # which segment of its rows this program takes
     group = tl.program_id(0) // K
     n_groups = tl.num_programs(0) // K
@@ -121,7 +121,7 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
             row_max = tl.max(peer_max, axis=0)
             shift = tl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros, not NaN
             row_sum = tl.sum(peer_sum * tl.exp(peer_max - shift), axis=0)
-            inv_sum = 1.0 / tl.where(row_sum == 0.0, 1.0, row_sum)
+            norm = normalizer(row_sum, LOG)
 
             # Pass 2, from L2: normalize, and store the 16-byte vectors wholly inside the row ...
             for start in range(seg_start, seg_end, BLOCK):
@@ -130,14 +130,14 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
                     x = tl.load(x_row + lanes, eviction_policy="evict_first").to(tl.float32)
                     x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, mask_ptr, mask_stride, causal_m, N,
                                        HAS_SCALE, HAS_MASK, CAUSAL)
-                    y = tl.exp(x - shift) * inv_sum
+                    y = normalized(x, shift, norm, LOG)
                     tl.store(y_row + lanes, y.to(y_ptr.dtype.element_ty), eviction_policy="evict_first")
                 else:
                     x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"),
                                 eviction_policy="evict_first")
                     x = row_values(x, r, lanes - off, N, scale, mask_ptr, mask_stride, causal_m,
                                    HAS_SCALE, HAS_MASK, CAUSAL)
-                    y = tl.exp(x - shift) * inv_sum
+                    y = normalized(x, shift, norm, LOG)
                     whole = (lanes >= first_whole) & (lanes < end_whole)
                     tl.store(y_row + lanes, y.to(y_ptr.dtype.element_ty), mask=whole, eviction_policy="evict_first")
             # ... then element by element the head vector (when the row starts past a boundary) and the tail
@@ -149,7 +149,7 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
             end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
             end_x = row_values(end_x, r, end_cols, N, scale, mask_ptr, mask_stride, causal_m,
                                HAS_SCALE, HAS_MASK, CAUSAL)
-            tl.store(y_row + end_lanes, (tl.exp(end_x - shift) * inv_sum).to(y_ptr.dtype.element_ty), mask=at_end)
+            tl.store(y_row + end_lanes, normalized(end_x, shift, norm, LOG).to(y_ptr.dtype.element_ty), mask=at_end)
 
 
 @triton.jit
@@ -260,7 +260,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
         grid = (min(M, 2) * split.K,)
         compiled = [launch_kernel(split_kernel, grid, **args, PHASE=phase) for phase in (PUBLISH, COMBINE)]
         return y, Launch({**settings, "groups": min(M, 2)}, compiled)
-    key = (x.device, x.dtype, config, args["K_POW2"], args["HAS_SCALE"], args["HAS_MASK"], args["CAUSAL"])
+    key = (x.device, x.dtype, config, args["K_POW2"], args["HAS_SCALE"], args["HAS_MASK"], args["CAUSAL"], args["LOG"])
     if key not in OCCUPANCY:
         compiled = split_kernel.warmup(**args, PHASE=BOTH, grid=(1,))
         compiled._init_handles()

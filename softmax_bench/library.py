@@ -1,0 +1,61 @@
+"""softmax and log_softmax as registered torch ops — softmax_bench::softmax, softmax_bench::log_softmax — with a
+fake implementation and autograd registered on the op: one registration serves autograd, torch.compile (which
+traces the op as one node: no graph break) and torch.library.opcheck.
+
+The ops are opaque to the compiler (custom_op, not triton_op): the variant and its launch settings are decided
+each time the op runs, from the real tensor, as softmax_bench.softmax decides them, and never baked into a graph
+traced for other shapes. The backward saves y (the output), not x, and is an op of its own
+(softmax_bench::softmax_backward, ::log_softmax_backward) so that the compiled backward calls the kernels too.
+
+softmax_bench.softmax goes through these ops only while compiling or when x needs a gradient; a plain eager call
+runs the kernels directly (the dispatcher costs tens of µs a call).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from .dispatch import check_dim, check_tensor, like_output, softmax_backward, softmax_forward
+
+
+def _register(name: str, log: bool) -> None:
+    """The op softmax_bench::<name> (log: log_softmax), its backward op, their fake implementations and the
+    autograd formula that joins them."""
+
+    @torch.library.custom_op(f"softmax_bench::{name}", mutates_args=())
+    def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
+                variant: str) -> Tensor:
+        return softmax_forward(x, dim, scale, mask, causal, variant, log)
+
+    @forward.register_fake
+    def _(x, dim, scale, mask, causal, variant):
+        check_tensor(x, variant)
+        check_dim(x, dim)
+        return like_output(x, dim)
+
+    @torch.library.custom_op(f"softmax_bench::{name}_backward", mutates_args=())
+    def backward_op(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
+                    variant: str) -> Tensor:
+        return softmax_backward(y, dy, dim, scale, mask, causal, variant, log)
+
+    @backward_op.register_fake
+    def _(y, dy, dim, scale, mask, causal, variant):
+        return like_output(y, dim)
+
+    def setup_context(ctx, inputs, output):
+        _, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant = inputs
+        ctx.save_for_backward(output, mask)
+
+    def backward(ctx, dy):
+        y, mask = ctx.saved_tensors
+        dx = backward_op(y, dy, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant)
+        return dx, None, None, None, None, None
+
+    forward.register_autograd(backward, setup_context=setup_context)
+
+
+_register("softmax", log=False)
+_register("log_softmax", log=True)

@@ -1,0 +1,206 @@
+"""Gradients: gradcheck in float64 through the eager path, and the backward kernels against float64 autograd."""
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench.dispatch import backward_for
+from softmax_bench.kernels import Fusion, backward_traffic, backwards, fused_backward, two_pass_backward
+
+from .conftest import DEVICE
+from .test_fusion import causal_keep
+from .test_kernels import fresh_randn
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+# rtol of dx against the float64 gradient of the forward's own y: one rounding to store dx (fp32: its sums);
+# atol is this much of the largest |dx|, for what cancels in dy − Σ.
+GRAD_RTOL = {torch.float32: 1e-5, torch.bfloat16: 1.6e-2, torch.float16: 2e-3}
+GRAD_ATOL = 1e-5
+TRITON_BACKWARDS = [name for name, b in backwards().items() if b.triton]
+FUNCTIONS = {"softmax": (softmax_bench.softmax, torch.softmax), "log_softmax": (softmax_bench.log_softmax,
+                                                                                torch.log_softmax)}
+
+
+def reference_grad(x, dy, log, dim=-1, scale=1.0, keep=None):
+    """dx by float64 autograd of the eager code (scale, masked_fill, softmax), on CPU; NaN (torch's fully masked
+    rows) as 0, softmax_bench's gradient there."""
+    x64 = x.detach().double().cpu().requires_grad_()
+    z = x64 * scale
+    if keep is not None:
+        z = z.masked_fill(~keep.cpu().expand(z.shape), float("-inf"))
+    y = (torch.log_softmax if log else torch.softmax)(z, dim=dim)
+    (dx,) = torch.autograd.grad(y, x64, dy.double().cpu())
+    return dx.nan_to_num(nan=0.0)
+
+
+def grad_of_output(y, dy, log, dim=-1, scale=1.0, keep=None):
+    """dx in float64 from the forward's own output y (in its dtype): what the backward computes, rounded once."""
+    y64, dy64 = y.detach().double().cpu(), dy.double().cpu()
+    if log:
+        dx = dy64 - y64.exp() * dy64.sum(dim, keepdim=True)
+    else:
+        dx = y64 * (dy64 - (dy64 * y64).sum(dim, keepdim=True))
+    if keep is not None:
+        dx = dx.masked_fill(~keep.cpu().expand(dx.shape), 0.0)
+    return dx * scale
+
+
+def assert_grad_matches(dx, expected, dtype):
+    subnormal_step = torch.finfo(dtype).tiny * torch.finfo(dtype).eps  # fp16's 6e-8: a tiny dx rounds to it
+    atol = max(GRAD_ATOL * (float(expected.abs().max()) or 1.0), subnormal_step)
+    torch.testing.assert_close(dx.double().cpu(), expected, atol=atol, rtol=GRAD_RTOL[dtype])
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_gradcheck_float64_through_eager(log):
+    fn = softmax_bench.log_softmax if log else softmax_bench.softmax
+    x = fresh_randn(2, 3, 6, dtype=torch.float64)[0].requires_grad_()
+    keep = torch.rand(2, 1, 6, device=DEVICE) > 0.3
+    keep[..., 0] = True
+    assert torch.autograd.gradcheck(lambda x: fn(x, dim=1, scale=0.7, variant="eager"), (x,))
+    if not log:  # log_softmax is -inf where masked: no finite difference there
+        assert torch.autograd.gradcheck(lambda x: fn(x, variant="eager", causal=True), (x,))
+        assert torch.autograd.gradcheck(lambda x: fn(x, mask=keep, scale=-2.0, variant="eager"), (x,))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("variant", ["auto", "two_pass", "unfused"])
+def test_gradients_match_float64_autograd(variant, name, dtype):
+    fn, _ = FUNCTIONS[name]
+    x, seed = fresh_randn(5, 300, dtype=dtype)
+    x.requires_grad_()
+    y = fn(x, scale=0.5, variant=variant)
+    dy = fresh_randn(*y.shape, dtype=dtype)[0]
+    (dx,) = torch.autograd.grad(y, x, dy)
+    assert dx.dtype == dtype and dx.shape == x.shape
+    assert_grad_matches(dx, grad_of_output(y, dy, name == "log_softmax", scale=0.5), dtype)
+    if dtype == torch.float32:  # y one fp32 rounding from the truth: the gradient of x itself
+        torch.testing.assert_close(dx.double().cpu(), reference_grad(x, dy, name == "log_softmax", scale=0.5),
+                                   atol=1e-6, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("backward", TRITON_BACKWARDS)
+def test_backward_kernels_over_chunks_with_masks(backward, log, dtype):
+    """Each Triton backward directly: rows of several two_pass chunks, a keep-mask, a causal mask, a scale."""
+    M, N = 3, 2 * two_pass_backward.launch_config(4096, dtype)["BLOCK"] + 37  # rows start off 16-byte boundaries
+    x, _ = fresh_randn(M, N, dtype=dtype)
+    keep = torch.rand(M, N, device=DEVICE) > 0.2
+    fusion = Fusion(scale=0.25, mask=keep.view(torch.uint8), causal_m=M, log=log)
+    y = softmax_bench.dispatch.softmax_forward(x, -1, 0.25, keep, True, "auto", log)
+    dy, _ = fresh_randn(M, N, dtype=dtype)
+    dx, _ = backwards()[backward].launch(y, dy, fusion)
+    assert_grad_matches(dx, grad_of_output(y, dy, log, scale=0.25, keep=keep & causal_keep(M, N).to(DEVICE)), dtype)
+    assert bool((dx[~keep] == 0).all()), "masked positions get no gradient"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("N", [1, 7, 64, 1000, 1021])
+def test_two_pass_backward_rows_of_any_alignment(N, dtype):
+    """Rows starting off 16-byte boundaries (odd N), a dy whose rows start elsewhere than y's (copied first) and
+    one whose row stride keeps them aligned alike (read in place)."""
+    x, _ = fresh_randn(5, N, dtype=dtype)
+    base, _ = fresh_randn(5, N + 16, dtype=dtype)
+    for log in (False, True):
+        y = softmax_bench.dispatch.softmax_forward(x, -1, None, None, False, "auto", log)
+        for dy in (base[:, 1:N + 1], base[:, 8:N + 8]):
+            dx, _ = backwards()["two_pass"].launch(y, dy, Fusion(log=log))
+            assert_grad_matches(dx, grad_of_output(y, dy, log), dtype)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_fully_masked_rows_minus_inf_rows_and_nan(name):
+    fn, _ = FUNCTIONS[name]
+    x, _ = fresh_randn(4, 50)
+    x[1] = float("-inf")
+    x[2, 7] = float("nan")
+    keep = torch.ones(4, 50, dtype=torch.bool, device=DEVICE)
+    keep[3] = False
+    x.requires_grad_()
+    dy, _ = fresh_randn(4, 50)
+    (dx,) = torch.autograd.grad(fn(x, mask=keep), x, dy)
+    assert bool((dx[3] == 0).all()), "a fully masked row gets no gradient"
+    assert bool(dx[2].isnan().all()) and not bool(dx[[0, 1, 3]].isnan().any())
+    # an all -inf input row: softmax's y is 0 there, so is dx; log_softmax's dx is dy (e^y = 0), as torch's
+    assert torch.equal(dx[1], torch.zeros_like(dx[1]) if name == "softmax" else dy[1])
+    assert_grad_matches(dx[0], reference_grad(x[0], dy[0], name == "log_softmax"), torch.float32)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_any_dim_causal_and_non_contiguous_gradients(name):
+    fn, _ = FUNCTIONS[name]
+    x, _ = fresh_randn(2, 6, 9, dtype=torch.bfloat16)
+    x.requires_grad_()
+    big, _ = fresh_randn(2, 6, 18, dtype=torch.bfloat16)
+    for dim, causal, dy in ((1, False, big[..., ::2]), (-1, True, big[..., 3:12].transpose(0, 1).transpose(0, 1)),
+                            (0, False, torch.ones(1, 1, 1, dtype=torch.bfloat16, device=DEVICE).expand(2, 6, 9))):
+        y = fn(x, dim=dim, causal=causal)
+        (dx,) = torch.autograd.grad(y, x, dy)
+        keep = causal_keep(6, 9).to(DEVICE) if causal else None
+        assert_grad_matches(dx, grad_of_output(y, dy, name == "log_softmax", dim=dim, keep=keep), torch.bfloat16)
+    # a loss: y.sum() hands the backward a dy of stride 0
+    x32 = x.detach().float().requires_grad_()
+    fn(x32, dim=2).sum().backward()
+    expected = reference_grad(x32, torch.ones(2, 6, 9), name == "log_softmax", dim=2)  # softmax's: 0
+    torch.testing.assert_close(x32.grad.double().cpu(), expected, atol=1e-6, rtol=1e-5)
+
+
+def test_no_gradient_asked_no_graph():
+    x, _ = fresh_randn(2, 8)
+    x.requires_grad_()
+    with torch.no_grad():
+        assert not softmax_bench.softmax(x).requires_grad
+    assert softmax_bench.softmax(x).requires_grad and softmax_bench.log_softmax(x).requires_grad
+
+
+def test_which_backward_runs():
+    registry, forward = backwards(), softmax_bench.variants()
+    assert backward_for(forward["fused"], fused_backward.MAX_N, torch.bfloat16) is registry["fused"]
+    assert backward_for(forward["cluster"], fused_backward.MAX_N + 1, torch.bfloat16) is registry["two_pass"]
+    assert backward_for(forward["unfused"], 64, torch.float32) is registry["eager"]
+
+
+def test_backward_traffic_models():
+    M, N, nbytes = 1024, 4096, 1024 * 4096 * 2
+    registry = backwards()
+    # read y and dy, write dx: three row passes
+    assert registry["fused"].traffic(M, N, torch.bfloat16).total_bytes == 3 * nbytes
+    assert backward_traffic(M, N, torch.bfloat16, Fusion(mask=torch.empty(M, N, dtype=torch.uint8, device="meta"),
+                                                         log=True)).total_bytes == 3 * nbytes + M * N
+    narrow = registry["two_pass"].traffic(M, N, torch.bfloat16)  # 16 KB of y and dy a row: read again from L2
+    assert narrow.total_bytes == 3 * nbytes and narrow.l2_bytes == 2 * nbytes
+    wide = registry["two_pass"].traffic(M, 65536, torch.bfloat16)
+    assert wide.total_bytes == 5 * M * 65536 * 2 and wide.l2_bytes == 0
+    assert registry["eager"].traffic(M, N, torch.bfloat16, Fusion(scale=0.5)).total_bytes == 5 * nbytes
+    assert registry["fused"].max_n == fused_backward.MAX_N and registry["two_pass"].max_n is None
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="wide rows through the interpreter are too slow")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("N", [32, 4096, 16384, 16385, 32768, 50257, 262144])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_gpu_gradients_match_torch(name, N, dtype):
+    fn, torch_fn = FUNCTIONS[name]
+    x, _ = fresh_randn(16, N, dtype=dtype)
+    x.requires_grad_()
+    dy, _ = fresh_randn(16, N, dtype=dtype)
+    y = fn(x, scale=0.5)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    assert_grad_matches(dx, grad_of_output(y, dy, name == "log_softmax", scale=0.5), dtype)
+    # torch's own gradient, computed in fp32 from x: within a rounding of y (softmax: ≤ 1, log_softmax: its size)
+    (torch_dx,) = torch.autograd.grad(torch_fn(x.float() * 0.5, dim=-1), x, dy.float())
+    y_rounding = 2 * GRAD_RTOL[dtype] * (1 if name == "softmax" else float(y.detach().abs().max()))
+    torch.testing.assert_close(dx.float(), torch_dx.to(dx.dtype).float(), rtol=GRAD_RTOL[dtype],
+                               atol=y_rounding * float(dy.abs().max()))
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="registers are known only for compiled kernels")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fused_backward_does_not_spill_up_to_its_declared_limit(dtype):
+    y = torch.softmax(torch.randn(64, fused_backward.MAX_N, device="cuda"), dim=-1).to(dtype)
+    for fusion in (Fusion(), Fusion(scale=0.5, causal_m=64, log=True)):
+        _, launch = fused_backward.launch(y, torch.randn_like(y), fusion)
+        assert launch.n_regs is not None and launch.n_regs <= 255
+        assert launch.n_spills == 0

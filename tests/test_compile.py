@@ -1,0 +1,104 @@
+"""softmax_bench::softmax and ::log_softmax as registered torch ops: torch.compile traces them with no graph break
+(static and dynamic shapes, scale, mask, causal, the backward), opcheck passes, and a plain eager call stays off
+the dispatcher. On CPU through aot_eager and the interpreter; on a GPU through inductor and CUDA graphs."""
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import softmax_bench
+
+from .conftest import DEVICE
+from .test_kernels import fresh_randn
+
+BACKEND = "inductor" if DEVICE == "cuda" else "aot_eager"
+FUNCTIONS = [softmax_bench.softmax, softmax_bench.log_softmax]
+
+
+def attention_scores(fn):
+    return lambda x, keep: fn(x, scale=0.125, mask=keep, causal=True)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compiled_forward_and_backward_match_eager_in_one_graph(fn, dynamic):
+    torch._dynamo.reset()
+    scores = attention_scores(fn)
+    compiled = torch.compile(scores, fullgraph=True, backend=BACKEND, dynamic=dynamic)
+    for M, N in ((8, 40), (16, 72)):  # a second shape: dynamic reuses the graph, static traces again
+        x, _ = fresh_randn(2, M, N)
+        keep = torch.rand(N, device=DEVICE) > 0.2
+        x.requires_grad_()
+        y = compiled(x, keep)
+        expected = scores(x, keep)
+        torch.testing.assert_close(y, expected, equal_nan=True)
+        dy, _ = fresh_randn(2, M, N)
+        (dx,) = torch.autograd.grad(y, x, dy)
+        (expected_dx,) = torch.autograd.grad(expected, x, dy)
+        torch.testing.assert_close(dx, expected_dx)
+    explained = torch._dynamo.explain(scores)(x, keep)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+
+
+def test_compiled_model_with_any_dim_and_a_variant():
+    torch._dynamo.reset()
+
+    def two_layers(x):
+        return softmax_bench.log_softmax(softmax_bench.softmax(x, dim=0, variant="two_pass") * 3.0, dim=-1)
+
+    x, _ = fresh_randn(6, 33)
+    torch.testing.assert_close(torch.compile(two_layers, fullgraph=True, backend=BACKEND)(x), two_layers(x))
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_opcheck(op):
+    x, _ = fresh_randn(3, 5, 8)
+    keep = torch.rand(5, 8, device=DEVICE) > 0.3
+    packet = getattr(torch.ops.softmax_bench, op)
+    for args in ((x, -1, None, None, False, "auto"), (x.requires_grad_(), 1, 0.5, None, False, "fused"),
+                 (x, -1, 2.0, keep, True, "auto"), (x[0], 0, None, None, False, "eager"),
+                 (torch.empty(0, 4, device=DEVICE), -1, None, None, False, "auto")):
+        torch.library.opcheck(packet.default, args)
+
+
+class OpsSeen(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.name())
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_plain_eager_call_does_not_go_through_the_dispatcher():
+    x, _ = fresh_randn(4, 16)
+    with OpsSeen() as seen:
+        softmax_bench.softmax(x)
+        softmax_bench.log_softmax(x)
+    assert not any(name.startswith("softmax_bench::") for name in seen.names)
+    with OpsSeen() as seen:
+        softmax_bench.softmax(x.requires_grad_())
+    assert "softmax_bench::softmax" in seen.names
+
+
+def test_bad_input_says_what_to_do_under_compile_too():
+    compiled = torch.compile(lambda x: softmax_bench.softmax(x, dim=3), fullgraph=True, backend="aot_eager")
+    with pytest.raises(Exception, match=r"use a dim in \[-2, 1\]"):
+        compiled(torch.ones(2, 3, device=DEVICE))
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="CUDA graphs need a GPU")
+@pytest.mark.parametrize("N", [4096, 262144])
+def test_cuda_graph_of_a_compiled_model(N):
+    """auto passes over split while a graph is captured; the compiled model replays with new inputs."""
+    torch._dynamo.reset()
+    model = torch.compile(lambda x: softmax_bench.softmax(x * 2.0, scale=0.5), fullgraph=True)
+    x = torch.randn(64, N, device="cuda", dtype=torch.bfloat16)
+    model(x)  # compile outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = model(x)
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=-1).to(y.dtype), atol=1e-3, rtol=1.6e-2)

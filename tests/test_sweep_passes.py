@@ -1,0 +1,81 @@
+"""The instrument's pass axis: `sweep --pass backward|both`, `--op log-softmax`, and `check` on backward cells."""
+
+import pandas as pd
+import pytest
+import torch
+
+from softmax_bench.kernels import backwards
+
+from .conftest import DEVICE, MODE, assert_usage_error, flat, invoke
+from .test_check import REFERENCE, clone, slower
+
+
+def test_sweep_both_passes_of_log_softmax(tmp_path):
+    result = invoke("sweep", *MODE, "--shape", "4x100", "--dtype", "bf16", "--op", "log-softmax", "--pass", "both",
+                    "--variant", "fused", "--variant", "two_pass", "--variant", "split", "--variant", "auto",
+                    "--variant", "torch_compile", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    rows = pd.read_csv(run_dir / "rows.csv")
+    assert set(rows["pass"]) == {"forward", "backward"} and set(rows["op"]) == {"log-softmax"}
+    backward = rows[rows["pass"] == "backward"].set_index("variant")
+    assert list(backward.loc[["fused", "two_pass", "auto"], "status"]) == ["ok"] * 3
+    assert "no backward of its own" in backward.loc["split", "reason"]
+    # a backward's GB/s counts y and dy read and dx written; its model, those bytes
+    fused = backward.loc["fused"]
+    assert abs(fused["gbps"] - 3 * 4 * 100 * 2 / fused["ms"] / 1e6) < 1e-9 * fused["gbps"]
+    assert fused["model_bytes"] == backwards()["fused"].traffic(4, 100, torch.bfloat16).total_bytes
+    assert "BACKWARD" in flat(result.stdout) and "3·M·N·elem (read y and dy, write dx)" in flat(result.stdout)
+    shown = invoke("show", run_dir)
+    assert shown.exit_code == 0 and "BACKWARD" in flat(shown.stdout)
+
+
+def test_pass_from_a_config_and_a_bad_pass(tmp_path):
+    config = tmp_path / "backward.toml"
+    config.write_text('shapes = ["2x64"]\ndtypes = ["fp32"]\nvariants = ["fused"]\npass = "backward"\n')
+    result = invoke("sweep", *MODE, "--config", config, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert list(pd.read_csv(run_dir / "rows.csv")["pass"]) == ["backward"]
+    config.write_text('shapes = ["2x64"]\npass = "sideways"\n')
+    assert_usage_error(invoke("sweep", *MODE, "--config", config, "--out", tmp_path), "pass", '"both"')
+    assert_usage_error(invoke("sweep", *MODE, "--pass", "sideways", "--out", tmp_path), "--pass")
+
+
+def with_backward_rows(rows):
+    """The reference's rows, and the same again as backward cells."""
+    return pd.concat([rows.assign(**{"pass": "forward"}), rows.assign(**{"pass": "backward"})], ignore_index=True)
+
+
+def test_check_gates_backward_cells(tmp_path):
+    base = clone(tmp_path, "base", with_backward_rows)
+
+    def edit(rows):
+        rows = with_backward_rows(rows)
+        where = (rows["variant"] == "fused") & (rows["N"] == 4096) & (rows["dtype"] == "fp32")
+        return slower(rows, 0.9, where & (rows["pass"] == "backward"))
+
+    result = invoke("check", clone(tmp_path, "slowed", edit), "--baseline", base)
+    assert result.exit_code == 1, result.output
+    assert "regressions: fused backward fp32 16384×4096;" in result.stderr  # the backward cell, not the forward
+    # a run from before the pass column reads as forward cells: the forward rows check against it
+    assert invoke("check", base, "--baseline", REFERENCE).exit_code == 0
+    lost = invoke("check", REFERENCE, "--baseline", base)  # its backward cells are lost
+    assert lost.exit_code == 1 and "backward bf16 4096×16384 (missing)" in flat(lost.stdout)
+
+
+def test_explain_shows_the_backwards_bytes(tmp_path):
+    result = invoke("explain", "--shape", "64x50257", "--dtype", "bf16", *MODE, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    text = flat(result.stdout)
+    assert "the backward (dx from y and dy)" in text and "fused's backward holds y and dy in registers" in text
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="peers run on a GPU only")
+def test_our_compiled_op_as_a_peer_forward_and_backward(tmp_path):
+    result = invoke("sweep", "--shape", "256x4096", "--dtype", "bf16", "--op", "scaled-masked", "--pass", "both",
+                    "--variant", "auto", "--variant", "compiled_op", "--variant", "torch_compile", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    rows = pd.read_csv(run_dir / "rows.csv")
+    assert (rows["status"] == "ok").all(), rows[["variant", "pass", "status", "reason"]]
