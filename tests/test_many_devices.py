@@ -129,7 +129,7 @@ def test_a_replicated_run_is_checked_against_one_device_by_its_median(replicated
     assert len(result.changes) == len(ROWS) and not result.missing and not result.new
     medians = rows.groupby(KEY)["pct_of_copy"].median()
     for change in result.changes:
-        assert change.pct == pytest.approx(medians[(change.variant, change.dtype, change.M, change.N)])
+        assert change.pct == pytest.approx(medians[(change.variant, change.pass_, change.dtype, change.M, change.N)])
     checked = invoke("check", run_dir, "--baseline", single, "--threshold", "1000")
     assert checked.exit_code == 0, checked.output
 
@@ -198,7 +198,7 @@ def test_a_run_from_before_the_device_column_keeps_its_columns(tmp_path):
 
 
 def test_the_outlier_is_the_device_unlike_the_others():
-    cells = pd.MultiIndex.from_tuples([("fused", "bf16", 4096, n) for n in (512, 1024, 2048)], names=KEY)
+    cells = pd.MultiIndex.from_tuples([("fused", "forward", "bf16", 4096, n) for n in (512, 1024, 2048)], names=KEY)
     alike = pd.DataFrame({"cuda:0": [100.0, 200, 300], "cuda:1": [101.0, 199, 301], "cuda:2": [99.0, 201, 299]},
                          index=cells)
     assert outlier(deviation_from_others(alike)) is None
