@@ -44,7 +44,7 @@ class Plan:
         stream = self.stream_of(self.device_index)
         tensors = (x, y, mask)
         for launch, template, slots in self.steps:
-            args = list(template)
+            args = template.copy()
             for position, source in slots:
                 args[position] = tensors[source]
             launch(stream, args)
@@ -55,22 +55,26 @@ def launcher(compiled, grid: tuple):
     """launch(stream, args): `compiled` run on `grid` as Triton's own launch runs it after its argument binding.
 
     Triton 3.8's compiled.run is Python around a C launch that allocates the scratch memory a kernel asks for;
-    for a kernel that asks for none (ours) and with no launch hook set (a profiler's), the C launch is called
-    directly, ~2 µs less a call. Other Triton versions, or hooks: compiled.run, as Triton calls it.
+    for a kernel that asks for none (ours) and with no launch hook listening (a profiler's), the C launch is
+    called directly, ~2 µs less a call. Other Triton versions, or hooks: compiled.run, as Triton calls it.
     """
     run, function, packed = compiled.run, compiled.function, compiled.packed_metadata
     grid_x, grid_y, grid_z = tuple(grid) + (1,) * (3 - len(grid))
     c_launch = getattr(run, "launch", None)
     direct = (c_launch is not None and all(hasattr(run, name) for name in _C_LAUNCH_FACTS)
               and run.global_scratch_size == 0 and run.profile_scratch_size == 0 and not run.gsan_enabled)
+    if direct:
+        facts = (run.launch_cooperative_grid, run.launch_pdl, packed, None, None, None, None, None,
+                 run.arg_annotations, run.kernel_signature)
+    runtime = _runtime_knobs()
 
     def launch(stream, args):
-        enter, leave = _launch_hooks()
-        if direct and enter is None and leave is None:
-            c_launch(grid_x, grid_y, grid_z, stream, function, run.launch_cooperative_grid, run.launch_pdl, packed,
-                     None, None, None, None, None, run.arg_annotations, run.kernel_signature, args)
+        enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
+        # Triton ≥ 3.7 keeps hooks as chains, never None, empty when no one listens; older ones as a callable or None
+        if direct and not getattr(enter, "calls", enter) and not getattr(leave, "calls", leave):
+            c_launch(grid_x, grid_y, grid_z, stream, function, *facts, args)
             return
-        metadata = compiled.launch_metadata(grid, stream, *args) if enter is not None else None
+        metadata = compiled.launch_metadata(grid, stream, *args)
         run(grid_x, grid_y, grid_z, stream, function, packed, metadata, enter, leave, *args)
 
     return launch
@@ -81,21 +85,14 @@ _C_LAUNCH_FACTS = ("arg_annotations", "kernel_signature", "launch_cooperative_gr
                    "global_scratch_size", "profile_scratch_size", "gsan_enabled")
 
 
-@cache  # Triton is imported when a call is first replayed: importing it earlier would decide, before `--interpret`
-def _runtime_knobs():  # sets TRITON_INTERPRET, that its functions run compiled
+@cache
+def _runtime_knobs():
+    """Triton's runtime knobs (the launch hooks). Imported on first use, when a call is replayed: importing Triton
+    with softmax_bench would decide that its functions run compiled before `--interpret` can set
+    TRITON_INTERPRET."""
     from triton import knobs
 
     return knobs.runtime
-
-
-def _launch_hooks():
-    """Triton's launch hooks (a profiler's), or (None, None) when none is set: Triton ≥ 3.7 keeps them as chains
-    that are never None, empty when no one listens."""
-    runtime = _runtime_knobs()
-    enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
-    if enter is None or not getattr(enter, "calls", True):
-        return None, leave if leave is not None and getattr(leave, "calls", True) else None
-    return enter, leave
 
 
 @contextmanager
@@ -132,7 +129,7 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
                 slots.append((len(template), source))
                 value = None
             template.append(value)
-        steps.append((launcher(compiled, grid), tuple(template), tuple(slots)))
+        steps.append((launcher(compiled, grid), template, tuple(slots)))
     if stream_of is None:
         from triton.runtime import driver
 
