@@ -6,6 +6,7 @@ after it was timed. One CSV line per measurement, flushed, so an interrupted run
 """
 
 import csv
+import dataclasses
 import itertools
 import sys
 
@@ -22,21 +23,29 @@ VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 WIDTHS = [32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 
+CAPPED_REGISTERS = 128  # at 4 warps: 4 CTAs an SM instead of 3 when the compiler would use 129–168
+
+
 def configs(N: int, dtype: torch.dtype):
     """Clusters of 4–16 CTAs of 4 or 8 warps whose threads hold 16 to 128 elements (the ranges where the Gluon
-    probe's best configurations lay, ../shared/anchors/probes/README.md)."""
+    probe's best configurations lay, ../shared/anchors/probes/README.md); the 4-warp ones also with their
+    registers capped at CAPPED_REGISTERS where a thread holds at most 80 elements (fp32 151936's default then
+    compiles to 128 registers, no spills, on sm_90: docs/perf-notes.md)."""
     lanes = window_lanes(N, dtype)
     for ctas, warps in itertools.product((4, 8, 16), (4, 8)):
         config = cluster.layout(lanes, ctas, warps, dtype, cluster.holding(dtype))
         per_thread = config.span // (32 * warps)
         if 16 <= per_thread <= cluster.MAX_PER_THREAD[cluster.holding(dtype)][warps]:
             yield config
+            if warps == 4 and per_thread <= 80:
+                yield dataclasses.replace(config, max_registers=CAPPED_REGISTERS)
 
 
 def main(path: str, dtypes: list[torch.dtype], widths: list[int]) -> None:
     out = open(path, "w", newline="")
     writer = csv.writer(out)
-    writer.writerow(["dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "default", "n_regs", "n_spills", "ms",
+    writer.writerow(["dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers", "default", "n_regs",
+                     "n_spills", "ms",
                      "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for N in widths:
@@ -57,12 +66,14 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int]) -> None:
                 ok = err == err and err <= TOLERANCES[dtype][0] + TOLERANCES[dtype][1]
                 pct = 100 * 2 * x.numel() * x.element_size() / t.ms / 1e6 / copy
                 writer.writerow([str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
-                                 "+".join(map(str, config.pieces)), config == default, launch.n_regs,
+                                 "+".join(map(str, config.pieces)), config.max_registers, config == default,
+                                 launch.n_regs,
                                  launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy), err, ok])
                 out.flush()
                 if ok and (best is None or pct > best[0]):
-                    best = (pct, config.ctas, config.num_warps, launch.n_regs)
-                print(dtype, M, N, config.ctas, config.num_warps, config.pieces, launch.n_regs, f"{pct:.1f}%",
+                    best = (pct, config.ctas, config.num_warps, config.max_registers, launch.n_regs)
+                print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers, launch.n_regs,
+                      f"{pct:.1f}%",
                       f"err {err:.2g}", "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
             print("BEST", dtype, N, best, flush=True)
             del x, ref

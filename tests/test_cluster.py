@@ -109,11 +109,13 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
 from softmax_bench.kernels import Fusion, cluster
 ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
-for dtype, N, fusion in ((torch.bfloat16, 50257, Fusion()), (torch.bfloat16, 262144, Fusion()),
-                         (torch.float32, 151936, Fusion()), (torch.float16, 100003, Fusion(scale=-0.5, causal_m=7)),
-                         (torch.float32, 262144, Fusion(causal_m=7))):
+import dataclasses
+for dtype, N, fusion, cap in ((torch.bfloat16, 50257, Fusion(), None), (torch.bfloat16, 262144, Fusion(), None),
+                              (torch.float32, 151936, Fusion(), None),
+                              (torch.float16, 100003, Fusion(scale=-0.5, causal_m=7), None),
+                              (torch.float32, 262144, Fusion(causal_m=7), None), (torch.float32, 151936, Fusion(), 128)):
     name = str(dtype).split(".")[-1].replace("bfloat16", "bf16").replace("float32", "fp32").replace("float16", "fp16")
-    config = cluster.config_for(N, dtype, fusion)
+    config = dataclasses.replace(cluster.config_for(N, dtype, fusion), max_registers=cap)
     constexprs = cluster.kernel_constexprs(config, N, dtype, N % (16 // dtype.itemsize) == 0, fusion)
     constexprs.update(HAS_SCALE=fusion.scale != 1.0, HAS_MASK=False, CAUSAL=fusion.causal_m is not None)
     kernel = cluster.cluster_kernel
@@ -121,15 +123,16 @@ for dtype, N, fusion in ((torch.bfloat16, 50257, Fusion()), (torch.bfloat16, 262
     signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
     aligned = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in ("x_ptr", "y_ptr", "mask_ptr")}
     source = GluonASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
-    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                              options={"num_ctas": config.ctas, "num_warps": config.num_warps})
+    options = {"num_ctas": config.ctas, "num_warps": config.num_warps}
+    options.update({} if cap is None else {"maxnreg": cap})
+    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
     ptx = compiled.asm["ptx"]
-    path = os.path.join(sys.argv[1], name + ".ptx")
+    path = os.path.join(sys.argv[1], f"{name}-{N}-{cap}.ptx")
     open(path, "w").write(ptx)
     report = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"],
                             capture_output=True, text=True).stderr
     count = lambda pattern: len(re.findall(pattern, ptx))
-    print(json.dumps({"case": f"{name} {N}", "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
+    print(json.dumps({"case": f"{name} {N}", "cap": cap, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
                       "loads_v4": count(r"ld\\.global[.\\w:]*\\.v4\\."), "stores_v4": count(r"st\\.global[.\\w:]*\\.v4\\."),
                       "st_async": count(r"st\\.async"), "cluster_arrive": count(r"barrier\\.cluster\\.arrive"),
                       "cluster_wait": count(r"barrier\\.cluster\\.wait"),
@@ -142,7 +145,7 @@ for dtype, N, fusion in ((torch.bfloat16, 50257, Fusion()), (torch.bfloat16, 262
 def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
     """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
     widths too), pushes its pair with two st.async, meets the cluster barrier once (split: arrive, then wait) and
-    does not spill — a fused causal mask at 262144 fp32 included."""
+    does not spill — a fused causal mask at 262144 fp32 included, and fp32 151936 with its registers capped."""
     import json
 
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -150,12 +153,14 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
                             timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     cases = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(cases) == 5
+    assert len(cases) == 6
     for case in cases:
         assert case["loads_v4"] > 0 and case["stores_v4"] > 0, case
         assert case["st_async"] == 2 and case["cluster_arrive"] == 1 and case["cluster_wait"] == 1, case
         assert case["spill_bytes"] == 0 and case["registers"] <= min(255, 65536 // (32 * case["warps"])), case
     assert cases[2]["pieces"] > 1, "fp32 151936 is held in more than one power-of-two piece"
+    # capped at 128 registers (4 CTAs an SM, against 3 at the compiler's choice), it still does not spill
+    assert cases[5]["registers"] <= 128 < cases[2]["registers"] and cases[5]["spill_bytes"] == 0, cases
 
 
 # --- numbers (GPU) -------------------------------------------------------------------------------------------

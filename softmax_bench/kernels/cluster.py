@@ -54,12 +54,14 @@ LOG2E = gl.constexpr(1.4426950408889634) if gluon is not None else None
 class ClusterConfig:
     """How rows are laid over a cluster: `ctas` CTAs of `num_warps` warps; CTA c takes the `step` lanes from
     c · step and holds them in power-of-two pieces of `span` lanes in all (a thread holds span / (32 · num_warps)
-    elements, some of them padding)."""
+    elements, some of them padding). max_registers caps a thread's registers (ptxas's maxnreg; None: the
+    compiler's choice): fewer registers, more CTAs an SM."""
 
     ctas: int
     num_warps: int
     step: int
     pieces: tuple[int, ...]
+    max_registers: int | None = None
 
     @property
     def span(self) -> int:
@@ -398,8 +400,9 @@ def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligne
 @lru_cache(maxsize=1024)
 def settings_of(config: ClusterConfig) -> dict:
     """What a launch reports it chose."""
-    return {"ctas": config.ctas, "num_warps": config.num_warps, "step": config.step,
-            "pieces": "+".join(map(str, config.pieces))}
+    settings = {"ctas": config.ctas, "num_warps": config.num_warps, "step": config.step,
+                "pieces": "+".join(map(str, config.pieces))}
+    return settings if config.max_registers is None else {**settings, "max_registers": config.max_registers}
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None = None) -> tuple[torch.Tensor, Launch]:
@@ -417,7 +420,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     args = fusion_args(fusion, x)
     del args["LOG"]  # refused above
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **args, **constexprs,
-                             num_ctas=config.ctas, num_warps=config.num_warps)
+                             num_ctas=config.ctas, num_warps=config.num_warps,
+                             **({} if config.max_registers is None else {"maxnreg": config.max_registers}))
     return y, Launch(settings_of(config), [compiled])
 
 
