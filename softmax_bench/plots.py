@@ -23,7 +23,8 @@ from PIL import Image  # noqa: E402
 
 from .across_devices import median_over_devices  # noqa: E402
 from .errors import BenchError  # noqa: E402
-from .kernels import DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT, Variant, one_pass_traffic, variants  # noqa: E402
+from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT,  # noqa: E402
+                      backward_traffic, backwards, one_pass_traffic, variants)
 from .ops import get_op  # noqa: E402
 from .report import device_text, number  # noqa: E402
 from .results import Run  # noqa: E402
@@ -36,10 +37,11 @@ PCT_AXIS_TOP = 110  # % of copy: values past it are marked at the top edge
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in an SVG: small files, searchable
 
 
-def _title(kind: str, meta: dict, dtypes: list[str]) -> str:
+def _title(kind: str, meta: dict, dtypes: list[str], pass_: str = "forward") -> str:
     device = device_text(meta) + (", median over the devices" if meta.get("placement") == "replicated" else "")
     date = (meta.get("started_at") or "")[:10]
     interpreted = " — INTERPRETED on CPU" if meta.get("interpreted") else ""
+    kind += " — BACKWARD (read y and dy, write dx)" if pass_ == "backward" else ""
     return f"{kind} — {device}{interpreted}\n{', '.join(dtypes)} — {date} — run {meta.get('run_id', '?')}"
 
 
@@ -55,24 +57,28 @@ def _marker(names: list[str], name: str) -> str:
     return MARKERS[names.index(name) % len(MARKERS)]
 
 
-def _variant_of(name: str, config: object) -> Variant | None:
-    """The registry's variant a row measured: auto as the variant it picked; None for a peer."""
+def _registered(name: str, config: object, pass_: str):
+    """The registry's variant (or backward) a row measured: auto as the one it picked; None for a peer."""
     if name == "auto" and isinstance(config, str) and "picked=" in config:
         name = config.split("picked=")[1].split()[0]
-    return variants().get(name)
+    return (backwards() if pass_ == "backward" else variants()).get(name)
 
 
-def flops_and_hbm_bytes(row, op: str) -> tuple[int, int]:
-    """A row's FLOPs and HBM bytes by the current models: its variant's (a peer counts as a one-pass softmax)."""
-    variant = _variant_of(row.variant, row.config)
+def flops_and_hbm_bytes(row, op: str, pass_: str = "forward") -> tuple[int, int]:
+    """A row's FLOPs and HBM bytes by the current models: its variant's or backward's (a peer counts as a one-pass
+    softmax, or a backward that reads y and dy once and writes dx once)."""
+    registered = _registered(row.variant, row.config, pass_)
     M, N = int(row.M), int(row.N)
     fusion = get_op(op).fusion(torch.empty(M, N, device="meta"))  # shapes only
-    traffic = (variant.traffic if variant else one_pass_traffic)(M, N, DTYPES[row.dtype], fusion)
-    per_element = variant.flops_per_element if variant else SOFTMAX_FLOPS_PER_ELEMENT
+    if pass_ == "backward":
+        traffic = (registered.traffic if registered else backward_traffic)(M, N, DTYPES[row.dtype], fusion)
+        return BACKWARD_FLOPS_PER_ELEMENT * M * N, traffic.total_bytes
+    traffic = (registered.traffic if registered else one_pass_traffic)(M, N, DTYPES[row.dtype], fusion)
+    per_element = registered.flops_per_element if registered else SOFTMAX_FLOPS_PER_ELEMENT
     return per_element * M * N, traffic.total_bytes
 
 
-def roofline(rows: pd.DataFrame, meta: dict) -> plt.Figure:
+def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
     """Achieved GFLOP/s against arithmetic intensity (FLOPs per HBM byte), log-log, under one roof: the smaller of
     the run's copy bandwidth × intensity and the device's measured fp32 rate, with the ridge point marked. Axes
     fit the points and the ridge; a point above the roof is ringed, and the legend says by how much and why."""
@@ -83,7 +89,7 @@ def roofline(rows: pd.DataFrame, meta: dict) -> plt.Figure:
     op = meta.get("op", "softmax")
     for ax, dtype in zip(axes[0], dtypes):
         part = ok[ok["dtype"] == dtype]
-        model = pd.DataFrame([flops_and_hbm_bytes(r, op) for r in part.itertuples()], index=part.index,
+        model = pd.DataFrame([flops_and_hbm_bytes(r, op, pass_) for r in part.itertuples()], index=part.index,
                              columns=["flops", "hbm_bytes"])
         intensity = model["flops"] / model["hbm_bytes"]
         gflops = model["flops"] / part["ms"] / 1e6
@@ -105,7 +111,7 @@ def roofline(rows: pd.DataFrame, meta: dict) -> plt.Figure:
         ax.set_title(dtype)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)  # off the points
-    fig.suptitle(_title("roofline", meta, dtypes), fontsize="medium")
+    fig.suptitle(_title("roofline", meta, dtypes, pass_), fontsize="medium")
     fig.tight_layout()
     return fig
 
@@ -146,9 +152,9 @@ def _ring_points_above(ax, intensity: pd.Series, gflops: pd.Series, roof: pd.Ser
                label=f"{int(above.sum())} above the roof by ≤ {excess:.1f} %,\n{why}")
 
 
-def bandwidth_vs_n(rows: pd.DataFrame, meta: dict) -> plt.Figure:
-    """% of the run's copy against N (log2), one line per variant: where a variant stops scaling. A value past the
-    top of the axis is marked there with its value."""
+def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
+    """% of copy against N (log2), one line per variant: where a variant stops scaling. A value past the top of the
+    axis is marked there with its value."""
     ok = rows[rows["status"] == "ok"]
     fig, axes, dtypes = _panels(rows)
     names = list(dict.fromkeys(rows["variant"]))
@@ -161,23 +167,24 @@ def bandwidth_vs_n(rows: pd.DataFrame, meta: dict) -> plt.Figure:
                 ax.scatter([r.N], [PCT_AXIS_TOP], marker="^", s=60, color=line.get_color(), clip_on=False, zorder=3)
                 ax.annotate(f"{r.pct_of_copy:.0f} %", (r.N, PCT_AXIS_TOP), textcoords="offset points", xytext=(0, -14),
                             ha="center", fontsize="x-small", color=line.get_color())
-        ax.axhline(100, color="k", linestyle="--", label="device copy (100 %)")
+        ax.axhline(100, color="k", linestyle="--", label="a copy of the same bytes (100 %)")
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, PCT_AXIS_TOP)
         ax.set_xlabel("N (row length)")
-        ax.set_ylabel(f"% of the run's copy bandwidth (▲: past {PCT_AXIS_TOP} %)")
+        ax.set_ylabel(f"% of a copy of the cell's bytes (▲: past {PCT_AXIS_TOP} %)")
         ax.set_title(dtype)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small")
-    fig.suptitle(_title("bandwidth vs N", meta, dtypes), fontsize="medium")
+    fig.suptitle(_title("bandwidth vs N", meta, dtypes, pass_), fontsize="medium")
     fig.tight_layout()
     return fig
 
 
-def registers_vs_n(rows: pd.DataFrame, meta: dict) -> plt.Figure:
-    """Registers a thread and spilled values of each Triton variant's compiled kernel against N; one panel saying
-    so when the run compiled nothing (an interpreted run)."""
-    triton_names = [n for n, v in variants().items() if v.triton]
+def registers_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
+    """Registers a thread and spilled values of each Triton variant's (or backward's) compiled kernel against N;
+    one panel saying so when the run compiled nothing (an interpreted run)."""
+    registry = backwards() if pass_ == "backward" else variants()
+    triton_names = [n for n, v in registry.items() if v.triton]
     compiled = rows[rows["variant"].isin(triton_names) & rows["n_regs"].notna()]
     if compiled.empty:
         fig, ax = plt.subplots(figsize=PANEL_INCHES, dpi=DPI)
@@ -185,7 +192,8 @@ def registers_vs_n(rows: pd.DataFrame, meta: dict) -> plt.Figure:
                 "and this run compiled none" + (" (interpreted)." if meta.get("interpreted") else "."),
                 ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
-        fig.suptitle(_title("registers and spills vs N", meta, list(dict.fromkeys(rows["dtype"]))), fontsize="medium")
+        fig.suptitle(_title("registers and spills vs N", meta, list(dict.fromkeys(rows["dtype"])), pass_),
+                     fontsize="medium")
         return fig
     fig, axes, dtypes = _panels(rows, nrows=2)
     for column, dtype in enumerate(dtypes):
@@ -208,7 +216,7 @@ def registers_vs_n(rows: pd.DataFrame, meta: dict) -> plt.Figure:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize="small")
         regs_ax.set_title(dtype)
-    fig.suptitle(_title("registers and spills vs N", meta, dtypes), fontsize="medium")
+    fig.suptitle(_title("registers and spills vs N", meta, dtypes, pass_), fontsize="medium")
     fig.tight_layout()
     return fig
 
@@ -217,22 +225,23 @@ FIGURES = {"roofline": roofline, "bandwidth-vs-n": bandwidth_vs_n, "registers-vs
 
 
 def plot_run(run: Run) -> list[Path]:
-    """Write every figure of the run beside it, as PNG and SVG; returns the paths."""
+    """Write every figure of the run beside it, as PNG and SVG, for each pass it measured (the backward's named
+    `*-backward`); returns the paths."""
     rows, meta = median_over_devices(run.nonempty_rows()), run.meta()
-    rows = rows[rows["pass"] == "forward"]  # the figures' FLOPs and bytes are the forward's models
-    if rows.empty:
-        raise BenchError(f"run {run.id} measured the backward only, and plot draws the forward; `show {run.id}` "
-                         "prints its tables")
     if not (rows["status"] == "ok").any():
         raise BenchError(f"run {run.id} has no timed rows (every cell was skipped or FAIL): nothing to plot")
     paths = []
-    for name, make in FIGURES.items():
-        fig = make(rows, meta)
-        png, svg = run.path / f"{name}.png", run.path / f"{name}.svg"
-        save_png(fig, png)
-        fig.savefig(svg, dpi=DPI)
-        paths += [png, svg]
-        plt.close(fig)
+    for pass_, part in rows.groupby("pass", sort=False):
+        if not (part["status"] == "ok").any():
+            continue
+        suffix = "" if pass_ == "forward" else f"-{pass_}"
+        for name, make in FIGURES.items():
+            fig = make(part, meta, pass_)
+            png, svg = run.path / f"{name}{suffix}.png", run.path / f"{name}{suffix}.svg"
+            save_png(fig, png)
+            fig.savefig(svg, dpi=DPI)
+            paths += [png, svg]
+            plt.close(fig)
     return paths
 
 

@@ -28,6 +28,26 @@ def test_sweep_both_passes_of_log_softmax(tmp_path):
     assert "BACKWARD" in flat(result.stdout) and "3·M·N·elem (read y and dy, write dx)" in flat(result.stdout)
     shown = invoke("show", run_dir)
     assert shown.exit_code == 0 and "BACKWARD" in flat(shown.stdout)
+    plotted = invoke("plot", run_dir)
+    assert plotted.exit_code == 0, plotted.output
+    for name in ("roofline", "bandwidth-vs-n", "registers-vs-n"):  # each pass its figures
+        assert (run_dir / f"{name}.png").is_file() and (run_dir / f"{name}-backward.png").is_file()
+
+
+def test_the_backwards_roofline_point_counts_its_own_bytes_and_flops(tmp_path):
+    from softmax_bench.plots import flops_and_hbm_bytes, roofline
+    from softmax_bench.results import Run
+
+    result = invoke("sweep", *MODE, "--shape", "4x100", "--dtype", "fp32", "--pass", "backward", "--variant", "fused",
+                    "--variant", "auto", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    run = Run(run_dir)
+    rows = run.rows()
+    for r in rows[rows["status"] == "ok"].itertuples():
+        assert flops_and_hbm_bytes(r, "softmax", "backward") == (4 * 4 * 100, 3 * 4 * 100 * 4)  # y, dy, dx
+    title = roofline(rows, run.meta(), "backward")._suptitle.get_text()
+    assert title.startswith("roofline — BACKWARD (read y and dy, write dx)")
 
 
 def test_pass_from_a_config_and_a_bad_pass(tmp_path):

@@ -35,6 +35,9 @@ GRAD_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (5e-4, 4e-3),
 }
 SOFTMAX_FLOPS_PER_ELEMENT = 5  # max, subtract, exp, add, multiply by 1/sum
+# dx = y · (dy − Σ dy·y): the product dy·y, its sum, the subtraction, the product with y (log_softmax's
+# dy − e^y · Σ dy: the sum, exp, the product, the subtraction)
+BACKWARD_FLOPS_PER_ELEMENT = 4
 REGISTER_BUDGET = 255  # registers a thread can address on NVIDIA GPUs
 
 
