@@ -42,7 +42,7 @@ import softmax_bench  # noqa: E402
 from softmax_bench import dispatch, replay  # noqa: E402
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster, fused, online, split, two_pass  # noqa: E402
 from softmax_bench.kernels.masking import fusion_args  # noqa: E402
-from softmax_bench.ops import OPS, reference  # noqa: E402
+from softmax_bench.ops import OPS, call_kwargs, reference  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
 from softmax_bench.sweep import cell_input, check  # noqa: E402
 
@@ -111,15 +111,7 @@ def no_launch():
 
 def softmax_kwargs(x: torch.Tensor, op: str) -> dict:
     """The op's scale, mask and causal as softmax_bench.softmax takes them, for an M×N x."""
-    fusion = OPS[op].fusion(x)
-    kwargs = {}
-    if fusion.scale != 1.0:
-        kwargs["scale"] = fusion.scale
-    if fusion.mask is not None:
-        kwargs["mask"] = fusion.mask.bool()
-    if fusion.causal_m is not None:
-        kwargs["causal"] = True  # over the M rows of a 2-D x: causal_m = M
-    return kwargs
+    return call_kwargs(OPS[op].fusion(x))
 
 
 def calls_with_launches(x: torch.Tensor, ops: list[str]):

@@ -18,7 +18,6 @@ the mask. `clear_caches` (dispatch) forgets the plans.
 from __future__ import annotations
 
 from contextlib import contextmanager
-
 from functools import cache
 
 import torch

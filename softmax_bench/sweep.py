@@ -275,7 +275,7 @@ def measure_cell(
     plan: SweepPlan,
     interpret: bool,
     advance: Callable[[str], None],
-    copies: dict | None = None,
+    copies: dict,
 ) -> None:
     """Check, then time, each provider on one cell; `copies` keeps the run's copies of the same bytes, per (dtype,
     bytes): each cell is compared with a copy of its own bytes, timed the same way."""
@@ -283,7 +283,6 @@ def measure_cell(
     base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op}
     op = get_op(plan.op)
     passes = list(dict.fromkeys(p.pass_ for p in todo))
-    copies = {} if copies is None else copies
 
     def store(provider: Provider, timing: Timing | None = None, **fields) -> None:
         # `fusion` is the cell's, assigned below before the first store
