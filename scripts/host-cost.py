@@ -1,7 +1,8 @@
 """Host cost per call of softmax_bench.softmax (issue 16): each variant, plain and with fusions, beside
 torch.softmax, a bare Triton launch of fused's kernel and the peers (torch.compile, Liger, Quack) where installed.
 
-Each row: `--warmup` calls, then `--rounds` rounds of `--calls` calls with time.perf_counter around each round.
+Each row: `--warmup` calls, then `--rounds` rounds of `--calls` calls with time.perf_counter around each round; the
+rows that launch kernels (torch.softmax's too) take their rounds in turn, so a slow spell falls on all alike.
 host_us: per call, a round issued while the GPU sleeps (no launch waits for it): what the host spends issuing a
 call. call_us: per call, a round with the GPU free, until it finished too (what a stream of eager calls costs:
 the host's time or the GPU's, the larger). Both from the median round. vs_torch: host_us / torch.softmax's.
@@ -66,31 +67,40 @@ class Row:
     cheap: bool = False  # runs no kernel: CHEAP_CALLS a round, and no launch stubbed
 
 
-def per_call(fn, calls: int, warmup: int, rounds: int) -> tuple[float, float]:
-    """(host µs, call µs) per call of fn, each the median of `rounds` rounds of `calls` calls.
+def one_round(fn, calls: int) -> tuple[float, float]:
+    """(host µs, call µs) per call of one round of `calls` calls of fn.
 
-    host: a round issued while the GPU sleeps through it (torch.cuda._sleep queued first), so that no launch waits
-    for the GPU: what the host spends issuing a call, whatever the kernel's time. call: a round with the GPU
+    host: the round issued while the GPU sleeps through it (torch.cuda._sleep queued first), so that no launch
+    waits for the GPU: what the host spends issuing a call, whatever the kernel's time. call: a round with the GPU
     free, until it finished: the calls' rate when host and GPU keep up with each other (the larger of the two)."""
-    for _ in range(warmup):
-        fn()
     sync = torch.cuda.synchronize if ON_GPU else (lambda: None)
-    host, call = [], []
+    sync()
+    if ON_GPU:
+        torch.cuda._sleep(SLEEP_CYCLES_PER_CALL * calls)
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - start) / calls * 1e6
+    sync()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return host, (time.perf_counter() - start) / calls * 1e6
+
+
+def interleaved(fns: list, calls: list[int], warmup: int, rounds: int) -> list[tuple[float, float]]:
+    """(host µs, call µs) of each fn, each the median of `rounds` rounds; the rounds of all fns taken in turn (round
+    1 of each, then round 2, ...), so that a slow spell of the machine falls on every row alike, torch's too."""
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
     for _ in range(rounds):
-        sync()
-        if ON_GPU:
-            torch.cuda._sleep(SLEEP_CYCLES_PER_CALL * calls)
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        host.append((time.perf_counter() - start) / calls * 1e6)
-        sync()
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        call.append((time.perf_counter() - start) / calls * 1e6)
-    return sorted(host)[len(host) // 2], sorted(call)[len(call) // 2]
+        for fn, n, kept in zip(fns, calls, times):
+            kept.append(one_round(fn, n))
+    median = lambda values: sorted(values)[len(values) // 2]  # noqa: E731
+    return [(median([h for h, _ in kept]), median([c for _, c in kept])) for kept in times]
 
 
 @contextmanager
@@ -114,6 +124,21 @@ def softmax_kwargs(x: torch.Tensor, op: str) -> dict:
     return call_kwargs(OPS[op].fusion(x))
 
 
+def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
+    """The launches of fused's replay plan for x, with x and an output put in their places once."""
+    softmax_bench.softmax(x, variant="fused")
+    plan = replay.PLANS.get(replay.plan_key(x, -1, None, None, False, "fused"))
+    if plan is None:  # interpreted: nothing recorded
+        return None
+    y, stream, steps = torch.empty_like(x), plan.stream_of(plan.device_index), []
+    for launch, template, slots in plan.steps:
+        args = template.copy()
+        for position, source in slots:
+            args[position] = (x, y, None)[source]
+        steps.append((launch, args))
+    return lambda: [launch(stream, args) for launch, args in steps]
+
+
 def calls_with_launches(x: torch.Tensor, ops: list[str]):
     M, N = x.shape
     y = torch.empty_like(x)
@@ -122,6 +147,8 @@ def calls_with_launches(x: torch.Tensor, ops: list[str]):
     args = fusion_args(PLAIN, x)
     yield Row("bare fused launch", "softmax", lambda: fused.fused_rows_kernel[grid](
         x, y, M, N, x.stride(0), y.stride(0), **args, **config), note="kernel[grid](...), output preallocated")
+    yield Row("replayed launch alone", "softmax", replayed_launch(x), note="fused's recorded launch, its "
+              "arguments ready, no output allocated: the floor of a replayed call")
     registry = softmax_bench.variants()
     for op in ops:
         kwargs = softmax_kwargs(x, op)
@@ -199,28 +226,40 @@ def main() -> None:
     todo = [Row("torch.softmax", "softmax", partial(torch.softmax, x, -1), PLAIN)]
     todo += [] if args.only_python else list(calls_with_launches(x, ops))
     todo += calls_without_launches(x, ops, args.dispatch_as)
-    rows, torch_us = [], None
-    for row in todo:
-        out = dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
-                   vs_torch=None, interpreted=interpreted, note=row.note)
-        if row.fn is not None:
-            try:
-                if row.fusion is not None:
-                    precise = torch.float64 if interpreted else torch.float32
-                    wrong = check(row.fn(), reference(x, row.fusion, precise), dtype)[1]
-                    if wrong is not None:
-                        raise ValueError(f"wrong output: {wrong}")
-                n = CHEAP_CALLS if row.cheap else calls
+    rows = [dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
+                 vs_torch=None, interpreted=interpreted, note=row.note) for row in todo]
+    timed = []  # (row, its out) of the rows that launch kernels, checked: timed together, in turn
+    for row, out in zip(todo, rows):
+        if row.fn is None:
+            continue
+        try:
+            if row.fusion is not None:
+                precise = torch.float64 if interpreted else torch.float32
+                wrong = check(row.fn(), reference(x, row.fusion, precise), dtype)[1]
+                if wrong is not None:
+                    raise ValueError(f"wrong output: {wrong}")
+            if row.cheap:  # no kernel: timed alone (the stubbed launches must not reach the other rows)
                 stubbed = row.what.startswith("no launch")
                 if stubbed:
                     row.fn()  # compiled, and split's occupancy known, before the launches are stubbed
                 with no_launch() if stubbed else nullcontext():
-                    host, call = per_call(row.fn, n, args.warmup, args.rounds)
-                torch_us = torch_us or host  # the first row is torch.softmax's
-                out.update(calls=n, host_us=round(host, 2), call_us=round(call, 2), vs_torch=round(host / torch_us, 2))
-            except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
-                out["note"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        rows.append(out)
+                    (host, call), = interleaved([row.fn], [CHEAP_CALLS], args.warmup, args.rounds)
+                out.update(calls=CHEAP_CALLS, host_us=host, call_us=call)
+            else:
+                row.fn()
+                timed.append((row, out))
+        except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
+            out["note"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if timed:
+        print(f"timing {len(timed)} rows that launch kernels, round by round ...", flush=True)
+        fns = [row.fn for row, _ in timed]
+        for (row, out), (host, call) in zip(timed, interleaved(fns, [calls] * len(fns), args.warmup, args.rounds)):
+            out.update(calls=calls, host_us=host, call_us=call)
+    torch_us = rows[0]["host_us"]  # the first row is torch.softmax's
+    for row, out in zip(todo, rows):
+        if out["host_us"] is not None:
+            out.update(host_us=round(out["host_us"], 2), call_us=round(out["call_us"], 2),
+                       vs_torch=round(out["host_us"] / torch_us, 2))
         shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch']:8.2f}"
         print(f"{row.what:34} {row.op:14} {shown:>28}  {out['note']}", flush=True)
     with open(args.csv, "w", newline="") as f:

@@ -11,7 +11,8 @@ import torch
 
 from .kernels import Fusion
 from .kernels.eager import prologue
-from .ops import user_call
+from . import dispatch
+from .ops import call_kwargs
 
 
 class PeerUnavailable(Exception):
@@ -40,7 +41,13 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     """softmax_bench.softmax (or log_softmax) as a compiled model calls it: inside torch.compile, through the
     registered op, with the cell's scale and masks as arguments."""
     torch._dynamo.reset()
-    return torch.compile(lambda x: user_call(x, fusion, "auto")(), fullgraph=True, dynamic=False)
+    kwargs = call_kwargs(fusion)
+    mask = kwargs.pop("mask", None)  # an input of the compiled model, as a model's mask is (a constant bool view
+    # of the uint8 mask fails Inductor's lowering on the GPU: "torch.bool is not supported by torch.iinfo")
+    op = dispatch.log_softmax if fusion.log else dispatch.softmax
+    compiled = torch.compile(lambda x, mask: op(x, variant="auto", mask=mask, **kwargs), fullgraph=True,
+                             dynamic=False)
+    return lambda x: compiled(x, mask)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -267,3 +267,30 @@ def test_interpret_works_in_a_fresh_process(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "auto picks fused" in flat(done.stdout)
+
+
+def test_a_small_cell_is_timed_from_fresh_memory_in_trials_and_the_fastest_kept(monkeypatch):
+    from softmax_bench import sweep
+    from softmax_bench.kernels import PLAIN
+    from softmax_bench.timing import Timing, TimingSettings
+
+    cell = sweep.Cell(x=torch.arange(8.0).view(2, 4), fusion=PLAIN, precise=torch.float64, dy=torch.ones(2, 4))
+    seen = []
+
+    def fake_measure(call, settings, interpret):  # a trial's time from the memory the call reads
+        seen.append((call().data_ptr(), cell.x.tolist()))
+        return Timing(*(3 * [[3.0, 1.0, 2.0][len(seen) - 1]]))
+
+    monkeypatch.setattr(sweep, "measure", fake_measure)
+    small = sweep.TRIALS_BELOW_BYTES - 1
+    timing = sweep.timed(lambda: cell.x, cell, "forward", small, TimingSettings(), interpret=False)
+    assert timing.ms == 1.0 and len(seen) == sweep.TRIALS
+    assert len({ptr for ptr, _ in seen}) == sweep.TRIALS  # each trial read x from other memory
+    assert all(values == torch.arange(8.0).view(2, 4).tolist() for _, values in seen)  # the same input
+    seen.clear()
+    dy_before = cell.dy.data_ptr()
+    sweep.timed(lambda: cell.dy, cell, "backward", small, TimingSettings(), interpret=False)
+    assert cell.dy.data_ptr() != dy_before  # a backward's trials move dy
+    seen.clear()
+    sweep.timed(lambda: cell.x, cell, "forward", sweep.TRIALS_BELOW_BYTES, TimingSettings(), interpret=False)
+    assert len(seen) == 1  # a large cell: one trial
