@@ -243,20 +243,20 @@ def moved_bytes(M: int, N: int, dtype: torch.dtype, pass_: str) -> int:
 
 
 COPY_TRIALS = 3
-# A cell moving fewer bytes than this is timed in TRIALS trials, its input moved to fresh memory between them, and
-# the trial with the fastest median kept, as its copy is: on the H200 one process measured fp32 4096×4000 (131 MB)
-# 3 % slower than two others and its copy 3 % faster, while cells of 512 MB agreed within 2 % (docs/perf-notes.md).
+# A cell moving fewer bytes than this, and its copy, are timed in TRIALS trials from fresh memory, the trial with the
+# fastest median kept: on the H200 one process measured fp32 4096×4000 (131 MB) 3 % slower than two others and its
+# copy 3 % faster, while cells of 512 MB agreed within 2 %; with three trials, 2.8 % (docs/perf-notes.md).
 TRIALS_BELOW_BYTES = 256 * 2**20
-TRIALS = 3
+TRIALS = 5
 
 
 def copy_timing(nbytes: int, dtype: torch.dtype, device: str, settings: TimingSettings, interpret: bool) -> Timing:
     """The copy a cell is compared with: one that reads and writes `nbytes` in all (the cell's own bytes), timed as
-    the cell's calls are, in COPY_TRIALS trials with fresh buffers each; the trial with the fastest median is the
-    ceiling. One trial's median moved by ±1 % between two runs on the H200 (docs/perf-notes.md), and every cell of
-    its size with it."""
+    the cell's calls are, in COPY_TRIALS trials (a small cell's: TRIALS) with fresh buffers each; the trial with the
+    fastest median is the ceiling. One trial's median moved by ±1 % between two runs on the H200
+    (docs/perf-notes.md), and every cell of its size with it."""
     trials = []
-    for _ in range(COPY_TRIALS):
+    for _ in range(TRIALS if nbytes < TRIALS_BELOW_BYTES else COPY_TRIALS):
         source = torch.empty(nbytes // 2 // elem_size(dtype), dtype=dtype, device=device).normal_()
         out = torch.empty_like(source)
         trials.append(measure(lambda: out.copy_(source), settings, interpret))
