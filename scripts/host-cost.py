@@ -67,7 +67,7 @@ class Row:
     cheap: bool = False  # runs no kernel: CHEAP_CALLS a round, and no launch stubbed
 
 
-def one_round(fn, calls: int) -> tuple[float, float]:
+def one_round(fn, calls: int, launches: bool) -> tuple[float, float]:
     """(host µs, call µs) per call of one round of `calls` calls of fn.
 
     host: the round issued while the GPU sleeps through it (torch.cuda._sleep queued first), so that no launch
@@ -75,7 +75,7 @@ def one_round(fn, calls: int) -> tuple[float, float]:
     free, until it finished: the calls' rate when host and GPU keep up with each other (the larger of the two)."""
     sync = torch.cuda.synchronize if ON_GPU else (lambda: None)
     sync()
-    if ON_GPU:
+    if ON_GPU and launches:  # (a row that launches nothing would wait for the sleep: 4 s a round of 20000 calls)
         torch.cuda._sleep(SLEEP_CYCLES_PER_CALL * calls)
     start = time.perf_counter()
     for _ in range(calls):
@@ -89,7 +89,8 @@ def one_round(fn, calls: int) -> tuple[float, float]:
     return host, (time.perf_counter() - start) / calls * 1e6
 
 
-def interleaved(fns: list, calls: list[int], warmup: int, rounds: int) -> list[tuple[float, float]]:
+def interleaved(fns: list, calls: list[int], warmup: int, rounds: int,
+                launches: bool = True) -> list[tuple[float, float]]:
     """(host µs, call µs) of each fn, each the median of `rounds` rounds; the rounds of all fns taken in turn (round
     1 of each, then round 2, ...), so that a slow spell of the machine falls on every row alike, torch's too."""
     for fn in fns:
@@ -98,7 +99,7 @@ def interleaved(fns: list, calls: list[int], warmup: int, rounds: int) -> list[t
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, n, kept in zip(fns, calls, times):
-            kept.append(one_round(fn, n))
+            kept.append(one_round(fn, n, launches))
     median = lambda values: sorted(values)[len(values) // 2]  # noqa: E731
     return [(median([h for h, _ in kept]), median([c for _, c in kept])) for kept in times]
 
@@ -243,7 +244,7 @@ def main() -> None:
                 if stubbed:
                     row.fn()  # compiled, and split's occupancy known, before the launches are stubbed
                 with no_launch() if stubbed else nullcontext():
-                    (host, call), = interleaved([row.fn], [CHEAP_CALLS], args.warmup, args.rounds)
+                    (host, call), = interleaved([row.fn], [CHEAP_CALLS], args.warmup, args.rounds, launches=False)
                 out.update(calls=CHEAP_CALLS, host_us=host, call_us=call)
             else:
                 row.fn()
