@@ -20,6 +20,7 @@ import pandas as pd
 
 from .across_devices import devices_of, median_over_devices
 from .errors import BenchError
+from .report import wide_band
 from .results import KEY, Run, cell_label
 
 DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
@@ -179,14 +180,16 @@ def run_labels(runs: list[Run]) -> list[str]:
 
 def compare(runs: list[Run]) -> pd.DataFrame:
     """GB/s and % of copy per cell for each run (columns gbps:i, pct:i for the i-th run; a run on several devices by
-    the median over them), side by side, with the GB/s ratio to the first run (ratio:i)."""
+    the median over them), side by side, with the GB/s ratio to the first run (ratio:i) and whether the cell's
+    p20–p80 band is wide in that run (wide:i, as the sweep's tables mark it)."""
     frames = []
     metas = []
     for i, run in enumerate(runs):
         rows, meta = median_over_devices(run.rows()), run.meta()
         metas.append(meta)
-        ok = rows[rows["status"] == "ok"][KEY + ["pct_of_copy", "gbps"]]
-        frames.append(ok.rename(columns={"pct_of_copy": f"pct:{i}", "gbps": f"gbps:{i}"}))
+        ok = rows[rows["status"] == "ok"]
+        ok = ok[KEY + ["pct_of_copy", "gbps"]].assign(wide=[wide_band(r) for r in ok.itertuples()])
+        frames.append(ok.rename(columns={"pct_of_copy": f"pct:{i}", "gbps": f"gbps:{i}", "wide": f"wide:{i}"}))
     if any(bool(m.get("interpreted")) != bool(metas[0].get("interpreted")) for m in metas):
         raise BenchError("interpreted (CPU) and GPU runs cannot be compared")
     table = frames[0]

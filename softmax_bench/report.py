@@ -355,12 +355,14 @@ def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
             if gbps is None or math.isnan(gbps):
                 cells.append("—")
                 continue
-            text = f"{number(gbps)} ({_pct(pct)})"
+            text = f"{number(gbps)} ({_pct(pct)})" + ("~" if r.get(f"wide:{i}") is True else "")
             ratio = r.get(f"ratio:{i}")
             if i and ratio is not None and not math.isnan(ratio):
                 text += f" {ratio:.2f}×"
             cells.append(text)
         table.add_row(*cells)
+    table.caption = (f"~ the cell's p20–p80 band in that run is wider than {WIDE_BAND:g} % of its median (not stable "
+                     f"to {WIDE_BAND:g} %)")
     return table
 
 

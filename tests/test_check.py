@@ -193,7 +193,21 @@ def test_compare_puts_runs_side_by_side_with_ratios(tmp_path):
     line = next(line for line in result.stdout.splitlines() if "eager fp32 16384×4096" in line)
     assert "1.25×" in line
     fused = next(line for line in result.stdout.splitlines() if "fused fp32 16384×4096" in line)
-    assert "1.00×" in fused
+    assert "1.00×" in fused and "~" not in fused
+
+
+def test_compare_marks_a_cell_whose_band_is_wide_in_a_run(tmp_path):
+    def widen(rows):
+        where = (rows["variant"] == "fused") & (rows["N"] == 4096) & (rows["dtype"] == "fp32")
+        rows.loc[where, "ms_p80"] = rows.loc[where, "ms"] * 1.05
+        return rows
+
+    result = invoke("compare", REFERENCE, clone(tmp_path, "noisy", widen))
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if "fused fp32 16384×4096" in line)
+    first, second = line.split("│")[2:4]
+    assert "~" not in first and "%)~" in second  # marked in the run where it is wide
+    assert "band in that run is wider than 2 %" in flat(result.stdout)
 
 
 def test_compare_needs_two_runs():
