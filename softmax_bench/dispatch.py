@@ -31,8 +31,8 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     holds the row in registers without spilling (fused.MAX_N), else cluster where it runs (Triton ≥ 3.8, sm_90)
     and holds the row, else two_pass, which takes any width and reads the row twice.
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
-    being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over; for
-    log_softmax (log), variants that compute softmax only (cluster).
+    being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over. log:
+    for log_softmax, which every variant computes and the same table picks for (it was measured on softmax).
     """
     registry = variants()
     table = _table_of(device)
@@ -42,8 +42,7 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
 
         def runs_here(name: str) -> bool:
             variant = registry.get(name)
-            return (variant is not None and variant.supports(N, dtype) and (variant.graph_safe or not capturing)
-                    and (variant.log_softmax or not log))
+            return variant is not None and variant.supports(N, dtype) and (variant.graph_safe or not capturing)
 
         picked = table.pick(N, dtype_name(dtype), runs_here)
         if picked is not None:
@@ -51,7 +50,7 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     fused = registry["fused"]
     if fused.supports(N, dtype):
         return "fused", f"N = {N} ≤ {fused.max_n}: the row fits in registers without spilling, one read and one write"
-    if registry["cluster"].supports(N, dtype) and (device is None or device.type == "cuda") and not log:
+    if registry["cluster"].supports(N, dtype) and (device is None or device.type == "cuda"):
         return "cluster", f"N = {N} > {fused.max_n}: the row held across a thread-block cluster, one read and one write"
     return "two_pass", f"N = {N} > {fused.max_n}: a row in registers would spill; two reads and one write instead"
 
@@ -90,8 +89,6 @@ def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, captur
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
     variant = registry[name]
-    if log and not variant.log_softmax:
-        raise SoftmaxInputError(f"{name} computes softmax only; use variant='auto' for log_softmax")
     reason = variant.unsupported(N, dtype)
     if reason is not None:
         raise SoftmaxInputError(reason)
@@ -214,7 +211,7 @@ def log_softmax(
     causal: bool = False,
     variant: str = "auto",
 ) -> torch.Tensor:
-    """log_softmax of `x` over `dim`: softmax's arguments and variants (but cluster), computed as
+    """log_softmax of `x` over `dim`: softmax's arguments and variants, computed as
     x − max − log Σ e^(x − max) in fp32. A slice that is entirely -inf or masked out gives -inf in the Triton
     variants and unfused (`eager`, torch.log_softmax, gives NaN); masked-out positions are -inf. Differentiable, and
     traced by torch.compile as softmax_bench::log_softmax.
@@ -275,11 +272,13 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
 
 def backward_for(forward: Variant, N: int, dtype: torch.dtype) -> Backward:
     """The backward of rows of N elements after the forward variant: for a Triton one, fused while y and dy fit in
-    registers, else two_pass (any width); for a torch one, torch's."""
+    registers, else cluster where it runs (Triton ≥ 3.8, sm_90) and holds them, else two_pass (any width); for a
+    torch one, torch's."""
     registry = backwards()
     if not forward.triton:
         return registry["eager"]
-    return registry["fused"] if registry["fused"].supports(N, dtype) else registry["two_pass"]
+    return next((registry[name] for name in ("fused", "cluster") if registry[name].supports(N, dtype)),
+                registry["two_pass"])
 
 
 def from_rows(y: torch.Tensor, x: torch.Tensor, x_last: torch.Tensor, dim: int) -> torch.Tensor:

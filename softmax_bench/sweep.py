@@ -70,13 +70,8 @@ def _variant_provider(variant: Variant) -> Provider:
         expected = cell.ref if variant.masked_rows_zero else cell.ref_nan_rows  # eager: NaN, as torch gives them
         return (lambda: variant.launch(cell.x, cell.fusion)), expected
 
-    def unsupported(N: int, dtype: torch.dtype, fusion: Fusion) -> str | None:
-        if fusion.log and not variant.log_softmax:
-            return f"{variant.name} computes softmax only"
-        return variant.unsupported(N, dtype)
-
-    return Provider(variant.name, "variant", variant.traffic, unsupported, prepare,
-                    user_call=_softmax_call(variant.name))
+    return Provider(variant.name, "variant", variant.traffic, lambda N, dtype, fusion: variant.unsupported(N, dtype),
+                    prepare, user_call=_softmax_call(variant.name))
 
 
 def _picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Variant:
@@ -131,7 +126,7 @@ def _backward_provider(backward: Backward) -> Provider:
 
 
 def _no_backward_provider(variant: Variant) -> Provider:
-    runs = "fused's or two_pass's" if variant.triton else "eager's"
+    runs = "fused's, cluster's or two_pass's" if variant.triton else "eager's"
     reason = f"{variant.name} has no backward of its own: softmax_bench's autograd runs {runs}"
     return Provider(variant.name, "variant", backward_traffic, lambda N, dtype, fusion: reason, None, "backward")
 

@@ -4,10 +4,6 @@ Gluon kernels do not run in Triton's interpreter, so on CPU the kernel is compil
 PTX and ptxas report are read; the GPU tests run where the variant says it can run.
 """
 
-import os
-import subprocess
-import sys
-
 import pytest
 import torch
 import triton
@@ -17,6 +13,7 @@ from softmax_bench.dispatch import auto_choice
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
+from .compile_sm90 import compile_in_subprocess
 from .test_kernels import assert_matches, fresh_randn
 
 RUNS_HERE = cluster.why_not_here() is None
@@ -102,65 +99,42 @@ def test_says_why_where_it_does_not_run():
 
 # --- compiled code (CPU, for sm_90) --------------------------------------------------------------------------
 
-COMPILE = """
-import json, os, re, subprocess, sys
-import torch, triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
-from softmax_bench.kernels import Fusion, cluster
-ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
-import dataclasses
-for dtype, N, fusion, cap in ((torch.bfloat16, 50257, Fusion(), None), (torch.bfloat16, 262144, Fusion(), None),
-                              (torch.float32, 151936, Fusion(), None),
-                              (torch.float16, 100003, Fusion(scale=-0.5, causal_m=7), None),
-                              (torch.float32, 262144, Fusion(causal_m=7), None), (torch.float32, 151936, Fusion(), 128)):
-    name = str(dtype).split(".")[-1].replace("bfloat16", "bf16").replace("float32", "fp32").replace("float16", "fp16")
-    config = dataclasses.replace(cluster.config_for(N, dtype, fusion), max_registers=cap)
-    constexprs = cluster.kernel_constexprs(config, N, dtype, N % (16 // dtype.itemsize) == 0, fusion)
-    constexprs.update(HAS_SCALE=fusion.scale != 1.0, HAS_MASK=False, CAUSAL=fusion.causal_m is not None)
-    kernel = cluster.cluster_kernel
-    types = {"x_ptr": "*" + name, "y_ptr": "*" + name, "mask_ptr": "*u8", "scale": "fp32"}
-    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
-    aligned = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in ("x_ptr", "y_ptr", "mask_ptr")}
-    source = GluonASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
-    options = {"num_ctas": config.ctas, "num_warps": config.num_warps}
-    options.update({} if cap is None else {"maxnreg": cap})
-    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
-    ptx = compiled.asm["ptx"]
-    path = os.path.join(sys.argv[1], f"{name}-{N}-{cap}.ptx")
-    open(path, "w").write(ptx)
-    report = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"],
-                            capture_output=True, text=True).stderr
-    count = lambda pattern: len(re.findall(pattern, ptx))
-    print(json.dumps({"case": f"{name} {N}", "cap": cap, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
-                      "loads_v4": count(r"ld\\.global[.\\w:]*\\.v4\\."), "stores_v4": count(r"st\\.global[.\\w:]*\\.v4\\."),
-                      "st_async": count(r"st\\.async"), "cluster_arrive": count(r"barrier\\.cluster\\.arrive"),
-                      "cluster_wait": count(r"barrier\\.cluster\\.wait"),
-                      "registers": int(re.search(r"Used (\\d+) registers", report).group(1)),
-                      "spill_bytes": sum(int(b) for b in re.findall(r"(\\d+) bytes spill", report))}))
-"""
-
-
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
     """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
     widths too), pushes its pair with two st.async, meets the cluster barrier once (split: arrive, then wait) and
     does not spill — a fused causal mask at 262144 fp32 included, and fp32 151936 with its registers capped."""
-    import json
-
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    result = subprocess.run([sys.executable, "-c", COMPILE, str(tmp_path)], env=env, capture_output=True, text=True,
-                            timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    cases = [json.loads(line) for line in result.stdout.splitlines()]
+    cases = compile_in_subprocess([
+        {"kernel": "forward", "dtype": "bf16", "N": 50257}, {"kernel": "forward", "dtype": "bf16", "N": 262144},
+        {"kernel": "forward", "dtype": "fp32", "N": 151936},
+        {"kernel": "forward", "dtype": "fp16", "N": 100003, "scale": -0.5, "causal": True},
+        {"kernel": "forward", "dtype": "fp32", "N": 262144, "causal": True},
+        {"kernel": "forward", "dtype": "fp32", "N": 151936, "max_registers": 128},
+    ], tmp_path)
     assert len(cases) == 6
     for case in cases:
-        assert case["loads_v4"] > 0 and case["stores_v4"] > 0, case
-        assert case["st_async"] == 2 and case["cluster_arrive"] == 1 and case["cluster_wait"] == 1, case
-        assert case["spill_bytes"] == 0 and case["registers"] <= min(255, 65536 // (32 * case["warps"])), case
+        assert_one_exchange_no_spills(case, pushes=2)
     assert cases[2]["pieces"] > 1, "fp32 151936 is held in more than one power-of-two piece"
     # capped at 128 registers (4 CTAs an SM, against 3 at the compiler's choice), it still does not spill
     assert cases[5]["registers"] <= 128 < cases[2]["registers"] and cases[5]["spill_bytes"] == 0, cases
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_log_softmax_compiled_for_sm90_no_spills(tmp_path):
+    """log_softmax keeps x, not its exponentials: held as softmax holds it (fp32, or 16-bit packed), at the widths
+    of the wide and vocabulary shapes, plain and with a scale and a causal mask, it does not spill."""
+    cases = compile_in_subprocess([
+        {"kernel": "forward", "dtype": dtype, "N": N, "log": True, **fusion}
+        for dtype in ("fp32", "bf16", "fp16") for N in (32768, 50257, 131072, 151936, 262144)
+        for fusion in ({}, {"scale": 0.5, "causal": True})], tmp_path)
+    for case in cases:
+        assert_one_exchange_no_spills(case, pushes=2)
+
+
+def assert_one_exchange_no_spills(case: dict, pushes: int) -> None:
+    assert case["loads_v4"] > 0 and case["stores_v4"] > 0, case
+    assert case["st_async"] == pushes and case["cluster_arrive"] == 1 and case["cluster_wait"] == 1, case
+    assert case["spill_bytes"] == 0 and case["registers"] <= min(255, 65536 // (32 * case["warps"])), case
 
 
 # --- numbers (GPU) -------------------------------------------------------------------------------------------

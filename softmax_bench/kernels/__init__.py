@@ -145,7 +145,6 @@ class Variant:
     graph_safe is False for a variant whose launch must not be captured in a CUDA graph and replayed.
     limits(N, dtype), where given, says why the variant cannot run rows of N elements of dtype here (its Triton,
     its GPU, its own bounds), or None.
-    log_softmax is False for a variant that computes softmax only.
     float64 is True for a variant that also takes float64 input (eager: what gradcheck runs through).
     """
 
@@ -159,7 +158,6 @@ class Variant:
     flops_per_element: int = SOFTMAX_FLOPS_PER_ELEMENT
     graph_safe: bool = True
     limits: Callable[[int, torch.dtype], str | None] | None = None
-    log_softmax: bool = True
     float64: bool = False
 
     def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
@@ -183,6 +181,8 @@ class Backward:
     and a Launch: dx = scale · y · (dy − Σ dy·y) for softmax, scale · (dy − e^y · Σ dy) for log_softmax
     (fusion.log), row sums in fp32; positions the fusion masks out get zero gradient.
     traffic(M, N, dtype, fusion) is its own model of the bytes it moves. max_n is the widest row it supports.
+    limits(N, dtype), where given, says why it cannot run rows of N elements of dtype here (its Triton, its GPU, its
+    own bounds), or None.
     """
 
     name: str
@@ -191,11 +191,12 @@ class Backward:
     traffic: Callable[[int, int, torch.dtype, Fusion], Traffic]
     triton: bool
     max_n: int | None = None
+    limits: Callable[[int, torch.dtype], str | None] | None = None
 
     def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
         if self.max_n is not None and N > self.max_n:
             return f"{self.name}'s backward holds y and dy in registers and supports N ≤ {self.max_n} (got N = {N})"
-        return None
+        return self.limits(N, dtype) if self.limits is not None else None
 
     def supports(self, N: int, dtype: torch.dtype) -> bool:
         return self.unsupported(N, dtype) is None
@@ -203,7 +204,7 @@ class Backward:
 
 VARIANT_MODULES = ("fused", "cluster", "split", "two_pass", "online", "eager", "unfused")
 # Variants with a backward of their own; each module declares BACKWARD beside VARIANT.
-BACKWARD_MODULES = ("fused_backward", "two_pass_backward", "eager_backward")
+BACKWARD_MODULES = ("fused_backward", "cluster_backward", "two_pass_backward", "eager_backward")
 
 
 @cache

@@ -6,7 +6,8 @@ bytes a thread, and keeps it in registers (16-bit values packed two to a registe
 local max and sum of exponentials, which replace x in its registers, then pushes (max, sum) into every peer's
 shared memory with `st.async`, counted by an mbarrier; the cluster barrier before the push is split (arrive at
 the start, wait just before the push), so it is already satisfied when reached. Each CTA combines the C pairs
-into the row's max and sum and stores its share scaled. No barrier before exit: a CTA stores and leaves, and the
+into the row's max and sum and stores its share scaled (log_softmax: x is kept, not replaced by its exponentials,
+and stored less the row's max and log sum). No barrier before exit: a CTA stores and leaves, and the
 next cluster's loads overlap its stores. This is Quack's exchange (../shared/anchors/wide-rows.md) in Gluon;
 docs/why-one-pass.md §4 and docs/perf-notes.md say how it got to a copy's speed.
 
@@ -115,17 +116,19 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets columns of the row
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None
-    return _config_for(N, dtype, holding(dtype, fusion), masked)
+    return fitting_config(N, dtype, holding(dtype, fusion), masked)
 
 
 @cache  # ~0.1 ms of Python a call: more than some kernels take
-def _config_for(N: int, dtype: torch.dtype, how: str, masked: bool) -> ClusterConfig:
+def fitting_config(N: int, dtype: torch.dtype, how: str, masked: bool, rows: int = 1) -> ClusterConfig:
+    """config_for's choice for rows held `how`, with a fused mask or not, a thread holding lanes of `rows` rows
+    (the backward holds y's and dy's: each gets that share of MAX_PER_THREAD)."""
     _, ctas, num_warps = next(shape for shape in SHAPES[how] if N <= shape[0])
     lanes = window_lanes(N, dtype)
     nearest = sorted(itertools.product((16, 8, 4, 2), WARPS),
                      key=lambda cw: abs(math.log2(cw[0] / ctas)) + abs(math.log2(cw[1] / num_warps)))
     configs = [layout(lanes, c, w, dtype, how) for c, w in nearest]
-    share = MASKED_SHARE if masked else 1.0
+    share = (MASKED_SHARE if masked else 1.0) / rows
     fits = [c for c in configs if c.span <= 32 * c.num_warps * MAX_PER_THREAD[how][c.num_warps] * share]
     if not fits:
         return min(configs, key=lambda c: c.span / c.num_warps)
@@ -148,7 +151,30 @@ def why_not_here() -> str | None:
     return None
 
 
+def packed_ptx(dtype: str, packed: int, step: str) -> str:
+    """PTX for gl.inline_asm_elementwise(pack=2) over 16-bit values held two to a register: the first `packed`
+    inputs ($1, …) are widened to fp32 registers a0/a1 (the first), b0/b1 (the second); `step` runs once a half h
+    (0: the low element, 1: the high one), the fp32 inputs that follow (two registers each) named {s0}, {s1}, …;
+    a0/a1 are rounded back to `dtype` (PTX's "bf16" or "f16"), two to a register, into $0.
+
+    The widening is done by instructions the compiler does not recognise as a plain conversion, so that it cannot
+    share it with a conversion before the cluster's exchange and keep an fp32 copy of the row alive across it."""
+    widen = {"bf16": "prmt.b32 {lo}, {src}, 0, 0x1044; and.b32 {hi}, {src}, -65536; ",
+             "f16": "cvt.u16.u32 t0, {src}; shr.b32 w, {src}, 16; cvt.u16.u32 t1, w; cvt.f32.f16 {lo}, t0; "
+                    "cvt.f32.f16 {hi}, t1; "}[dtype]
+    names = "ab"[:packed]
+    ptx = "{ .reg .f32 a0, a1, b0, b1; .reg .b16 t0, t1; .reg .b32 w; .reg .pred p; "
+    ptx += "".join(widen.format(src=f"${i + 1}", lo=f"{n}0", hi=f"{n}1") for i, n in enumerate(names))
+    for h in (0, 1):
+        ptx += step.format(h=h, **{f"s{k}": f"${packed + 1 + 2 * k + h}" for k in range(4)})
+    return ptx + f"cvt.rn.{dtype}x2.f32 $0, a1, a0; }}"
+
+
 if gluon is not None:
+    # y = x − shift − log s on 16-bit x held packed (log_softmax's last step)
+    LOG_BF16 = gl.constexpr(packed_ptx("bf16", 1, "sub.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, a{h}, {s1}; "))
+    LOG_FP16 = gl.constexpr(packed_ptx("f16", 1, "sub.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, a{h}, {s1}; "))
+    SCALE_BF16 = gl.constexpr(packed_ptx("bf16", 1, "mul.f32 a{h}, a{h}, {s0}; "))  # e · f (softmax's)
 
     @gluon.constexpr_function
     def split_over_ctas(num_ctas, rank, dim):
@@ -156,9 +182,77 @@ if gluon is not None:
         num_ctas = getattr(num_ctas, "value", num_ctas)
         return [[(1 << i) if d == dim else 0 for d in range(rank)] for i in range(num_ctas.bit_length() - 1)]
 
+    @gluon.constexpr_function
+    def row_layout(num_ctas, num_warps, vec):
+        """A row's pieces: [C, P], CTA c holding row c, 16 bytes a thread."""
+        return gl.BlockedLayout([1, vec], [1, 32], [1, num_warps], [1, 0],
+                                cga_layout=split_over_ctas(num_ctas, 2, 0))
+
+    @gluon.constexpr_function
+    def ends_layout(num_ctas, num_warps, vec):
+        """The row's partial end vectors: [C, 2·VEC], each element held by one thread of each CTA."""
+        return gl.BlockedLayout([1, 1], [32 // (2 * vec), 2 * vec], [num_warps, 1], [1, 0],
+                                cga_layout=split_over_ctas(num_ctas, 2, 0))
+
+    @gluon.constexpr_function
+    def one_each_layout(num_ctas, num_warps):
+        """The values a CTA pushes: [C (source), T], one element a thread of the source CTA (one owner each, so no
+        CTA over-credits the mbarrier), landing in the CTA that owns that column slice of the receive buffer."""
+        return gl.BlockedLayout([1, 1], [1, 32], [1, num_warps], [1, 0], cga_layout=split_over_ctas(num_ctas, 2, 0))
+
+    @gluon.constexpr_function
+    def received_layout(num_ctas, num_warps):
+        """A receive buffer's [C, T] as loaded: CTA c holds columns [c·T/C, (c + 1)·T/C)."""
+        return gl.BlockedLayout([1, 1], [1, 32], [1, num_warps], [1, 0], cga_layout=split_over_ctas(num_ctas, 2, 1))
+
     @gluon.jit
-    def _piece(start: gl.constexpr, PIECE: gl.constexpr, STEP: gl.constexpr, first_whole, end_whole,
-               layout: gl.constexpr):
+    def receive_buffer():
+        """[C, T] fp32 in shared memory: slot (src, j) gets what thread j of CTA src pushes."""
+        C: gl.constexpr = gl.num_ctas()
+        layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 1))
+        return gl.allocate_shared_memory(gl.float32, [C, 32 * gl.num_warps()], layout)
+
+    @gluon.jit
+    def exchange_barrier():
+        """The mbarrier that counts the pushes a CTA receives. Allocate it and the receive buffers before anything
+        else: allocated after the reductions, their bytes could be the reductions' scratch, and a fast peer's push
+        would land in it (../shared/anchors/probes/README.md). The cluster barrier is split: arrived at here (every
+        peer's mbarrier is initialised before anyone pushes), waited on just before the push."""
+        bar = mbarrier.allocate_mbarrier()
+        mbarrier.init(bar, count=1)
+        mbarrier.fence_init_release_cluster()
+        cluster.arrive(relaxed=True)
+        return bar
+
+    @gluon.jit
+    def push(value, buffer, bar):
+        """A CTA's value ([C], CTA c holding entry c) into slot column c of every CTA's `buffer`: thread j of CTA src
+        writes slot (src, j), which lives in CTA j // (T / C). Each CTA then holds all C values, T / C times over."""
+        layout: gl.constexpr = one_each_layout(gl.num_ctas(), gl.num_warps())
+        zeros = gl.zeros([gl.num_ctas(), 32 * gl.num_warps()], gl.float32, layout)
+        hopper.async_store(buffer, gl.convert_layout(value, gl.SliceLayout(1, layout))[:, None] + zeros, bar)
+
+    @gluon.jit
+    def received(buffer):
+        return buffer.load(received_layout(gl.num_ctas(), gl.num_warps()))
+
+    @gluon.jit
+    def one_a_cta(value):
+        """A [T] reduction of the received values (split over the CTAs, every entry the same) as one value a CTA:
+        [C], CTA c holding entry c."""
+        C: gl.constexpr = gl.num_ctas()
+        T: gl.constexpr = 32 * gl.num_warps()
+        layout: gl.constexpr = one_each_layout(C, gl.num_warps())
+        return gl.max(gl.convert_layout(gl.reshape(value, [C, T // C]), layout), axis=1)
+
+    @gluon.jit
+    def row_window(ptr, row, stride, off, VEC: gl.constexpr):
+        """Row `row` of a tensor from the 16-byte boundary at or before its start, `off` elements before it."""
+        return ptr + gl.multiple_of(row * stride - off, VEC)
+
+    @gluon.jit
+    def piece(start: gl.constexpr, PIECE: gl.constexpr, STEP: gl.constexpr, first_whole, end_whole,
+              layout: gl.constexpr):
         """A piece's lanes — CTA c holds [c·STEP + start, c·STEP + start + PIECE) of the row's window — and which of
         them it moves: the whole 16-byte vectors of the row among its own STEP lanes. first_whole, end_whole and
         STEP are multiples of VEC, so the mask is constant over each vector (and known when compiling for j)."""
@@ -168,14 +262,49 @@ if gluon is not None:
         return lanes, (lanes >= first_whole) & (lanes < end_whole) & (start + j < STEP)[None, :]
 
     @gluon.jit
-    def _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
-        """x, -inf where the keep-mask or the causal mask drop a column."""
+    def end_vectors(off, first_whole, end_whole, N, STEP: gl.constexpr, VEC: gl.constexpr, layout: gl.constexpr):
+        """The row's partial end vectors, element by element, each in the CTA whose span holds it: the head (when
+        the row starts past a boundary) and the tail (when it ends before one and is not the head), as (lanes,
+        cols, which of them are such elements)."""
+        c = gl.arange(0, gl.num_ctas(), gl.SliceLayout(1, layout))[:, None]
+        ends = gl.arange(0, 2 * VEC, gl.SliceLayout(0, layout))[None, :]
+        end_lanes = gl.where(ends < VEC, ends, end_whole + ends - VEC) + c * 0
+        end_cols = end_lanes - off
+        is_partial = gl.where(ends < VEC, off > 0, end_whole >= first_whole)
+        at_end = is_partial & (end_lanes >= c * STEP) & (end_lanes < c * STEP + STEP) & (end_cols >= 0) \
+            & (end_cols < N)
+        return end_lanes, end_cols, at_end
+
+    @gluon.jit
+    def kept(cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
+        """True where the keep-mask and the causal mask keep a column."""
+        keep = (cols >= 0) & (cols < N)
         if HAS_MASK:
-            kept = gl.load(mask_ptr + row * mask_stride + cols, mask=(cols >= 0) & (cols < N), other=0)
-            x = gl.where(kept != 0, x, -float("inf"))
+            keep = keep & (gl.load(mask_ptr + row * mask_stride + cols, mask=keep, other=0) != 0)
         if CAUSAL:
             # bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M)
-            x = gl.where(cols <= (row % causal_m) + (N - causal_m), x, -float("inf"))
+            keep = keep & (cols <= (row % causal_m) + (N - causal_m))
+        return keep
+
+    @gluon.jit
+    def load_lanes(row_ptr, lanes, move, other, EVEN: gl.constexpr):
+        if EVEN:
+            return gl.load(row_ptr + lanes)
+        else:
+            return gl.load(row_ptr + lanes, mask=move, other=other)
+
+    @gluon.jit
+    def store_lanes(row_ptr, lanes, move, values, EVEN: gl.constexpr):
+        if EVEN:
+            gl.store(row_ptr + lanes, values)
+        else:
+            gl.store(row_ptr + lanes, values, mask=move)
+
+    @gluon.jit
+    def _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
+        """x, -inf where the keep-mask or the causal mask drop a column."""
+        if HAS_MASK or CAUSAL:
+            x = gl.where(kept(cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL), x, -float("inf"))
         return x
 
     @gluon.jit
@@ -184,10 +313,7 @@ if gluon is not None:
               CAUSAL: gl.constexpr):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded, two 16-bit values to a register. No per-element work on a plain row."""
-        if EVEN:
-            x = gl.load(x_row + lanes)
-        else:
-            x = gl.load(x_row + lanes, mask=move, other=-float("inf"))
+        x = load_lanes(x_row, lanes, move, -float("inf"), EVEN)
         if HOLD_F32:
             x = x.to(gl.float32)
         if HAS_SCALE:
@@ -235,91 +361,78 @@ if gluon is not None:
                                              is_pure=True, pack=2)
 
     @gluon.jit
-    def _scaled(x, f):
-        """x · f in x's dtype, x as held. In one piece of inline PTX for 16-bit x, so that the compiler cannot keep
-        an fp32 copy of the row alive across the exchange (it would share a plain widening with the sum's): bf16 is
-        widened by bit moves the compiler does not recognise as the sum's and multiplied in fp32 (y within two
-        roundings of the exact value); fp16 is multiplied as it is held, two to a register, by f rounded to fp16
-        (within three roundings: 2^-11 each)."""
+    def _exponentials(x, shift, LOG: gl.constexpr):
+        """(what the CTA holds of a piece from here, the piece's sum of e^(x − shift)). softmax replaces x by its
+        exponentials in x's dtype (one exp an element; 16-bit values stay packed, rounded once more there: y is
+        within two roundings of the exact value) and sums the values held (the compiler cannot sink their
+        rounding); log_softmax keeps x, which its output is computed from."""
+        if LOG:
+            return x, gl.sum(_exp(x, shift), axis=1)
+        else:
+            e = _hold(_exp(x, shift), x.dtype)
+            return e, gl.sum(e.to(gl.float32), axis=1)
+
+    @gluon.jit
+    def _normalized(x, f, log_sum, LOG: gl.constexpr):
+        """y in x's dtype from x as held: the exponentials times the CTA's factor f (softmax), or x − f − log_sum
+        (log_softmax: f the row's max). In one piece of inline PTX for 16-bit x, so that the compiler cannot keep an
+        fp32 copy of the row alive across the exchange (it would share a plain widening with the sum's): bf16 is
+        widened by bit moves and computed in fp32 (softmax's y within two roundings of the exact value); fp16's
+        softmax is multiplied as it is held, two to a register, by f rounded to fp16 (within three roundings:
+        2^-11 each), its log_softmax widened and computed in fp32."""
         if x.dtype == gl.float32:
-            return x * f
+            if LOG:
+                return x - f - log_sum
+            else:
+                return x * f
+        elif LOG and x.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(LOG_BF16, "=r,r,r,r,r,r", [x, f, log_sum], dtype=x.dtype, is_pure=True,
+                                             pack=2)
+        elif LOG:
+            return gl.inline_asm_elementwise(LOG_FP16, "=r,r,r,r,r,r", [x, f, log_sum], dtype=x.dtype, is_pure=True,
+                                             pack=2)
         elif x.dtype == gl.bfloat16:
-            return gl.inline_asm_elementwise(
-                "{ .reg .b32 lo, hi; prmt.b32 lo, $1, 0, 0x1044; and.b32 hi, $1, -65536; mul.f32 lo, lo, $2; "
-                "mul.f32 hi, hi, $3; cvt.rn.bf16x2.f32 $0, hi, lo; }",
-                "=r,r,r,r", [x, f], dtype=gl.bfloat16, is_pure=True, pack=2)
+            return gl.inline_asm_elementwise(SCALE_BF16, "=r,r,r,r", [x, f], dtype=gl.bfloat16, is_pure=True,
+                                             pack=2)
         else:
             return gl.inline_asm_elementwise("{ .reg .b32 f; cvt.rn.f16x2.f32 f, $3, $2; mul.rn.f16x2 $0, $1, f; }",
                                              "=r,r,r,r", [x, f], dtype=gl.float16, is_pure=True, pack=2)
-
-    @gluon.jit
-    def _store(y_row, lanes, move, y, EVEN: gl.constexpr):
-        if EVEN:
-            gl.store(y_row + lanes, y)
-        else:
-            gl.store(y_row + lanes, y, mask=move)
 
     @gluon.jit
     def cluster_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
                        STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
                        VEC: gl.constexpr,
                        EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr,
-                       HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
-        C: gl.constexpr = gl.num_ctas()
-        W: gl.constexpr = gl.num_warps()
-        T: gl.constexpr = 32 * W  # threads a CTA: each pushes one (max, sum) slot
-        # x's pieces: [C, P], CTA c holding row c, 16 bytes a thread
-        X: gl.constexpr = gl.BlockedLayout([1, VEC], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 0))
-        # the row's partial end vectors: [C, 2·VEC], each element held by one thread of each CTA
-        ENDS: gl.constexpr = gl.BlockedLayout([1, 1], [32 // (2 * VEC), 2 * VEC], [W, 1], [1, 0],
-                                              cga_layout=split_over_ctas(C, 2, 0))
-        # the pushed pairs: [C (source), T], one element a thread of the source CTA (one owner each, so no CTA
-        # over-credits the mbarrier), landing in the CTA that owns that column slice of the receive buffer
-        ONE_EACH: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, W], [1, 0],
-                                                  cga_layout=split_over_ctas(C, 2, 0))
-        RECV: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, W], [1, 0], cga_layout=split_over_ctas(C, 2, 1))
-        RECV_SMEM: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 1))
-
-        # The receive buffers and the mbarrier first: allocated after the reductions, their bytes could be the
-        # reductions' scratch, and a fast peer's push would land in it (../shared/anchors/probes/README.md).
-        max_in = gl.allocate_shared_memory(gl.float32, [C, T], RECV_SMEM)
-        sum_in = gl.allocate_shared_memory(gl.float32, [C, T], RECV_SMEM)
-        bar = mbarrier.allocate_mbarrier()
-        mbarrier.init(bar, count=1)
-        mbarrier.fence_init_release_cluster()
-        cluster.arrive(relaxed=True)  # every peer's barrier is initialised before anyone pushes: wait() below
+                       HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr):
+        X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        max_in = receive_buffer()
+        sum_in = receive_buffer()
+        bar = exchange_barrier()
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
         # Lanes count from the 16-byte boundary at or before the row's start, `off` elements before it; y's rows
         # start as far past a boundary as x's (the launch sees to it).
         off = ((row * stride_x) % VEC).to(gl.int32)
-        x_row = x_ptr + gl.multiple_of(row * stride_x - off, VEC)
-        y_row = y_ptr + gl.multiple_of(row * stride_y - off, VEC)
+        x_row = row_window(x_ptr, row, stride_x, off, VEC)
+        y_row = row_window(y_ptr, row, stride_y, off, VEC)
         first_whole = gl.cdiv(off, VEC) * VEC  # lanes [first_whole, end_whole) are whole vectors inside the row
         end_whole = (off + N) // VEC * VEC
 
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
-        lanes0, move0 = _piece(0, P0, STEP, first_whole, end_whole, X)
+        lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, causal_m,
                    EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if P1 > 0:
-            lanes1, move1 = _piece(P0, P1, STEP, first_whole, end_whole, X)
+            lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, causal_m,
                        EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if P2 > 0:
-            lanes2, move2 = _piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
+            lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, causal_m,
                        EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
         if not ALIGNED:
-            # The row's partial end vectors, element by element, each in the CTA whose span holds it: the head
-            # (when the row starts past a boundary) and the tail (when it ends before one and is not the head).
-            c = gl.arange(0, C, gl.SliceLayout(1, ENDS))[:, None]
-            ends = gl.arange(0, 2 * VEC, gl.SliceLayout(0, ENDS))[None, :]
-            end_lanes = gl.where(ends < VEC, ends, end_whole + ends - VEC) + c * 0
-            end_cols = end_lanes - off
-            is_partial = gl.where(ends < VEC, off > 0, end_whole >= first_whole)
-            at_end = is_partial & (end_lanes >= c * STEP) & (end_lanes < c * STEP + STEP) & (end_cols >= 0) \
-                & (end_cols < N)
+            end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
             end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf")).to(gl.float32)
             if HAS_SCALE:
                 end_x = gl.where(at_end, end_x * scale, -float("inf"))
@@ -332,54 +445,53 @@ if gluon is not None:
             m = gl.maximum(m, _max(x2))
         if not ALIGNED:
             m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
-        # The exponentials replace x in its registers, in x's dtype: one exp an element, and 16-bit values stay
-        # packed two to a register (rounded once more there: y is within two roundings of the exact value).
-        # An empty or all -inf span shifts by 0: sum 0, not NaN.
-        shift = gl.where(m == -float("inf"), 0.0, m)
-        x0 = _hold(_exp(x0, shift), x0.dtype)
-        s = gl.sum(x0.to(gl.float32), axis=1)  # of the values held: the compiler cannot sink their rounding
+        shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
+        x0, s = _exponentials(x0, shift, LOG)
         if P1 > 0:
-            x1 = _hold(_exp(x1, shift), x1.dtype)
-            s += gl.sum(x1.to(gl.float32), axis=1)
+            x1, s1 = _exponentials(x1, shift, LOG)
+            s += s1
         if P2 > 0:
-            x2 = _hold(_exp(x2, shift), x2.dtype)
-            s += gl.sum(x2.to(gl.float32), axis=1)
+            x2, s2 = _exponentials(x2, shift, LOG)
+            s += s2
         if not ALIGNED:
-            end_x = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)))
-            s += gl.convert_layout(gl.sum(end_x, axis=1), gl.SliceLayout(1, X))
+            end_e = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)))
+            s += gl.convert_layout(gl.sum(end_e, axis=1), gl.SliceLayout(1, X))
+            if not LOG:
+                end_x = end_e
 
-        # Push (max, sum) into every CTA of the cluster: thread j of CTA src writes slot (src, j), which lives in
-        # CTA j // (T / C). Each CTA then holds all C pairs, T / C times over.
-        zeros = gl.zeros([C, T], gl.float32, ONE_EACH)
-        m_out = gl.convert_layout(m, gl.SliceLayout(1, ONE_EACH))[:, None] + zeros
-        s_out = gl.convert_layout(s, gl.SliceLayout(1, ONE_EACH))[:, None] + zeros
         cluster.wait()
         mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
-        hopper.async_store(max_in, m_out, bar)
-        hopper.async_store(sum_in, s_out, bar)
+        push(m, max_in, bar)
+        push(s, sum_in, bar)
         mbarrier.wait(bar, 0, deps=[max_in, sum_in])
-        maxes = max_in.load(RECV)
-        sums = sum_in.load(RECV)
+        maxes = received(max_in)
+        sums = received(sum_in)
         row_max = gl.max(maxes, axis=0)  # [T], split over the CTAs: every entry holds the row's max
-        row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros, not NaN
+        row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros (-inf), not NaN
         row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * LOG2E), axis=0)
-        # back to one value a CTA ([C], CTA c holding entry c), every entry of a CTA's slice being the same
-        row_shift = gl.max(gl.convert_layout(gl.reshape(row_shift, [C, T // C]), ONE_EACH), axis=1)
-        row_sum = gl.max(gl.convert_layout(gl.reshape(row_sum, [C, T // C]), ONE_EACH), axis=1)
-        inv_sum = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
-
-        # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
-        factor = gl.exp2((gl.convert_layout(m, row_shift.type.layout) - row_shift) * LOG2E) * inv_sum
+        row_sum = gl.where(row_sum == 0.0, 1.0, row_sum)
+        # back to one value a CTA ([C], CTA c holding entry c)
+        if LOG:
+            # y = x − row_shift − log row_sum: two subtractions, as the other variants (x − shift is exact)
+            f = one_a_cta(row_shift)
+            log_sum = one_a_cta(gl.log(row_sum))
+        else:
+            # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
+            row_shift = one_a_cta(row_shift)
+            f = gl.exp2((gl.convert_layout(m, row_shift.type.layout) - row_shift) * LOG2E) * (1.0 / one_a_cta(row_sum))
+            log_sum = gl.zeros_like(f)  # unused
         out_ty = y_ptr.dtype.element_ty
-        f = gl.convert_layout(factor, gl.SliceLayout(1, X))[:, None]
-        _store(y_row, lanes0, move0, _scaled(x0, f).to(out_ty), EVEN)
+        f_x = gl.convert_layout(f, gl.SliceLayout(1, X))[:, None]
+        log_sum_x = gl.convert_layout(log_sum, gl.SliceLayout(1, X))[:, None]
+        store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, log_sum_x, LOG).to(out_ty), EVEN)
         if P1 > 0:
-            _store(y_row, lanes1, move1, _scaled(x1, f).to(out_ty), EVEN)
+            store_lanes(y_row, lanes1, move1, _normalized(x1, f_x, log_sum_x, LOG).to(out_ty), EVEN)
         if P2 > 0:
-            _store(y_row, lanes2, move2, _scaled(x2, f).to(out_ty), EVEN)
+            store_lanes(y_row, lanes2, move2, _normalized(x2, f_x, log_sum_x, LOG).to(out_ty), EVEN)
         if not ALIGNED:
-            end_y = end_x * gl.convert_layout(factor, gl.SliceLayout(1, ENDS))[:, None]
-            gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
+            f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
+            log_sum_ends = gl.convert_layout(log_sum, gl.SliceLayout(1, ENDS))[:, None]
+            gl.store(y_row + end_lanes, _normalized(end_x, f_ends, log_sum_ends, LOG).to(out_ty), mask=at_end)
 
 
 def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,
@@ -391,10 +503,16 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
 
 @lru_cache(maxsize=1024)
 def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str) -> dict:
+    return {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32"}
+
+
+@lru_cache(maxsize=1024)
+def window_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool) -> dict:
+    """How a row's window is laid over the cluster, as compile-time arguments (kernel_constexprs'); shared between
+    calls: read them, do not change them."""
     p0, p1, p2 = config.pieces + (0,) * (3 - len(config.pieces))
     even = aligned and config.ctas * config.step == N and config.span == config.step
-    return dict(STEP=config.step, P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=even, ALIGNED=aligned,
-                HOLD_F32=how == "fp32")
+    return dict(STEP=config.step, P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=even, ALIGNED=aligned)
 
 
 @lru_cache(maxsize=1024)
@@ -405,33 +523,38 @@ def settings_of(config: ClusterConfig) -> dict:
     return settings if config.max_registers is None else {**settings, "max_registers": config.max_registers}
 
 
+@lru_cache(maxsize=1024)
+def launch_options(config: ClusterConfig) -> dict:
+    """The launch's options: the cluster's CTAs, the warps of each, the registers' cap if any."""
+    options = {"num_ctas": config.ctas, "num_warps": config.num_warps}
+    return options if config.max_registers is None else {**options, "maxnreg": config.max_registers}
+
+
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None = None) -> tuple[torch.Tensor, Launch]:
     reason = why_not_here()
     if reason is not None:
         raise ValueError(f"{reason}; use variant='auto'")
-    if fusion.log:
-        raise ValueError("cluster computes softmax only; use variant='auto' (or 'two_pass') for log_softmax")
     M, N = x.shape
     x = same_alignment(x)
     y = output_like(x)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
-    args = fusion_args(fusion, x)
-    del args["LOG"]  # refused above
-    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **args, **constexprs,
-                             num_ctas=config.ctas, num_warps=config.num_warps,
-                             **({} if config.max_registers is None else {"maxnreg": config.max_registers}))
+    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
+                             **constexprs, **launch_options(config))
     return y, Launch(settings_of(config), [compiled])
 
 
-def unsupported(N: int, dtype: torch.dtype) -> str | None:
+def unsupported_width(N: int, dtype: torch.dtype, capacity: int = CAPACITY, wider: str = "split or two_pass",
+                      ) -> str | None:
+    """Why a cluster kernel that holds windows of up to `capacity` lanes cannot take rows of N elements here (the
+    variants to use for wider rows: `wider`), or None."""
     reason = why_not_here()
     if reason is None and N < MIN_N:
         reason = f"cluster takes rows of {MIN_N} elements or more (got N = {N}); fused holds narrower ones"
-    if reason is None and window_lanes(N, dtype) > CAPACITY:
-        reason = (f"cluster holds rows of up to {CAPACITY} elements on chip ({CAPACITY - vector_elems(dtype) + 1} "
-                  f"when N is not a multiple of {vector_elems(dtype)}; got N = {N}); use split or two_pass")
+    if reason is None and window_lanes(N, dtype) > capacity:
+        reason = (f"cluster holds rows of up to {capacity} elements on chip ({capacity - vector_elems(dtype) + 1} "
+                  f"when N is not a multiple of {vector_elems(dtype)}; got N = {N}); use {wider}")
     return reason
 
 
@@ -441,6 +564,5 @@ VARIANT = Variant(
     launch=launch,
     traffic=one_pass_traffic,
     triton=True,
-    limits=unsupported,
-    log_softmax=False,  # not yet: its kernel runs on an H200 only, and log_softmax there is to be measured
+    limits=unsupported_width,
 )

@@ -1,0 +1,199 @@
+"""cluster's backward: the rows of y and dy held on chip across a thread-block cluster; one read of each, one write.
+
+Laid out as the forward lays out x (kernels/cluster.py: CTA c of a row's cluster holds the `step` lanes from c·step,
+16 bytes a thread; 16-bit values packed two to a register), but a thread holds lanes of two rows, so each gets half
+of the forward's elements a thread (cluster.fitting_config with rows=2): rows of up to 262144 elements. Each CTA
+sums dy·y over its lanes (log_softmax: dy), pushes its partial sum into every peer's shared memory as the forward
+pushes (max, sum), adds the C partial sums and writes dx = scale·y·(dy − Σ) (log_softmax: scale·(dy − e^y·Σ), zero
+where the fusion masked the forward's input). Lanes outside the row read as 0: they add nothing to the sum.
+
+Needs Triton ≥ 3.8 and an sm_90 GPU, as the forward; elsewhere it says so and `backward_for` takes two_pass's.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import PLAIN, Backward, Fusion, Launch, backward_traffic, launch_kernel, output_like
+from .aligned import same_alignment, vector_elems
+from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, packed_ptx, settings_of,
+                      unsupported_width, why_not_here, window_constexprs)
+from .masking import fusion_args
+
+# A thread holds lanes of y and of dy: half the forward's window.
+BACKWARD_CAPACITY = CAPACITY // 2
+
+if gluon is not None:
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
+
+    from .cluster import (LOG2E, end_vectors, ends_layout, exchange_barrier, kept, load_lanes, one_a_cta, piece, push,
+                          receive_buffer, received, row_layout, row_window, store_lanes)
+
+    # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
+    # where s2 (kept) is 0
+    SOFTMAX_STEP = "sub.f32 b{h}, b{h}, {s0}; mul.f32 a{h}, a{h}, b{h}; mul.f32 a{h}, a{h}, {s1}; "
+    LOG_STEP = ("mul.f32 a{h}, a{h}, 0f3FB8AA3B; ex2.approx.f32 a{h}, a{h}; "  # e^y, as 2^(y·log2 e)
+                "mul.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, b{h}, a{h}; mul.f32 a{h}, a{h}, {s1}; "
+                "setp.eq.f32 p, {s2}, 0f00000000; selp.f32 a{h}, 0f00000000, a{h}, p; ")
+    SOFTMAX_BF16 = gl.constexpr(packed_ptx("bf16", 2, SOFTMAX_STEP))
+    SOFTMAX_FP16 = gl.constexpr(packed_ptx("f16", 2, SOFTMAX_STEP))
+    LOG_BF16 = gl.constexpr(packed_ptx("bf16", 2, LOG_STEP))
+    LOG_FP16 = gl.constexpr(packed_ptx("f16", 2, LOG_STEP))
+
+    @gluon.jit
+    def _partial_sum(y, dy, LOG: gl.constexpr):
+        """Each CTA's sum over its lanes, in fp32: dy·y for softmax, dy for log_softmax."""
+        if LOG:
+            return gl.sum(dy.to(gl.float32), axis=1)
+        else:
+            return gl.sum(y.to(gl.float32) * dy.to(gl.float32), axis=1)
+
+    @gluon.jit
+    def _input_gradient(y, dy, row_sum, scale):
+        """softmax's dx in y's dtype from y and dy as held and the row's sum: scale·y·(dy − Σ). softmax's y is 0
+        where the forward masked x out, and so is dx. In one piece of inline PTX for 16-bit values, so that the
+        compiler cannot keep fp32 copies of y and dy alive across the exchange (it would share a plain widening with
+        the partial sum's: cluster.packed_ptx)."""
+        if y.dtype == gl.float32:
+            return y * (dy - row_sum) * scale
+        elif y.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(SOFTMAX_BF16, "=r,r,r,r,r,r,r", [y, dy, row_sum, scale], dtype=y.dtype,
+                                             is_pure=True, pack=2)
+        else:
+            return gl.inline_asm_elementwise(SOFTMAX_FP16, "=r,r,r,r,r,r,r", [y, dy, row_sum, scale], dtype=y.dtype,
+                                             is_pure=True, pack=2)
+
+    @gluon.jit
+    def _log_input_gradient(y, dy, row_sum, scale, kept):
+        """log_softmax's dx, as _input_gradient's: scale·(dy − e^y·Σ), 0 where not `kept` (y is -inf there, e^y = 0,
+        and dx would be dy: torch's masked_fill gives those positions no gradient either)."""
+        if y.dtype == gl.float32:
+            return gl.where(kept, (dy - gl.exp2(y * LOG2E) * row_sum) * scale, 0.0)
+        elif y.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(LOG_BF16, "=r,r,r,r,r,r,r,r,r", [y, dy, row_sum, scale,
+                                                                              gl.where(kept, 1.0, 0.0)],
+                                             dtype=y.dtype, is_pure=True, pack=2)
+        else:
+            return gl.inline_asm_elementwise(LOG_FP16, "=r,r,r,r,r,r,r,r,r", [y, dy, row_sum, scale,
+                                                                              gl.where(kept, 1.0, 0.0)],
+                                             dtype=y.dtype, is_pure=True, pack=2)
+
+    @gluon.jit
+    def _store_gradient(dx_row, lanes, move, y, dy, row_sum, scale, cols, row, N, mask_ptr, mask_stride, causal_m,
+                        EVEN: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr):
+        """dx over a piece's lanes."""
+        if LOG:
+            keep = True
+            if HAS_MASK or CAUSAL:
+                keep = kept(cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+            dx = _log_input_gradient(y, dy, row_sum, scale, keep)
+        else:
+            dx = _input_gradient(y, dy, row_sum, scale)
+        store_lanes(dx_row, lanes, move, dx.to(dx_row.dtype.element_ty), EVEN)
+
+    @gluon.jit
+    def cluster_backward_kernel(y_ptr, dy_ptr, dx_ptr, N, stride_y, stride_dy, stride_dx,
+                                scale, mask_ptr, mask_stride, causal_m,
+                                STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
+                                VEC: gl.constexpr, EVEN: gl.constexpr, ALIGNED: gl.constexpr,
+                                HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr,
+                                LOG: gl.constexpr):
+        X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        sum_in = receive_buffer()
+        bar = exchange_barrier()
+
+        row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
+        # y's, dy's and dx's rows start as far past a 16-byte boundary (the launch sees to it)
+        off = ((row * stride_y) % VEC).to(gl.int32)
+        y_row = row_window(y_ptr, row, stride_y, off, VEC)
+        dy_row = row_window(dy_ptr, row, stride_dy, off, VEC)
+        dx_row = row_window(dx_ptr, row, stride_dx, off, VEC)
+        first_whole = gl.cdiv(off, VEC) * VEC
+        end_whole = (off + N) // VEC * VEC
+
+        # Every load before the first reduction, as the forward's.
+        lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
+        y0 = load_lanes(y_row, lanes0, move0, 0.0, EVEN)
+        dy0 = load_lanes(dy_row, lanes0, move0, 0.0, EVEN)
+        if P1 > 0:
+            lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
+            y1 = load_lanes(y_row, lanes1, move1, 0.0, EVEN)
+            dy1 = load_lanes(dy_row, lanes1, move1, 0.0, EVEN)
+        if P2 > 0:
+            lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
+            y2 = load_lanes(y_row, lanes2, move2, 0.0, EVEN)
+            dy2 = load_lanes(dy_row, lanes2, move2, 0.0, EVEN)
+        if not ALIGNED:
+            end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
+            end_y = gl.load(y_row + end_lanes, mask=at_end, other=0.0).to(gl.float32)
+            end_dy = gl.load(dy_row + end_lanes, mask=at_end, other=0.0).to(gl.float32)
+
+        s = _partial_sum(y0, dy0, LOG)
+        if P1 > 0:
+            s += _partial_sum(y1, dy1, LOG)
+        if P2 > 0:
+            s += _partial_sum(y2, dy2, LOG)
+        if not ALIGNED:
+            s += gl.convert_layout(_partial_sum(end_y, end_dy, LOG), gl.SliceLayout(1, X))
+
+        cluster.wait()
+        mbarrier.expect(bar, sum_in.nbytes_per_cta)
+        push(s, sum_in, bar)
+        mbarrier.wait(bar, 0, deps=[sum_in])
+        row_sum = one_a_cta(gl.sum(received(sum_in), axis=0))  # every CTA adds the C sums in the same order
+
+        if not HAS_SCALE:
+            scale = 1.0
+        s_x = gl.convert_layout(row_sum, gl.SliceLayout(1, X))[:, None]
+        _store_gradient(dx_row, lanes0, move0, y0, dy0, s_x, scale, lanes0 - off, row, N, mask_ptr, mask_stride,
+                        causal_m, EVEN, HAS_MASK, CAUSAL, LOG)
+        if P1 > 0:
+            _store_gradient(dx_row, lanes1, move1, y1, dy1, s_x, scale, lanes1 - off, row, N, mask_ptr, mask_stride,
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG)
+        if P2 > 0:
+            _store_gradient(dx_row, lanes2, move2, y2, dy2, s_x, scale, lanes2 - off, row, N, mask_ptr, mask_stride,
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG)
+        if not ALIGNED:
+            s_ends = gl.convert_layout(row_sum, gl.SliceLayout(1, ENDS))[:, None]
+            _store_gradient(dx_row, end_lanes, at_end, end_y, end_dy, s_ends, scale, end_cols, row, N, mask_ptr,
+                            mask_stride, causal_m, False, HAS_MASK, CAUSAL, LOG)
+
+
+def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
+    """The cluster for rows of N elements: the forward's choice for a thread holding two rows (16-bit ones packed,
+    as loaded). A fused mask takes no share of the budget here, unlike the forward's: only log_softmax reads it, after
+    the exchange, and with that share no configuration holds 262144 without spilling (docs/perf-notes.md)."""
+    return fitting_config(N, dtype, "fp32" if dtype == torch.float32 else "packed", masked=False, rows=2)
+
+
+def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
+           config: ClusterConfig | None = None) -> tuple[torch.Tensor, Launch]:
+    reason = why_not_here()
+    if reason is not None:
+        raise ValueError(f"{reason}; use the two_pass backward")
+    M, N = y.shape
+    y, dy = same_alignment(y), same_alignment(dy)
+    dx = output_like(y)
+    config = config or config_for(N, y.dtype, fusion)
+    aligned = N % vector_elems(y.dtype) == 0  # then every row of y, dy and dx starts on a 16-byte boundary
+    compiled = launch_kernel(cluster_backward_kernel, (M,), y, dy, dx, N, y.stride(0), dy.stride(0), dx.stride(0),
+                             **fusion_args(fusion, y), **window_constexprs(config, N, y.dtype, aligned),
+                             **launch_options(config))
+    return dx, Launch(settings_of(config), [compiled])
+
+
+def unsupported(N: int, dtype: torch.dtype) -> str | None:
+    return unsupported_width(N, dtype, BACKWARD_CAPACITY, wider="two_pass")
+
+
+BACKWARD = Backward(
+    name="cluster",
+    summary="the rows of y and dy on chip across a thread-block cluster, partial sums pushed to every CTA: one read "
+            "of each, one write of dx",
+    launch=launch,
+    traffic=backward_traffic,
+    triton=True,
+    limits=unsupported,
+)

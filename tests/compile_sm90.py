@@ -1,0 +1,72 @@
+"""Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
+`python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
+the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
+"max_registers"}; one JSON line a case comes back: the configuration, the instructions counted, registers and spills.
+"""
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon._runtime import GluonASTSource
+
+from softmax_bench.kernels import DTYPES, Fusion, cluster, cluster_backward
+from softmax_bench.kernels.aligned import vector_elems
+
+PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
+              "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait"}
+
+
+def compile_case(case: dict, out_dir: str) -> dict:
+    dtype, N = DTYPES[case["dtype"]], case["N"]
+    fusion = Fusion(scale=case.get("scale", 1.0), causal_m=7 if case.get("causal") else None,
+                    mask=torch.empty(1, N, dtype=torch.uint8) if case.get("mask") else None, log=case.get("log", False))
+    aligned = N % vector_elems(dtype) == 0
+    if case["kernel"] == "forward":
+        kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
+        config = cluster.config_for(N, dtype, fusion)
+        constexprs = cluster.kernel_constexprs(config, N, dtype, aligned, fusion)
+    else:
+        kernel, pointers = cluster_backward.cluster_backward_kernel, ("y_ptr", "dy_ptr", "dx_ptr")
+        config = cluster_backward.config_for(N, dtype, fusion)
+        constexprs = cluster.window_constexprs(config, N, dtype, aligned)
+    config = dataclasses.replace(config, max_registers=case.get("max_registers"))
+    constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
+                  "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log}
+    types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32"}
+    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
+    aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in (*pointers, "mask_ptr")}
+    source = GluonASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned_pointers)
+    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=cluster.launch_options(config))
+    ptx = compiled.asm["ptx"]
+    path = os.path.join(out_dir, "-".join(str(v) for v in case.values()) + ".ptx")
+    with open(path, "w") as f:
+        f.write(ptx)
+    report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"],
+                            capture_output=True, text=True).stderr
+    return {**case, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
+            **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
+            "registers": int(re.search(r"Used (\d+) registers", report).group(1)),
+            "spill_bytes": sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))}
+
+
+def compile_in_subprocess(cases: list[dict], out_dir) -> list[dict]:
+    """compile_case of each case, in a process of its own without TRITON_INTERPRET."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    result = subprocess.run([sys.executable, "-m", "tests.compile_sm90", str(out_dir), json.dumps(cases)], env=env,
+                            capture_output=True, text=True, timeout=900,
+                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+if __name__ == "__main__":
+    for case in json.loads(sys.argv[2]):
+        print(json.dumps(compile_case(case, sys.argv[1])), flush=True)

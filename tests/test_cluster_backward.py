@@ -1,0 +1,204 @@
+"""cluster's backward, and cluster's log_softmax: the launch arithmetic, the choice of backward and the compiled code on
+CPU; their numbers on an sm_90 GPU under Triton ≥ 3.8 (skipped elsewhere, as tests/test_cluster.py's)."""
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench import dispatch
+from softmax_bench.kernels import (DTYPES, GRAD_TOLERANCES, PLAIN, Fusion, backwards, cluster, cluster_backward,
+                                   fused_backward)
+from softmax_bench.kernels.aligned import vector_elems, window_lanes
+
+from .compile_sm90 import compile_in_subprocess
+from .conftest import DEVICE
+from .test_backward import grad_of_output
+from .test_cluster import assert_one_exchange_no_spills, on_gpu
+from .test_fusion import causal_keep
+from .test_kernels import fresh_randn
+from .test_log_softmax import assert_matches as assert_log_matches
+
+DTYPE_LIST = list(DTYPES.values())
+# Widths of the wide and vocabulary shapes, odd and prime ones, and the widest the backward holds.
+WIDTHS = [16385, 32768, 50257, 65537, 131072, 151936, 262144]
+
+
+# --- launch arithmetic and choice (CPU) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [cluster.MIN_N, *WIDTHS, 100003, 128256, 196608, cluster_backward.BACKWARD_CAPACITY])
+def test_a_thread_holds_half_of_the_forwards_elements_of_each_row(N, dtype):
+    how = "fp32" if dtype == torch.float32 else "packed"
+    for fusion in (PLAIN, Fusion(scale=0.5, causal_m=7, log=True)):
+        config = cluster_backward.config_for(N, dtype, fusion)
+        lanes = window_lanes(N, dtype)
+        assert config.ctas * config.step >= lanes and config.span >= config.step, "the cluster covers the window"
+        assert config.step % vector_elems(dtype) == 0 and (config.ctas - 1) * config.step < N
+        per_thread = config.span // (32 * config.num_warps)
+        assert per_thread <= cluster.MAX_PER_THREAD[how][config.num_warps] // 2, "y's and dy's lanes: half each"
+        assert len(config.pieces) <= cluster.MAX_PIECES[how]
+
+
+def test_declared_limits_and_traffic():
+    backward = backwards()["cluster"]
+    M, N = 4, 65536
+    assert backward.traffic(M, N, torch.bfloat16, PLAIN).total_bytes == 3 * M * N * 2  # read y and dy, write dx
+    assert backward.max_n is None
+    if cluster.why_not_here() is None:
+        assert backward.supports(cluster_backward.BACKWARD_CAPACITY, torch.float32)
+        assert not backward.supports(cluster_backward.BACKWARD_CAPACITY + 1, torch.float32)
+        assert "use two_pass" in backward.unsupported(cluster_backward.BACKWARD_CAPACITY - 1, torch.bfloat16)
+    else:
+        assert backward.unsupported(N, torch.float32) == cluster.why_not_here()
+
+
+def test_backward_for_a_wide_row_is_clusters_where_it_runs(monkeypatch):
+    forward = softmax_bench.variants()
+    registry = backwards()
+    above_fused = fused_backward.MAX_N + 1
+    assert dispatch.backward_for(forward["fused"], fused_backward.MAX_N, torch.bfloat16) is registry["fused"]
+    if cluster.why_not_here() is not None:  # here: Triton < 3.8, no sm_90 GPU or the interpreter
+        assert dispatch.backward_for(forward["cluster"], above_fused, torch.bfloat16) is registry["two_pass"]
+    monkeypatch.setattr(cluster, "why_not_here", lambda: None)
+    for name in ("cluster", "two_pass", "split"):  # after any Triton forward
+        assert dispatch.backward_for(forward[name], above_fused, torch.bfloat16) is registry["cluster"]
+        assert dispatch.backward_for(forward[name], 151936, torch.float32) is registry["cluster"]
+    too_wide = cluster_backward.BACKWARD_CAPACITY + 1
+    assert dispatch.backward_for(forward["cluster"], too_wide, torch.float32) is registry["two_pass"]
+    assert dispatch.backward_for(forward["eager"], above_fused, torch.float32) is registry["eager"]
+
+
+def test_sweep_and_explain_list_the_cluster_backward(tmp_path):
+    from softmax_bench.explain import explain
+    from softmax_bench.sweep import providers
+
+    names = [p.name for p in providers([], ["backward"]) if p.pass_ == "backward"]
+    assert "cluster" in names
+    (cluster_provider,) = [p for p in providers(["cluster"], ["backward"])]
+    assert cluster_provider.traffic(2, 65536, torch.bfloat16, PLAIN).total_bytes == 3 * 2 * 65536 * 2
+    lines = {line.name: line for line in explain(2048, 65536, "bf16", tmp_path, DEVICE == "cpu").backward_lines}
+    assert lines["cluster"].read_bytes == 2 * 2048 * 65536 * 2 and lines["cluster"].write_bytes == 2048 * 65536 * 2
+
+
+# --- compiled code (CPU, for sm_90) --------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
+def test_compiled_for_sm90_one_exchange_no_spills(tmp_path):
+    """Compiled for the H200 without a GPU, at the widths of the wide and vocabulary shapes, each holding (fp32;
+    16-bit packed), softmax and log_softmax, plain and with a scale (log_softmax: and a causal mask): y and dy move in
+    16-byte vectors, the partial sum is pushed with one st.async, the cluster barrier is met once, and nothing
+    spills."""
+    plain = [{"kernel": "backward", "dtype": dtype, "N": N, "log": log, "scale": 0.5}
+             for dtype in ("fp32", "bf16", "fp16") for N in (32768, 50257, 131072, 151936, 262144)
+             for log in (False, True)]
+    masked = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "causal": True}
+              for dtype in ("fp32", "bf16", "fp16") for N in (50257, 151936, 262144)]
+    cases = compile_in_subprocess(plain + masked, tmp_path)
+    assert len(cases) == len(plain) + len(masked)
+    for case in cases:
+        assert_one_exchange_no_spills(case, pushes=1)
+
+
+# --- numbers (GPU) -------------------------------------------------------------------------------------------
+
+
+def run_backward(y, dy, fusion):
+    dx, launch = cluster_backward.launch(y, dy, fusion)
+    assert launch.config["ctas"] >= 2
+    return dx
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", WIDTHS)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_backward_matches_float64(log, N, dtype):
+    x, seed = fresh_randn(7, N, dtype=dtype)
+    y = dispatch.softmax_forward(x, -1, None, None, False, "auto", log)
+    dy, _ = fresh_randn(7, N, dtype=dtype)
+    dx = run_backward(y, dy, Fusion(log=log))
+    assert_grad_close(dx, grad_of_output(y, dy, log), dtype, f"seed {seed}")
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [50257, 151936])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_backward_scale_mask_causal_and_odd_offsets(log, N, dtype):
+    """A scale, a keep-mask and a causal mask (masked positions get no gradient), and rows that start off a 16-byte
+    boundary, an odd number of elements apart."""
+    M = 6
+    wide, _ = fresh_randn(M, N + 13, dtype=dtype)
+    x = wide[:, 5:N + 5]
+    keep = torch.rand(M, N, device=x.device) > 0.3
+    keep[2] = False  # a fully masked row
+    for kwargs in ({"scale": 0.125}, {"scale": -0.5, "mask": keep}, {"causal": True},
+                   {"scale": 0.5, "mask": keep, "causal": True}):
+        y = dispatch.softmax_forward(x, -1, kwargs.get("scale"), kwargs.get("mask"), kwargs.get("causal", False),
+                                     "auto", log)
+        dy_wide, _ = fresh_randn(M, N + 7, dtype=dtype)
+        dy = dy_wide[:, 3:N + 3]
+        fusion = dispatch.fusion_for(x, -1, kwargs.get("scale"), kwargs.get("mask"), kwargs.get("causal", False), log)
+        full_keep = torch.ones(M, N, dtype=torch.bool, device=x.device)
+        if "mask" in kwargs:
+            full_keep &= keep
+        if kwargs.get("causal"):
+            full_keep &= causal_keep(M, N).to(x.device)
+        dx = run_backward(y, dy, fusion)
+        expected = grad_of_output(y, dy, log, scale=kwargs.get("scale", 1.0), keep=full_keep)
+        assert_grad_close(dx, expected, dtype, str(kwargs))
+        assert bool((dx[~full_keep] == 0).all()), "masked positions get no gradient"
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+def test_autograd_runs_the_cluster_backward(dtype):
+    x, _ = fresh_randn(4, 65536, dtype=dtype)
+    x.requires_grad_()
+    dy, _ = fresh_randn(4, 65536, dtype=dtype)
+    for fn, log in ((softmax_bench.softmax, False), (softmax_bench.log_softmax, True)):
+        assert dispatch.backward_for(softmax_bench.variants()["cluster"], 65536, dtype) is backwards()["cluster"]
+        y = fn(x, scale=0.5, variant="cluster")
+        (dx,) = torch.autograd.grad(y, x, dy)
+        assert_grad_close(dx, grad_of_output(y, dy, log, scale=0.5), dtype, fn.__name__)
+
+
+def assert_grad_close(dx, expected, dtype, what):
+    atol, rtol = GRAD_TOLERANCES[dtype]
+    atol = max(atol * float(expected.abs().max()), torch.finfo(dtype).tiny * torch.finfo(dtype).eps)
+    torch.testing.assert_close(dx.double().cpu(), expected, atol=atol, rtol=rtol, msg=lambda m: f"{what}: {m}")
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [*WIDTHS, 100003, 262143, cluster.CAPACITY - 7])
+def test_log_softmax_matches_float64(N, dtype):
+    x, _ = fresh_randn(5, N, dtype=dtype)
+    x[1] = float("-inf")  # all -inf: -inf everywhere
+    x[2, :-1] = float("-inf")  # one finite value: log 1 = 0 there
+    x[3, N // 3] = 1000.0
+    y = softmax_bench.log_softmax(x, variant="cluster")
+    assert_log_matches(y, x)
+    assert bool((y[1] == float("-inf")).all()) and float(y[2, -1]) == 0.0
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [50257, 151936])
+def test_log_softmax_scale_mask_causal_odd_offsets(N, dtype):
+    M = 5
+    wide, _ = fresh_randn(M, N + 13, dtype=dtype)
+    x = wide[:, 5:N + 5]  # rows 13 elements apart, off a 16-byte boundary
+    x[3, N // 2] = float("nan")  # NaN stays in its row
+    keep = torch.rand(M, N, device=x.device) > 0.3
+    keep[0] = False  # a fully masked row: -inf
+    keep[3, N // 2] = True
+    y = softmax_bench.log_softmax(x, scale=-0.5, mask=keep, causal=True, variant="cluster")
+    full_keep = keep & causal_keep(M, N).to(x.device)
+    rows = [1, 2, 4]
+    assert_log_matches(y[rows], x[rows], scale=-0.5, keep=full_keep[rows])
+    assert bool((y[0] == float("-inf")).all()) and bool((y[rows][~full_keep[rows]] == float("-inf")).all())
+    assert bool(y[3].isnan().all())
+    assert_log_matches(softmax_bench.log_softmax(x, scale=0.125, variant="cluster")[rows], x[rows], scale=0.125)
