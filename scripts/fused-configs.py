@@ -57,8 +57,8 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], backward: bool
                 ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
                 pct = 100 * nbytes / t.ms / 1e6 / copy
                 writer.writerow(["backward" if backward else "forward", str(dtype).split(".")[-1], M, N, warps,
-                                 per_thread, config == default, launch.n_regs, launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy),
-                                 err, ok])
+                                 per_thread, config == default, launch.n_regs, launch.n_spills, t.ms, t.ms_p20,
+                                 t.ms_p80, round(pct, 1), round(copy), err, ok])
                 out.flush()
                 print(dtype, M, N, warps, per_thread, launch.n_regs, launch.n_spills, f"{pct:.1f}%", f"err {err:.2g}",
                       "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
