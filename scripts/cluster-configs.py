@@ -20,19 +20,20 @@ from softmax_bench.timing import TimingSettings, measure
 SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
 ELEMS = 2**27
 VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
-WIDTHS = [32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
+WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 
 CAPPED_REGISTERS = 128  # at 4 warps: 4 CTAs an SM instead of 3 when the compiler would use 129–168
 
 
 def configs(N: int, dtype: torch.dtype):
-    """Clusters of 4–16 CTAs of 4 or 8 warps whose threads hold 16 to 128 elements (the ranges where the Gluon
-    probe's best configurations lay, ../shared/anchors/probes/README.md); the 4-warp ones also with their
+    """Clusters of 2–16 CTAs of 4 or 8 warps whose threads hold 16 to 128 elements (the ranges where the Gluon
+    probe's best configurations lay, ../shared/anchors/probes/README.md, and pairs for rows of 16384–32768,
+    where fused's one CTA a row trails Quack in bf16); the 4-warp ones also with their
     registers capped at CAPPED_REGISTERS where a thread holds at most 80 elements (fp32 151936's default then
     compiles to 128 registers, no spills, on sm_90: docs/perf-notes.md)."""
     lanes = window_lanes(N, dtype)
-    for ctas, warps in itertools.product((4, 8, 16), (4, 8)):
+    for ctas, warps in itertools.product((2, 4, 8, 16), (4, 8)):
         config = cluster.layout(lanes, ctas, warps, dtype, cluster.holding(dtype))
         per_thread = config.span // (32 * warps)
         if 16 <= per_thread <= cluster.MAX_PER_THREAD[cluster.holding(dtype)][warps]:

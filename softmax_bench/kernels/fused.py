@@ -69,10 +69,11 @@ def _launch_config(M: int, N: int) -> dict:
     return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps}
 
 
-def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
+def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) -> tuple[torch.Tensor, Launch]:
+    """config: BLOCK_N, ROWS and num_warps to launch with (None: launch_config's; scripts/fused-configs.py)."""
     M, N = x.shape
     y = output_like(x)
-    config = launch_config(M, N)
+    config = config or launch_config(M, N)
     grid = (cdiv(M, config["ROWS"]),)
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config)

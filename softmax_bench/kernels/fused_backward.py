@@ -40,10 +40,12 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
     tl.store(dx_ptr + rows * stride_dx + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
 
 
-def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
+def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
+           config: dict | None = None) -> tuple[torch.Tensor, Launch]:
+    """config: BLOCK_N, ROWS and num_warps to launch with (None: the forward's tiles; scripts/fused-configs.py)."""
     M, N = y.shape
     dx = output_like(y)
-    config = launch_config(M, N)  # the forward's tiles
+    config = config or launch_config(M, N)
     grid = (cdiv(M, config["ROWS"]),)
     compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
                              **fusion_args(fusion, y), **config)
