@@ -45,7 +45,7 @@ from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster, fused, online,
 from softmax_bench.kernels.masking import fusion_args  # noqa: E402
 from softmax_bench.ops import OPS, call_kwargs, reference  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
-from softmax_bench.sweep import cell_input, check  # noqa: E402
+from softmax_bench.sweep import cell_input, check, error_line  # noqa: E402
 
 COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note"]
 CHEAP_CALLS = 20000  # a round of a row that runs no kernel
@@ -89,8 +89,7 @@ def one_round(fn, calls: int, launches: bool) -> tuple[float, float]:
     return host, (time.perf_counter() - start) / calls * 1e6
 
 
-def interleaved(fns: list, calls: list[int], warmup: int, rounds: int,
-                launches: bool = True) -> list[tuple[float, float]]:
+def interleaved(fns: list, calls: int, warmup: int, rounds: int, launches: bool = True) -> list[tuple[float, float]]:
     """(host µs, call µs) of each fn, each the median of `rounds` rounds; the rounds of all fns taken in turn (round
     1 of each, then round 2, ...), so that a slow spell of the machine falls on every row alike, torch's too."""
     for fn in fns:
@@ -98,8 +97,8 @@ def interleaved(fns: list, calls: list[int], warmup: int, rounds: int,
             fn()
     times = [[] for _ in fns]
     for _ in range(rounds):
-        for fn, n, kept in zip(fns, calls, times):
-            kept.append(one_round(fn, n, launches))
+        for fn, kept in zip(fns, times):
+            kept.append(one_round(fn, calls, launches))
     median = lambda values: sorted(values)[len(values) // 2]  # noqa: E731
     return [(median([h for h, _ in kept]), median([c for _, c in kept])) for kept in times]
 
@@ -244,17 +243,17 @@ def main() -> None:
                 if stubbed:
                     row.fn()  # compiled, and split's occupancy known, before the launches are stubbed
                 with no_launch() if stubbed else nullcontext():
-                    (host, call), = interleaved([row.fn], [CHEAP_CALLS], args.warmup, args.rounds, launches=False)
+                    (host, call), = interleaved([row.fn], CHEAP_CALLS, args.warmup, args.rounds, launches=False)
                 out.update(calls=CHEAP_CALLS, host_us=host, call_us=call)
             else:
                 row.fn()
                 timed.append((row, out))
         except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
-            out["note"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            out["note"] = f"failed: {error_line(e)}"
     if timed:
         print(f"timing {len(timed)} rows that launch kernels, round by round ...", flush=True)
         fns = [row.fn for row, _ in timed]
-        for (row, out), (host, call) in zip(timed, interleaved(fns, [calls] * len(fns), args.warmup, args.rounds)):
+        for (row, out), (host, call) in zip(timed, interleaved(fns, calls, args.warmup, args.rounds)):
             out.update(calls=calls, host_us=host, call_us=call)
     torch_us = rows[0]["host_us"]  # the first row is torch.softmax's
     for row, out in zip(todo, rows):

@@ -163,6 +163,12 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
     return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m, log=log)
 
 
+def through_op(x) -> bool:
+    """Whether a call goes through the registered op (softmax_bench.library): only where it is needed — while
+    torch.compile traces, or when x needs a gradient — since the dispatcher costs tens of µs a call."""
+    return torch.compiler.is_compiling() or (torch.is_grad_enabled() and getattr(x, "requires_grad", False))
+
+
 def softmax(
     x: torch.Tensor,
     dim: int = -1,
@@ -189,8 +195,7 @@ def softmax(
     `softmax_bench.variants()`.
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
     """
-    # The registered op (softmax_bench.library) only where it is needed: the dispatcher costs tens of µs a call.
-    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and getattr(x, "requires_grad", False)):
+    if through_op(x):
         return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant)
     try:
         key = replay.plan_key(x, dim, scale, mask, causal, variant)
@@ -216,7 +221,7 @@ def log_softmax(
     variants and unfused (`eager`, torch.log_softmax, gives NaN); masked-out positions are -inf. Differentiable, and
     traced by torch.compile as softmax_bench::log_softmax.
     """
-    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and getattr(x, "requires_grad", False)):
+    if through_op(x):
         return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant)
     return softmax_forward(x, dim, scale, mask, causal, variant, log=True)
 

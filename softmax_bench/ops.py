@@ -103,8 +103,12 @@ def call_kwargs(fusion: Fusion) -> dict:
     return kwargs
 
 
+def user_function(fusion: Fusion) -> Callable[..., torch.Tensor]:
+    """What a user calls for the fusion's op: softmax_bench.softmax, or log_softmax for fusion.log."""
+    return dispatch.log_softmax if fusion.log else dispatch.softmax
+
+
 def user_call(x: torch.Tensor, fusion: Fusion, variant: str) -> Callable[[], torch.Tensor]:
     """softmax_bench.softmax (log_softmax for fusion.log) of x with the fusion's arguments and `variant`, as a user
     calls it."""
-    fn = dispatch.log_softmax if fusion.log else dispatch.softmax
-    return partial(fn, x, variant=variant, **call_kwargs(fusion))
+    return partial(user_function(fusion), x, variant=variant, **call_kwargs(fusion))

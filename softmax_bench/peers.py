@@ -11,8 +11,7 @@ import torch
 
 from .kernels import Fusion
 from .kernels.eager import prologue
-from . import dispatch
-from .ops import call_kwargs
+from .ops import call_kwargs, user_function
 
 
 class PeerUnavailable(Exception):
@@ -44,7 +43,7 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     kwargs = call_kwargs(fusion)
     mask = kwargs.pop("mask", None)  # an input of the compiled model, as a model's mask is (a constant bool view
     # of the uint8 mask fails Inductor's lowering on the GPU: "torch.bool is not supported by torch.iinfo")
-    op = dispatch.log_softmax if fusion.log else dispatch.softmax
+    op = user_function(fusion)
     compiled = torch.compile(lambda x, mask: op(x, variant="auto", mask=mask, **kwargs), fullgraph=True,
                              dynamic=False)
     return lambda x: compiled(x, mask)

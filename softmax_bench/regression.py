@@ -20,8 +20,7 @@ import pandas as pd
 
 from .across_devices import devices_of, median_over_devices
 from .errors import BenchError
-from .report import wide_band
-from .results import KEY, Run, cell_label
+from .results import KEY, Run, cell_label, wide_band
 
 DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbps_by_device, median_over_devices,
                              outlier)
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
-from .results import cell_label
+from .results import WIDE_BAND, cell_label, wide_band
 
 
 # A rule under the header and two spaces between columns, no borders: tables of many columns fit 80 terminal columns.
@@ -77,13 +77,7 @@ def _footnote(reason: object) -> str:
     return re.sub(r"\s*\(got [^)]*\)", "", str(reason))
 
 
-WIDE_BAND = 2.0  # % of the median: the stability the instrument promises between two runs of one commit
 HOST_BOUND = 1.3  # call time / kernel time past which a cell is marked as set by the host
-
-
-def wide_band(r) -> bool:
-    """The cell's p20–p80 band is wider than WIDE_BAND % of its median."""
-    return 100 * (r.ms_p80 - r.ms_p20) / r.ms > WIDE_BAND
 
 
 def host_bound(r) -> bool:

@@ -37,6 +37,14 @@ ROWS_FILE, META_FILE = "rows.csv", "meta.json"
 DEFAULT_DIR = Path("results")
 
 
+WIDE_BAND = 2.0  # % of the median: the stability the instrument promises between two runs of one commit
+
+
+def wide_band(r) -> bool:
+    """The row's p20–p80 band is wider than WIDE_BAND % of its median (tables mark it ~: not stable to 2 %)."""
+    return 100 * (r.ms_p80 - r.ms_p20) / r.ms > WIDE_BAND
+
+
 def cell_label(variant: str, pass_: str, dtype: str, M, N) -> str:
     """'fused bf16 4096×4096', and 'fused backward bf16 …' for a backward cell."""
     return f"{variant}{' backward' if pass_ == 'backward' else ''} {dtype} {int(M)}×{int(N)}"
