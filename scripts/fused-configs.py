@@ -3,17 +3,19 @@ a copy of the same bytes measured in the same process; each configuration checke
 (or its backward). One CSV line per measurement, flushed, so an interrupted run keeps what it measured. Quack
 leads fused at bf16 8192×16384 (97.4 against 93.8 % in results/wide-rows-quack-h200), where fused runs 16 warps,
 32 elements a thread; torch.compile leads fused's backward there (103.7 against 98.6 %, results/backward-h200).
+With `backward`, the cluster backward's default configuration is timed beside fused's where it runs (printed only).
 
     python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward] [N ...]
 """
 
 import csv
 import sys
+from functools import partial
 
 import torch
 
 from softmax_bench.baseline import measure_copy
-from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, elem_size, fused, fused_backward
+from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, cluster_backward, elem_size, fused, fused_backward
 from softmax_bench.timing import TimingSettings, measure
 
 SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
@@ -30,7 +32,11 @@ def case(M: int, N: int, dtype: torch.dtype, backward: bool):
     y, dy = torch.softmax(x, -1), torch.randn_like(x)
     y32, dy32 = y.float(), dy.float()
     ref = y32 * (dy32 - (y32 * dy32).sum(-1, keepdim=True))
-    return (lambda config: fused_backward.launch(y, dy, config=config)), ref, GRAD_TOLERANCES, 3 * x.nbytes
+    return partial(backward_launch, y=y, dy=dy), ref, GRAD_TOLERANCES, 3 * x.nbytes
+
+
+def backward_launch(config, y, dy):
+    return fused_backward.launch(y, dy, config=config)
 
 
 def main(path: str, dtypes: list[torch.dtype], widths: list[int], backward: bool) -> None:
@@ -62,6 +68,14 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], backward: bool
                 out.flush()
                 print(dtype, M, N, warps, per_thread, launch.n_regs, launch.n_spills, f"{pct:.1f}%", f"err {err:.2g}",
                       "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
+            if backward and cluster_backward.unsupported(N, dtype) is None:  # beside it: the cluster's backward
+                y, dy = run.keywords["y"], run.keywords["dy"]
+                t = measure(lambda: cluster_backward.launch(y, dy), SETTINGS, interpret=False)
+                out_, launch = cluster_backward.launch(y, dy)
+                err = (out_.float() - ref).abs().max().item()
+                config = cluster_backward.config_for(N, dtype)
+                print(dtype, M, N, f"cluster backward {config.ctas}x{config.num_warps}", launch.n_regs,
+                      launch.n_spills, f"{100 * nbytes / t.ms / 1e6 / copy:.1f}%", f"err {err:.2g}", flush=True)
             del run, ref
 
 

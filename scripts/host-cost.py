@@ -5,7 +5,8 @@ Each row: `--warmup` calls, then `--rounds` rounds of `--calls` calls with time.
 rows that launch kernels (torch.softmax's too) take their rounds in turn, so a slow spell falls on all alike.
 host_us: per call, a round issued while the GPU sleeps (no launch waits for it): what the host spends issuing a
 call. call_us: per call, a round with the GPU free, until it finished too (what a stream of eager calls costs:
-the host's time or the GPU's, the larger). Both from the median round. vs_torch: host_us / torch.softmax's.
+the host's time or the GPU's, the larger). Both from the median round. vs_torch: host_us / torch's call of the op
+(torch.log_softmax's for log-softmax, torch.softmax's for the others).
 Each output is checked against a reference once before timing.
 
 A second call of softmax_bench.softmax with an input like the first replays the first's launches
@@ -25,6 +26,7 @@ dispatch rows as on that GPU (its auto table; torch.cuda's name lookup answered 
 
 import argparse
 import csv
+import dataclasses
 import os
 import time
 from contextlib import contextmanager, nullcontext
@@ -43,7 +45,7 @@ import softmax_bench  # noqa: E402
 from softmax_bench import dispatch, replay  # noqa: E402
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster, fused, online, split, two_pass  # noqa: E402
 from softmax_bench.kernels.masking import fusion_args  # noqa: E402
-from softmax_bench.ops import OPS, call_kwargs, reference  # noqa: E402
+from softmax_bench.ops import OPS, call_kwargs, reference, user_call  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
 from softmax_bench.sweep import cell_input, check, error_line  # noqa: E402
 
@@ -153,11 +155,13 @@ def calls_with_launches(x: torch.Tensor, ops: list[str]):
     for op in ops:
         kwargs = softmax_kwargs(x, op)
         fusion = dispatch.fusion_for(x, -1, kwargs.get("scale"), kwargs.get("mask"), kwargs.get("causal", False))
+        fusion = dataclasses.replace(fusion, log=OPS[op].fusion(x).log)
         for name in ["auto", *registry]:
             reason = None if name == "auto" else registry[name].unsupported(N, x.dtype)
-            note = f"picks {dispatch.resolve_variant(name, N, x.dtype, x.device).name}" if name == "auto" else ""
-            call = partial(softmax_bench.softmax, x, variant=name, **kwargs)
-            yield Row(f"softmax_bench {name}", op, None if reason else call, fusion, reason or note)
+            note = f"picks {dispatch.resolve_variant(name, N, x.dtype, x.device, log=fusion.log).name}" \
+                if name == "auto" else ""
+            yield Row(f"softmax_bench {name}", op, None if reason else user_call(x, fusion, name), fusion,
+                      reason or note)
         for peer in PEERS.values():
             if fusion.plain or peer.fuses:
                 try:
@@ -170,11 +174,9 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     N = x.shape[1]
     registry = softmax_bench.variants()
     for op in ops:
-        kwargs = softmax_kwargs(x, op)
         for name in ["auto", *(name for name, v in registry.items() if v.triton)]:
             if name == "auto" or registry[name].supports(N, x.dtype):
-                call = partial(softmax_bench.softmax, x, variant=name, **kwargs)
-                yield Row(f"no launch {name}", op, call, cheap=True,
+                yield Row(f"no launch {name}", op, user_call(x, OPS[op].fusion(x), name), cheap=True,
                           note="softmax_bench's Python, the long way (a call of a new kind: no replay)")
     device, note = x.device, ""
     if as_gpu:
@@ -224,6 +226,8 @@ def main() -> None:
           + (": INTERPRETED, the numbers say how much Python a call runs" if interpreted else ""))
     print(f"{'what':34} {'op':14} {'host_us':>9} {'call_us':>9} {'vs_torch':>8}  note")
     todo = [Row("torch.softmax", "softmax", partial(torch.softmax, x, -1), PLAIN)]
+    if "log-softmax" in ops:
+        todo.append(Row("torch.log_softmax", "log-softmax", partial(torch.log_softmax, x, -1), Fusion(log=True)))
     todo += [] if args.only_python else list(calls_with_launches(x, ops))
     todo += calls_without_launches(x, ops, args.dispatch_as)
     rows = [dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
@@ -255,12 +259,14 @@ def main() -> None:
         fns = [row.fn for row, _ in timed]
         for (row, out), (host, call) in zip(timed, interleaved(fns, calls, args.warmup, args.rounds)):
             out.update(calls=calls, host_us=host, call_us=call)
-    torch_us = rows[0]["host_us"]  # the first row is torch.softmax's
+    # against torch's own call of the op: torch.log_softmax for log-softmax's rows, torch.softmax for the others
+    torch_us = {out["op"]: out["host_us"] for row, out in zip(todo, rows) if row.what.startswith("torch.")}
     for row, out in zip(todo, rows):
         if out["host_us"] is not None:
+            versus = torch_us.get(out["op"], torch_us["softmax"])
             out.update(host_us=round(out["host_us"], 2), call_us=round(out["call_us"], 2),
-                       vs_torch=round(out["host_us"] / torch_us, 2))
-        shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch']:8.2f}"
+                       vs_torch=None if versus is None else round(out["host_us"] / versus, 2))
+        shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch'] or 0:8.2f}"
         print(f"{row.what:34} {row.op:14} {shown:>28}  {out['note']}", flush=True)
     with open(args.csv, "w", newline="") as f:
         writer = csv.DictWriter(f, COLUMNS)

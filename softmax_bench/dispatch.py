@@ -197,14 +197,7 @@ def softmax(
     """
     if through_op(x):
         return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant)
-    try:
-        key = replay.plan_key(x, dim, scale, mask, causal, variant)
-        plan = replay.PLANS.get(key)
-    except (AttributeError, TypeError):  # not tensors, an unhashable argument: checked below, the long way
-        key = plan = None
-    if plan is not None:
-        return plan(x, mask)
-    return softmax_forward(x, dim, scale, mask, causal, variant, replay_key=key)
+    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=False)
 
 
 def log_softmax(
@@ -223,7 +216,20 @@ def log_softmax(
     """
     if through_op(x):
         return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant)
-    return softmax_forward(x, dim, scale, mask, causal, variant, log=True)
+    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True)
+
+
+def replayed_or_forward(x, dim, scale, mask, causal, variant: str, log: bool) -> torch.Tensor:
+    """The call's recorded plan replayed when there is one (softmax_bench.replay), else softmax_forward, which
+    records one where it can."""
+    try:
+        key = replay.plan_key(x, dim, scale, mask, causal, variant, log)
+        plan = replay.PLANS.get(key)
+    except (AttributeError, TypeError):  # not tensors, an unhashable argument: checked below, the long way
+        key = plan = None
+    if plan is not None:
+        return plan(x, mask)
+    return softmax_forward(x, dim, scale, mask, causal, variant, log=log, replay_key=key)
 
 
 def check_dim(x: torch.Tensor, dim: int) -> None:

@@ -139,12 +139,13 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
 PLANS: dict[tuple, Plan] = {}
 
 
-def plan_key(x, dim, scale, mask, causal, variant) -> tuple:
+def plan_key(x, dim, scale, mask, causal, variant, log: bool = False) -> tuple:
     """What a call's launches depend on, beyond the tensors' memory (raises on arguments that are not tensors
     or not hashable: such a call is checked, and refused, the long way)."""
     mask_key = None if mask is None else (mask.shape, mask.stride(), mask.dtype, mask.get_device(),
                                           mask.data_ptr() % 16)
-    return (variant, x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() % 16, dim, scale, causal, mask_key)
+    return (variant, x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() % 16, dim, scale, causal, mask_key,
+            log)
 
 
 def keep(key: tuple, plan: Plan) -> None:

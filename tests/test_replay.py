@@ -96,9 +96,10 @@ def test_arguments_that_cannot_be_keyed_are_refused_the_long_way():
 
 
 @GPU
+@pytest.mark.parametrize("op", [softmax_bench.softmax, softmax_bench.log_softmax], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("variant", ["auto", "fused", "two_pass", "cluster"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_a_replayed_call_gives_what_the_long_way_gives(variant, dtype):
+def test_a_replayed_call_gives_what_the_long_way_gives(op, variant, dtype):
     if not softmax_bench.variants()[variant if variant != "auto" else "fused"].supports(16384, dtype):
         pytest.skip(f"{variant} does not run here")
     dispatch.clear_caches()
@@ -118,21 +119,32 @@ def test_a_replayed_call_gives_what_the_long_way_gives(variant, dtype):
     ]
     for number, case in enumerate(cases):
         x, kwargs = case()
-        softmax_bench.softmax(x, variant=variant, **kwargs)
+        op(x, variant=variant, **kwargs)
         recorded = len(replay.PLANS)
         assert recorded == 1 or number == len(cases) - 1
         x.copy_(torch.randn_like(x))  # new values in the same memory; then a new input alike
-        again = softmax_bench.softmax(x, variant=variant, **kwargs)
+        again = op(x, variant=variant, **kwargs)
         other, other_kwargs = case()
-        fresh = softmax_bench.softmax(other, variant=variant, **other_kwargs)
+        fresh = op(other, variant=variant, **other_kwargs)
         assert len(replay.PLANS) == recorded  # replayed: no new plan
         dispatch.clear_caches()
         for inp, args, out in ((x, kwargs, again), (other, other_kwargs, fresh)):
-            expected = softmax_bench.softmax(inp, variant=variant, **args)  # the long way (caches cleared)
+            expected = op(inp, variant=variant, **args)  # the long way (caches cleared)
             dispatch.clear_caches()
             atol, rtol = TOLERANCES[dtype]
             assert out.shape == inp.shape and out.dtype == dtype
             torch.testing.assert_close(out.float(), expected.float(), atol=atol, rtol=rtol)
+
+
+@GPU
+def test_softmax_and_log_softmax_of_one_input_keep_plans_of_their_own():
+    dispatch.clear_caches()
+    x = torch.randn(64, 4000, device="cuda")
+    for _ in range(2):  # recorded, then replayed
+        y, log_y = softmax_bench.softmax(x), softmax_bench.log_softmax(x)
+    assert len(replay.PLANS) == 2
+    torch.testing.assert_close(y, torch.softmax(x, -1), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(log_y, torch.log_softmax(x, -1), atol=1e-5, rtol=1e-5)
 
 
 @GPU
