@@ -23,7 +23,7 @@ VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 
-CAPPED_REGISTERS = 128  # at 4 warps: 4 CTAs an SM instead of 3 when the compiler would use 129–168
+CAPPED_REGISTERS = cluster.CAPPED_REGISTERS  # at 4 warps: 4 CTAs an SM instead of 3 when the compiler uses 129–168
 
 
 def configs(N: int, dtype: torch.dtype):

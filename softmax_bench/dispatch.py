@@ -55,6 +55,15 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     return "two_pass", f"N = {N} > {fused.max_n}: a row in registers would spill; two reads and one write instead"
 
 
+def table_in_use() -> dict | None:
+    """Which table `auto` picks from on the current GPU (its file, when and at which commit `tune` wrote it), for
+    a run's metadata; None where it uses the rule."""
+    table = _table_of(None)
+    if table is None:
+        return None
+    return {"file": table.source, "created": table.meta.get("created"), "commit": table.meta.get("commit")}
+
+
 def _table_of(device: torch.device | None) -> AutoTable | None:
     if device is None:
         if interpreted() or not torch.cuda.is_available():
@@ -282,13 +291,14 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
 
 
 def backward_for(forward: Variant, N: int, dtype: torch.dtype) -> Backward:
-    """The backward of rows of N elements after the forward variant: for a Triton one, fused while y and dy fit in
-    registers, else cluster where it runs (Triton ≥ 3.8, sm_90) and holds them, else two_pass (any width); for a
-    torch one, torch's."""
+    """The backward of rows of N elements after the forward variant: for a Triton one, cluster where it runs
+    (Triton ≥ 3.8, sm_90) and holds the rows (N > 8192: on the H200 it beats fused's one CTA a row at 16384,
+    docs/perf-notes.md), else fused while y and dy fit in registers, else two_pass (any width); for a torch one,
+    torch's."""
     registry = backwards()
     if not forward.triton:
         return registry["eager"]
-    return next((registry[name] for name in ("fused", "cluster") if registry[name].supports(N, dtype)),
+    return next((registry[name] for name in ("cluster", "fused") if registry[name].supports(N, dtype)),
                 registry["two_pass"])
 
 

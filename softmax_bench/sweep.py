@@ -15,7 +15,7 @@ import torch
 
 from . import device as devices
 from .config import SweepPlan, parse_shape
-from .dispatch import auto_choice, backward_for
+from .dispatch import auto_choice, backward_for, table_in_use
 from .errors import BenchError
 from .kernels import (DTYPES, GRAD_TOLERANCES, TOLERANCES, Backward, Fusion, Launch, Traffic, Variant,
                       backward_traffic, backwards, elem_size, one_pass_traffic, variants)
@@ -510,6 +510,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "timing": plan.timing.describe(interpret),
         "copy_gbps": dict(baseline["reference_gbps"]),
         "copy_per_cell": True,  # pct_of_copy: against a copy of each cell's bytes, timed in the run
+        "auto_table": table_in_use(),
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
         "op": plan.op,
         "passes": plan.passes,

@@ -45,9 +45,9 @@ def grad_of_output(y, dy, log, dim=-1, scale=1.0, keep=None):
     return dx * scale
 
 
-def assert_grad_matches(dx, expected, dtype):
+def assert_grad_matches(dx, expected, dtype, slack=0.0):
     subnormal_step = torch.finfo(dtype).tiny * torch.finfo(dtype).eps  # fp16's 6e-8: a tiny dx rounds to it
-    atol = max(GRAD_ATOL * (float(expected.abs().max()) or 1.0), subnormal_step)
+    atol = max(GRAD_ATOL * (float(expected.abs().max()) or 1.0), subnormal_step, slack)
     torch.testing.assert_close(dx.double().cpu(), expected, atol=atol, rtol=GRAD_RTOL[dtype])
 
 
@@ -74,7 +74,15 @@ def test_gradients_match_float64_autograd(variant, name, dtype):
     dy = fresh_randn(*y.shape, dtype=dtype)[0]
     (dx,) = torch.autograd.grad(y, x, dy)
     assert dx.dtype == dtype and dx.shape == x.shape
-    assert_grad_matches(dx, grad_of_output(y, dy, name == "log_softmax", scale=0.5), dtype)
+    slack = 0.0
+    if variant == "unfused" and dtype != torch.float32:
+        # unfused's backward is torch's, whose 16-bit CUDA kernel keeps a term in the dtype (seen on the H200: 4 %
+        # off a small dx, where dy − Σ cancels): up to an eps of |y|·|Σ| more
+        y64, dy64 = y.detach().double().cpu(), dy.double().cpu()
+        total = dy64.sum(-1) if name == "log_softmax" else (y64 * dy64).sum(-1)
+        y_part = y64.exp() if name == "log_softmax" else y64
+        slack = torch.finfo(dtype).eps * float(y_part.abs().max() * total.abs().max())
+    assert_grad_matches(dx, grad_of_output(y, dy, name == "log_softmax", scale=0.5), dtype, slack)
     if dtype == torch.float32:  # y one fp32 rounding from the truth: the gradient of x itself
         torch.testing.assert_close(dx.double().cpu(), reference_grad(x, dy, name == "log_softmax", scale=0.5),
                                    atol=1e-6, rtol=1e-4)
@@ -160,8 +168,10 @@ def test_no_gradient_asked_no_graph():
 
 def test_which_backward_runs():
     registry, forward = backwards(), softmax_bench.variants()
-    assert backward_for(forward["fused"], fused_backward.MAX_N, torch.bfloat16) is registry["fused"]
-    assert backward_for(forward["cluster"], fused_backward.MAX_N + 1, torch.bfloat16) is registry["two_pass"]
+    wide = "cluster" if registry["cluster"].supports(fused_backward.MAX_N, torch.bfloat16) else None
+    assert backward_for(forward["fused"], 4096, torch.bfloat16) is registry["fused"]
+    assert backward_for(forward["fused"], fused_backward.MAX_N, torch.bfloat16) is registry[wide or "fused"]
+    assert backward_for(forward["cluster"], fused_backward.MAX_N + 1, torch.bfloat16) is registry[wide or "two_pass"]
     assert backward_for(forward["unfused"], 64, torch.float32) is registry["eager"]
 
 

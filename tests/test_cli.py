@@ -62,6 +62,10 @@ def test_run_metadata(smoke_run):
     assert set(meta["copy_gbps"]) == {"fp32", "bf16"} and all(v > 0 for v in meta["copy_gbps"].values())
     assert meta["timing"]["quantiles"] == [0.5, 0.2, 0.8]
     assert (out_dir / "copy-baseline.json").is_file()
+    if DEVICE == "cpu":  # interpreted: auto by the rule, no table
+        assert meta["auto_table"] is None
+    else:  # the H200's table is shipped: which one a run's auto picked from
+        assert meta["auto_table"] is None or meta["auto_table"]["file"].endswith(".json")
 
 
 def test_sweep_prints_a_table_per_dtype(smoke_run):

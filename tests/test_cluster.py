@@ -103,20 +103,23 @@ def test_says_why_where_it_does_not_run():
 def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
     """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
     widths too), pushes its pair with two st.async, meets the cluster barrier once (split: arrive, then wait) and
-    does not spill — a fused causal mask at 262144 fp32 included, and fp32 151936 with its registers capped."""
+    does not spill — a fused causal mask at 262144 fp32 included, and fp32 151936 and 24576 with their registers
+    capped as config_for caps them; bf16 16384 in a pair of CTAs."""
     cases = compile_in_subprocess([
         {"kernel": "forward", "dtype": "bf16", "N": 50257}, {"kernel": "forward", "dtype": "bf16", "N": 262144},
-        {"kernel": "forward", "dtype": "fp32", "N": 151936},
+        {"kernel": "forward", "dtype": "fp32", "N": 151936, "max_registers": None},
         {"kernel": "forward", "dtype": "fp16", "N": 100003, "scale": -0.5, "causal": True},
         {"kernel": "forward", "dtype": "fp32", "N": 262144, "causal": True},
-        {"kernel": "forward", "dtype": "fp32", "N": 151936, "max_registers": 128},
+        {"kernel": "forward", "dtype": "fp32", "N": 151936},
+        {"kernel": "forward", "dtype": "fp32", "N": 24576}, {"kernel": "forward", "dtype": "bf16", "N": 16384},
     ], tmp_path)
-    assert len(cases) == 6
+    assert len(cases) == 8
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=2)
     assert cases[2]["pieces"] > 1, "fp32 151936 is held in more than one power-of-two piece"
     # capped at 128 registers (4 CTAs an SM, against 3 at the compiler's choice), it still does not spill
-    assert cases[5]["registers"] <= 128 < cases[2]["registers"] and cases[5]["spill_bytes"] == 0, cases
+    assert cases[5]["registers"] <= cluster.CAPPED_REGISTERS < cases[2]["registers"], cases
+    assert cases[6]["registers"] <= cluster.CAPPED_REGISTERS and cases[7]["ctas"] == 2, cases
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

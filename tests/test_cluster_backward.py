@@ -57,10 +57,12 @@ def test_backward_for_a_wide_row_is_clusters_where_it_runs(monkeypatch):
     forward = softmax_bench.variants()
     registry = backwards()
     above_fused = fused_backward.MAX_N + 1
-    assert dispatch.backward_for(forward["fused"], fused_backward.MAX_N, torch.bfloat16) is registry["fused"]
     if cluster.why_not_here() is not None:  # here: Triton < 3.8, no sm_90 GPU or the interpreter
+        assert dispatch.backward_for(forward["fused"], fused_backward.MAX_N, torch.bfloat16) is registry["fused"]
         assert dispatch.backward_for(forward["cluster"], above_fused, torch.bfloat16) is registry["two_pass"]
     monkeypatch.setattr(cluster, "why_not_here", lambda: None)
+    assert dispatch.backward_for(forward["fused"], 8192, torch.bfloat16) is registry["fused"]  # cluster: N > 8192
+    assert dispatch.backward_for(forward["fused"], 16384, torch.bfloat16) is registry["cluster"]
     for name in ("cluster", "two_pass", "split"):  # after any Triton forward
         assert dispatch.backward_for(forward[name], above_fused, torch.bfloat16) is registry["cluster"]
         assert dispatch.backward_for(forward[name], 151936, torch.float32) is registry["cluster"]

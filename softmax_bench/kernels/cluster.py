@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
 import torch
@@ -73,9 +73,21 @@ class ClusterConfig:
 # or a scaled one). The configuration measured fastest on the H200 at each width of the wide and vocabulary
 # shapes (scripts/cluster-configs.py; docs/perf-notes.md).
 SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
+    "packed": ((16384, 2, 8), (32768, 4, 8), (98304, 8, 4), (131072, 16, 4), (163840, 8, 8), (262144, 16, 4),
+               (2**62, 16, 8)),
+    "fp32": ((24576, 8, 4), (65536, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
+}
+# The backward's, measured at 16384 and 32768 (scripts/fused-configs.py backward): a thread holds two rows' lanes.
+BACKWARD_SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
     "packed": ((32768, 4, 8), (98304, 8, 4), (131072, 16, 4), (163840, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
     "fp32": ((65536, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
 }
+# A plain fp32 softmax CTA of 4 warps holding at most CAPPED_UP_TO elements a thread has its registers capped at
+# CAPPED_REGISTERS: on the H200 that was 0.7–1.8 points of a copy faster at every such configuration measured
+# (fp32 24576 and 151936); packed 16-bit ones gained at one width and lost 5.6 points at another (perf-notes);
+# log_softmax, which keeps x, spills under the cap at 151936.
+CAPPED_REGISTERS = 128
+CAPPED_UP_TO = 80
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
 # of a 16-warp CTA 128 registers, one of a smaller CTA 255. Compiled for sm_90: 64 fp32 elements take 115–119
@@ -116,14 +128,17 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets columns of the row
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None
-    return fitting_config(N, dtype, holding(dtype, fusion), masked)
+    config = fitting_config(N, dtype, holding(dtype, fusion), masked)
+    if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
+        return replace(config, max_registers=CAPPED_REGISTERS)
+    return config
 
 
 @cache  # ~0.1 ms of Python a call: more than some kernels take
 def fitting_config(N: int, dtype: torch.dtype, how: str, masked: bool, rows: int = 1) -> ClusterConfig:
     """config_for's choice for rows held `how`, with a fused mask or not, a thread holding lanes of `rows` rows
-    (the backward holds y's and dy's: each gets that share of MAX_PER_THREAD)."""
-    _, ctas, num_warps = next(shape for shape in SHAPES[how] if N <= shape[0])
+    (the backward holds y's and dy's: each gets that share of MAX_PER_THREAD, and its own SHAPES)."""
+    _, ctas, num_warps = next(shape for shape in (SHAPES if rows == 1 else BACKWARD_SHAPES)[how] if N <= shape[0])
     lanes = window_lanes(N, dtype)
     nearest = sorted(itertools.product((16, 8, 4, 2), WARPS),
                      key=lambda cw: abs(math.log2(cw[0] / ctas)) + abs(math.log2(cw[1] / num_warps)))
