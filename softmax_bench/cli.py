@@ -525,7 +525,8 @@ def check(
     out_dir: OutDir = Path("results"),
 ) -> None:
     """Exit 1 if a kernel got slower than the baseline, a cell FAILs its correctness check, or a cell ok in the
-    baseline is missing, skipped or FAIL in the run (unless --allow-missing says why), or the run is empty.
+    baseline is missing, skipped or FAIL in the run (unless --allow-missing says why), or the run is empty. A FAIL
+    of torch's or a peer's own code (eager, torch_compile, liger, quack) new in the run is reported, not gated.
 
     Each cell is taken as % of a copy of its own bytes, measured in its run. A regression is a drop larger than
     --threshold plus the cell's own spread (the wider p20–p80 band of the two runs, in % of its median) whose

@@ -25,6 +25,7 @@ class Peer:
     make: Callable[[Fusion], Callable[[torch.Tensor], torch.Tensor]]  # raises PeerUnavailable
     fuses: bool = False  # can it run a scale, masks and log_softmax too?
     masked_rows_zero: bool = False  # True: a fully masked row gives zeros (softmax_bench's), not NaN (torch's)
+    theirs: bool = True  # another project's code: `check` reports its FAIL but does not gate on it
 
 
 def _torch_compile(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -70,8 +71,11 @@ PEERS = {
     for peer in (
         Peer("torch_compile", "torch.compile of the eager code, dynamic=False", _torch_compile, fuses=True),
         Peer("compiled_op", "torch.compile of a function calling softmax_bench.softmax: our op as a model sees it",
-             _compiled_op, fuses=True, masked_rows_zero=True),
+             _compiled_op, fuses=True, masked_rows_zero=True, theirs=False),
         Peer("liger", "Liger-Kernel's softmax (LigerSoftmaxFunction)", _liger),
         Peer("quack", "Quack's softmax (CuTe DSL, thread-block clusters)", _quack),
     )
 }
+
+# Variants whose code is another project's: the peers but compiled_op, and eager (torch.softmax itself).
+THEIRS = frozenset({name for name, peer in PEERS.items() if peer.theirs} | {"eager"})

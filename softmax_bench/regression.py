@@ -4,7 +4,8 @@ Runs are compared by % of a copy of each cell's own bytes measured in the same r
 does not look like a code change. A cell regresses when its drop is larger than the threshold widened by the
 cell's own measured spread (the wider p20–p80 band of the two runs, relative to its median) and the two bands do
 not overlap: a real slowdown moves the whole distribution, noise does not. A cell that was ok in the baseline and
-is missing, skipped or FAIL in the run fails the check too, unless the caller says why (`allow_missing`).
+is missing, skipped or FAIL in the run fails the check too, unless the caller says why (`allow_missing`); so does
+a FAIL of softmax_bench's code anywhere, while a new FAIL of torch's or a peer's code is reported only.
 Interpreted runs time the CPU, not a kernel: check refuses them.
 
 A run on several devices is compared by the median over its devices of each cell (each device's row against its
@@ -20,6 +21,7 @@ import pandas as pd
 
 from .across_devices import devices_of, median_over_devices
 from .errors import BenchError
+from .peers import THEIRS
 from .results import KEY, Run, cell_label, wide_band
 
 DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
@@ -59,7 +61,8 @@ class CheckResult:
     changes: list[CellChange] = field(default_factory=list)
     regressions: list[CellChange] = field(default_factory=list)
     improvements: list[CellChange] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)  # cells that FAIL in the run
+    failures: list[str] = field(default_factory=list)  # cells of softmax_bench's code that FAIL in the run
+    their_failures: list[str] = field(default_factory=list)  # FAIL cells of torch's or a peer's code: reported
     missing: list[str] = field(default_factory=list)  # ok in the baseline; missing, skipped or FAIL in the run
     new: list[str] = field(default_factory=list)  # in the run, not in the baseline
     allow_missing: str | None = None  # why missing cells are accepted
@@ -118,7 +121,11 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
     as_fields = {"pass": "pass_"}  # `pass` is no attribute name for itertuples
     on_device = lambda r: f" on {r.device}" if devices_of(meta) else ""  # noqa: E731
     failed = rows[rows["status"] == "FAIL"].rename(columns=as_fields)
-    result.failures = [f"{label(r)}{on_device(r)}: {r.reason}" for r in failed.itertuples()]
+    # torch's or a peer's own FAIL (Quack's NaN rows, torch's bf16 backward) is not a regression of ours, unless
+    # the cell was ok in the baseline: then it is a lost cell, below
+    theirs = failed["variant"].isin(THEIRS)
+    result.failures = [f"{label(r)}{on_device(r)}: {r.reason}" for r in failed[~theirs].itertuples()]
+    result.their_failures = [f"{label(r)}{on_device(r)}: {r.reason}" for r in failed[theirs].itertuples()]
     rows, base_rows = median_over_devices(rows), median_over_devices(base_rows)
     ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
     status = {tuple(k): st for k, st in zip(rows[KEY].astype(str).itertuples(index=False), rows["status"])}
@@ -161,7 +168,9 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
         lines.append("")
     missing_title = "Ok in the baseline, missing, skipped or FAIL now" + (
         f" (allowed: {result.allow_missing})" if result.allow_missing else "")
-    for title, items in (("Correctness failures", result.failures), (missing_title, result.missing),
+    for title, items in (("Correctness failures", result.failures),
+                         ("Correctness failures of torch's or a peer's code (not gated)", result.their_failures),
+                         (missing_title, result.missing),
                          ("New in the run", result.new)):
         lines.append(f"### {title}: {len(items)}")
         lines += [f"- {item}" for item in items] + [""]

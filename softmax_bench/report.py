@@ -325,6 +325,7 @@ def check_table(result, run_id: str, base_id: str) -> Table:
                       f"{c.pct:.1f} ({c.band[0]:.1f}–{c.band[1]:.1f})", f"{c.change:+.1f} %",
                       f"±{result.threshold + c.spread:.1f} %", Text(verdict, style=style))
     notes = [f"FAIL: {f}" for f in result.failures]
+    notes += [f"FAIL of torch's or a peer's code, not gated: {f}" for f in result.their_failures]
     if result.empty:
         notes.append("the run has no rows")
     lost = "ok in the baseline, missing, skipped or FAIL now" + (

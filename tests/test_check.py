@@ -132,6 +132,27 @@ def test_a_fail_cell_fails_the_check(tmp_path):
     assert result.exit_code == 1 and "FAIL cells: 1" in result.stderr
 
 
+def test_a_peers_own_fail_is_reported_not_gated_unless_it_was_ok_in_the_baseline(tmp_path):
+    def peer_fails(rows, was_ok: bool):
+        rows = rows.copy()
+        peer = rows[(rows["variant"] == "eager") & (rows["N"] == 4096) & (rows["dtype"] == "bf16")].copy()
+        peer["variant"], peer["status"] = "quack", "FAIL"
+        peer["reason"] = "311164928 elements are NaN or inf where the reference is finite"
+        if was_ok:  # the same cell ok in the baseline
+            return pd.concat([rows, peer.assign(status="ok", reason="")])
+        return pd.concat([rows, peer])
+
+    baseline_without_it = clone(tmp_path, "base", lambda rows: rows)
+    new_fail = invoke("check", clone(tmp_path, "quack-fails", lambda r: peer_fails(r, False)), "--baseline",
+                      baseline_without_it)
+    assert new_fail.exit_code == 0, new_fail.output
+    assert "FAIL of torch's or a peer's code, not gated: quack bf16 16384×4096" in flat(new_fail.stdout)
+    baseline_with_it = clone(tmp_path, "base-ok", lambda r: peer_fails(r, True))
+    lost = invoke("check", clone(tmp_path, "quack-fails-now", lambda r: peer_fails(r, False)), "--baseline",
+                  baseline_with_it)
+    assert lost.exit_code == 1 and "lost since the baseline: quack bf16 16384×4096 (FAIL)" in flat(lost.stderr)
+
+
 def test_a_cell_ok_in_the_baseline_and_missing_skipped_or_fail_now_fails_unless_allowed(tmp_path):
     missing = clone(tmp_path, "partial", lambda rows: rows[~((rows["N"] == 512) & (rows["variant"] == "unfused"))])
     result = invoke("check", missing, "--baseline", REFERENCE)
@@ -208,6 +229,22 @@ def test_compare_marks_a_cell_whose_band_is_wide_in_a_run(tmp_path):
     first, second = line.split("│")[2:4]
     assert "~" not in first and "%)~" in second  # marked in the run where it is wide
     assert "band in that run is wider than 2 %" in flat(result.stdout)
+
+
+def test_compare_marks_a_cell_whose_copy_band_is_wide(tmp_path):
+    def widen_copy(rows):  # % of copy divides by the copy: its noise is the cell's too
+        rows["copy_p20"], rows["copy_p80"] = rows["copy_ms"] * 0.995, rows["copy_ms"] * 1.005
+        where = (rows["N"] == 4096) & (rows["dtype"] == "fp32")
+        rows.loc[where, "copy_p80"] = rows.loc[where, "copy_ms"] * 1.03
+        return rows
+
+    result = invoke("compare", REFERENCE, clone(tmp_path, "noisy-copy", widen_copy))
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if "fused fp32 16384×4096" in line)
+    first, second = line.split("│")[2:4]
+    assert "~" not in first and "%)~" in second
+    other = next(line for line in result.stdout.splitlines() if "fused fp32 4096×16384" in line)
+    assert "~" not in other
 
 
 def test_compare_needs_two_runs():

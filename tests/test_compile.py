@@ -7,6 +7,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import softmax_bench
+from softmax_bench.kernels import TOLERANCES
 
 from .conftest import DEVICE
 from .test_kernels import fresh_randn
@@ -48,6 +49,32 @@ def test_compiled_model_with_any_dim_and_a_variant():
 
     x, _ = fresh_randn(6, 33)
     torch.testing.assert_close(torch.compile(two_layers, fullgraph=True, backend=BACKEND)(x), two_layers(x))
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the default grid's 2^27-element shapes: a GPU's")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_a_compiled_two_layer_model_with_a_mask_at_every_shape_of_the_default_grid(dtype):
+    """The model a user compiles (softmax with a scale and a keep-mask, then log_softmax of it), one graph, the
+    same results as eager at each shape of `--preset default` (rows of 32 to 262144, the vocabulary widths)."""
+    from softmax_bench.config import load_config, preset_path, shapes_from
+
+    def two_layers(x, keep):
+        return softmax_bench.log_softmax(softmax_bench.softmax(x, scale=0.125, mask=keep) * 4.0, dim=-1)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(two_layers, fullgraph=True, dynamic=True)
+    shapes = shapes_from(load_config(preset_path("default")), "default")
+    assert len(shapes) == 16
+    for M, N in shapes:
+        x = torch.randn(M, N, device="cuda", dtype=dtype)
+        keep = torch.rand(N, device="cuda") > 0.2
+        y, expected = compiled(x, keep), two_layers(x, keep)
+        atol, rtol = TOLERANCES[dtype]
+        torch.testing.assert_close(y, expected, atol=atol, rtol=rtol, msg=lambda m: f"{M}×{N}: {m}")
+        del x, y, expected
+    explained = torch._dynamo.explain(two_layers)(torch.randn(8, 64, device="cuda", dtype=dtype),
+                                                  torch.rand(64, device="cuda") > 0.2)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
 
 
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
