@@ -26,7 +26,6 @@ dispatch rows as on that GPU (its auto table; torch.cuda's name lookup answered 
 
 import argparse
 import csv
-import dataclasses
 import os
 import time
 from contextlib import contextmanager, nullcontext
@@ -153,9 +152,7 @@ def calls_with_launches(x: torch.Tensor, ops: list[str]):
               "arguments ready, no output allocated: the floor of a replayed call")
     registry = softmax_bench.variants()
     for op in ops:
-        kwargs = softmax_kwargs(x, op)
-        fusion = dispatch.fusion_for(x, -1, kwargs.get("scale"), kwargs.get("mask"), kwargs.get("causal", False))
-        fusion = dataclasses.replace(fusion, log=OPS[op].fusion(x).log)
+        fusion = OPS[op].fusion(x)
         for name in ["auto", *registry]:
             reason = None if name == "auto" else registry[name].unsupported(N, x.dtype)
             note = f"picks {dispatch.resolve_variant(name, N, x.dtype, x.device, log=fusion.log).name}" \
@@ -174,9 +171,10 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     N = x.shape[1]
     registry = softmax_bench.variants()
     for op in ops:
+        fusion = OPS[op].fusion(x)
         for name in ["auto", *(name for name, v in registry.items() if v.triton)]:
             if name == "auto" or registry[name].supports(N, x.dtype):
-                yield Row(f"no launch {name}", op, user_call(x, OPS[op].fusion(x), name), cheap=True,
+                yield Row(f"no launch {name}", op, user_call(x, fusion, name), cheap=True,
                           note="softmax_bench's Python, the long way (a call of a new kind: no replay)")
     device, note = x.device, ""
     if as_gpu:

@@ -46,8 +46,8 @@ def wide_band(r) -> bool:
     than WIDE_BAND % of its median: tables mark it ~, not stable to 2 %. On the H200 a copy of 64 MB (~18 µs) has
     a band of 2.3 %, and two runs' % of copy of such a cell differ by up to 4 % where each kernel's band is
     under 2 % (results/default-h200-a2, -b2)."""
-    copy_band = 100 * (getattr(r, "copy_p80", math.nan) - getattr(r, "copy_p20", math.nan)) / getattr(r, "copy_ms",
-                                                                                                  math.nan)
+    copy_p20, copy_p80 = getattr(r, "copy_p20", math.nan), getattr(r, "copy_p80", math.nan)
+    copy_band = 100 * (copy_p80 - copy_p20) / getattr(r, "copy_ms", math.nan)
     copy_band = 0.0 if math.isnan(copy_band) else copy_band  # runs from before the copy's band was kept
     return max(100 * (r.ms_p80 - r.ms_p20) / r.ms, copy_band) > WIDE_BAND
 
