@@ -1,8 +1,9 @@
 """Experiment: the cluster variant's CTAs per cluster and warps per CTA on the wide and vocabulary shapes, as % of a
 copy of the same bytes measured in the same process; each configuration checked against torch's fp32 softmax
-after it was timed. One CSV line per measurement, flushed, so an interrupted run keeps what it measured.
+(log_softmax with `log`; the cluster backward's dx with `backward`) after it was timed. One CSV line per
+measurement, flushed, so an interrupted run keeps what it measured.
 
-    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [N ...]
+    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward] [N ...]
 """
 
 import csv
@@ -13,7 +14,7 @@ import sys
 import torch
 
 from softmax_bench.baseline import measure_copy
-from softmax_bench.kernels import TOLERANCES, cluster
+from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, Fusion, cluster, cluster_backward
 from softmax_bench.kernels.aligned import window_lanes
 from softmax_bench.timing import TimingSettings, measure
 
@@ -26,47 +27,63 @@ WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 15193
 CAPPED_REGISTERS = cluster.CAPPED_REGISTERS  # at 4 warps: 4 CTAs an SM instead of 3 when the compiler uses 129–168
 
 
-def configs(N: int, dtype: torch.dtype):
+def configs(N: int, dtype: torch.dtype, rows: int = 1):
     """Clusters of 2–16 CTAs of 4 or 8 warps whose threads hold 16 to 128 elements (the ranges where the Gluon
     probe's best configurations lay, ../shared/anchors/probes/README.md, and pairs for rows of 16384–32768,
     where fused's one CTA a row trails Quack in bf16); the 4-warp ones also with their
     registers capped at CAPPED_REGISTERS where a thread holds at most 80 elements (fp32 151936's default then
-    compiles to 128 registers, no spills, on sm_90: docs/perf-notes.md)."""
+    compiles to 128 registers, no spills, on sm_90: docs/perf-notes.md). The backward's threads hold `rows` = 2
+    rows' lanes (y's and dy's): 8 to 64 elements of each, in CTAs of 4, 8 or 16 warps."""
     lanes = window_lanes(N, dtype)
-    for ctas, warps in itertools.product((2, 4, 8, 16), (4, 8)):
+    for ctas, warps in itertools.product((2, 4, 8, 16), (4, 8) if rows == 1 else (4, 8, 16)):
         config = cluster.layout(lanes, ctas, warps, dtype, cluster.holding(dtype))
         per_thread = config.span // (32 * warps)
-        if 16 <= per_thread <= cluster.MAX_PER_THREAD[cluster.holding(dtype)][warps]:
+        if 16 // rows <= per_thread <= cluster.MAX_PER_THREAD[cluster.holding(dtype)][warps] // rows:
             yield config
             if warps == 4 and per_thread <= 80:
                 yield dataclasses.replace(config, max_registers=CAPPED_REGISTERS)
 
 
-def main(path: str, dtypes: list[torch.dtype], widths: list[int]) -> None:
+def case(M: int, N: int, dtype: torch.dtype, mode: str):
+    """(launch(config), its fp32 reference, tolerances, bytes it moves, config_for's choice) for one M×N cell."""
+    x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+    if mode == "forward":
+        return (lambda config: cluster.launch(x, config=config)), torch.softmax(x.float(), -1), TOLERANCES, \
+            2 * x.nbytes, cluster.config_for(N, dtype)
+    if mode == "log":
+        log = Fusion(log=True)
+        return (lambda config: cluster.launch(x, log, config=config)), torch.log_softmax(x.float(), -1), \
+            TOLERANCES, 2 * x.nbytes, cluster.config_for(N, dtype, log)
+    y, dy = torch.softmax(x, -1), torch.randn_like(x)
+    y32, dy32 = y.float(), dy.float()
+    ref = y32 * (dy32 - (y32 * dy32).sum(-1, keepdim=True))
+    return (lambda config: cluster_backward.launch(y, dy, config=config)), ref, GRAD_TOLERANCES, 3 * x.nbytes, \
+        cluster_backward.config_for(N, dtype)
+
+
+def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward") -> None:
     out = open(path, "w", newline="")
     writer = csv.writer(out)
-    writer.writerow(["dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers", "default", "n_regs",
+    writer.writerow(["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers", "default", "n_regs",
                      "n_spills", "ms",
                      "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
-            copy = measure_copy(dtype, M * N, SETTINGS, interpret=False)["gbps"]
-            x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
-            ref = torch.softmax(x.float(), -1)
-            default = cluster.config_for(N, dtype)
+            run, ref, tolerances, nbytes, default = case(M, N, dtype, mode)
+            copy = measure_copy(dtype, nbytes // 2 // dtype.itemsize, SETTINGS, interpret=False)["gbps"]
             best = None
-            for config in configs(N, dtype):
+            for config in dict.fromkeys([default, *configs(N, dtype, 2 if mode == "backward" else 1)]):
                 try:
-                    t = measure(lambda: cluster.launch(x, config=config), SETTINGS, interpret=False)
-                    y, launch = cluster.launch(x, config=config)
+                    t = measure(lambda: run(config), SETTINGS, interpret=False)
+                    y, launch = run(config)
                     err = (y.float() - ref).abs().max().item()
                 except Exception as e:  # noqa: BLE001 - a config that does not build is a row, not the end
                     print(dtype, N, config, "error", type(e).__name__, str(e)[:200], flush=True)
                     continue
-                ok = err == err and err <= TOLERANCES[dtype][0] + TOLERANCES[dtype][1]
-                pct = 100 * 2 * x.numel() * x.element_size() / t.ms / 1e6 / copy
-                writer.writerow([str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
+                ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
+                pct = 100 * nbytes / t.ms / 1e6 / copy
+                writer.writerow([mode, str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
                                  "+".join(map(str, config.pieces)), config.max_registers, config == default,
                                  launch.n_regs,
                                  launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy), err, ok])
@@ -76,12 +93,13 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int]) -> None:
                 print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers, launch.n_regs,
                       f"{pct:.1f}%",
                       f"err {err:.2g}", "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
-            print("BEST", dtype, N, best, flush=True)
-            del x, ref
+            print("BEST", mode, dtype, N, best, flush=True)
+            del run, ref
 
 
 if __name__ == "__main__":
     named = {"bf16": torch.bfloat16, "fp32": torch.float32}
     args = sys.argv[2:]
     dtypes = [named[a] for a in args if a in named] or list(named.values())
-    main(sys.argv[1], dtypes, [int(a) for a in args if a not in named] or WIDTHS)
+    mode = next((a for a in args if a in ("log", "backward")), "forward")
+    main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode)
