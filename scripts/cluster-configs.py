@@ -33,7 +33,8 @@ def configs(N: int, dtype: torch.dtype, rows: int = 1):
     where fused's one CTA a row trails Quack in bf16); the 4-warp ones also with their
     registers capped at CAPPED_REGISTERS where a thread holds at most 80 elements (fp32 151936's default then
     compiles to 128 registers, no spills, on sm_90: docs/perf-notes.md). The backward's threads hold `rows` = 2
-    rows' lanes (y's and dy's): 8 to 64 elements of each, in CTAs of 4, 8 or 16 warps."""
+    rows' lanes (y's and dy's): 8 to 64 elements of each, in CTAs of 4, 8 or 16 warps. Packed 16-bit values are
+    held padded in one piece (cluster.MAX_PIECES) and, where that differs, in up to three as fp32 is."""
     lanes = window_lanes(N, dtype)
     for ctas, warps in itertools.product((2, 4, 8, 16), (4, 8) if rows == 1 else (4, 8, 16)):
         config = cluster.layout(lanes, ctas, warps, dtype, cluster.holding(dtype))
@@ -42,6 +43,9 @@ def configs(N: int, dtype: torch.dtype, rows: int = 1):
             yield config
             if warps == 4 and per_thread <= 80:
                 yield dataclasses.replace(config, max_registers=CAPPED_REGISTERS)
+            pieces = cluster.pieces_of(config.step, 32 * warps * (16 // dtype.itemsize), cluster.MAX_PIECES["fp32"])
+            if pieces != config.pieces:  # packed 16-bit values held in up to three pieces, unpadded, as fp32 is
+                yield dataclasses.replace(config, pieces=pieces)
 
 
 def case(M: int, N: int, dtype: torch.dtype, mode: str):

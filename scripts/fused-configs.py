@@ -5,7 +5,9 @@ leads fused at bf16 8192×16384 (97.4 against 93.8 % in results/wide-rows-quack-
 32 elements a thread; torch.compile leads fused's backward there (103.7 against 98.6 %, results/backward-h200).
 With `backward`, the cluster backward's default configuration is timed beside fused's where it runs (printed only).
 
-    python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward] [N ...]
+    python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward] [N|MxN ...]
+
+N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows.
 """
 
 import csv
@@ -39,14 +41,13 @@ def backward_launch(config, y, dy):
     return fused_backward.launch(y, dy, config=config)
 
 
-def main(path: str, dtypes: list[torch.dtype], widths: list[int], backward: bool) -> None:
+def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool) -> None:
     out = open(path, "w", newline="")
     writer = csv.writer(out)
     writer.writerow(["pass", "dtype", "M", "N", "num_warps", "per_thread", "default", "n_regs", "n_spills", "ms",
                      "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
-        for N in widths:
-            M = ELEMS // N
+        for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward)
             copy = measure_copy(dtype, nbytes // 2 // elem_size(dtype), SETTINGS, interpret=False)["gbps"]
             default = fused.launch_config(M, N)
@@ -84,5 +85,7 @@ if __name__ == "__main__":
     args = sys.argv[2:]
     backward = "backward" in args
     dtypes = [named[a] for a in args if a in named] or list(named.values())
-    widths = [int(a) for a in args if a.isdigit()] or [n for n in WIDTHS if not backward or n <= fused_backward.MAX_N]
-    main(sys.argv[1], dtypes, widths, backward)
+    shapes = [tuple(map(int, a.split("x"))) if "x" in a else (ELEMS // int(a), int(a))
+              for a in args if a.replace("x", "").isdigit()]
+    main(sys.argv[1], dtypes, shapes or [(ELEMS // n, n) for n in WIDTHS if not backward or n <= fused_backward.MAX_N],
+         backward)
