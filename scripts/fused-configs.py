@@ -3,7 +3,8 @@ a copy of the same bytes measured in the same process; each configuration checke
 (or its backward). One CSV line per measurement, flushed, so an interrupted run keeps what it measured. Quack
 leads fused at bf16 8192×16384 (97.4 against 93.8 % in results/wide-rows-quack-h200), where fused runs 16 warps,
 32 elements a thread; torch.compile leads fused's backward there (103.7 against 98.6 %, results/backward-h200).
-With `backward`, the cluster backward's default configuration is timed beside fused's where it runs (printed only).
+With `backward`, also twice the rows a program, and the cluster backward's default configuration is timed beside
+fused's where it runs (printed only).
 
     python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward] [N|MxN ...]
 
@@ -11,6 +12,7 @@ N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's fir
 """
 
 import csv
+import itertools
 import sys
 from functools import partial
 
@@ -44,15 +46,17 @@ def backward_launch(config, y, dy):
 def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool) -> None:
     out = open(path, "w", newline="")
     writer = csv.writer(out)
-    writer.writerow(["pass", "dtype", "M", "N", "num_warps", "per_thread", "default", "n_regs", "n_spills", "ms",
+    writer.writerow(["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "default", "n_regs", "n_spills", "ms",
                      "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward)
             copy = measure_copy(dtype, nbytes // 2 // elem_size(dtype), SETTINGS, interpret=False)["gbps"]
-            default = fused.launch_config(M, N)
-            for warps in WARPS:
-                config = {**default, "num_warps": warps}
+            default = fused.launch_config(M, N) if backward else fused.launch_config(M, N, dtype)
+            # the backward also with twice the rows a program (narrow rows: more bytes in flight a thread)
+            tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward else [])
+            for tile, warps in itertools.product(tiles, WARPS):
+                config = {**tile, "num_warps": warps}
                 per_thread = config["BLOCK_N"] * config["ROWS"] // (32 * warps)
                 try:
                     t = measure(lambda: run(config), SETTINGS, interpret=False)
@@ -63,12 +67,12 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
                     continue
                 ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
                 pct = 100 * nbytes / t.ms / 1e6 / copy
-                writer.writerow(["backward" if backward else "forward", str(dtype).split(".")[-1], M, N, warps,
-                                 per_thread, config == default, launch.n_regs, launch.n_spills, t.ms, t.ms_p20,
-                                 t.ms_p80, round(pct, 1), round(copy), err, ok])
+                writer.writerow(["backward" if backward else "forward", str(dtype).split(".")[-1], M, N,
+                                 config["ROWS"], warps, per_thread, config == default, launch.n_regs,
+                                 launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy), err, ok])
                 out.flush()
-                print(dtype, M, N, warps, per_thread, launch.n_regs, launch.n_spills, f"{pct:.1f}%", f"err {err:.2g}",
-                      "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
+                print(dtype, M, N, config["ROWS"], warps, per_thread, launch.n_regs, launch.n_spills, f"{pct:.1f}%",
+                      f"err {err:.2g}", "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
             if backward and cluster_backward.unsupported(N, dtype) is None:  # beside it: the cluster's backward
                 y, dy = run.keywords["y"], run.keywords["dy"]
                 t = measure(lambda: cluster_backward.launch(y, dy), SETTINGS, interpret=False)

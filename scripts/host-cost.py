@@ -143,7 +143,7 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
 def calls_with_launches(x: torch.Tensor, ops: list[str]):
     M, N = x.shape
     y = torch.empty_like(x)
-    config = fused.launch_config(M, N)
+    config = fused.launch_config(M, N, x.dtype)
     grid = ((M + config["ROWS"] - 1) // config["ROWS"],)
     args = fusion_args(PLAIN, x)
     yield Row("bare fused launch", "softmax", lambda: fused.fused_rows_kernel[grid](

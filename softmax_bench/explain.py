@@ -84,7 +84,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before)."""
     torch_dtype = DTYPES[dtype]
     bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
-    config = fused.launch_config(M, N)
+    config = fused.launch_config(M, N, torch_dtype)
     elems_per_thread = config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"])
     result = Explanation(
         M=M, N=N, dtype=dtype, bandwidth_gbps=bandwidth, bandwidth_source=source,

@@ -17,8 +17,12 @@ from .masking import fusion_args, normalized, normalizer, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
 MIN_ELEMS_PER_PROGRAM = 2048
-# (largest BLOCK_N, num_warps): each thread holds BLOCK_N / (32 · num_warps) fp32 values of a row.
-NUM_WARPS_BY_BLOCK = ((2048, 4), (8192, 8), (2**62, 16))
+# (largest BLOCK_N · ROWS, num_warps): each thread holds BLOCK_N · ROWS / (32 · num_warps) values. A program of at
+# most FOUR_WARPS_BYTES of input (2048 fp32 values, 4096 16-bit ones) runs 4 warps: on the H200, bf16 4096×4000 ran
+# at 102.0 % of a copy with 4 warps and 98.1 % with fp32's 8 (docs/perf-notes.md); wider 16-bit rows measured
+# best with fp32's warps (8192: 8 or 16, 16384: 16).
+FOUR_WARPS_BYTES = 8192
+NUM_WARPS_BY_BLOCK = ((8192, 8), (2**62, 16))
 # At 16 warps a thread may hold 128 registers (65536 per SM / 512 threads). BLOCK_N = 32768 is 64 fp32 values a
 # thread and compiles without spills on the H200; BLOCK_N = 65536 is 128 values, spills, and its compiled code
 # (and speed: 40 % then 28 % of copy) changed from one process to the next (docs/perf-notes.md). Wider rows go
@@ -53,19 +57,23 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
-def launch_config(M: int, N: int) -> dict:
-    """BLOCK_N, ROWS and num_warps for an M×N input (also what `explain` reports); one dict for every M of a
-    class, shared: read it, do not change it."""
-    return _launch_config(min(M, MIN_ELEMS_PER_PROGRAM), N)  # ROWS ≤ MIN_ELEMS_PER_PROGRAM: more rows change nothing
+def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
+    """BLOCK_N, ROWS and num_warps for an M×N input of `dtype` (also what `explain` reports); one dict for every M
+    of a class, shared: read it, do not change it."""
+    # ROWS ≤ MIN_ELEMS_PER_PROGRAM: more rows change nothing
+    return _launch_config(min(M, MIN_ELEMS_PER_PROGRAM), N, dtype.itemsize)
 
 
 @lru_cache(maxsize=1024)
-def _launch_config(M: int, N: int) -> dict:
+def _launch_config(M: int, N: int, itemsize: int = 4) -> dict:
     block_n = triton.next_power_of_2(N)
     rows = 1
     if block_n < MIN_ELEMS_PER_PROGRAM:
         rows = min(MIN_ELEMS_PER_PROGRAM // block_n, triton.next_power_of_2(M))
-    num_warps = next(w for limit, w in NUM_WARPS_BY_BLOCK if block_n * rows <= limit)
+    if block_n * rows * itemsize <= FOUR_WARPS_BYTES:
+        num_warps = 4
+    else:
+        num_warps = next(w for limit, w in NUM_WARPS_BY_BLOCK if block_n * rows <= limit)
     return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps}
 
 
@@ -73,7 +81,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     """config: BLOCK_N, ROWS and num_warps to launch with (None: launch_config's; scripts/fused-configs.py)."""
     M, N = x.shape
     y = output_like(x)
-    config = config or launch_config(M, N)
+    config = config or launch_config(M, N, x.dtype)
     grid = (cdiv(M, config["ROWS"]),)
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config)

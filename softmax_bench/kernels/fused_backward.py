@@ -45,7 +45,7 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     """config: BLOCK_N, ROWS and num_warps to launch with (None: the forward's tiles; scripts/fused-configs.py)."""
     M, N = y.shape
     dx = output_like(y)
-    config = config or launch_config(M, N)
+    config = config or launch_config(M, N)  # fp32's tiles whatever the dtype: measured so (scripts/fused-configs.py)
     grid = (cdiv(M, config["ROWS"]),)
     compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
                              **fusion_args(fusion, y), **config)
