@@ -1,7 +1,8 @@
 """Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
-"max_registers" (None: uncapped; absent: as config_for chooses)}; one JSON line a case comes back: the configuration, the instructions counted, registers and spills.
+"max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
+JSON line a case comes back: the configuration, the instructions counted, registers and spills.
 """
 
 import dataclasses
@@ -17,11 +18,12 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
 
 from softmax_bench.kernels import DTYPES, Fusion, cluster, cluster_backward
-from softmax_bench.kernels.aligned import vector_elems
+from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
 PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
-              "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait"}
+              "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
+              "lg2_approx": r"lg2\.approx"}
 
 
 def compile_case(case: dict, out_dir: str) -> dict:
@@ -37,6 +39,9 @@ def compile_case(case: dict, out_dir: str) -> dict:
         kernel, pointers = cluster_backward.cluster_backward_kernel, ("y_ptr", "dy_ptr", "dx_ptr")
         config = cluster_backward.config_for(N, dtype, fusion)
         constexprs = cluster.window_constexprs(config, N, dtype, aligned)
+    if "ctas" in case:  # CTAs and warps of the case's own, else config_for's
+        how = cluster.holding(dtype, fusion)
+        config = cluster.layout(window_lanes(N, dtype), case["ctas"], case["warps"], dtype, how)
     if "max_registers" in case:  # else config_for's own choice
         config = dataclasses.replace(config, max_registers=case["max_registers"])
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,

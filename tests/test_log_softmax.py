@@ -1,13 +1,17 @@
 """log_softmax: every variant that runs here against a float64 reference, with softmax's semantics (-inf for what
 softmax gives zeros, NaN kept in its row)."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
 import softmax_bench
 from softmax_bench import dispatch
 from softmax_bench.auto_table import AutoTable
-from softmax_bench.kernels import TOLERANCES, cluster
+from softmax_bench.kernels import TOLERANCES, cluster, interpreted, masking
 
 from .conftest import DEVICE, runnable_variants
 from .test_fusion import causal_keep
@@ -98,3 +102,33 @@ def test_log_softmax_wide_rows_on_the_gpu(dtype, N):
     x, _ = fresh_randn(8, N, dtype=dtype)
     for variant in ["auto"] + [v for v in VARIANTS if softmax_bench.variants()[v].supports(N, dtype)]:
         assert_matches(softmax_bench.log_softmax(x, variant=variant), x)
+
+
+def test_the_gpu_takes_log_s_from_its_approximate_log2():
+    """Compiled for the H200 without a GPU, fused's and two_pass's log_softmax take log s as lg2.approx · ln 2 (tl.log
+    is some 30 instructions a row, 3.8 % of fused's time at bf16 262144×512); the interpreter, which runs no
+    libdevice, keeps tl.log (this file's other tests check its numbers on CPU, and the fast log's on the GPU)."""
+    code = """
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from softmax_bench.kernels import fused, two_pass
+for kernel, block in ((fused.fused_rows_kernel, {"BLOCK_N": 512, "ROWS": 4}), (two_pass.two_pass_kernel,
+                                                                               {"BLOCK": 4096, "VEC": 8})):
+    constexprs = {**block, "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": True}
+    types = {"x_ptr": "*bf16", "y_ptr": "*bf16", "mask_ptr": "*u8", "scale": "fp32"}
+    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
+    ptx = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=constexprs),
+                         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ptx"]
+    print(kernel.__name__, ptx.count("lg2.approx"), ptx.count("fma.rn.ftz"))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2, result.stdout
+    for line in lines:
+        name, approx_logs, polynomial_steps = line.split()
+        assert int(approx_logs) >= 1 and int(polynomial_steps) == 0, line
+    if interpreted():
+        assert masking.log_of_sum is masking._precise_log

@@ -497,7 +497,8 @@ if gluon is not None:
             log_sum = one_a_cta(_fast_log(gl.where(row_sum == 0.0, 1.0, row_sum)))
         else:
             # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow. The sum's
-            # zero test after one_a_cta, not before: before, bf16 24576 takes 36 registers, not 32 (perf-notes).
+            # zero test after one_a_cta, not before: before, bf16 24576 in 4 CTAs of 8 warps took 36 registers, not
+            # 32, and ran 5 points of a copy slower (docs/perf-notes.md).
             row_shift = one_a_cta(row_shift)
             row_sum = one_a_cta(row_sum)
             inv_sum = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
