@@ -68,9 +68,8 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str):
 def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward") -> None:
     out = open(path, "w", newline="")
     writer = csv.writer(out)
-    writer.writerow(["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers", "default", "n_regs",
-                     "n_spills", "ms",
-                     "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
+    writer.writerow(["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers", "default",
+                     "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)

@@ -46,8 +46,8 @@ def backward_launch(config, y, dy):
 def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool) -> None:
     out = open(path, "w", newline="")
     writer = csv.writer(out)
-    writer.writerow(["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "default", "n_regs", "n_spills", "ms",
-                     "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
+    writer.writerow(["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "default", "n_regs", "n_spills",
+                     "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward)

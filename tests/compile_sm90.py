@@ -63,14 +63,20 @@ def compile_case(case: dict, out_dir: str) -> dict:
             "spill_bytes": sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))}
 
 
-def compile_in_subprocess(cases: list[dict], out_dir) -> list[dict]:
-    """compile_case of each case, in a process of its own without TRITON_INTERPRET."""
+def printed_without_interpreter(*args: str, timeout: int = 900) -> list[str]:
+    """The lines `python3 *args` prints, run from the project's root in a process without TRITON_INTERPRET (the
+    kernels then compile, for sm_90 without a GPU); it must succeed."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    result = subprocess.run([sys.executable, "-m", "tests.compile_sm90", str(out_dir), json.dumps(cases)], env=env,
-                            capture_output=True, text=True, timeout=900,
+    result = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=timeout,
                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert result.returncode == 0, result.stderr[-3000:]
-    return [json.loads(line) for line in result.stdout.splitlines()]
+    return result.stdout.splitlines()
+
+
+def compile_in_subprocess(cases: list[dict], out_dir) -> list[dict]:
+    """compile_case of each case, in a process of its own without TRITON_INTERPRET."""
+    return [json.loads(line) for line in printed_without_interpreter("-m", "tests.compile_sm90", str(out_dir),
+                                                                      json.dumps(cases))]
 
 
 if __name__ == "__main__":

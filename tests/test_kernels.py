@@ -12,6 +12,7 @@ import softmax_bench
 from softmax_bench.dispatch import as_rows, auto_choice
 from softmax_bench.kernels import TOLERANCES, fused, fused_backward, interpreted, online, split, two_pass
 
+from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE, runnable_variants
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
@@ -286,11 +287,8 @@ for kernel in (split.split_kernel, two_pass.two_pass_kernel, two_pass_backward.t
         vectors = (len(re.findall(op + r"\\.global[.\\w:]*\\.v4\\.", ptx)) for op in ("ld", "st"))
         print(kernel.__name__, dtype, *vectors)
 """
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert len(lines) == 6, result.stdout
+    lines = printed_without_interpreter("-c", code, timeout=300)
+    assert len(lines) == 6, lines
     for line in lines:
         kernel, dtype, loads, stores = line.split()
         assert int(loads) > 0 and int(stores) > 0, line

@@ -1,10 +1,6 @@
 """log_softmax: every variant that runs here against a float64 reference, with softmax's semantics (-inf for what
 softmax gives zeros, NaN kept in its row)."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 import torch
 
@@ -13,6 +9,7 @@ from softmax_bench import dispatch
 from softmax_bench.auto_table import AutoTable
 from softmax_bench.kernels import TOLERANCES, cluster, interpreted, masking
 
+from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE, runnable_variants
 from .test_fusion import causal_keep
 from .test_kernels import fresh_randn
@@ -122,11 +119,8 @@ for kernel, block in ((fused.fused_rows_kernel, {"BLOCK_N": 512, "ROWS": 4}), (t
                          target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ptx"]
     print(kernel.__name__, ptx.count("lg2.approx"), ptx.count("fma.rn.ftz"))
 """
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert len(lines) == 2, result.stdout
+    lines = printed_without_interpreter("-c", code, timeout=300)
+    assert len(lines) == 2, lines
     for line in lines:
         name, approx_logs, polynomial_steps = line.split()
         assert int(approx_logs) >= 1 and int(polynomial_steps) == 0, line

@@ -73,8 +73,8 @@ class ClusterConfig:
 # or a scaled one). The configuration measured fastest on the H200 at each width of the wide and vocabulary
 # shapes (scripts/cluster-configs.py; docs/perf-notes.md).
 SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "packed": ((16384, 2, 8), (24576, 4, 4), (32768, 4, 8), (98304, 8, 4), (131072, 16, 4), (163840, 8, 8), (262144, 16, 4),
-               (2**62, 16, 8)),
+    "packed": ((16384, 2, 8), (24576, 4, 4), (32768, 4, 8), (98304, 8, 4), (131072, 16, 4), (163840, 8, 8),
+               (262144, 16, 4), (2**62, 16, 8)),
     "fp32": ((24576, 8, 4), (65536, 8, 8), (262144, 16, 4), (2**62, 16, 8)),
 }
 # The backward's, measured at 16384 and 32768 (scripts/fused-configs.py backward): a thread holds two rows' lanes.
