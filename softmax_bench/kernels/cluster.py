@@ -261,6 +261,14 @@ if gluon is not None:
         return gl.max(gl.convert_layout(gl.reshape(value, [C, T // C]), layout), axis=1)
 
     @gluon.jit
+    def window_bounds(row, stride, N, VEC: gl.constexpr):
+        """Where row `row` (of `stride`, N elements) lies in its window, which starts at the 16-byte boundary at or
+        before the row's start: (off, the elements before the row; first_whole, end_whole, the lanes of the whole
+        vectors inside the row). The other tensors' rows start as far past a boundary (the launch sees to it)."""
+        off = ((row * stride) % VEC).to(gl.int32)
+        return off, gl.cdiv(off, VEC) * VEC, (off + N) // VEC * VEC
+
+    @gluon.jit
     def row_window(ptr, row, stride, off, VEC: gl.constexpr):
         """Row `row` of a tensor from the 16-byte boundary at or before its start, `off` elements before it."""
         return ptr + gl.multiple_of(row * stride - off, VEC)
@@ -432,13 +440,9 @@ if gluon is not None:
         bar = exchange_barrier()
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
-        # Lanes count from the 16-byte boundary at or before the row's start, `off` elements before it; y's rows
-        # start as far past a boundary as x's (the launch sees to it).
-        off = ((row * stride_x) % VEC).to(gl.int32)
+        off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
-        first_whole = gl.cdiv(off, VEC) * VEC  # lanes [first_whole, end_whole) are whole vectors inside the row
-        end_whole = (off + N) // VEC * VEC
 
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)

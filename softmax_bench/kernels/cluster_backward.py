@@ -28,7 +28,7 @@ if gluon is not None:
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
     from .cluster import (LOG2E, end_vectors, ends_layout, exchange_barrier, kept, load_lanes, one_a_cta, piece, push,
-                          receive_buffer, received, row_layout, row_window, store_lanes)
+                          receive_buffer, received, row_layout, row_window, store_lanes, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -105,13 +105,10 @@ if gluon is not None:
         bar = exchange_barrier()
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
-        # y's, dy's and dx's rows start as far past a 16-byte boundary (the launch sees to it)
-        off = ((row * stride_y) % VEC).to(gl.int32)
+        off, first_whole, end_whole = window_bounds(row, stride_y, N, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
         dy_row = row_window(dy_ptr, row, stride_dy, off, VEC)
         dx_row = row_window(dx_ptr, row, stride_dx, off, VEC)
-        first_whole = gl.cdiv(off, VEC) * VEC
-        end_whole = (off + N) // VEC * VEC
 
         # Every load before the first reduction, as the forward's.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
