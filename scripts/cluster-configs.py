@@ -13,13 +13,10 @@ import sys
 
 import torch
 
-from softmax_bench.baseline import measure_copy
+from config_timing import ELEMS, copy_gbps, time_checked
+
 from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, Fusion, cluster, cluster_backward
 from softmax_bench.kernels.aligned import window_lanes
-from softmax_bench.timing import TimingSettings, measure
-
-SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
-ELEMS = 2**27
 VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
@@ -74,28 +71,23 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
             run, ref, tolerances, nbytes, default = case(M, N, dtype, mode)
-            copy = measure_copy(dtype, nbytes // 2 // dtype.itemsize, SETTINGS, interpret=False)["gbps"]
+            copy = copy_gbps(dtype, nbytes)
             best = None
             for config in dict.fromkeys([default, *configs(N, dtype, 2 if mode == "backward" else 1)]):
-                try:
-                    t = measure(lambda: run(config), SETTINGS, interpret=False)
-                    y, launch = run(config)
-                    err = (y.float() - ref).abs().max().item()
-                except Exception as e:  # noqa: BLE001 - a config that does not build is a row, not the end
-                    print(dtype, N, config, "error", type(e).__name__, str(e)[:200], flush=True)
+                r = time_checked(run, config, ref, tolerances, dtype, nbytes, copy, (dtype, N, config))
+                if r is None:
                     continue
-                ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
-                pct = 100 * nbytes / t.ms / 1e6 / copy
+                t, pct = r.timing, r.pct_of_copy
                 writer.writerow([mode, str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
                                  "+".join(map(str, config.pieces)), config.max_registers, config == default,
-                                 launch.n_regs,
-                                 launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy), err, ok])
+                                 r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1),
+                                 round(copy), r.max_err, r.ok])
                 out.flush()
-                if ok and (best is None or pct > best[0]):
-                    best = (pct, config.ctas, config.num_warps, config.max_registers, launch.n_regs)
-                print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers, launch.n_regs,
-                      f"{pct:.1f}%",
-                      f"err {err:.2g}", "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
+                if r.ok and (best is None or pct > best[0]):
+                    best = (pct, config.ctas, config.num_warps, config.max_registers, r.launch.n_regs)
+                print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers, r.launch.n_regs,
+                      f"{pct:.1f}%", f"err {r.max_err:.2g}", "" if r.ok else "WRONG",
+                      "(default)" if config == default else "", flush=True)
             print("BEST", mode, dtype, N, best, flush=True)
             del run, ref
 

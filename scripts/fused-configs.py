@@ -18,12 +18,9 @@ from functools import partial
 
 import torch
 
-from softmax_bench.baseline import measure_copy
-from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, cluster_backward, elem_size, fused, fused_backward
-from softmax_bench.timing import TimingSettings, measure
+from config_timing import ELEMS, copy_gbps, time_checked
 
-SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
-ELEMS = 2**27
+from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, cluster_backward, fused, fused_backward
 WIDTHS = [4096, 8192, 16384, 24576, 32768]
 WARPS = (4, 8, 16, 32)
 
@@ -51,36 +48,34 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
     for dtype in dtypes:
         for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward)
-            copy = measure_copy(dtype, nbytes // 2 // elem_size(dtype), SETTINGS, interpret=False)["gbps"]
+            copy = copy_gbps(dtype, nbytes)
             default = fused.launch_config(M, N) if backward else fused.launch_config(M, N, dtype)
             # the backward also with twice the rows a program (narrow rows: more bytes in flight a thread)
             tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward else [])
             for tile, warps in itertools.product(tiles, WARPS):
                 config = {**tile, "num_warps": warps}
                 per_thread = config["BLOCK_N"] * config["ROWS"] // (32 * warps)
-                try:
-                    t = measure(lambda: run(config), SETTINGS, interpret=False)
-                    out_, launch = run(config)
-                    err = (out_.float() - ref).abs().max().item()
-                except Exception as e:  # noqa: BLE001 - a config that does not build is a row, not the end
-                    print(dtype, N, warps, "error", type(e).__name__, str(e)[:200], flush=True)
+                r = time_checked(run, config, ref, tolerances, dtype, nbytes, copy, (dtype, N, warps))
+                if r is None:
                     continue
-                ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
-                pct = 100 * nbytes / t.ms / 1e6 / copy
+                t = r.timing
                 writer.writerow(["backward" if backward else "forward", str(dtype).split(".")[-1], M, N,
-                                 config["ROWS"], warps, per_thread, config == default, launch.n_regs,
-                                 launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy), err, ok])
+                                 config["ROWS"], warps, per_thread, config == default, r.launch.n_regs,
+                                 r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(r.pct_of_copy, 1), round(copy),
+                                 r.max_err, r.ok])
                 out.flush()
-                print(dtype, M, N, config["ROWS"], warps, per_thread, launch.n_regs, launch.n_spills, f"{pct:.1f}%",
-                      f"err {err:.2g}", "" if ok else "WRONG", "(default)" if config == default else "", flush=True)
+                print(dtype, M, N, config["ROWS"], warps, per_thread, r.launch.n_regs, r.launch.n_spills,
+                      f"{r.pct_of_copy:.1f}%", f"err {r.max_err:.2g}", "" if r.ok else "WRONG",
+                      "(default)" if config == default else "", flush=True)
             if backward and cluster_backward.unsupported(N, dtype) is None:  # beside it: the cluster's backward
                 y, dy = run.keywords["y"], run.keywords["dy"]
-                t = measure(lambda: cluster_backward.launch(y, dy), SETTINGS, interpret=False)
-                out_, launch = cluster_backward.launch(y, dy)
-                err = (out_.float() - ref).abs().max().item()
                 config = cluster_backward.config_for(N, dtype)
-                print(dtype, M, N, f"cluster backward {config.ctas}x{config.num_warps}", launch.n_regs,
-                      launch.n_spills, f"{100 * nbytes / t.ms / 1e6 / copy:.1f}%", f"err {err:.2g}", flush=True)
+                r = time_checked(lambda c: cluster_backward.launch(y, dy, config=c), config, ref, tolerances, dtype,
+                                 nbytes, copy, (dtype, N, "cluster backward"))
+                if r is not None:
+                    print(dtype, M, N, f"cluster backward {config.ctas}x{config.num_warps}", r.launch.n_regs,
+                          r.launch.n_spills, f"{r.pct_of_copy:.1f}%", f"err {r.max_err:.2g}", "" if r.ok else "WRONG",
+                          flush=True)
             del run, ref
 
 

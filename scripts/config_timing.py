@@ -1,0 +1,41 @@
+"""What scripts/cluster-configs.py and scripts/fused-configs.py share: time one configuration of a kernel, then check
+its output against an fp32 reference, as % of a copy of the same bytes measured in the same process."""
+
+from dataclasses import dataclass
+
+import torch
+
+from softmax_bench.baseline import measure_copy
+from softmax_bench.timing import Timing, TimingSettings, measure
+
+SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
+ELEMS = 2**27
+
+
+def copy_gbps(dtype: torch.dtype, nbytes: int) -> float:
+    """A copy's bandwidth over the bytes a kernel moves (half read, half written)."""
+    return measure_copy(dtype, nbytes // 2 // dtype.itemsize, SETTINGS, interpret=False)["gbps"]
+
+
+@dataclass
+class Timed:
+    timing: Timing
+    launch: object  # the kernel's Launch: registers and spills
+    max_err: float
+    ok: bool
+    pct_of_copy: float
+
+
+def time_checked(run, config, ref: torch.Tensor, tolerances: dict, dtype: torch.dtype, nbytes: int,
+                 copy: float, label) -> Timed | None:
+    """run(config) timed, then run once more and checked against ref within tolerances[dtype] (atol, rtol of ref's
+    largest magnitude); None, said with `label`, when the configuration does not build: a row, not the end."""
+    try:
+        t = measure(lambda: run(config), SETTINGS, interpret=False)
+        out, launch = run(config)
+        err = (out.float() - ref).abs().max().item()
+    except Exception as e:  # noqa: BLE001
+        print(*label, "error", type(e).__name__, str(e)[:200], flush=True)
+        return None
+    ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
+    return Timed(t, launch, err, ok, 100 * nbytes / t.ms / 1e6 / copy)
