@@ -1,6 +1,8 @@
 """What scripts/cluster-configs.py and scripts/fused-configs.py share: time one configuration of a kernel, then check
 its output against an fp32 reference, as % of a copy of the same bytes measured in the same process."""
 
+import itertools
+import statistics
 from dataclasses import dataclass
 
 import torch
@@ -39,3 +41,31 @@ def time_checked(run, config, ref: torch.Tensor, tolerances: dict, dtype: torch.
         return None
     ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
     return Timed(t, launch, err, ok, 100 * nbytes / t.ms / 1e6 / copy)
+
+
+def cycling(calls: list):
+    """One call, each time the next of `calls` (copies of the inputs: what a call leaves in L2 cannot serve the
+    next one)."""
+    turn = itertools.cycle(calls)
+    return lambda: next(turn)()
+
+
+def in_rounds(calls: dict, rounds: int, dtype: torch.dtype, nbytes: int, write_row, prefix: list,
+              marked: str = "") -> dict[str, list[float]]:
+    """Each of `calls` (label: call) timed once a round, in turn, for `rounds` rounds after a copy of the same
+    bytes, so that a drift of the GPU (clocks, heat) falls on all alike; a CSV row each (prefix + label, round, ms,
+    % of copy) through write_row; the figures printed best median first, `marked` flagged. Returns the % of
+    copy of each label, a round each."""
+    figures = {label: [] for label in calls}
+    for round_ in range(rounds):
+        copy = copy_gbps(dtype, nbytes)
+        for label, call in calls.items():
+            ms = measure(call, SETTINGS, interpret=False).ms
+            pct = 100 * nbytes / ms / 1e6 / copy
+            figures[label].append(pct)
+            write_row([*prefix, label, round_, ms, round(pct, 2), round(copy)])
+    for label in sorted(figures, key=lambda k: -statistics.median(figures[k])):
+        f = sorted(figures[label])
+        print(*prefix, f"{label:>24}", f"median {statistics.median(f):6.2f}", f"min {f[0]:6.2f}", f"max {f[-1]:6.2f}",
+              "(default)" if label == marked else "", flush=True)
+    return figures

@@ -49,7 +49,7 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
         for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward)
             copy = copy_gbps(dtype, nbytes)
-            default = fused.launch_config(M, N) if backward else fused.launch_config(M, N, dtype)
+            default = fused_backward.launch_config(M, N, dtype) if backward else fused.launch_config(M, N, dtype)
             # the backward also with twice the rows a program (narrow rows: more bytes in flight a thread)
             tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward else [])
             for tile, warps in itertools.product(tiles, WARPS):

@@ -7,6 +7,7 @@ import softmax_bench
 from softmax_bench.dispatch import backward_for
 from softmax_bench.kernels import Fusion, backward_traffic, backwards, fused_backward, two_pass_backward
 
+from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE
 from .test_fusion import causal_keep
 from .test_kernels import fresh_randn
@@ -217,3 +218,58 @@ def test_fused_backward_does_not_spill_up_to_its_declared_limit(dtype):
         _, launch = fused_backward.launch(y, torch.randn_like(y), fusion)
         assert launch.n_regs is not None and launch.n_regs <= 255
         assert launch.n_spills == 0
+
+
+def test_fused_backward_tiles_give_a_thread_one_16_byte_vector_of_y_and_of_dy():
+    """Up to 4096 values a program, whatever the width, in 32 warps for fp32 and 16 for 16-bit dtypes: a thread holds
+    16 bytes of y and 16 of dy; wider rows one a program, loads evict_last while a thread holds at most 16 values of
+    each (bf16 16384 holds 32: without). A few short rows: a program no bigger than they are, 4 warps at least."""
+    for dtype, warps in ((torch.float32, 32), (torch.bfloat16, 16), (torch.float16, 16)):
+        for N in (32, 100, 128, 512, 2048, 4000):
+            config = fused_backward.launch_config(1 << 20, N, dtype)
+            assert config["BLOCK_N"] * config["ROWS"] == 4096 and config["num_warps"] == warps, (dtype, N, config)
+            assert config["EVICT"] == "evict_last"
+        assert fused_backward.launch_config(64, 16384, dtype)["ROWS"] == 1
+    assert fused_backward.launch_config(64, 16384, torch.float32)["EVICT"] == "evict_last"
+    assert fused_backward.launch_config(64, 16384, torch.bfloat16)["EVICT"] == ""
+    assert fused_backward.launch_config(3, 37, torch.float32) == {"BLOCK_N": 64, "ROWS": 4, "num_warps": 4,
+                                                                  "EVICT": "evict_last"}
+    y, dy = torch.softmax(fresh_randn(3, 37)[0], -1), fresh_randn(3, 37)[0]
+    dx, launch = fused_backward.launch(y, dy)
+    assert launch.config == fused_backward.launch_config(3, 37, torch.float32)
+    assert_grad_matches(dx, grad_of_output(y, dy, False), torch.float32)
+
+
+def test_fused_backward_compiled_for_sm90_loads_evict_last():
+    """Compiled for the H200 without a GPU, as launch_config configures it: y and dy each in one 16-byte vector a
+    thread, marked evict_last for L1 and L2, and no spills (bf16 4096, fp32 128)."""
+    code = """
+import os, re, subprocess, tempfile
+import torch, triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from softmax_bench.kernels import fused_backward
+kernel = fused_backward.fused_backward_kernel
+PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+for dtype, name, N in ((torch.bfloat16, "bf16", 4096), (torch.float32, "fp32", 128)):
+    config = dict(fused_backward.launch_config(1 << 20, N, dtype))
+    warps = config.pop("num_warps")
+    constexprs = {**config, "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
+    types = {"y_ptr": "*" + name, "dy_ptr": "*" + name, "dx_ptr": "*" + name, "mask_ptr": "*u8", "scale": "fp32"}
+    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
+    aligned = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]]
+               for a in ("y_ptr", "dy_ptr", "dx_ptr", "N", "stride_y", "stride_dy", "stride_dx")}
+    ptx = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned),
+                         target=GPUTarget("cuda", 90, 32), options={"num_warps": warps}).asm["ptx"]
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(ptx)
+    report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", f.name, "-o", f.name + ".cubin"],
+                            capture_output=True, text=True).stderr
+    print(name, len(re.findall(r"ld\\.global\\.L1::evict_last\\.L2::cache_hint\\.v4\\.b32", ptx)),
+          len(re.findall(r"ld\\.global", ptx)), sum(int(b) for b in re.findall(r"(\\d+) bytes spill", report)))
+"""
+    lines = printed_without_interpreter("-c", code, timeout=300)
+    assert [line.split()[0] for line in lines] == ["bf16", "fp32"], lines
+    for line in lines:
+        _, evict_last_v4, loads, spill_bytes = line.split()
+        assert int(evict_last_v4) == int(loads) == 2 and int(spill_bytes) == 0, line

@@ -117,6 +117,7 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
     assert len(cases) == 9
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=2)
+        assert case["evict_last_loads"] == 0, case  # the forward's loads leave L2's order alone
     assert cases[2]["pieces"] > 1, "fp32 151936 is held in more than one power-of-two piece"
     # capped at 128 registers (4 CTAs an SM, against 3 at the compiler's choice), it still does not spill
     assert cases[5]["registers"] <= cluster.CAPPED_REGISTERS < cases[2]["registers"], cases

@@ -90,8 +90,8 @@ def test_sweep_and_explain_list_the_cluster_backward(tmp_path):
 def test_compiled_for_sm90_one_exchange_no_spills(tmp_path):
     """Compiled for the H200 without a GPU, at the widths of the wide and vocabulary shapes, each holding (fp32;
     16-bit packed), softmax and log_softmax, plain and with a scale (log_softmax: and a causal mask): y and dy move in
-    16-byte vectors, the partial sum is pushed with one st.async, the cluster barrier is met once, and nothing
-    spills."""
+    16-byte vectors, loaded evict_last, the partial sum is pushed with one st.async, the cluster barrier is met once,
+    and nothing spills."""
     plain = [{"kernel": "backward", "dtype": dtype, "N": N, "log": log, "scale": 0.5}
              for dtype in ("fp32", "bf16", "fp16") for N in (32768, 50257, 131072, 151936, 262144)
              for log in (False, True)]
@@ -101,6 +101,7 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path):
     assert len(cases) == len(plain) + len(masked)
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=1)
+        assert case["evict_last_loads"] >= case["loads_v4"], case
 
 
 # --- numbers (GPU) -------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import torch
 
 import softmax_bench
 from softmax_bench.dispatch import as_rows, auto_choice
-from softmax_bench.kernels import TOLERANCES, fused, fused_backward, interpreted, online, split, two_pass
+from softmax_bench.kernels import TOLERANCES, fused, interpreted, online, split, two_pass
 
 from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE, runnable_variants
@@ -149,8 +149,7 @@ def test_fused_packs_several_narrow_rows_per_program():
 
 
 def test_fused_warps_follow_the_bytes_a_program_holds():
-    """4 warps for up to 8 KB of input a program (2048 fp32 values, 4096 16-bit ones), then 8 and 16 by elements;
-    the backward keeps fp32's tiles whatever the dtype."""
+    """4 warps for up to 8 KB of input a program (2048 fp32 values, 4096 16-bit ones), then 8 and 16 by elements."""
     warps = {(N, dtype): fused.launch_config(1 << 20, N, dtype)["num_warps"]
              for N in (32, 2048, 4096, 8192, 16384) for dtype in (torch.float32, torch.bfloat16, torch.float16)}
     assert [warps[N, torch.float32] for N in (32, 2048, 4096, 8192, 16384)] == [4, 4, 8, 8, 16]
@@ -158,7 +157,6 @@ def test_fused_warps_follow_the_bytes_a_program_holds():
     assert warps[4096, torch.float16] == 4
     y = torch.softmax(fresh_randn(3, 4096, dtype=torch.bfloat16)[0], -1)
     assert fused.launch(y)[1].config["num_warps"] == 4
-    assert fused_backward.launch(y, torch.ones_like(y))[1].config["num_warps"] == 8
 
 
 def test_fused_config_is_one_for_every_m_of_its_class():

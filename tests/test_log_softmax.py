@@ -110,8 +110,8 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from softmax_bench.kernels import fused, two_pass
-for kernel, block in ((fused.fused_rows_kernel, {"BLOCK_N": 512, "ROWS": 4}), (two_pass.two_pass_kernel,
-                                                                               {"BLOCK": 4096, "VEC": 8})):
+for kernel, block in ((fused.fused_rows_kernel, {"BLOCK_N": 512, "ROWS": 4, "EVICT": ""}),
+                      (two_pass.two_pass_kernel, {"BLOCK": 4096, "VEC": 8})):
     constexprs = {**block, "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": True}
     types = {"x_ptr": "*bf16", "y_ptr": "*bf16", "mask_ptr": "*u8", "scale": "fp32"}
     signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}

@@ -63,6 +63,7 @@ class ClusterConfig:
     step: int
     pieces: tuple[int, ...]
     max_registers: int | None = None
+    evict: str = ""  # the eviction policy of the loads (tl.load's): "" or "evict_last"
 
     @property
     def span(self) -> int:
@@ -310,11 +311,11 @@ if gluon is not None:
         return keep
 
     @gluon.jit
-    def load_lanes(row_ptr, lanes, move, other, EVEN: gl.constexpr):
+    def load_lanes(row_ptr, lanes, move, other, EVEN: gl.constexpr, EVICT: gl.constexpr):
         if EVEN:
-            return gl.load(row_ptr + lanes)
+            return gl.load(row_ptr + lanes, eviction_policy=EVICT)
         else:
-            return gl.load(row_ptr + lanes, mask=move, other=other)
+            return gl.load(row_ptr + lanes, mask=move, other=other, eviction_policy=EVICT)
 
     @gluon.jit
     def store_lanes(row_ptr, lanes, move, values, EVEN: gl.constexpr):
@@ -333,10 +334,10 @@ if gluon is not None:
     @gluon.jit
     def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, causal_m,
               EVEN: gl.constexpr, HOLD_F32: gl.constexpr, HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr,
-              CAUSAL: gl.constexpr):
+              CAUSAL: gl.constexpr, EVICT: gl.constexpr):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded, two 16-bit values to a register. No per-element work on a plain row."""
-        x = load_lanes(x_row, lanes, move, -float("inf"), EVEN)
+        x = load_lanes(x_row, lanes, move, -float("inf"), EVEN, EVICT)
         if HOLD_F32:
             x = x.to(gl.float32)
         if HAS_SCALE:
@@ -431,7 +432,7 @@ if gluon is not None:
     def cluster_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
                        STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
                        VEC: gl.constexpr,
-                       EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr,
+                       EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr, EVICT: gl.constexpr,
                        HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -447,18 +448,18 @@ if gluon is not None:
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                   EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+                   EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL)
+                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
-            end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf")).to(gl.float32)
+            end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"), eviction_policy=EVICT).to(gl.float32)
             if HAS_SCALE:
                 end_x = gl.where(at_end, end_x * scale, -float("inf"))
             end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
@@ -540,7 +541,8 @@ def window_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     calls: read them, do not change them."""
     p0, p1, p2 = config.pieces + (0,) * (3 - len(config.pieces))
     even = aligned and config.ctas * config.step == N and config.span == config.step
-    return dict(STEP=config.step, P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=even, ALIGNED=aligned)
+    return dict(STEP=config.step, P0=p0, P1=p1, P2=p2, VEC=vector_elems(dtype), EVEN=even, ALIGNED=aligned,
+                EVICT=config.evict)
 
 
 @lru_cache(maxsize=1024)
@@ -548,7 +550,9 @@ def settings_of(config: ClusterConfig) -> dict:
     """What a launch reports it chose."""
     settings = {"ctas": config.ctas, "num_warps": config.num_warps, "step": config.step,
                 "pieces": "+".join(map(str, config.pieces))}
-    return settings if config.max_registers is None else {**settings, "max_registers": config.max_registers}
+    if config.max_registers is not None:
+        settings["max_registers"] = config.max_registers
+    return settings if not config.evict else {**settings, "evict": config.evict}
 
 
 @lru_cache(maxsize=1024)

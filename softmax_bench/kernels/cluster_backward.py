@@ -12,6 +12,9 @@ Needs Triton ≥ 3.8 and an sm_90 GPU, as the forward; elsewhere it says so and 
 
 from __future__ import annotations
 
+import dataclasses
+from functools import cache
+
 import torch
 
 from . import PLAIN, Backward, Fusion, Launch, backward_traffic, launch_kernel, output_like
@@ -22,6 +25,10 @@ from .masking import fusion_args
 
 # A thread holds lanes of y and of dy: half the forward's window.
 BACKWARD_CAPACITY = CAPACITY // 2
+# The loads keep y and dy in L1 and L2 ahead of other lines, as fused's backward's do (kernels/fused_backward.py
+# says what that costs the next kernel): 1–2 % faster at 16384–65536 on the H200, neither faster nor slower at
+# 151936 and 262144 (scripts/eviction.py, docs/perf-notes.md).
+EVICT = "evict_last"
 
 if gluon is not None:
     from triton.experimental.gluon import language as gl
@@ -96,7 +103,7 @@ if gluon is not None:
     def cluster_backward_kernel(y_ptr, dy_ptr, dx_ptr, N, stride_y, stride_dy, stride_dx,
                                 scale, mask_ptr, mask_stride, causal_m,
                                 STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
-                                VEC: gl.constexpr, EVEN: gl.constexpr, ALIGNED: gl.constexpr,
+                                VEC: gl.constexpr, EVEN: gl.constexpr, ALIGNED: gl.constexpr, EVICT: gl.constexpr,
                                 HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr,
                                 LOG: gl.constexpr):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -112,20 +119,20 @@ if gluon is not None:
 
         # Every load before the first reduction, as the forward's.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
-        y0 = load_lanes(y_row, lanes0, move0, 0.0, EVEN)
-        dy0 = load_lanes(dy_row, lanes0, move0, 0.0, EVEN)
+        y0 = load_lanes(y_row, lanes0, move0, 0.0, EVEN, EVICT)
+        dy0 = load_lanes(dy_row, lanes0, move0, 0.0, EVEN, EVICT)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
-            y1 = load_lanes(y_row, lanes1, move1, 0.0, EVEN)
-            dy1 = load_lanes(dy_row, lanes1, move1, 0.0, EVEN)
+            y1 = load_lanes(y_row, lanes1, move1, 0.0, EVEN, EVICT)
+            dy1 = load_lanes(dy_row, lanes1, move1, 0.0, EVEN, EVICT)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
-            y2 = load_lanes(y_row, lanes2, move2, 0.0, EVEN)
-            dy2 = load_lanes(dy_row, lanes2, move2, 0.0, EVEN)
+            y2 = load_lanes(y_row, lanes2, move2, 0.0, EVEN, EVICT)
+            dy2 = load_lanes(dy_row, lanes2, move2, 0.0, EVEN, EVICT)
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
-            end_y = gl.load(y_row + end_lanes, mask=at_end, other=0.0).to(gl.float32)
-            end_dy = gl.load(dy_row + end_lanes, mask=at_end, other=0.0).to(gl.float32)
+            end_y = gl.load(y_row + end_lanes, mask=at_end, other=0.0, eviction_policy=EVICT).to(gl.float32)
+            end_dy = gl.load(dy_row + end_lanes, mask=at_end, other=0.0, eviction_policy=EVICT).to(gl.float32)
 
         s = _partial_sum(y0, dy0, LOG)
         if P1 > 0:
@@ -160,9 +167,16 @@ if gluon is not None:
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
     """The cluster for rows of N elements: the forward's choice for a thread holding two rows (16-bit ones packed,
-    as loaded). A fused mask takes no share of the budget here, unlike the forward's: only log_softmax reads it, after
-    the exchange, and with that share no configuration holds 262144 without spilling (docs/perf-notes.md)."""
-    return fitting_config(N, dtype, "fp32" if dtype == torch.float32 else "packed", masked=False, rows=2)
+    as loaded), its loads evict_last. A fused mask takes no share of the budget here, unlike the forward's: only
+    log_softmax reads it, after the exchange, and with that share no configuration holds 262144 without spilling
+    (docs/perf-notes.md)."""
+    return _config(N, dtype)
+
+
+@cache
+def _config(N: int, dtype: torch.dtype) -> ClusterConfig:
+    config = fitting_config(N, dtype, "fp32" if dtype == torch.float32 else "packed", masked=False, rows=2)
+    return dataclasses.replace(config, evict=EVICT)
 
 
 def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,

@@ -34,14 +34,18 @@ MAX_N = 32768
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       scale, mask_ptr, mask_stride, causal_m,
                       BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
-                      HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
+                      HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
+                      EVICT: tl.constexpr = ""):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
     # 64-bit row offsets: row · stride passes 2^31 on tensors of more than 2^31 elements.
     rows = rows.to(tl.int64)
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
-    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=inside, other=-float("inf"))
+    # EVICT stays "": evict_last was faster on the H200 but costs the next kernel L2 (docs/perf-notes.md,
+    # scripts/eviction.py and scripts/l2-after.py set it)
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=inside, other=-float("inf"),
+                eviction_policy=EVICT)
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
                        HAS_SCALE, HAS_MASK, CAUSAL)

@@ -1,10 +1,12 @@
 """fused's backward: the rows of y and dy in registers; one read of each, one write of dx.
 
-Two rows held where the forward holds one, so half its widest row: at N = 16384 and 16 warps a thread holds
-32 + 32 fp32 values, what the forward holds at N = 32768. Narrow rows share a program as in the forward.
+Two rows held where the forward holds one, so half its widest row: at N = 16384 and 32 warps a thread holds
+16 + 16 fp32 values. Narrow rows share a program, as in the forward, but more of them.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import torch
 import triton
@@ -12,16 +14,27 @@ import triton.language as tl
 
 from . import PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, launch_kernel, output_like
 from .fused import MAX_N as FORWARD_MAX_N
-from .fused import launch_config
 from .masking import fusion_args, input_gradient, row_sum_terms
 
 MAX_N = FORWARD_MAX_N // 2
+# A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy, and warps enough that at
+# PROGRAM_ELEMS a thread holds one 16-byte vector of each: 32 warps for fp32, 16 for 16-bit dtypes (4 at least).
+# Measured fastest, with evict_last loads, over programs of 2048–8192 values in 8–32 warps at every width of the
+# default grid on the H200 (scripts/backward-tiles.py, docs/perf-notes.md).
+PROGRAM_ELEMS = 4096
+# The loads keep y and dy in L1 and L2 ahead of other lines (tl.load's evict_last), as Inductor's backward does:
+# 1.3–2 % faster on the H200. They leave those lines there after the kernel, which costs a next kernel that
+# reuses 24–40 MB through L2 1–6 µs, as Inductor's does too (scripts/l2-after.py, docs/perf-notes.md). Not where a
+# thread holds more than EVICT_MAX_PER_THREAD values of each: bf16 16384 (32) ran at 97.5 % of a copy with it,
+# 100.2 % without.
+EVICT = "evict_last"
+EVICT_MAX_PER_THREAD = 16
 
 
 @triton.jit
 def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stride_dx,
                           scale, mask_ptr, mask_stride, causal_m,
-                          BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
+                          BLOCK_N: tl.constexpr, ROWS: tl.constexpr, EVICT: tl.constexpr,
                           HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
@@ -29,23 +42,37 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
     rows = rows.to(tl.int64)[:, None]  # 64-bit: row · stride passes 2^31 on large tensors
     cols = cols[None, :]
     # Padding adds nothing to the sum: dy is 0 there, and y is 0 (softmax) or -inf (log_softmax: e^y = 0).
-    if LOG:
-        y = tl.load(y_ptr + rows * stride_y + cols, mask=inside, other=-float("inf")).to(tl.float32)
-    else:
-        y = tl.load(y_ptr + rows * stride_y + cols, mask=inside, other=0.0).to(tl.float32)
-    dy = tl.load(dy_ptr + rows * stride_dy + cols, mask=inside, other=0.0).to(tl.float32)
+    y_other = -float("inf") if LOG else 0.0
+    y = tl.load(y_ptr + rows * stride_y + cols, mask=inside, other=y_other, eviction_policy=EVICT).to(tl.float32)
+    dy = tl.load(dy_ptr + rows * stride_dy + cols, mask=inside, other=0.0, eviction_policy=EVICT).to(tl.float32)
     row_sum = tl.sum(row_sum_terms(y, dy, LOG), axis=1)[:, None]  # fp32 whatever the dtype
     dx = input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
                         HAS_SCALE, HAS_MASK, CAUSAL, LOG)
     tl.store(dx_ptr + rows * stride_dx + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
 
 
+def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
+    """BLOCK_N, ROWS, num_warps and the loads' EVICT for an M×N y of `dtype`; one dict for every M of a class,
+    shared: read it, do not change it."""
+    return _launch_config(min(M, PROGRAM_ELEMS), N, dtype.itemsize)
+
+
+@lru_cache(maxsize=1024)
+def _launch_config(M: int, N: int, itemsize: int) -> dict:
+    block_n = triton.next_power_of_2(N)
+    rows = min(max(1, PROGRAM_ELEMS // block_n), triton.next_power_of_2(M))
+    num_warps = max(4, min(PROGRAM_ELEMS, block_n * rows) * itemsize // (32 * 16))
+    per_thread = block_n * rows // (32 * num_warps)
+    return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps,
+            "EVICT": EVICT if per_thread <= EVICT_MAX_PER_THREAD else ""}
+
+
 def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
            config: dict | None = None) -> tuple[torch.Tensor, Launch]:
-    """config: BLOCK_N, ROWS and num_warps to launch with (None: the forward's tiles; scripts/fused-configs.py)."""
+    """config: BLOCK_N, ROWS, num_warps and EVICT to launch with (None: launch_config's; scripts/backward-tiles.py)."""
     M, N = y.shape
     dx = output_like(y)
-    config = config or launch_config(M, N)  # fp32's tiles whatever the dtype: measured so (scripts/fused-configs.py)
+    config = config or launch_config(M, N, y.dtype)
     grid = (cdiv(M, config["ROWS"]),)
     compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
                              **fusion_args(fusion, y), **config)

@@ -1,0 +1,78 @@
+"""Experiment: the one-pass kernels' loads with and without evict_last (tl.load's eviction_policy: L1::evict_last
+and an L2 evict_last policy), timed in rounds (config_timing.in_rounds), each call on the next of three copies of
+its inputs so that lines a call keeps in L2 cannot serve the next. fused's backward ran 1.3–2 % faster with
+evict_last on the H200 (scripts/backward-tiles.py, docs/perf-notes.md): does the forward, and the cluster's?
+Each configuration is checked once against the fp32 reference first.
+
+    python3 scripts/eviction.py OUT.csv [bf16|fp32] [rounds=R] N [N ...]
+"""
+
+import csv
+import dataclasses
+import sys
+from functools import partial
+
+import torch
+
+from config_timing import ELEMS, copy_gbps, cycling, in_rounds, time_checked
+
+from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, cluster, cluster_backward, fused
+
+VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
+COPIES = 3
+
+
+def kernels(N: int, dtype: torch.dtype):
+    """(name, pass, launch(input, config) for the forward or launch((y, dy), config), default config, the same
+    with evict_last) of each kernel that runs rows of N."""
+    if N <= fused.MAX_N:
+        default = fused.launch_config(1 << 20, N, dtype)
+        yield "fused", "forward", lambda x, c: fused.launch(x, config=c), default, {**default, "EVICT": "evict_last"}
+    if cluster.VARIANT.supports(N, dtype):
+        default = cluster.config_for(N, dtype)
+        yield "cluster", "forward", lambda x, c: cluster.launch(x, config=c), default, \
+            dataclasses.replace(default, evict="evict_last")
+    if cluster_backward.BACKWARD.supports(N, dtype):
+        default = cluster_backward.config_for(N, dtype)
+        yield "cluster", "backward", lambda t, c: cluster_backward.launch(*t, config=c), default, \
+            dataclasses.replace(default, evict="evict_last")
+
+
+def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int]) -> None:
+    out = open(path, "w", newline="")
+    writer = csv.writer(out)
+    writer.writerow(["dtype", "M", "N", "kernel", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
+    name = str(dtype).split(".")[-1]
+    for N in widths:
+        M = VOCAB.get(N, ELEMS // N)
+        xs = [torch.randn(M, N, dtype=dtype, device="cuda") * 3 for _ in range(COPIES)]
+        for kernel, pass_, launch, default, evicting in kernels(N, dtype):
+            if pass_ == "forward":
+                inputs, ref, tolerances, nbytes = xs, torch.softmax(xs[0].float(), -1), TOLERANCES, 2 * xs[0].nbytes
+            else:
+                inputs = [(torch.softmax(x, -1), torch.randn_like(x)) for x in xs]
+                y32, dy32 = inputs[0][0].float(), inputs[0][1].float()
+                ref = y32 * (dy32 - (y32 * dy32).sum(-1, keepdim=True))
+                tolerances, nbytes = GRAD_TOLERANCES, 3 * xs[0].nbytes
+                del y32, dy32
+            calls = {}
+            for label, config in (("default", default), ("evict_last", evicting)):
+                r = time_checked(partial(launch, inputs[0]), config, ref, tolerances, dtype, nbytes,
+                                 copy_gbps(dtype, nbytes), (name, N, kernel, pass_, label))
+                if r is None or not r.ok:
+                    print(name, N, kernel, pass_, label, "skipped:", "error" if r is None else "WRONG", flush=True)
+                    continue
+                print(name, N, kernel, pass_, label, "registers", r.launch.n_regs, "spills", r.launch.n_spills)
+                calls[label] = cycling([partial(launch, i, config) for i in inputs])
+            in_rounds(calls, rounds, dtype, nbytes, lambda row: (writer.writerow(row), out.flush()),
+                      [name, M, N, f"{kernel}-{pass_}"], "default")
+            del inputs, ref, calls
+        del xs
+
+
+if __name__ == "__main__":
+    named = {"bf16": torch.bfloat16, "fp32": torch.float32}
+    args = sys.argv[2:]
+    dtype = next((named[a] for a in args if a in named), torch.bfloat16)
+    rounds = next((int(a.split("=")[1]) for a in args if a.startswith("rounds=")), 3)
+    main(sys.argv[1], dtype, rounds, [int(a) for a in args if a.isdigit()])
