@@ -33,7 +33,7 @@ MAX_ELEMS = 32768  # a program's tile at most what the forward holds at its wide
 
 def tiles(M: int, N: int, itemsize: int, only: list[str] | None = None) -> list[dict]:
     """The tiles to try: `only`'s, each ROWSxWARPS or ELEMS:WARPS (rows enough for ELEMS values a program, at least
-    one), else multiples of the forward's rows."""
+    one), else multiples of the default's rows."""
     default = fused_backward.launch_config(M, N)
     block = default["BLOCK_N"]
     if only is not None:

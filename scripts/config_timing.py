@@ -1,5 +1,6 @@
-"""What scripts/cluster-configs.py and scripts/fused-configs.py share: time one configuration of a kernel, then check
-its output against an fp32 reference, as % of a copy of the same bytes measured in the same process."""
+"""What the configuration experiments (scripts/cluster-configs.py, fused-configs.py, backward-tiles.py, eviction.py)
+share: time one configuration of a kernel, then check its output against an fp32 reference, as % of a copy of the
+same bytes measured in the same process; or time several in rounds."""
 
 import itertools
 import statistics

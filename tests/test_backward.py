@@ -220,18 +220,18 @@ def test_fused_backward_does_not_spill_up_to_its_declared_limit(dtype):
         assert launch.n_spills == 0
 
 
-def test_fused_backward_tiles_give_a_thread_one_16_byte_vector_of_y_and_of_dy():
-    """Up to 4096 values a program, whatever the width, in 32 warps for fp32 and 16 for 16-bit dtypes: a thread holds
-    16 bytes of y and 16 of dy; wider rows one a program, loads evict_last while a thread holds at most 16 values of
-    each (bf16 16384 holds 32: without). A few short rows: a program no bigger than they are, 4 warps at least."""
+def test_fused_backward_tiles_give_a_thread_one_16_byte_vector_of_short_rows():
+    """Short rows share a program of 4096 values, in 32 warps for fp32 and 16 for 16-bit dtypes: a thread holds 16
+    bytes of y and 16 of dy. A row a program: 16 warps, 32 past 8192 values (at most 16 of each a thread). A few
+    short rows: a program no bigger than they are, 4 warps at least. Every load evict_last."""
     for dtype, warps in ((torch.float32, 32), (torch.bfloat16, 16), (torch.float16, 16)):
-        for N in (32, 100, 128, 512, 2048, 4000):
+        for N in (32, 100, 128, 512, 2048):
             config = fused_backward.launch_config(1 << 20, N, dtype)
             assert config["BLOCK_N"] * config["ROWS"] == 4096 and config["num_warps"] == warps, (dtype, N, config)
-            assert config["EVICT"] == "evict_last"
-        assert fused_backward.launch_config(64, 16384, dtype)["ROWS"] == 1
-    assert fused_backward.launch_config(64, 16384, torch.float32)["EVICT"] == "evict_last"
-    assert fused_backward.launch_config(64, 16384, torch.bfloat16)["EVICT"] == ""
+        rows = [fused_backward.launch_config(1 << 20, N, dtype) for N in (4000, 8192, 16384)]
+        assert [(c["ROWS"], c["num_warps"]) for c in rows] == [(1, 16), (1, 16), (1, 32)], (dtype, rows)
+        assert {c["EVICT"] for N in (32, 4000, 16384) for c in [fused_backward.launch_config(64, N, dtype)]} == \
+            {"evict_last"}
     assert fused_backward.launch_config(3, 37, torch.float32) == {"BLOCK_N": 64, "ROWS": 4, "num_warps": 4,
                                                                   "EVICT": "evict_last"}
     y, dy = torch.softmax(fresh_randn(3, 37)[0], -1), fresh_randn(3, 37)[0]

@@ -17,18 +17,18 @@ from .fused import MAX_N as FORWARD_MAX_N
 from .masking import fusion_args, input_gradient, row_sum_terms
 
 MAX_N = FORWARD_MAX_N // 2
-# A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy, and warps enough that at
-# PROGRAM_ELEMS a thread holds one 16-byte vector of each: 32 warps for fp32, 16 for 16-bit dtypes (4 at least).
-# Measured fastest, with evict_last loads, over programs of 2048–8192 values in 8–32 warps at every width of the
-# default grid on the H200 (scripts/backward-tiles.py, docs/perf-notes.md).
+# A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy. Shorter rows: warps enough that a
+# thread holds one 16-byte vector of each (32 warps for fp32, 16 for 16-bit dtypes; 4 at least). A row a program:
+# 16 warps, more where a thread would hold more than MAX_PER_THREAD values of each. Measured over programs of
+# 2048–8192 values in 8–32 warps at every width of the default grid on the H200, with evict_last loads; fp32 rows of
+# 4096 took 32 warps until 4096×4000 ran at 101.9 % of a copy with them and 105.4 with 16 (32768×4096: 104.0
+# against 103.3) (scripts/backward-tiles.py, docs/perf-notes.md).
 PROGRAM_ELEMS = 4096
+MAX_PER_THREAD = 16
 # The loads keep y and dy in L1 and L2 ahead of other lines (tl.load's evict_last), as Inductor's backward does:
 # 1.3–2 % faster on the H200. They leave those lines there after the kernel, which costs a next kernel that
-# reuses 24–40 MB through L2 1–6 µs, as Inductor's does too (scripts/l2-after.py, docs/perf-notes.md). Not where a
-# thread holds more than EVICT_MAX_PER_THREAD values of each: bf16 16384 (32) ran at 97.5 % of a copy with it,
-# 100.2 % without.
+# reuses 24–40 MB through L2 1–6 µs, as Inductor's does too (scripts/l2-after.py, docs/perf-notes.md).
 EVICT = "evict_last"
-EVICT_MAX_PER_THREAD = 16
 
 
 @triton.jit
@@ -61,10 +61,11 @@ def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
 def _launch_config(M: int, N: int, itemsize: int) -> dict:
     block_n = triton.next_power_of_2(N)
     rows = min(max(1, PROGRAM_ELEMS // block_n), triton.next_power_of_2(M))
-    num_warps = max(4, min(PROGRAM_ELEMS, block_n * rows) * itemsize // (32 * 16))
-    per_thread = block_n * rows // (32 * num_warps)
-    return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps,
-            "EVICT": EVICT if per_thread <= EVICT_MAX_PER_THREAD else ""}
+    if rows > 1 or block_n < PROGRAM_ELEMS:
+        num_warps = max(4, block_n * rows * itemsize // (32 * 16))
+    else:
+        num_warps = max(16, block_n // (32 * MAX_PER_THREAD))
+    return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps, "EVICT": EVICT}
 
 
 def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
