@@ -261,10 +261,11 @@ for dtype, name, N in ((torch.bfloat16, "bf16", 4096), (torch.float32, "fp32", 1
                for a in ("y_ptr", "dy_ptr", "dx_ptr", "N", "stride_y", "stride_dy", "stride_dx")}
     ptx = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned),
                          target=GPUTarget("cuda", 90, 32), options={"num_warps": warps}).asm["ptx"]
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(ptx)
-    report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", f.name, "-o", f.name + ".cubin"],
-                            capture_output=True, text=True).stderr
+    with tempfile.TemporaryDirectory() as out:
+        with open(os.path.join(out, "k.ptx"), "w") as f:
+            f.write(ptx)
+        report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", f.name, "-o", f.name + ".cubin"],
+                                capture_output=True, text=True).stderr
     print(name, len(re.findall(r"ld\\.global\\.L1::evict_last\\.L2::cache_hint\\.v4\\.b32", ptx)),
           len(re.findall(r"ld\\.global", ptx)), sum(int(b) for b in re.findall(r"(\\d+) bytes spill", report)))
 """
