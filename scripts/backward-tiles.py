@@ -22,7 +22,8 @@ import torch
 
 from config_timing import copy_gbps, cycling, in_rounds, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, fused_backward
+from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, fused_backward
+from softmax_bench.ops import backward_reference
 
 WARPS = (4, 8, 16, 32)
 ROW_FACTORS = (1, 2, 4, 8)
@@ -62,9 +63,7 @@ def main(path: str, dtype: torch.dtype, rounds: int, shapes: list[tuple[int, int
         x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
         y, dy = torch.softmax(x, -1), torch.randn_like(x)
         pairs = [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)]
-        y32, dy32 = y.float(), dy.float()
-        ref = y32 * (dy32 - (y32 * dy32).sum(-1, keepdim=True))
-        del y32, dy32
+        ref = backward_reference(y, dy, PLAIN, torch.float32)
         nbytes = 3 * x.nbytes
         default = fused_backward.launch_config(M, N, dtype)
         calls = {}

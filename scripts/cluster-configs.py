@@ -15,7 +15,8 @@ import torch
 
 from config_timing import ELEMS, copy_gbps, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, Fusion, cluster, cluster_backward
+from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, Fusion, cluster, cluster_backward
+from softmax_bench.ops import backward_reference
 from softmax_bench.kernels.aligned import window_lanes
 VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
@@ -56,8 +57,7 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str):
         return (lambda config: cluster.launch(x, log, config=config)), torch.log_softmax(x.float(), -1), \
             TOLERANCES, 2 * x.nbytes, cluster.config_for(N, dtype, log)
     y, dy = torch.softmax(x, -1), torch.randn_like(x)
-    y32, dy32 = y.float(), dy.float()
-    ref = y32 * (dy32 - (y32 * dy32).sum(-1, keepdim=True))
+    ref = backward_reference(y, dy, PLAIN, torch.float32)
     return (lambda config: cluster_backward.launch(y, dy, config=config)), ref, GRAD_TOLERANCES, 3 * x.nbytes, \
         cluster_backward.config_for(N, dtype)
 

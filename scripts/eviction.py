@@ -16,7 +16,8 @@ import torch
 
 from config_timing import ELEMS, copy_gbps, cycling, in_rounds, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, cluster, cluster_backward, fused
+from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, cluster, cluster_backward, fused
+from softmax_bench.ops import backward_reference
 
 VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 COPIES = 3
@@ -51,10 +52,8 @@ def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int]) -> None:
                 inputs, ref, tolerances, nbytes = xs, torch.softmax(xs[0].float(), -1), TOLERANCES, 2 * xs[0].nbytes
             else:
                 inputs = [(torch.softmax(x, -1), torch.randn_like(x)) for x in xs]
-                y32, dy32 = inputs[0][0].float(), inputs[0][1].float()
-                ref = y32 * (dy32 - (y32 * dy32).sum(-1, keepdim=True))
+                ref = backward_reference(*inputs[0], PLAIN, torch.float32)
                 tolerances, nbytes = GRAD_TOLERANCES, 3 * xs[0].nbytes
-                del y32, dy32
             calls = {}
             for label, config in (("default", default), ("evict_last", evicting)):
                 r = time_checked(partial(launch, inputs[0]), config, ref, tolerances, dtype, nbytes,

@@ -20,7 +20,8 @@ import torch
 
 from config_timing import ELEMS, copy_gbps, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES, cluster_backward, fused, fused_backward
+from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, cluster_backward, fused, fused_backward
+from softmax_bench.ops import backward_reference
 WIDTHS = [4096, 8192, 16384, 24576, 32768]
 WARPS = (4, 8, 16, 32)
 
@@ -31,8 +32,7 @@ def case(M: int, N: int, dtype: torch.dtype, backward: bool):
     if not backward:
         return (lambda config: fused.launch(x, config=config)), torch.softmax(x.float(), -1), TOLERANCES, 2 * x.nbytes
     y, dy = torch.softmax(x, -1), torch.randn_like(x)
-    y32, dy32 = y.float(), dy.float()
-    ref = y32 * (dy32 - (y32 * dy32).sum(-1, keepdim=True))
+    ref = backward_reference(y, dy, PLAIN, torch.float32)
     return partial(backward_launch, y=y, dy=dy), ref, GRAD_TOLERANCES, 3 * x.nbytes
 
 
