@@ -552,7 +552,9 @@ def settings_of(config: ClusterConfig) -> dict:
                 "pieces": "+".join(map(str, config.pieces))}
     if config.max_registers is not None:
         settings["max_registers"] = config.max_registers
-    return settings if not config.evict else {**settings, "evict": config.evict}
+    if config.evict:
+        settings["evict"] = config.evict
+    return settings
 
 
 @lru_cache(maxsize=1024)
