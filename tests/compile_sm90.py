@@ -34,16 +34,19 @@ def compile_case(case: dict, out_dir: str) -> dict:
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
         config = cluster.config_for(N, dtype, fusion)
-        constexprs = cluster.kernel_constexprs(config, N, dtype, aligned, fusion)
     else:
         kernel, pointers = cluster_backward.cluster_backward_kernel, ("y_ptr", "dy_ptr", "dx_ptr")
         config = cluster_backward.config_for(N, dtype, fusion)
-        constexprs = cluster.window_constexprs(config, N, dtype, aligned)
     if "ctas" in case:  # CTAs and warps of the case's own, else config_for's
         how = cluster.holding(dtype, fusion)
-        config = cluster.layout(window_lanes(N, dtype), case["ctas"], case["warps"], dtype, how)
+        config = dataclasses.replace(cluster.layout(window_lanes(N, dtype), case["ctas"], case["warps"], dtype, how),
+                                     evict=config.evict)
     if "max_registers" in case:  # else config_for's own choice
         config = dataclasses.replace(config, max_registers=case["max_registers"])
+    if case["kernel"] == "forward":
+        constexprs = cluster.kernel_constexprs(config, N, dtype, aligned, fusion)
+    else:
+        constexprs = cluster.window_constexprs(config, N, dtype, aligned)
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log}
     types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32"}

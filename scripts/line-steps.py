@@ -1,0 +1,81 @@
+"""Experiment: the cluster kernels with each CTA's share of the row (its step) a whole number of 128-byte lines.
+cluster.layout shares a row in 16-byte vectors, so where N / CTAs is not a multiple of a line (fp32 151936: 9496
+lanes, 37984 bytes a CTA) every warp's 512-byte load and store of CTAs 1… straddles five lines instead of four.
+Quack, 0.7 % ahead of the cluster backward at fp32 2048×151936, shares the row in whole tiles (10240 lanes a CTA,
+the last CTA empty). Each configuration checked once against the fp32 reference, then timed in rounds
+(config_timing.in_rounds), each call on the next of three copies of its inputs.
+
+    python3 scripts/line-steps.py OUT.csv [bf16|fp32] [forward|backward] [rounds=R] N [N ...]
+"""
+
+import csv
+import dataclasses
+import sys
+from functools import partial
+
+import torch
+
+from config_timing import ELEMS, copy_gbps, cycling, in_rounds, time_checked
+
+from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, cluster, cluster_backward
+from softmax_bench.ops import backward_reference
+
+VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
+COPIES = 3
+LINE_BYTES = 128
+
+
+def with_step(config: cluster.ClusterConfig, step: int, dtype: torch.dtype) -> cluster.ClusterConfig:
+    vec = 16 // dtype.itemsize
+    pieces = cluster.pieces_of(step, 32 * config.num_warps * vec, cluster.MAX_PIECES[cluster.holding(dtype)])
+    return dataclasses.replace(config, step=step, pieces=pieces)
+
+
+def steps(default: cluster.ClusterConfig, N: int, dtype: torch.dtype) -> dict:
+    """default, its step rounded up to whole lines, and the step of its whole pieces (Quack's sharing), where they
+    differ from the default, every lane of the row is still held and a CTA's share grows by at most an eighth."""
+    line = LINE_BYTES // dtype.itemsize
+    tried = {"default": default}
+    for label, step in (("line-aligned", -(-default.step // line) * line), ("whole-pieces", sum(default.pieces))):
+        if step != default.step and step * default.ctas >= N and step <= 1.125 * default.step:
+            tried[label] = with_step(default, step, dtype)
+    return tried
+
+
+def main(path: str, dtype: torch.dtype, pass_: str, rounds: int, widths: list[int]) -> None:
+    out = open(path, "w", newline="")
+    writer = csv.writer(out)
+    writer.writerow(["dtype", "M", "N", "pass", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
+    name = str(dtype).split(".")[-1]
+    for N in widths:
+        M = VOCAB.get(N, ELEMS // N)
+        xs = [torch.randn(M, N, dtype=dtype, device="cuda") * 3 for _ in range(COPIES)]
+        if pass_ == "forward":
+            inputs, ref, tolerances, nbytes = xs, torch.softmax(xs[0].float(), -1), TOLERANCES, 2 * xs[0].nbytes
+            launch, default = (lambda x, c: cluster.launch(x, config=c)), cluster.config_for(N, dtype)
+        else:
+            inputs = [(torch.softmax(x, -1), torch.randn_like(x)) for x in xs]
+            ref = backward_reference(*inputs[0], PLAIN, torch.float32)
+            tolerances, nbytes = GRAD_TOLERANCES, 3 * xs[0].nbytes
+            launch, default = (lambda t, c: cluster_backward.launch(*t, config=c)), cluster_backward.config_for(N, dtype)
+        calls = {}
+        for label, config in steps(default, N, dtype).items():
+            r = time_checked(partial(launch, inputs[0]), config, ref, tolerances, dtype, nbytes,
+                             copy_gbps(dtype, nbytes), (name, N, pass_, label))
+            if r is None or not r.ok:
+                print(name, N, pass_, label, "skipped:", "error" if r is None else "WRONG", flush=True)
+                continue
+            print(name, N, pass_, label, config, "registers", r.launch.n_regs, "spills", r.launch.n_spills, flush=True)
+            calls[label] = cycling([partial(launch, i, config) for i in inputs])
+        in_rounds(calls, rounds, dtype, nbytes, lambda row: (writer.writerow(row), out.flush()), [name, M, N, pass_],
+                  "default")
+        del xs, inputs, ref, calls
+
+
+if __name__ == "__main__":
+    named = {"bf16": torch.bfloat16, "fp32": torch.float32}
+    args = sys.argv[2:]
+    dtype = next((named[a] for a in args if a in named), torch.bfloat16)
+    pass_ = next((a for a in args if a in ("forward", "backward")), "backward")
+    rounds = next((int(a.split("=")[1]) for a in args if a.startswith("rounds=")), 3)
+    main(sys.argv[1], dtype, pass_, rounds, [int(a) for a in args if a.isdigit()])
