@@ -23,7 +23,8 @@ from softmax_bench.kernels.aligned import vector_elems, window_lanes
 PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
               "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
-              "lg2_approx": r"lg2\.approx", "evict_last_loads": r"ld\.global\.L1::evict_last"}
+              "lg2_approx": r"lg2\.approx", "evict_last_loads": r"ld\.global\.L1::evict_last",
+              "cta_barriers": r"bar\.sync"}
 
 
 def compile_case(case: dict, out_dir: str) -> dict:

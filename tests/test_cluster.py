@@ -48,8 +48,9 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         threads = 32 * config.num_warps
         assert config.ctas in (2, 4, 8, 16) and config.num_warps in cluster.WARPS
         assert config.ctas * config.step >= lanes and config.span >= config.step, "the cluster covers the window"
-        assert config.step % vector_elems(dtype) == 0 and config.step - lanes / config.ctas < vector_elems(dtype), \
-            "the CTAs share the window evenly, in whole vectors"
+        unit = 128 // dtype.itemsize if N * dtype.itemsize % 128 == 0 else vector_elems(dtype)
+        assert config.step % unit == 0 and config.step - lanes / config.ctas < unit, \
+            "the CTAs share the window evenly, in whole lines where rows are, else in whole vectors"
         assert (config.ctas - 1) * config.step < N, "the last CTA holds columns of the row"
         budget = cluster.MAX_PER_THREAD[cluster.holding(dtype, fusion)][config.num_warps]
         if fusion.causal_m is not None:
@@ -104,7 +105,8 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
     """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
     widths too), pushes its pair with two st.async, meets the cluster barrier once (split: arrive, then wait) and
     does not spill — a fused causal mask at 262144 fp32 included, and fp32 151936 and 24576 with their registers
-    capped as config_for caps them; bf16 16384 in a pair of CTAs."""
+    capped as config_for caps them; bf16 16384 in a pair of CTAs. fp32 151936, held in three pieces, meets as many
+    of the CTA's barriers as fp32 131072 in one."""
     cases = compile_in_subprocess([
         {"kernel": "forward", "dtype": "bf16", "N": 50257}, {"kernel": "forward", "dtype": "bf16", "N": 262144},
         {"kernel": "forward", "dtype": "fp32", "N": 151936, "max_registers": None},
@@ -113,12 +115,15 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
         {"kernel": "forward", "dtype": "fp32", "N": 151936},
         {"kernel": "forward", "dtype": "fp32", "N": 24576}, {"kernel": "forward", "dtype": "bf16", "N": 16384},
         {"kernel": "forward", "dtype": "bf16", "N": 24576, "ctas": 4, "warps": 8},
+        {"kernel": "forward", "dtype": "fp32", "N": 131072},
     ], tmp_path)
-    assert len(cases) == 9
+    assert len(cases) == 10
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=2)
         assert case["evict_last_loads"] == 0, case  # the forward's loads leave L2's order alone
     assert cases[2]["pieces"] > 1, "fp32 151936 is held in more than one power-of-two piece"
+    assert cases[9]["pieces"] == 1 and cases[2]["cta_barriers"] == cases[9]["cta_barriers"], \
+        "the pieces' maxes and sums are taken within each thread first: one reduction across the CTA each, not one a piece"
     # capped at 128 registers (4 CTAs an SM, against 3 at the compiler's choice), it still does not spill
     assert cases[5]["registers"] <= cluster.CAPPED_REGISTERS < cases[2]["registers"], cases
     assert cases[6]["registers"] <= cluster.CAPPED_REGISTERS and cases[7]["ctas"] == 2, cases

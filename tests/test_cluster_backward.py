@@ -102,6 +102,12 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path):
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=1)
         assert case["evict_last_loads"] >= case["loads_v4"], case
+    by_shape = {(c["dtype"], c["N"], c["log"]): c for c in cases[:len(plain)]}
+    for log in (False, True):
+        pieces, piece = by_shape["fp32", 151936, log], by_shape["fp32", 131072, log]
+        assert pieces["pieces"] > 1 and piece["pieces"] == 1
+        assert pieces["cta_barriers"] == piece["cta_barriers"], \
+            "the pieces' terms are added within each thread first: one reduction across the CTA, not one a piece"
 
 
 # --- numbers (GPU) -------------------------------------------------------------------------------------------

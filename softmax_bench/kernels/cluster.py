@@ -48,6 +48,7 @@ MAX_CTAS = 16  # the largest cluster Hopper runs (non-portable above 8: Triton s
 # 16-bit values: one, padded — on the H200 a second piece cost 3 to 18 points of a copy (more registers, another
 # reduction) where the padding costs only instructions on lanes that are never loaded (docs/perf-notes.md).
 MAX_PIECES = {"fp32": 3, "packed": 1}
+LINE_BYTES = 128
 LOG2E = gl.constexpr(1.4426950408889634) if gluon is not None else None
 
 
@@ -116,12 +117,20 @@ def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
     return tuple(unit << bit for bit in range(units.bit_length() - 1, -1, -1) if units >> bit & 1)
 
 
+def share_unit(lanes: int, dtype: torch.dtype) -> int:
+    """What a CTA's share of a row's window is a whole number of: 128-byte lines where rows are (every row then
+    starts on one, and each warp's 512-byte access covers four lines, not five: fp32 151936's backward, 9496 lanes
+    a CTA, ran 0.5 % faster in 9504, scripts/line-steps.py), else 16-byte vectors."""
+    line = LINE_BYTES // dtype.itemsize
+    return line if lanes % line == 0 else vector_elems(dtype)
+
+
 def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) -> ClusterConfig:
-    """`lanes` shared evenly by `ctas` CTAs of `num_warps` warps, in whole 16-byte vectors; each CTA's share held
-    (`how`) in pieces of one vector a thread or more."""
-    vec = vector_elems(dtype)
-    step = triton.cdiv(triton.cdiv(lanes, ctas), vec) * vec
-    return ClusterConfig(ctas, num_warps, step, pieces_of(step, 32 * num_warps * vec, MAX_PIECES[how]))
+    """`lanes` shared evenly by `ctas` CTAs of `num_warps` warps, in whole share_units; each CTA's share held
+    (`how`) in pieces of one 16-byte vector a thread or more."""
+    unit = share_unit(lanes, dtype)
+    step = triton.cdiv(triton.cdiv(lanes, ctas), unit) * unit
+    return ClusterConfig(ctas, num_warps, step, pieces_of(step, 32 * num_warps * vector_elems(dtype), MAX_PIECES[how]))
 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
@@ -220,6 +229,35 @@ if gluon is not None:
     def received_layout(num_ctas, num_warps):
         """A receive buffer's [C, T] as loaded: CTA c holds columns [c·T/C, (c + 1)·T/C)."""
         return gl.BlockedLayout([1, 1], [1, 32], [1, num_warps], [1, 0], cga_layout=split_over_ctas(num_ctas, 2, 1))
+
+    @gluon.constexpr_function
+    def folded_layout(num_ctas, num_warps, vec):
+        """row_layout's [C, P] as [C, P / U, U] (U = 32 · num_warps · vec lanes, one vector a thread): each thread
+        holds the same elements, so reshaping to it moves nothing."""
+        return gl.BlockedLayout([1, 1, vec], [1, 1, 32], [1, 1, num_warps], [2, 1, 0],
+                                cga_layout=split_over_ctas(num_ctas, 3, 0))
+
+    @gluon.jit
+    def folded(x, VEC: gl.constexpr):
+        """x ([C, P], row_layout) as [C, P / U, U] (folded_layout)."""
+        C: gl.constexpr = gl.num_ctas()
+        U: gl.constexpr = 32 * gl.num_warps() * VEC
+        return gl.convert_layout(gl.reshape(x, [C, x.shape[1] // U, U]), folded_layout(C, gl.num_warps(), VEC))
+
+    @gluon.jit
+    def thread_sums(x, VEC: gl.constexpr):
+        """x ([C, P], row_layout) summed within each thread: [C, U], one vector a thread, whatever P. The pieces'
+        sums added so take one reduction across the CTA's threads, not one a piece (each is a barrier and a round
+        trip through shared memory)."""
+        return gl.sum(folded(x, VEC), axis=1)
+
+    @gluon.jit
+    def thread_maxes(x, VEC: gl.constexpr):
+        """thread_sums' max: in fp32 for fp32 x, else in x's 16-bit dtype."""
+        if x.dtype == gl.float32:
+            return gl.max(folded(x, VEC), axis=1)
+        else:
+            return gl.reduce(folded(x, VEC), 1, _max16)
 
     @gluon.jit
     def receive_buffer():
@@ -358,6 +396,14 @@ if gluon is not None:
                                              pack=1)
 
     @gluon.jit
+    def _maximum(a, b):
+        """The elementwise max, in a and b's dtype (16-bit: exact, as _max16)."""
+        if a.dtype == gl.float32:
+            return gl.maximum(a, b)
+        else:
+            return _max16(a, b)
+
+    @gluon.jit
     def _max(x):
         """The max of each CTA's lanes, in fp32."""
         if x.dtype == gl.float32:
@@ -391,16 +437,17 @@ if gluon is not None:
                                              is_pure=True, pack=2)
 
     @gluon.jit
-    def _exponentials(x, shift, LOG: gl.constexpr):
-        """(what the CTA holds of a piece from here, the piece's sum of e^(x − shift)). softmax replaces x by its
+    def _exponentials(x, shift, LOG: gl.constexpr, VEC: gl.constexpr):
+        """(what the CTA holds of a piece from here, each thread's sum of its e^(x − shift): thread_sums). softmax
+        replaces x by its
         exponentials in x's dtype (one exp an element; 16-bit values stay packed, rounded once more there: y is
         within two roundings of the exact value) and sums the values held (the compiler cannot sink their
         rounding); log_softmax keeps x, which its output is computed from."""
         if LOG:
-            return x, gl.sum(_exp(x, shift), axis=1)
+            return x, thread_sums(_exp(x, shift), VEC)
         else:
             e = _hold(_exp(x, shift), x.dtype)
-            return e, gl.sum(e.to(gl.float32), axis=1)
+            return e, thread_sums(e.to(gl.float32), VEC)
 
     @gluon.jit
     def _normalized(x, f, log_sum, LOG: gl.constexpr):
@@ -464,21 +511,24 @@ if gluon is not None:
                 end_x = gl.where(at_end, end_x * scale, -float("inf"))
             end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
-        m = _max(x0)
+        # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
+        m = thread_maxes(x0, VEC)
         if P1 > 0:
-            m = gl.maximum(m, _max(x1))
+            m = _maximum(m, thread_maxes(x1, VEC))
         if P2 > 0:
-            m = gl.maximum(m, _max(x2))
+            m = _maximum(m, thread_maxes(x2, VEC))
+        m = gl.convert_layout(_max(m), gl.SliceLayout(1, X))
         if not ALIGNED:
             m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
         shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
-        x0, s = _exponentials(x0, shift, LOG)
+        x0, t = _exponentials(x0, shift, LOG, VEC)
         if P1 > 0:
-            x1, s1 = _exponentials(x1, shift, LOG)
-            s += s1
+            x1, t1 = _exponentials(x1, shift, LOG, VEC)
+            t += t1
         if P2 > 0:
-            x2, s2 = _exponentials(x2, shift, LOG)
-            s += s2
+            x2, t2 = _exponentials(x2, shift, LOG, VEC)
+            t += t2
+        s = gl.convert_layout(gl.sum(t, axis=1), gl.SliceLayout(1, X))
         if not ALIGNED:
             end_e = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)))
             s += gl.convert_layout(gl.sum(end_e, axis=1), gl.SliceLayout(1, X))

@@ -35,7 +35,7 @@ if gluon is not None:
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
     from .cluster import (LOG2E, end_vectors, ends_layout, exchange_barrier, kept, load_lanes, one_a_cta, piece, push,
-                          receive_buffer, received, row_layout, row_window, store_lanes, window_bounds)
+                          receive_buffer, received, row_layout, row_window, store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -49,12 +49,12 @@ if gluon is not None:
     LOG_FP16 = gl.constexpr(packed_ptx("f16", 2, LOG_STEP))
 
     @gluon.jit
-    def _partial_sum(y, dy, LOG: gl.constexpr):
-        """Each CTA's sum over its lanes, in fp32: dy·y for softmax, dy for log_softmax."""
+    def _terms(y, dy, LOG: gl.constexpr):
+        """The terms of a row's sum, in fp32: dy·y for softmax, dy for log_softmax."""
         if LOG:
-            return gl.sum(dy.to(gl.float32), axis=1)
+            return dy.to(gl.float32)
         else:
-            return gl.sum(y.to(gl.float32) * dy.to(gl.float32), axis=1)
+            return y.to(gl.float32) * dy.to(gl.float32)
 
     @gluon.jit
     def _input_gradient(y, dy, row_sum, scale):
@@ -134,13 +134,16 @@ if gluon is not None:
             end_y = gl.load(y_row + end_lanes, mask=at_end, other=0.0, eviction_policy=EVICT).to(gl.float32)
             end_dy = gl.load(dy_row + end_lanes, mask=at_end, other=0.0, eviction_policy=EVICT).to(gl.float32)
 
-        s = _partial_sum(y0, dy0, LOG)
+        # Each CTA's sum over its lanes: the pieces' terms added within each thread first, then one reduction
+        # across the CTA's threads (one a piece cost fp32 151936 a barrier and a shared-memory round trip more).
+        t = thread_sums(_terms(y0, dy0, LOG), VEC)
         if P1 > 0:
-            s += _partial_sum(y1, dy1, LOG)
+            t += thread_sums(_terms(y1, dy1, LOG), VEC)
         if P2 > 0:
-            s += _partial_sum(y2, dy2, LOG)
+            t += thread_sums(_terms(y2, dy2, LOG), VEC)
+        s = gl.sum(t, axis=1)
         if not ALIGNED:
-            s += gl.convert_layout(_partial_sum(end_y, end_dy, LOG), gl.SliceLayout(1, X))
+            s += gl.convert_layout(gl.sum(_terms(end_y, end_dy, LOG), axis=1), s.type.layout)
 
         cluster.wait()
         mbarrier.expect(bar, sum_in.nbytes_per_cta)
