@@ -1,9 +1,11 @@
-"""Experiment: the cluster kernels with each CTA's share of the row (its step) a whole number of 128-byte lines.
-cluster.layout shares a row in 16-byte vectors, so where N / CTAs is not a multiple of a line (fp32 151936: 9496
-lanes, 37984 bytes a CTA) every warp's 512-byte load and store of CTAs 1… straddles five lines instead of four.
-Quack, 0.7 % ahead of the cluster backward at fp32 2048×151936, shares the row in whole tiles (10240 lanes a CTA,
-the last CTA empty). Each configuration checked once against the fp32 reference, then timed in rounds
-(config_timing.in_rounds), each call on the next of three copies of its inputs.
+"""Experiment: the cluster kernels with each CTA's share of the row (its step) a whole number of 128-byte lines,
+and in whole pieces. cluster.layout shared a row in 16-byte vectors until 885b616, so where N / CTAs was not a
+multiple of a line (fp32 151936: 9496 lanes, 37984 bytes a CTA) every warp's 512-byte load and store of CTAs 1…
+straddled five lines instead of four (now it shares in whole lines where rows are: cluster.share_unit, and only
+the default and whole pieces are timed there). Quack, 0.7 % ahead of the cluster backward at fp32 2048×151936 then,
+shares the row in whole tiles (10240 lanes a CTA, the last CTA empty). Each configuration checked once against the
+fp32 reference, then timed in rounds (config_timing.in_rounds), each call on the next of three copies of its
+inputs.
 
     python3 scripts/line-steps.py OUT.csv [bf16|fp32] [forward|backward] [rounds=R] N [N ...]
 """
@@ -22,7 +24,6 @@ from softmax_bench.ops import backward_reference
 
 VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 COPIES = 3
-LINE_BYTES = 128
 
 
 def with_step(config: cluster.ClusterConfig, step: int, dtype: torch.dtype) -> cluster.ClusterConfig:
@@ -34,7 +35,7 @@ def with_step(config: cluster.ClusterConfig, step: int, dtype: torch.dtype) -> c
 def steps(default: cluster.ClusterConfig, N: int, dtype: torch.dtype) -> dict:
     """default, its step rounded up to whole lines, and the step of its whole pieces (Quack's sharing), where they
     differ from the default, every lane of the row is still held and a CTA's share grows by at most an eighth."""
-    line = LINE_BYTES // dtype.itemsize
+    line = cluster.LINE_BYTES // dtype.itemsize
     tried = {"default": default}
     for label, step in (("line-aligned", -(-default.step // line) * line), ("whole-pieces", sum(default.pieces))):
         if step != default.step and step * default.ctas >= N and step <= 1.125 * default.step:

@@ -120,7 +120,7 @@ def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
 def share_unit(lanes: int, dtype: torch.dtype) -> int:
     """What a CTA's share of a row's window is a whole number of: 128-byte lines where rows are (every row then
     starts on one, and each warp's 512-byte access covers four lines, not five: fp32 151936's backward, 9496 lanes
-    a CTA, ran 0.5 % faster in 9504, scripts/line-steps.py), else 16-byte vectors."""
+    a CTA, ran 0.4–0.5 % faster in 9504: scripts/line-steps.py), else 16-byte vectors."""
     line = LINE_BYTES // dtype.itemsize
     return line if lanes % line == 0 else vector_elems(dtype)
 
@@ -439,10 +439,9 @@ if gluon is not None:
     @gluon.jit
     def _exponentials(x, shift, LOG: gl.constexpr, VEC: gl.constexpr):
         """(what the CTA holds of a piece from here, each thread's sum of its e^(x − shift): thread_sums). softmax
-        replaces x by its
-        exponentials in x's dtype (one exp an element; 16-bit values stay packed, rounded once more there: y is
-        within two roundings of the exact value) and sums the values held (the compiler cannot sink their
-        rounding); log_softmax keeps x, which its output is computed from."""
+        replaces x by its exponentials in x's dtype (one exp an element; 16-bit values stay packed, rounded once
+        more there: y is within two roundings of the exact value) and sums the values held (the compiler cannot
+        sink their rounding); log_softmax keeps x, which its output is computed from."""
         if LOG:
             return x, thread_sums(_exp(x, shift), VEC)
         else:
