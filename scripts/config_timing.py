@@ -2,6 +2,7 @@
 share: time one configuration of a kernel, then check its output against an fp32 reference, as % of a copy of the
 same bytes measured in the same process; or time several in rounds."""
 
+import csv
 import itertools
 import statistics
 from dataclasses import dataclass
@@ -9,10 +10,28 @@ from dataclasses import dataclass
 import torch
 
 from softmax_bench.baseline import measure_copy
+from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES
+from softmax_bench.ops import backward_reference
 from softmax_bench.timing import Timing, TimingSettings, measure
 
 SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
 ELEMS = 2**27
+VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}  # rows of the vocabulary shapes; other widths: ELEMS // N
+
+
+def csv_rows(path: str, header: list[str]):
+    """A function writing one row to a new CSV file at `path`, flushed: an interrupted run keeps its rows."""
+    out = open(path, "w", newline="")
+    writer = csv.writer(out)
+    writer.writerow(header)
+    out.flush()
+    return lambda row: (writer.writerow(row), out.flush())
+
+
+def input_copies(N: int, dtype: torch.dtype, copies: int) -> tuple[int, list[torch.Tensor]]:
+    """(M, `copies` random M×N inputs on the GPU): the grid's rows for N."""
+    M = VOCAB.get(N, ELEMS // N)
+    return M, [torch.randn(M, N, dtype=dtype, device="cuda") * 3 for _ in range(copies)]
 
 
 def copy_gbps(dtype: torch.dtype, nbytes: int) -> float:
@@ -42,6 +61,15 @@ def time_checked(run, config, ref: torch.Tensor, tolerances: dict, dtype: torch.
         return None
     ok = err == err and err <= tolerances[dtype][0] + tolerances[dtype][1] * ref.abs().max().item()
     return Timed(t, launch, err, ok, 100 * nbytes / t.ms / 1e6 / copy)
+
+
+def pass_inputs(xs: list[torch.Tensor], pass_: str):
+    """(the inputs of `pass_` made from each copy x of the input: x for the forward, (y, dy) for the backward; the
+    fp32 reference for the first; its tolerances; the bytes a call moves)."""
+    if pass_ == "forward":
+        return xs, torch.softmax(xs[0].float(), -1), TOLERANCES, 2 * xs[0].nbytes
+    inputs = [(torch.softmax(x, -1), torch.randn_like(x)) for x in xs]
+    return inputs, backward_reference(*inputs[0], PLAIN, torch.float32), GRAD_TOLERANCES, 3 * xs[0].nbytes
 
 
 def cycling(calls: list):

@@ -7,19 +7,16 @@ Each configuration is checked once against the fp32 reference first.
     python3 scripts/eviction.py OUT.csv [bf16|fp32] [rounds=R] N [N ...]
 """
 
-import csv
 import dataclasses
 import sys
 from functools import partial
 
 import torch
 
-from config_timing import ELEMS, copy_gbps, cycling, in_rounds, time_checked
+from config_timing import copy_gbps, csv_rows, cycling, in_rounds, input_copies, pass_inputs, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, cluster, cluster_backward, fused
-from softmax_bench.ops import backward_reference
+from softmax_bench.kernels import cluster, cluster_backward, fused
 
-VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 COPIES = 3
 
 
@@ -40,20 +37,12 @@ def kernels(N: int, dtype: torch.dtype):
 
 
 def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int]) -> None:
-    out = open(path, "w", newline="")
-    writer = csv.writer(out)
-    writer.writerow(["dtype", "M", "N", "kernel", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
+    write_row = csv_rows(path, ["dtype", "M", "N", "kernel", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
     name = str(dtype).split(".")[-1]
     for N in widths:
-        M = VOCAB.get(N, ELEMS // N)
-        xs = [torch.randn(M, N, dtype=dtype, device="cuda") * 3 for _ in range(COPIES)]
+        M, xs = input_copies(N, dtype, COPIES)
         for kernel, pass_, launch, default, evicting in kernels(N, dtype):
-            if pass_ == "forward":
-                inputs, ref, tolerances, nbytes = xs, torch.softmax(xs[0].float(), -1), TOLERANCES, 2 * xs[0].nbytes
-            else:
-                inputs = [(torch.softmax(x, -1), torch.randn_like(x)) for x in xs]
-                ref = backward_reference(*inputs[0], PLAIN, torch.float32)
-                tolerances, nbytes = GRAD_TOLERANCES, 3 * xs[0].nbytes
+            inputs, ref, tolerances, nbytes = pass_inputs(xs, pass_)
             calls = {}
             for label, config in (("default", default), ("evict_last", evicting)):
                 r = time_checked(partial(launch, inputs[0]), config, ref, tolerances, dtype, nbytes,
@@ -63,7 +52,7 @@ def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int]) -> None:
                     continue
                 print(name, N, kernel, pass_, label, "registers", r.launch.n_regs, "spills", r.launch.n_spills)
                 calls[label] = cycling([partial(launch, i, config) for i in inputs])
-            in_rounds(calls, rounds, dtype, nbytes, lambda row: (writer.writerow(row), out.flush()),
+            in_rounds(calls, rounds, dtype, nbytes, write_row,
                       [name, M, N, f"{kernel}-{pass_}"], "default")
             del inputs, ref, calls
         del xs

@@ -10,19 +10,16 @@ inputs.
     python3 scripts/line-steps.py OUT.csv [bf16|fp32] [forward|backward] [rounds=R] N [N ...]
 """
 
-import csv
 import dataclasses
 import sys
 from functools import partial
 
 import torch
 
-from config_timing import ELEMS, copy_gbps, cycling, in_rounds, time_checked
+from config_timing import copy_gbps, csv_rows, cycling, in_rounds, input_copies, pass_inputs, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, cluster, cluster_backward
-from softmax_bench.ops import backward_reference
+from softmax_bench.kernels import cluster, cluster_backward
 
-VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 COPIES = 3
 
 
@@ -43,22 +40,24 @@ def steps(default: cluster.ClusterConfig, N: int, dtype: torch.dtype) -> dict:
     return tried
 
 
+def run_forward(x: torch.Tensor, config: cluster.ClusterConfig):
+    return cluster.launch(x, config=config)
+
+
+def run_backward(y_dy: tuple[torch.Tensor, torch.Tensor], config: cluster.ClusterConfig):
+    return cluster_backward.launch(*y_dy, config=config)
+
+
 def main(path: str, dtype: torch.dtype, pass_: str, rounds: int, widths: list[int]) -> None:
-    out = open(path, "w", newline="")
-    writer = csv.writer(out)
-    writer.writerow(["dtype", "M", "N", "pass", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
+    write_row = csv_rows(path, ["dtype", "M", "N", "pass", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
     name = str(dtype).split(".")[-1]
     for N in widths:
-        M = VOCAB.get(N, ELEMS // N)
-        xs = [torch.randn(M, N, dtype=dtype, device="cuda") * 3 for _ in range(COPIES)]
+        M, xs = input_copies(N, dtype, COPIES)
+        inputs, ref, tolerances, nbytes = pass_inputs(xs, pass_)
         if pass_ == "forward":
-            inputs, ref, tolerances, nbytes = xs, torch.softmax(xs[0].float(), -1), TOLERANCES, 2 * xs[0].nbytes
-            launch, default = (lambda x, c: cluster.launch(x, config=c)), cluster.config_for(N, dtype)
+            launch, default = run_forward, cluster.config_for(N, dtype)
         else:
-            inputs = [(torch.softmax(x, -1), torch.randn_like(x)) for x in xs]
-            ref = backward_reference(*inputs[0], PLAIN, torch.float32)
-            tolerances, nbytes = GRAD_TOLERANCES, 3 * xs[0].nbytes
-            launch, default = (lambda t, c: cluster_backward.launch(*t, config=c)), cluster_backward.config_for(N, dtype)
+            launch, default = run_backward, cluster_backward.config_for(N, dtype)
         calls = {}
         for label, config in steps(default, N, dtype).items():
             r = time_checked(partial(launch, inputs[0]), config, ref, tolerances, dtype, nbytes,
@@ -68,8 +67,7 @@ def main(path: str, dtype: torch.dtype, pass_: str, rounds: int, widths: list[in
                 continue
             print(name, N, pass_, label, config, "registers", r.launch.n_regs, "spills", r.launch.n_spills, flush=True)
             calls[label] = cycling([partial(launch, i, config) for i in inputs])
-        in_rounds(calls, rounds, dtype, nbytes, lambda row: (writer.writerow(row), out.flush()), [name, M, N, pass_],
-                  "default")
+        in_rounds(calls, rounds, dtype, nbytes, write_row, [name, M, N, pass_], "default")
         del xs, inputs, ref, calls
 
 

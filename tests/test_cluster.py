@@ -123,7 +123,7 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
         assert case["evict_last_loads"] == 0, case  # the forward's loads leave L2's order alone
     assert cases[2]["pieces"] > 1, "fp32 151936 is held in more than one power-of-two piece"
     assert cases[9]["pieces"] == 1 and cases[2]["cta_barriers"] == cases[9]["cta_barriers"], \
-        "the pieces' maxes and sums are taken within each thread first: one reduction across the CTA each, not one a piece"
+        "the pieces' maxes and sums are taken within each thread first: one reduction across the CTA each"
     # capped at 128 registers (4 CTAs an SM, against 3 at the compiler's choice), it still does not spill
     assert cases[5]["registers"] <= cluster.CAPPED_REGISTERS < cases[2]["registers"], cases
     assert cases[6]["registers"] <= cluster.CAPPED_REGISTERS and cases[7]["ctas"] == 2, cases
