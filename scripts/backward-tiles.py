@@ -13,17 +13,15 @@ default's rows in 4–32 warps. A mode is how the loads treat L1 and L2 (tl.load
 leaves in L2 (lines kept there by evict_last) cannot serve the next one. The default configuration is always timed.
 """
 
-import csv
 import itertools
 import sys
 from functools import partial
 
 import torch
 
-from config_timing import copy_gbps, cycling, in_rounds, time_checked
+from config_timing import copy_gbps, csv_rows, cycling, in_rounds, pass_inputs, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, fused_backward
-from softmax_bench.ops import backward_reference
+from softmax_bench.kernels import fused_backward
 
 WARPS = (4, 8, 16, 32)
 ROW_FACTORS = (1, 2, 4, 8)
@@ -55,22 +53,18 @@ def describe(config: dict) -> str:
 
 def main(path: str, dtype: torch.dtype, rounds: int, shapes: list[tuple[int, int]], only: list[str] | None,
          modes: list[str], rotate: int) -> None:
-    out = open(path, "w", newline="")
-    writer = csv.writer(out)
-    writer.writerow(["dtype", "M", "N", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
+    write_row = csv_rows(path, ["dtype", "M", "N", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
     name = str(dtype).split(".")[-1]
     for M, N in shapes:
         x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
-        y, dy = torch.softmax(x, -1), torch.randn_like(x)
+        [(y, dy)], ref, tolerances, nbytes = pass_inputs([x], "backward")
         pairs = [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)]
-        ref = backward_reference(y, dy, PLAIN, torch.float32)
-        nbytes = 3 * x.nbytes
         default = fused_backward.launch_config(M, N, dtype)
         calls = {}
         tried = [{**tile, **MODES[mode]} for tile, mode in itertools.product(tiles(M, N, dtype.itemsize, only), modes)]
         for config in ([] if default in tried else [default]) + tried:
             label = describe(config)
-            r = time_checked(lambda c: fused_backward.launch(y, dy, config=c), config, ref, GRAD_TOLERANCES, dtype,
+            r = time_checked(lambda c: fused_backward.launch(y, dy, config=c), config, ref, tolerances, dtype,
                              nbytes, copy_gbps(dtype, nbytes), (name, M, N, label))
             if r is None or not r.ok:
                 print(name, M, N, label, "skipped:", "error" if r is None else f"WRONG err {r.max_err:.2g}")
@@ -86,8 +80,7 @@ def main(path: str, dtype: torch.dtype, rounds: int, shapes: list[tuple[int, int
         err = (graphs[0]()[0].float() - ref).abs().max().item()
         print(name, M, N, "torch_compile err", f"{err:.2g}", flush=True)
         calls["torch_compile"] = cycling(graphs)
-        in_rounds(calls, rounds, dtype, nbytes, lambda row: (writer.writerow(row), out.flush()), [name, M, N],
-                  describe(default))
+        in_rounds(calls, rounds, dtype, nbytes, write_row, [name, M, N], describe(default))
         del x, y, dy, ref, calls, pairs, graphs
 
 

@@ -6,19 +6,16 @@ measurement, flushed, so an interrupted run keeps what it measured.
     PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward] [N ...]
 """
 
-import csv
 import dataclasses
 import itertools
 import sys
 
 import torch
 
-from config_timing import ELEMS, copy_gbps, time_checked
+from config_timing import ELEMS, VOCAB, copy_gbps, csv_rows, pass_inputs, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, Fusion, cluster, cluster_backward
-from softmax_bench.ops import backward_reference
+from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward
 from softmax_bench.kernels.aligned import window_lanes
-VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 
@@ -49,24 +46,22 @@ def configs(N: int, dtype: torch.dtype, rows: int = 1):
 def case(M: int, N: int, dtype: torch.dtype, mode: str):
     """(launch(config), its fp32 reference, tolerances, bytes it moves, config_for's choice) for one M×N cell."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
-    if mode == "forward":
-        return (lambda config: cluster.launch(x, config=config)), torch.softmax(x.float(), -1), TOLERANCES, \
-            2 * x.nbytes, cluster.config_for(N, dtype)
     if mode == "log":
         log = Fusion(log=True)
         return (lambda config: cluster.launch(x, log, config=config)), torch.log_softmax(x.float(), -1), \
             TOLERANCES, 2 * x.nbytes, cluster.config_for(N, dtype, log)
-    y, dy = torch.softmax(x, -1), torch.randn_like(x)
-    ref = backward_reference(y, dy, PLAIN, torch.float32)
-    return (lambda config: cluster_backward.launch(y, dy, config=config)), ref, GRAD_TOLERANCES, 3 * x.nbytes, \
+    [inputs], ref, tolerances, nbytes = pass_inputs([x], mode)
+    if mode == "forward":
+        return (lambda config: cluster.launch(inputs, config=config)), ref, tolerances, nbytes, \
+            cluster.config_for(N, dtype)
+    return (lambda config: cluster_backward.launch(*inputs, config=config)), ref, tolerances, nbytes, \
         cluster_backward.config_for(N, dtype)
 
 
 def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward") -> None:
-    out = open(path, "w", newline="")
-    writer = csv.writer(out)
-    writer.writerow(["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers", "default",
-                     "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
+    write_row = csv_rows(path, ["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers",
+                                "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
+                                "max_err", "ok"])
     for dtype in dtypes:
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
@@ -81,11 +76,10 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 if r is None:
                     continue
                 t, pct = r.timing, r.pct_of_copy
-                writer.writerow([mode, str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
-                                 "+".join(map(str, config.pieces)), config.max_registers, config == default,
-                                 r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1),
-                                 round(copy), r.max_err, r.ok])
-                out.flush()
+                write_row([mode, str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
+                           "+".join(map(str, config.pieces)), config.max_registers, config == default,
+                           r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy),
+                           r.max_err, r.ok])
                 if r.ok and (best is None or pct > best[0]):
                     best = (pct, config.ctas, config.num_warps, config.max_registers, r.launch.n_regs)
                 print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers, r.launch.n_regs,

@@ -11,17 +11,15 @@ fused's where it runs (printed only).
 N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows.
 """
 
-import csv
 import itertools
 import sys
 from functools import partial
 
 import torch
 
-from config_timing import ELEMS, copy_gbps, time_checked
+from config_timing import ELEMS, copy_gbps, csv_rows, pass_inputs, time_checked
 
-from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, TOLERANCES, cluster_backward, fused, fused_backward
-from softmax_bench.ops import backward_reference
+from softmax_bench.kernels import cluster_backward, fused, fused_backward
 WIDTHS = [4096, 8192, 16384, 24576, 32768]
 WARPS = (4, 8, 16, 32)
 
@@ -29,11 +27,11 @@ WARPS = (4, 8, 16, 32)
 def case(M: int, N: int, dtype: torch.dtype, backward: bool):
     """(launch(config), its fp32 reference, tolerances, bytes it moves) for one M×N cell."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+    [inputs], ref, tolerances, nbytes = pass_inputs([x], "backward" if backward else "forward")
     if not backward:
-        return (lambda config: fused.launch(x, config=config)), torch.softmax(x.float(), -1), TOLERANCES, 2 * x.nbytes
-    y, dy = torch.softmax(x, -1), torch.randn_like(x)
-    ref = backward_reference(y, dy, PLAIN, torch.float32)
-    return partial(backward_launch, y=y, dy=dy), ref, GRAD_TOLERANCES, 3 * x.nbytes
+        return (lambda config: fused.launch(inputs, config=config)), ref, tolerances, nbytes
+    y, dy = inputs
+    return partial(backward_launch, y=y, dy=dy), ref, tolerances, nbytes
 
 
 def backward_launch(config, y, dy):
@@ -41,10 +39,8 @@ def backward_launch(config, y, dy):
 
 
 def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool) -> None:
-    out = open(path, "w", newline="")
-    writer = csv.writer(out)
-    writer.writerow(["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "default", "n_regs", "n_spills",
-                     "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
+    write_row = csv_rows(path, ["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "default", "n_regs",
+                                "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward)
@@ -59,11 +55,9 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
                 if r is None:
                     continue
                 t = r.timing
-                writer.writerow(["backward" if backward else "forward", str(dtype).split(".")[-1], M, N,
-                                 config["ROWS"], warps, per_thread, config == default, r.launch.n_regs,
-                                 r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(r.pct_of_copy, 1), round(copy),
-                                 r.max_err, r.ok])
-                out.flush()
+                write_row(["backward" if backward else "forward", str(dtype).split(".")[-1], M, N, config["ROWS"],
+                           warps, per_thread, config == default, r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20,
+                           t.ms_p80, round(r.pct_of_copy, 1), round(copy), r.max_err, r.ok])
                 print(dtype, M, N, config["ROWS"], warps, per_thread, r.launch.n_regs, r.launch.n_spills,
                       f"{r.pct_of_copy:.1f}%", f"err {r.max_err:.2g}", "" if r.ok else "WRONG",
                       "(default)" if config == default else "", flush=True)
