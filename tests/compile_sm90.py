@@ -27,6 +27,21 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
               "cta_barriers": r"bar\.sync"}
 
 
+def signature_of(kernel, constexprs: dict, types: dict) -> dict:
+    """A kernel's signature for triton.compile: its constexprs, the types `types` names, the other arguments i32."""
+    return {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
+
+
+def compiled_for_sm90(source, options: dict, path: str) -> tuple[str, str, int]:
+    """(PTX, ptxas's -v report, bytes spilled) of a kernel's source compiled for sm_90; the PTX written at `path`."""
+    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options).asm["ptx"]
+    with open(path, "w") as f:
+        f.write(ptx)
+    report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"],
+                            capture_output=True, text=True).stderr
+    return ptx, report, sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))
+
+
 def compile_case(case: dict, out_dir: str) -> dict:
     dtype, N = DTYPES[case["dtype"]], case["N"]
     fusion = Fusion(scale=case.get("scale", 1.0), causal_m=7 if case.get("causal") else None,
@@ -51,20 +66,14 @@ def compile_case(case: dict, out_dir: str) -> dict:
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log}
     types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32"}
-    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
     aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in (*pointers, "mask_ptr")}
-    source = GluonASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned_pointers)
-    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=cluster.launch_options(config))
-    ptx = compiled.asm["ptx"]
+    source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
+                            attrs=aligned_pointers)
     path = os.path.join(out_dir, "-".join(str(v) for v in case.values()) + ".ptx")
-    with open(path, "w") as f:
-        f.write(ptx)
-    report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"],
-                            capture_output=True, text=True).stderr
+    ptx, report, spill_bytes = compiled_for_sm90(source, cluster.launch_options(config), path)
     return {**case, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
             **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
-            "registers": int(re.search(r"Used (\d+) registers", report).group(1)),
-            "spill_bytes": sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))}
+            "registers": int(re.search(r"Used (\d+) registers", report).group(1)), "spill_bytes": spill_bytes}
 
 
 def printed_without_interpreter(*args: str, timeout: int = 900) -> list[str]:

@@ -244,30 +244,25 @@ def test_fused_backward_compiled_for_sm90_loads_evict_last():
     """Compiled for the H200 without a GPU, as launch_config configures it: y and dy each in one 16-byte vector a
     thread, marked evict_last for L1 and L2, and no spills (bf16 4096, fp32 128)."""
     code = """
-import os, re, subprocess, tempfile
-import torch, triton
-from triton.backends.compiler import GPUTarget
+import os, re, tempfile
+import torch
 from triton.compiler import ASTSource
 from softmax_bench.kernels import fused_backward
+from tests.compile_sm90 import compiled_for_sm90, signature_of
 kernel = fused_backward.fused_backward_kernel
-PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 for dtype, name, N in ((torch.bfloat16, "bf16", 4096), (torch.float32, "fp32", 128)):
     config = dict(fused_backward.launch_config(1 << 20, N, dtype))
     warps = config.pop("num_warps")
     constexprs = {**config, "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
     types = {"y_ptr": "*" + name, "dy_ptr": "*" + name, "dx_ptr": "*" + name, "mask_ptr": "*u8", "scale": "fp32"}
-    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
     aligned = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]]
                for a in ("y_ptr", "dy_ptr", "dx_ptr", "N", "stride_y", "stride_dy", "stride_dx")}
-    ptx = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned),
-                         target=GPUTarget("cuda", 90, 32), options={"num_warps": warps}).asm["ptx"]
+    source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
+                       attrs=aligned)
     with tempfile.TemporaryDirectory() as out:
-        with open(os.path.join(out, "k.ptx"), "w") as f:
-            f.write(ptx)
-        report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", f.name, "-o", f.name + ".cubin"],
-                                capture_output=True, text=True).stderr
+        ptx, _, spill_bytes = compiled_for_sm90(source, {"num_warps": warps}, os.path.join(out, "k.ptx"))
     print(name, len(re.findall(r"ld\\.global\\.L1::evict_last\\.L2::cache_hint\\.v4\\.b32", ptx)),
-          len(re.findall(r"ld\\.global", ptx)), sum(int(b) for b in re.findall(r"(\\d+) bytes spill", report)))
+          len(re.findall(r"ld\\.global", ptx)), spill_bytes)
 """
     lines = printed_without_interpreter("-c", code, timeout=300)
     assert [line.split()[0] for line in lines] == ["bf16", "fp32"], lines

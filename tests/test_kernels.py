@@ -267,6 +267,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from softmax_bench.kernels import split, two_pass, two_pass_backward
+from tests.compile_sm90 import signature_of
 for kernel in (split.split_kernel, two_pass.two_pass_kernel, two_pass_backward.two_pass_backward_kernel):
     for dtype, vec in (("fp32", 4), ("bf16", 8)):
         pointers = {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "dy_ptr": "*" + dtype, "dx_ptr": "*" + dtype,
@@ -274,12 +275,11 @@ for kernel in (split.split_kernel, two_pass.two_pass_kernel, two_pass_backward.t
         constexprs = {"BLOCK": 4096, "VEC": vec, "K_POW2": 8, "PHASE": 0,
                       "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
         constexprs = {name: value for name, value in constexprs.items() if name in kernel.arg_names}
-        signature = {name: "constexpr" if name in constexprs else pointers.get(name, "i32")
-                     for name in kernel.arg_names}
         # What Triton specializes at launch: 16-byte aligned pointers, SEG (a multiple of the block) divisible by 16.
         aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
                    for name in [*pointers, "SEG"] if name != "scale" and name in kernel.arg_names}
-        source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=aligned)
+        source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, pointers), constexprs=constexprs,
+                           attrs=aligned)
         ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8}).asm["ptx"]
         # e.g. ld.global.L1::evict_last.L2::cache_hint.v4.b32
         vectors = (len(re.findall(op + r"\\.global[.\\w:]*\\.v4\\.", ptx)) for op in ("ld", "st"))

@@ -110,13 +110,13 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from softmax_bench.kernels import fused, two_pass
+from tests.compile_sm90 import signature_of
 for kernel, block in ((fused.fused_rows_kernel, {"BLOCK_N": 512, "ROWS": 4, "EVICT": ""}),
                       (two_pass.two_pass_kernel, {"BLOCK": 4096, "VEC": 8})):
     constexprs = {**block, "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": True}
     types = {"x_ptr": "*bf16", "y_ptr": "*bf16", "mask_ptr": "*u8", "scale": "fp32"}
-    signature = {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
-    ptx = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=constexprs),
-                         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ptx"]
+    source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs)
+    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ptx"]
     print(kernel.__name__, ptx.count("lg2.approx"), ptx.count("fma.rn.ftz"))
 """
     lines = printed_without_interpreter("-c", code, timeout=300)
