@@ -58,7 +58,7 @@ class AutoTable:
         measured = [e for e in self.entries if e["dtype"] == dtype and supports(e["variant"])]
         if not measured:
             return None
-        nearest = min(measured, key=lambda e: (abs(math.log(e["N"] / N)), e["N"]))
+        nearest = min(measured, key=lambda e: (abs(math.log(e["N"] / max(N, 1))), e["N"]))  # N = 0: an empty row
         where = f"{self.device}, {Path(self.source).name}"
         if nearest["N"] == N:
             return nearest["variant"], f"measured fastest for {dtype} rows of N = {N} on this GPU ({where})"

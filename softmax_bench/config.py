@@ -65,8 +65,8 @@ CONFIG_KEYS = {
     "m": (lambda v: _list_of(v, lambda m: _whole(m, 1)), "a list of whole numbers ≥ 1, e.g. [4096]"),
     "n": (lambda v: _list_of(v, lambda n: _whole(n, 1)), "a list of whole numbers ≥ 1, e.g. [1024, 4096]"),
     "elems": (lambda v: _whole(v, 1), "a whole number ≥ 1, e.g. 134217728"),
-    "dtypes": (lambda v: _list_of(v, lambda d: d in DTYPES), f"a list of dtypes from {_names(DTYPES)}, "
-               'e.g. ["bf16", "fp32"]'),
+    "dtypes": (lambda v: bool(v) and _list_of(v, lambda d: d in DTYPES), f"a non-empty list of dtypes from "
+               f'{_names(DTYPES)}, e.g. ["bf16", "fp32"] (leave the key out for the default dtypes)'),
     "variants": (lambda v: _list_of(v, lambda n: n in MEASURABLE), f"a list of names from {_names(MEASURABLE)}, "
                  'e.g. ["fused", "eager"]'),
     "op": (lambda v: isinstance(v, str) and v in OPS, f"one of {_names(OPS)}"),

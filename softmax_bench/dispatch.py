@@ -9,6 +9,7 @@ with the tables read (`tune` calls it after writing a table); the Triton version
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 
 import torch
@@ -35,6 +36,8 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     for log_softmax, which every variant computes and the same table picks for (it was measured on softmax).
     """
     registry = variants()
+    if dtype == torch.float64:
+        return "eager", "float64: torch's own softmax (the Triton variants take fp32, bf16 and fp16)"
     table = _table_of(device)
     if table is not None:
         if capturing is None:
@@ -120,11 +123,38 @@ def clear_caches() -> None:
 def check_tensor(x: torch.Tensor, variant: str = "auto") -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"softmax needs a torch.Tensor, got {type(x).__name__}")
-    if x.dtype not in DTYPES.values() and not (x.dtype == torch.float64 and variant == "eager"):
+    if x.dtype not in DTYPES.values() and not (x.dtype == torch.float64 and variant in ("eager", "auto")):
         raise TypeError(
-            f"softmax needs a float32, bfloat16 or float16 tensor (float64 with variant='eager'), got {x.dtype}; "
-            "convert it first, e.g. x.float()"
+            f"softmax needs a float32, bfloat16 or float16 tensor (float64 with variant='auto' or 'eager', which "
+            f"run torch's), got {x.dtype}; convert it first, e.g. x.float()"
         )
+
+
+FUSED_CASTS = {(torch.bfloat16, torch.float32), (torch.float16, torch.float32)}
+
+
+def with_dtype(x: torch.Tensor, dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.dtype | None]:
+    """torch's `dtype=`: (the tensor to take the softmax of, the output dtype to fuse into its store, or None).
+    torch casts x to dtype first; so do we, except for 16-bit x and fp32 out, which the kernels fuse: x read in
+    its own dtype and y written in fp32, in one pass (torch's own half-to-float path does the same)."""
+    if dtype is None or (isinstance(x, torch.Tensor) and dtype == x.dtype):
+        return x, None
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype or None, got {type(dtype).__name__}")
+    if not isinstance(x, torch.Tensor):
+        return x, None  # check_tensor says what is wrong
+    if (x.dtype, dtype) in FUSED_CASTS:
+        return x, dtype
+    return x.to(dtype), None
+
+
+def implicit_dim(x: torch.Tensor, name: str) -> int:
+    """torch.nn.functional's dim for `dim=None` (deprecated there, and warned of the same way): 0 for 0-, 1- and
+    3-D tensors, else 1."""
+    ndim = x.dim() if isinstance(x, torch.Tensor) else 0
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 def dim_last(t: torch.Tensor, dim: int) -> torch.Tensor:
@@ -143,9 +173,10 @@ def as_rows(x_last: torch.Tensor) -> torch.Tensor:
     return x_last.reshape(-1, x_last.shape[-1])  # a view when the leading dims collapse, else a copy
 
 
-def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool = False) -> Fusion:
+def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool = False,
+               out_dtype: torch.dtype | None = None) -> Fusion:
     """Check scale, mask and causal against x and bring the mask to x's rows (uint8, unit column stride)."""
-    if scale is None and mask is None and not causal and not log:
+    if scale is None and mask is None and not causal and not log and out_dtype is None:
         return PLAIN
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number, got {type(scale).__name__}")
@@ -169,7 +200,8 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
         if x.dim() > 0 and dim % x.dim() != x.dim() - 1:
             raise SoftmaxInputError("causal masks the last dim (keys) against the one before it (queries); use dim=-1")
         causal_m = x.shape[-2] if x.dim() >= 2 else 1
-    return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m, log=log)
+    return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m, log=log,
+                  out_dtype=out_dtype)
 
 
 def through_op(x) -> bool:
@@ -180,22 +212,30 @@ def through_op(x) -> bool:
 
 def softmax(
     x: torch.Tensor,
-    dim: int = -1,
+    dim: int | None = -1,
+    dtype: torch.dtype | None = None,
     *,
     scale: float | None = None,
     mask: torch.Tensor | None = None,
     causal: bool = False,
     variant: str = "auto",
 ) -> torch.Tensor:
-    """Softmax of `x` over `dim`, for a tensor of any rank; the output has x's shape and dtype.
+    """Softmax of `x` over `dim`, for a tensor of any rank; the output has x's shape, and x's dtype or `dtype`.
+
+    torch.softmax's signature: `softmax(x, dim, dtype)`. dim may be negative; dim=None picks as
+    torch.nn.functional.softmax does (0 for 0-, 1- and 3-D x, else 1, with torch's deprecation warning); the
+    default is the last dim. dtype: the output's, x cast to it first as torch does, except that 16-bit x with
+    dtype=torch.float32 is read in its own dtype and written in fp32 in the same pass (one read, one write).
+    float64 (x or dtype) runs torch's own softmax.
 
     scale multiplies x before the max. mask is a bool tensor broadcastable to x: False masks a position out.
     causal (dim must be the last) masks column j of row i when j > i + (N - M), for queries i < M (the dim before
     the last) and keys j < N: bottom-right aligned, as FlashAttention does; for a square input, j > i.
 
-    Every variant accumulates in fp32. In the Triton variants (fused, two_pass, online) and unfused, a slice
-    that is entirely -inf or masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice
-    gives NaN in that slice only. An empty tensor gives an empty tensor.
+    Every variant accumulates in fp32, and every Triton variant rounds its fp32 result once to a 16-bit output.
+    In the Triton variants (fused, cluster, split, two_pass, online) and unfused, a slice that is entirely -inf or
+    masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice gives NaN in that slice only.
+    An empty tensor gives an empty tensor.
 
     Differentiable (the backward reads the saved y, not x: `softmax_backward`), and traced by torch.compile as
     the registered op softmax_bench::softmax, which decides the variant when it runs.
@@ -204,14 +244,18 @@ def softmax(
     `softmax_bench.variants()`.
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
     """
+    if dim is None:
+        dim = implicit_dim(x, "softmax")
+    x, out_dtype = with_dtype(x, dtype)
     if through_op(x):
-        return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant)
-    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=False)
+        return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant, out_dtype)
+    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=False, out_dtype=out_dtype)
 
 
 def log_softmax(
     x: torch.Tensor,
-    dim: int = -1,
+    dim: int | None = -1,
+    dtype: torch.dtype | None = None,
     *,
     scale: float | None = None,
     mask: torch.Tensor | None = None,
@@ -223,44 +267,51 @@ def log_softmax(
     variants and unfused (`eager`, torch.log_softmax, gives NaN); masked-out positions are -inf. Differentiable, and
     traced by torch.compile as softmax_bench::log_softmax.
     """
+    if dim is None:
+        dim = implicit_dim(x, "log_softmax")
+    x, out_dtype = with_dtype(x, dtype)
     if through_op(x):
-        return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant)
-    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True)
+        return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant, out_dtype)
+    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True, out_dtype=out_dtype)
 
 
-def replayed_or_forward(x, dim, scale, mask, causal, variant: str, log: bool) -> torch.Tensor:
+def replayed_or_forward(x, dim, scale, mask, causal, variant: str, log: bool,
+                        out_dtype: torch.dtype | None = None) -> torch.Tensor:
     """The call's recorded plan replayed when there is one (softmax_bench.replay), else softmax_forward, which
     records one where it can."""
     try:
-        key = replay.plan_key(x, dim, scale, mask, causal, variant, log)
+        key = replay.plan_key(x, dim, scale, mask, causal, variant, log, out_dtype)
         plan = replay.PLANS.get(key)
     except (AttributeError, TypeError):  # not tensors, an unhashable argument: checked below, the long way
         key = plan = None
     if plan is not None:
         return plan(x, mask)
-    return softmax_forward(x, dim, scale, mask, causal, variant, log=log, replay_key=key)
+    return softmax_forward(x, dim, scale, mask, causal, variant, log=log, replay_key=key, out_dtype=out_dtype)
 
 
 def check_dim(x: torch.Tensor, dim: int) -> None:
     ndim = max(x.dim(), 1)
-    if not isinstance(dim, int) or not -ndim <= dim < ndim:
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__} {dim!r}")
+    if not -ndim <= dim < ndim:
         raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
 
 
 def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None, causal: bool,
-                    variant: str, log: bool = False, replay_key: tuple | None = None) -> torch.Tensor:
+                    variant: str, log: bool = False, replay_key: tuple | None = None,
+                    out_dtype: torch.dtype | None = None) -> torch.Tensor:
     """softmax (log_softmax when `log`) of x over dim, with no autograd: what `softmax` runs, and the registered
-    ops' implementation. Arguments as `softmax`'s; with a replay_key (softmax_bench.replay), the launches are
-    recorded and kept as the plan that replays calls of that key."""
+    ops' implementation. Arguments as `softmax`'s (out_dtype: with_dtype's); with a replay_key
+    (softmax_bench.replay), the launches are recorded and kept as the plan that replays calls of that key."""
     check_tensor(x, variant)
     check_dim(x, dim)
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
     capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()
     chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing, log)
-    fusion = fusion_for(x, dim, scale, mask, causal, log)
+    fusion = fusion_for(x, dim, scale, mask, causal, log, out_dtype)
     if x.numel() == 0:
-        return like_output(x, dim)
+        return like_output(x, dim, out_dtype)
     rows = as_rows(x_last)
     replayable = x.is_cuda and chosen.graph_safe and not capturing and x_last is x and not interpreted()
     if replay_key is None or not replayable:
@@ -312,11 +363,11 @@ def from_rows(y: torch.Tensor, x: torch.Tensor, x_last: torch.Tensor, dim: int) 
     return y if x_last is x else y.movedim(-1, dim)
 
 
-def like_output(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """An empty tensor laid out as softmax's output for x: contiguous with `dim` last, then moved back to `dim` (what
-    the registered ops' fake implementations return)."""
+def like_output(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """An empty tensor laid out as softmax's output for x (of x's dtype, or `dtype`): contiguous with `dim` last, then
+    moved back to `dim` (what the registered ops' fake implementations return)."""
     if x.dim() == 0:
-        return torch.empty_like(x)
+        return torch.empty_like(x, dtype=dtype)
     x_last = dim_last(x, dim)
-    y = x.new_empty(x_last.shape)
+    y = x.new_empty(x_last.shape, dtype=dtype)
     return y if x_last is x else y.movedim(-1, dim)

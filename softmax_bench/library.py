@@ -27,14 +27,14 @@ def _register(name: str, log: bool) -> None:
 
     @torch.library.custom_op(f"softmax_bench::{name}", mutates_args=())
     def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
-                variant: str) -> Tensor:
-        return softmax_forward(x, dim, scale, mask, causal, variant, log)
+                variant: str, out_dtype: Optional[torch.dtype] = None) -> Tensor:
+        return softmax_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype)
 
     @forward.register_fake
-    def _(x, dim, scale, mask, causal, variant):
+    def _(x, dim, scale, mask, causal, variant, out_dtype=None):
         check_tensor(x, variant)
         check_dim(x, dim)
-        return like_output(x, dim)
+        return like_output(x, dim, out_dtype)
 
     @torch.library.custom_op(f"softmax_bench::{name}_backward", mutates_args=())
     def backward_op(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
@@ -46,13 +46,15 @@ def _register(name: str, log: bool) -> None:
         return like_output(y, dim)
 
     def setup_context(ctx, inputs, output):
-        _, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant = inputs
+        x, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant, _ = inputs
+        ctx.x_dtype = x.dtype
         ctx.save_for_backward(output, mask)
 
     def backward(ctx, dy):
         y, mask = ctx.saved_tensors
         dx = backward_op(y, dy, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant)
-        return dx, None, None, None, None, None
+        # y in fp32 from 16-bit x (out_dtype): dx computed in fp32, rounded once to x's dtype, as torch's is
+        return dx.to(ctx.x_dtype), None, None, None, None, None, None
 
     forward.register_autograd(backward, setup_context=setup_context)
 

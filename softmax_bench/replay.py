@@ -29,17 +29,19 @@ X, Y, MASK = 0, 1, 2  # where a launch argument comes from at replay
 
 
 class Plan:
-    """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go)."""
+    """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go); y's
+    dtype."""
 
-    __slots__ = ("steps", "stream_of", "device_index")
+    __slots__ = ("steps", "stream_of", "device_index", "out_dtype")
 
-    def __init__(self, steps: list, stream_of, device_index: int):
+    def __init__(self, steps: list, stream_of, device_index: int, out_dtype: torch.dtype):
         self.steps = steps
         self.stream_of = stream_of
         self.device_index = device_index
+        self.out_dtype = out_dtype
 
     def __call__(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        y = torch.empty_like(x, memory_format=torch.contiguous_format)
+        y = torch.empty_like(x, dtype=self.out_dtype, memory_format=torch.contiguous_format)
         stream = self.stream_of(self.device_index)
         tensors = (x, y, mask)
         for launch, template, slots in self.steps:
@@ -133,19 +135,19 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
         from triton.runtime import driver
 
         stream_of = driver.active.get_current_stream
-    return Plan(steps, stream_of, x.get_device())
+    return Plan(steps, stream_of, x.get_device(), y_rows.dtype)
 
 
 PLANS: dict[tuple, Plan] = {}
 
 
-def plan_key(x, dim, scale, mask, causal, variant, log: bool = False) -> tuple:
+def plan_key(x, dim, scale, mask, causal, variant, log: bool = False, out_dtype=None) -> tuple:
     """What a call's launches depend on, beyond the tensors' memory (raises on arguments that are not tensors
     or not hashable: such a call is checked, and refused, the long way)."""
     mask_key = None if mask is None else (mask.shape, mask.stride(), mask.dtype, mask.get_device(),
                                           mask.data_ptr() % 16)
     return (variant, x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() % 16, dim, scale, causal, mask_key,
-            log)
+            log, out_dtype)
 
 
 def keep(key: tuple, plan: Plan) -> None:

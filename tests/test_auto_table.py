@@ -38,6 +38,11 @@ def test_pick_exact_width_then_nearest_that_supports_the_row():
     assert table.pick(4096, "fp16", supports(4096, torch.float16)) is None  # nothing measured for fp16
 
 
+def test_an_empty_row_picks_without_dividing_by_zero():
+    table = AutoTable("X", [{"dtype": "bf16", "N": 4096, "variant": "fused"}], {}, "x.json")
+    assert table.pick(0, "bf16", lambda name: True)[0] == "fused"
+
+
 def test_user_table_comes_before_the_shipped_one(tmp_path, monkeypatch):
     monkeypatch.setenv("SOFTMAX_BENCH_AUTO_TABLES", str(tmp_path))
     table_for.cache_clear()
@@ -99,7 +104,9 @@ def test_auto_passes_over_split_while_a_cuda_graph_is_captured(monkeypatch):
     assert dispatch.auto_choice(262144, torch.bfloat16)[0] == "split"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
-    assert dispatch.auto_choice(262144, torch.bfloat16)[0] == "two_pass"  # no other entry fits: the rule
+    # no other entry fits: the rule, cluster where it runs (Triton ≥ 3.8, sm_90), else two_pass
+    rule = "cluster" if softmax_bench.variants()["cluster"].supports(262144, torch.bfloat16) else "two_pass"
+    assert dispatch.auto_choice(262144, torch.bfloat16)[0] == rule
     assert not softmax_bench.variants()["split"].graph_safe
 
 

@@ -296,9 +296,17 @@ for kernel in (split.split_kernel, two_pass.two_pass_kernel, two_pass_backward.t
 
 
 def test_integer_and_bool_tensors_are_refused():
-    for dtype in (torch.int64, torch.int32, torch.bool, torch.float64):
+    for dtype in (torch.int64, torch.int32, torch.bool):
         with pytest.raises(TypeError, match="x.float()"):
             softmax_bench.softmax(torch.ones(2, 3, dtype=dtype, device=DEVICE))
+
+
+def test_float64_runs_torchs_softmax_and_a_triton_variant_says_it_takes_none():
+    x = torch.randn(2, 3, dtype=torch.float64, device=DEVICE)
+    assert softmax_bench.dispatch.auto_choice(3, torch.float64)[0] == "eager"
+    torch.testing.assert_close(softmax_bench.softmax(x), torch.softmax(x, dim=-1), atol=0, rtol=0)
+    with pytest.raises(TypeError, match="float64 with variant='auto' or 'eager'"):
+        softmax_bench.softmax(x, variant="fused")
 
 
 def test_dim_out_of_range():

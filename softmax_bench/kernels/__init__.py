@@ -21,7 +21,7 @@ import torch
 
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
-# (bf16) or 2^-12 (fp16), and `online` rounds twice (stored exponentials, then the rescale).
+# (bf16) or 2^-12 (fp16): every Triton variant rounds its fp32 result once (tests/test_rounding.py).
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float32: (1e-6, 1e-5),
     torch.bfloat16: (1e-3, 1.6e-2),
@@ -56,13 +56,16 @@ class Fusion:
     mask: rows of a keep-mask (True = kept) as uint8, shaped like x's rows, unit column stride; a row stride of 0
     broadcasts one row of mask to every row. causal_m: the query length M of a bottom-right-aligned causal mask
     (row r, query i = r mod M, keeps columns j ≤ i + N − M), or None. log: log_softmax instead of softmax (an
-    all -inf row gives -inf, as exp(-inf) = 0 gives zeros).
+    all -inf row gives -inf, as exp(-inf) = 0 gives zeros). out_dtype: y's dtype where it is not x's (fp32 from
+    16-bit x, `softmax(x, dtype=torch.float32)`: x read in its own dtype, y stored in fp32, in the same pass), or
+    None.
     """
 
     scale: float = 1.0
     mask: torch.Tensor | None = None
     causal_m: int | None = None
     log: bool = False
+    out_dtype: torch.dtype | None = None
 
     @property
     def plain(self) -> bool:
@@ -250,10 +253,10 @@ def cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
-def output_like(x: torch.Tensor) -> torch.Tensor:
-    """A contiguous tensor of x's shape, dtype and device: half the host time of torch.empty(shape, dtype=,
-    device=)."""
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def output_like(x: torch.Tensor, fusion: Fusion = PLAIN) -> torch.Tensor:
+    """A contiguous tensor of x's shape and device, of x's dtype or the fusion's out_dtype: half the host time of
+    torch.empty(shape, dtype=, device=)."""
+    return torch.empty_like(x, dtype=fusion.out_dtype, memory_format=torch.contiguous_format)
 
 
 # While softmax_bench.replay records a call: each launch's (kernel, grid, args, kwargs, compiled kernel).
@@ -271,8 +274,8 @@ def launch_kernel(kernel, grid: tuple, *args, **kwargs):
 
 def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
     """Read the input once (and the mask, if any), write the output once: the floor for any softmax."""
-    nbytes = M * N * elem_size(dtype)
-    return Traffic((("read x, write y", nbytes, nbytes),) + mask_pass(fusion))
+    return Traffic((("read x, write y", M * N * elem_size(dtype), M * N * elem_size(fusion.out_dtype or dtype)),)
+                   + mask_pass(fusion))
 
 
 def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:

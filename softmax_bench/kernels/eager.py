@@ -50,7 +50,7 @@ def prologue_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion) -> tupl
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     op = torch.log_softmax if fusion.log else torch.softmax
-    return op(prologue(x, fusion), dim=-1), Launch()
+    return op(prologue(x, fusion), dim=-1, dtype=fusion.out_dtype), Launch()
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:

@@ -84,7 +84,7 @@ def _launch_config(M: int, N: int, itemsize: int = 4) -> dict:
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) -> tuple[torch.Tensor, Launch]:
     """config: BLOCK_N, ROWS and num_warps to launch with (None: launch_config's; scripts/fused-configs.py)."""
     M, N = x.shape
-    y = output_like(x)
+    y = output_like(x, fusion)
     config = config or launch_config(M, N, x.dtype)
     grid = (cdiv(M, config["ROWS"]),)
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),

@@ -243,7 +243,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
     config = config or CONFIGS[x.dtype]
     M, N = x.shape
     x = same_alignment(x)
-    y = output_like(x)
+    y = output_like(x, fusion)
     split = split_of(N, x.dtype, config)
     if split.K > MAX_SPLIT:
         raise ValueError(f"split takes rows of up to {MAX_SPLIT} segments (N = {N} needs {split.K}); use two_pass")

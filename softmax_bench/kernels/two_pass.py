@@ -48,7 +48,7 @@ def launch_config(N: int, dtype: torch.dtype) -> dict:
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     M, N = x.shape
     x = same_alignment(x)
-    y = output_like(x)
+    y = output_like(x, fusion)
     config = launch_config(N, x.dtype)
     compiled = launch_kernel(two_pass_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, VEC=vector_elems(x.dtype))

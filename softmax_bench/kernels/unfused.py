@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, output_like
 from .eager import prologue, prologue_traffic
 
 
@@ -20,7 +20,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launc
     e = shifted.exp() if fusion.log else shifted.exp_()
     den = e.sum(dim=-1, keepdim=True)
     den.masked_fill_(den == 0.0, 1.0)  # all -inf row: 0 / 1 (or -inf − log 1), not 0 / 0
-    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    y = output_like(x, fusion)
     if fusion.log:
         torch.sub(shifted, den.log_(), out=y)
     else:

@@ -1,0 +1,101 @@
+"""torch's own sample inputs for softmax and log_softmax (the OpInfo samples every torch op is tested with) run
+through softmax_bench: `softmax(x, dim)` and `softmax(x, dim, dtype=torch.float64)` on 1-D, 2-D and 3-D tensors,
+0-d tensors and empty ones, against torch.softmax, torch.nn.functional.softmax and their log forms, values and
+input gradients. Through the interpreter on CPU, the compiled kernels on a GPU."""
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES
+
+from .conftest import DEVICE, runnable_variants
+
+op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
+
+OURS = {"softmax": softmax_bench.softmax, "log_softmax": softmax_bench.log_softmax}
+THEIRS = {"softmax": (torch.softmax, torch.nn.functional.softmax),
+          "log_softmax": (torch.log_softmax, torch.nn.functional.log_softmax)}
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+VARIANTS = ["auto", "two_pass"]  # auto: fused on CPU; two_pass reads rows from their 16-byte boundary
+WIDE = [4097, 65536]  # fused's and two_pass's chunks; cluster's rows on a GPU
+TRITON_VARIANTS = runnable_variants(triton_only=True) + (
+    ["cluster"] if softmax_bench.variants()["cluster"].supports(65536, torch.bfloat16) else [])
+
+
+def samples(dtype: torch.dtype):
+    """(id, op name, SampleInput) of every OpInfo sample of softmax and log_softmax, their with_dtype forms too."""
+    for info in op_db:
+        if info.name in OURS:
+            for i, sample in enumerate(info.sample_inputs(DEVICE, dtype, requires_grad=True)):
+                yield f"{info.name}{'-' + info.variant_test_name if info.variant_test_name else ''}-{i}", \
+                    info.name, sample
+
+
+def tolerances(out_dtype: torch.dtype, grad: bool, expected: torch.Tensor) -> dict:
+    """The dtype's tolerances against float64; a gradient's atol scales with its largest element (dx = y·(dy − Σ)
+    cancels where y is near 1: its error is the rounding of y times dy, not of dx)."""
+    if out_dtype == torch.float64:  # computed by torch from the same input, or in fp32 and widened
+        out_dtype = torch.float32
+    atol, rtol = (GRAD_TOLERANCES if grad else TOLERANCES)[out_dtype]
+    if grad and expected.numel():
+        atol = max(atol, rtol * expected.abs().max().item())
+    return {"atol": max(atol, 1e-5), "rtol": rtol}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_opinfo_samples_match_torch(dtype, variant):
+    """Values and input gradients against torch's in float64 (not torch's own 16-bit CPU kernels, which are further
+    from it than ours), dtypes and shapes against torch.softmax's and F.softmax's."""
+    cases = list(samples(dtype))
+    assert len(cases) == 28  # 7 shapes and dims, each with and without dtype=, for each op
+    for name, op, sample in cases:
+        x = sample.input
+        if variant != "auto" and not softmax_bench.variants()[variant].supports(max(x.shape[-1:] or [1]), x.dtype):
+            continue
+        if variant != "auto" and sample.kwargs.get("dtype") == torch.float64:
+            with pytest.raises(TypeError, match="float64 with variant='auto' or 'eager'"):
+                OURS[op](x, *sample.args, **sample.kwargs, variant=variant)
+            continue  # float64 runs torch's softmax: auto and eager take it, a Triton variant says so
+        ours = OURS[op](x, *sample.args, **sample.kwargs, variant=variant)
+        for theirs in THEIRS[op]:
+            native = theirs(x, *sample.args, **sample.kwargs)
+            assert ours.dtype == native.dtype and ours.shape == native.shape, name
+        x64 = x.detach().double().requires_grad_()
+        expected = THEIRS[op][0](x64, *sample.args)
+        torch.testing.assert_close(ours.double(), expected, **tolerances(ours.dtype, False, expected),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+        if ours.numel() == 0:
+            continue
+        dy = torch.randn_like(ours)
+        (dx,) = torch.autograd.grad(ours, x, dy)
+        (expected_dx,) = torch.autograd.grad(expected, x64, dy.double())
+        assert dx.dtype == x.dtype, name
+        torch.testing.assert_close(dx.double(), expected_dx, **tolerances(x.dtype, True, expected_dx),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("variant", TRITON_VARIANTS)
+def test_16_bit_in_fp32_out_in_one_pass(variant, dtype, log):
+    """dtype=torch.float32 on 16-bit x: the kernel reads x in its own dtype and stores fp32 (no cast before, no
+    16-bit rounding after): within fp32's tolerance of the float64 result, the traffic of one 16-bit read and one
+    fp32 write, and a gradient in x's dtype."""
+    run = softmax_bench.log_softmax if log else softmax_bench.softmax
+    for N in WIDE if DEVICE == "cuda" else WIDE[:1]:
+        if not softmax_bench.variants()[variant].supports(N, dtype):
+            continue
+        x = (torch.randn(3, N, dtype=torch.float64) * 3).to(dtype).to(DEVICE)
+        y = run(x, -1, torch.float32, variant=variant)
+        expected = (torch.log_softmax if log else torch.softmax)(x.double(), dim=-1)
+        assert y.dtype == torch.float32
+        torch.testing.assert_close(y.double(), expected, atol=1e-6, rtol=1e-5)
+        xg = x.clone().requires_grad_()
+        (dx,) = torch.autograd.grad(run(xg, -1, torch.float32, variant=variant).sum(), xg)
+        assert dx.dtype == dtype
+    fusion = softmax_bench.kernels.Fusion(out_dtype=torch.float32)
+    if variant in ("fused", "cluster"):
+        traffic = softmax_bench.variants()[variant].traffic(3, 4097, dtype, fusion)
+        assert (traffic.read_bytes, traffic.write_bytes) == (3 * 4097 * 2, 3 * 4097 * 4)
