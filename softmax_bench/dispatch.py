@@ -232,7 +232,8 @@ def softmax(
     causal (dim must be the last) masks column j of row i when j > i + (N - M), for queries i < M (the dim before
     the last) and keys j < N: bottom-right aligned, as FlashAttention does; for a square input, j > i.
 
-    Every variant accumulates in fp32, and every Triton variant rounds its fp32 result once to a 16-bit output.
+    Every variant accumulates in fp32, and every Triton variant but cluster rounds its fp32 result once to a 16-bit
+    output (cluster's 16-bit softmax rounds twice: its exponentials, then the output; within two ulps).
     In the Triton variants (fused, cluster, split, two_pass, online) and unfused, a slice that is entirely -inf or
     masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice gives NaN in that slice only.
     An empty tensor gives an empty tensor.
