@@ -317,6 +317,8 @@ def measure_cell(
             row["pct_of_copy"] = 100 * copy.ms / timing.ms
             row["pct_of_device_copy"] = 100 * row["gbps"] / copy_gbps
         row["expected_ms"] = model_bytes / cell_copy_gbps / 1e6
+        if timing is not None:  # how near the variant is to a copy's speed for the bytes it must move (issue 26)
+            row["pct_of_roofline"] = 100 * row["expected_ms"] / timing.ms
         write_row(row)
         advance(f"{dtype_name} {M}×{N} {provider.name}{' backward' if provider.pass_ == 'backward' else ''}")
 

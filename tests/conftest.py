@@ -1,9 +1,14 @@
 """With no GPU, the Triton kernels run through Triton's CPU interpreter: set before softmax_bench loads them."""
 
+import dataclasses
+import json
 import os
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from filelock import FileLock
 
 if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
@@ -55,12 +60,32 @@ def device() -> str:
     return DEVICE
 
 
+@dataclass
+class Printed:
+    """What a CLI call printed and returned, kept after the call: a CliRunner result's fields tests read."""
+
+    exit_code: int
+    output: str
+    stdout: str
+    stderr: str
+
+
 @pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory):
+def smoke_run(tmp_path_factory, request):
     """One `sweep --preset smoke` (on CPU: `sweep --interpret`, whose default is the smoke preset), shared by the
-    tests that read a fresh run."""
+    tests that read a fresh run: made once a session, by the first pytest-xdist worker to ask for it (a minute of
+    interpreter on CPU), then copied into each worker's own folder, which its tests may change."""
+    root = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # an xdist worker: the session's workers share the parent folder
+        root = root.parent
+    made, printed = root / "smoke-results", root / "smoke-printed.json"
+    with FileLock(str(root / "smoke.lock")):
+        if not printed.exists():
+            result = invoke("sweep", *(MODE or ["--preset", "smoke"]), "--out", made)
+            assert result.exit_code == 0, result.output
+            printed.write_text(json.dumps(dataclasses.asdict(
+                Printed(result.exit_code, result.output, result.stdout, result.stderr))))
     out_dir = tmp_path_factory.mktemp("results")
-    result = invoke("sweep", *(MODE or ["--preset", "smoke"]), "--out", out_dir)
-    assert result.exit_code == 0, result.output
+    shutil.copytree(made, out_dir, dirs_exist_ok=True)
     (run_dir,) = [p for p in out_dir.iterdir() if p.is_dir()]
-    return out_dir, run_dir, result
+    return out_dir, run_dir, Printed(**json.loads(printed.read_text()))

@@ -44,6 +44,7 @@ def test_smoke_sweep_writes_every_variant_with_the_design_columns(smoke_run):
     assert fused["copy_ms"] > 0 and fused["pct_of_copy"] == pytest.approx(100 * fused["copy_ms"] / fused["ms"])
     assert fused["pct_of_device_copy"] == pytest.approx(100 * fused["gbps"] / meta["copy_gbps"]["bf16"])
     assert fused["expected_ms"] == pytest.approx(fused["copy_ms"] * fused["model_bytes"] / (2 * 4 * 5000 * 2))
+    assert fused["pct_of_roofline"] == pytest.approx(100 * fused["expected_ms"] / fused["ms"])
     same_bytes = rows[(rows["dtype"] == "bf16") & (rows["N"] == 5000) & (rows["status"] == "ok")]
     assert same_bytes["copy_ms"].nunique() == 1  # one copy a (dtype, bytes) in a run
     assert (mine["call_ms"] > 0).all() and (mine["host_us"] > 0).all()
@@ -216,6 +217,8 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
     assert eager["model_bytes"] > fused["model_bytes"]  # eager's scale and masked_fill are passes of their own
     if op == "scaled-masked":
         assert fused["model_bytes"] == 8 * 300 * (2 + 2 + 1)  # x, y and a byte of mask an element
+        # judged by its own bytes: a copy of x's moves 4 of the 5 bytes an element the masked softmax must
+        assert fused["pct_of_roofline"] == pytest.approx(fused["pct_of_copy"] * 5 / 4)
 
 
 def test_softmax_bench_commit_names_the_code_even_in_a_checkout(monkeypatch):
