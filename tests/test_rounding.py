@@ -1,4 +1,5 @@
-"""Correct rounding: every Triton variant's 16-bit output is its fp32 result rounded once, to nearest.
+"""Correct rounding: every Triton variant's 16-bit output is its fp32 result rounded once, to nearest (cluster's
+softmax does not yet: CLUSTER_TWICE below).
 
 A tolerance cannot see this: y rounded twice is within two ulps of the truth, which every tolerance admits, and yet
 a quarter of its elements are an ulp off and its rows no longer sum to 1 as closely as torch's do. So these tests
@@ -23,8 +24,9 @@ SHARE_EQUAL = 0.999  # of the elements, equal to the float64 result rounded once
 SUM_SLACK = 1.25  # the worst row sum's error, against torch's on the same rows
 ROWS = 199
 # The open defect (issue 28): cluster holds a 16-bit row's exponentials in 16 bits and scales them, two roundings
-# (72 % of bf16 elements equal). Both fixes tried cost the bf16 wide rows up to 12 points of a copy on the H200
-# (docs/perf-notes.md, 2026-12-01); strict, so that this test fails once the defect is fixed, until the mark goes.
+# (the issue counted 72 % of bf16 elements equal). Both fixes tried cost the bf16 wide rows up to 12 points of a
+# copy on the H200 (docs/perf-notes.md, 2026-12-01); strict, so that this test fails once the defect is fixed,
+# until the mark goes.
 CLUSTER_TWICE = "issue 28: cluster's 16-bit softmax rounds its exponentials, then the scaled output"
 TRITON_VARIANTS = [*runnable_variants(triton_only=True), *(
     ["cluster"] if softmax_bench.variants()["cluster"].supports(32768, torch.bfloat16) else [])]

@@ -1,0 +1,94 @@
+"""The fused cross-entropy against its peers on a GPU (issue 27): each checked against torch's loss and gradient in
+fp32, then timed with the project's timer; the forward as % of one read of the logits, the step (forward and
+backward) as % of one copy of them, both against a copy timed in the same process.
+
+    python3 scripts/cross-entropy.py OUT.csv [--dtype bf16|fp32] [MxV ...]
+
+Peers: torch (F.cross_entropy on the logits), torch.compile (of F.cross_entropy(x.float(), t): transformers'
+upcast), Liger (LigerCrossEntropyFunction) and Quack (quack.cross_entropy) where installed. Targets uniform at
+random, every 7th ignored (-100). Rows of CSV: who, dtype, M, V, pass, ms, ms_p20, ms_p80, pct, max_err, status.
+"""
+
+import argparse
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, __file__.rsplit("/", 2)[0])  # the repository root, for softmax_bench and scripts/
+
+import softmax_bench  # noqa: E402
+from config_timing import SETTINGS, copy_gbps, csv_rows  # noqa: E402
+from softmax_bench.timing import measure  # noqa: E402
+
+SHAPES = ["8192x50257", "4096x128256", "2048x151936", "16384x32000"]
+DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+def peers() -> dict:
+    """name → loss(x, t), for the peers importable here."""
+    found = {"ours": lambda x, t: softmax_bench.cross_entropy(x, t), "torch": lambda x, t: F.cross_entropy(x, t),
+             "torch_compile": torch.compile(lambda x, t: F.cross_entropy(x.float(), t))}
+    try:
+        from liger_kernel.ops.cross_entropy import LigerCrossEntropyFunction
+
+        found["liger"] = lambda x, t: LigerCrossEntropyFunction.apply(x, t)[0]
+    except ImportError:
+        pass
+    try:
+        from quack.cross_entropy import cross_entropy as quack_cross_entropy
+
+        found["quack"] = lambda x, t: quack_cross_entropy(x, t)  # mean over the rows not ignored (-100)
+    except ImportError:
+        pass
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out")
+    parser.add_argument("shapes", nargs="*", default=SHAPES)
+    parser.add_argument("--dtype", choices=DTYPES, default="bf16")
+    args = parser.parse_args()
+    dtype = DTYPES[args.dtype]
+    write = csv_rows(args.out, ["who", "dtype", "M", "V", "pass", "ms", "ms_p20", "ms_p80", "pct", "max_err",
+                                "status"])
+    for shape in args.shapes:
+        M, V = (int(v) for v in shape.split("x"))
+        x = (torch.randn(M, V, device="cuda") * 3).to(dtype)
+        t = torch.randint(0, V, (M,), device="cuda")
+        t[::7] = -100
+        x64 = x.float().requires_grad_()
+        expected = F.cross_entropy(x64, t)
+        (expected_dx,) = torch.autograd.grad(expected, x64)
+        nbytes = M * V * dtype.itemsize
+        read_gbps, copy = copy_gbps(dtype, nbytes), copy_gbps(dtype, 2 * nbytes)
+        for who, loss_of in peers().items():
+            try:
+                xg = x.clone().requires_grad_()
+                loss = loss_of(xg, t)
+                (dx,) = torch.autograd.grad(loss, xg)
+                err = max((loss.float() - expected).abs().item(), (dx.float() - expected_dx).abs().max().item())
+                status = "ok" if err < 1e-2 else "FAIL"
+            except Exception as e:  # a peer that refuses the shape
+                write([who, args.dtype, M, V, "both", "", "", "", "", "", f"refuses: {type(e).__name__}"])
+                continue
+            forward = measure(lambda: loss_of(x, t), SETTINGS, interpret=False)
+
+            def step():
+                xs = x.requires_grad_()
+                loss_of(xs, t).backward()
+                xs.grad = None
+
+            both = measure(step, SETTINGS, interpret=False)
+            write([who, args.dtype, M, V, "forward", forward.ms, forward.ms_p20, forward.ms_p80,
+                   100 * nbytes / read_gbps / 1e6 / forward.ms, err, status])
+            write([who, args.dtype, M, V, "step", both.ms, both.ms_p20, both.ms_p80,
+                   100 * 2 * nbytes / copy / 1e6 / both.ms, err, status])
+            print(f"{who:14s} {args.dtype} {M}x{V}: forward {forward.ms:.3f} ms, step {both.ms:.3f} ms, {status}",
+                  flush=True)
+            x.requires_grad_(False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""`cross_entropy(logits, target, …)` and `CrossEntropyLoss`: the loss over a vocabulary, fused.
+
+The forward reads the logits and writes one loss a row (kernels/cross_entropy.py); when the logits need a gradient,
+the same launch writes it too (in their dtype), so that the backward only scales it by the incoming gradient. No
+M×V fp32 intermediate is made. The op is registered (`torch.ops.softmax_bench.cross_entropy`) with a fake
+implementation and autograd: torch.compile traces it as one node, and torch.library.opcheck passes.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .dispatch import SoftmaxInputError
+from .kernels import DTYPES, interpreted
+from .kernels import cross_entropy as kernel
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_loss, softcap, weight) -> None:
+    """One-line errors for what the loss cannot take (torch's own messages are longer, or a wrong number)."""
+    if not isinstance(logits, Tensor) or logits.dtype not in DTYPES.values():
+        got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
+        raise TypeError(f"cross_entropy needs float32, bfloat16 or float16 logits, got {got}")
+    if not isinstance(target, Tensor) or target.dtype not in (torch.int64, torch.int32):
+        got = target.dtype if isinstance(target, Tensor) else type(target).__name__
+        raise SoftmaxInputError(f"target must be class indices, an int64 or int32 tensor, got {got}; "
+                                "class probabilities are not supported")
+    if logits.dim() == 0 or tuple(target.shape) != tuple(logits.shape[:-1]):
+        raise SoftmaxInputError(f"logits of shape {tuple(logits.shape)} need targets of shape "
+                                f"{tuple(logits.shape[:-1])} (one a row), got {tuple(target.shape)}")
+    if target.device != logits.device:
+        raise SoftmaxInputError(f"target is on {target.device} and logits on {logits.device}; move one")
+    if reduction not in REDUCTIONS:
+        raise SoftmaxInputError(f"unknown reduction {reduction!r}; choose from {', '.join(REDUCTIONS)}")
+    if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing < 1.0:
+        raise SoftmaxInputError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
+    if not isinstance(z_loss, (int, float)) or z_loss < 0:
+        raise SoftmaxInputError(f"z_loss must be a number ≥ 0, got {z_loss!r}")
+    if softcap is not None and (not isinstance(softcap, (int, float)) or softcap <= 0):
+        raise SoftmaxInputError(f"softcap must be a number > 0 or None, got {softcap!r}")
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (logits.shape[-1],)
+                               or not weight.is_floating_point()):
+        raise SoftmaxInputError(f"weight must be a float tensor of one weight a class, shape ({logits.shape[-1]},)")
+    if logits.device.type != "cuda" and not torch.compiler.is_compiling() and not interpreted():
+        raise SoftmaxInputError(f"cross_entropy is a Triton kernel and needs CUDA logits (got {logits.device}), or "
+                                "TRITON_INTERPRET=1 set before softmax_bench is imported to run it on CPU")
+
+
+def _rows(logits: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    rows = logits.reshape(-1, logits.shape[-1])
+    if rows.stride(-1) != 1:
+        rows = rows.contiguous()
+    return rows, target.reshape(-1)
+
+
+def _divisor(target: Tensor, weight: Optional[Tensor], ignore_index: int) -> Tensor:
+    """What `mean` divides by, as torch: the rows not ignored, each counted by its target's weight."""
+    kept = target != ignore_index
+    if weight is None:
+        return kept.sum().to(torch.float32)
+    return (weight.to(torch.float32)[torch.where(kept, target, 0)] * kept).sum()
+
+
+def _check_targets(target: Tensor, V: int, ignore_index: int) -> None:
+    """A target outside [0, V) that is not ignore_index is an error, as torch's (on a GPU, raised at the next
+    synchronization, as torch's device-side assert is), never a number."""
+    bad = ((target < 0) | (target >= V)) & (target != ignore_index)
+    torch._assert_async(~bad.any(), f"cross_entropy: a target is outside [0, {V}) and is not ignore_index")
+
+
+@torch.library.custom_op("softmax_bench::cross_entropy", mutates_args=())
+def _cross_entropy(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
+                   label_smoothing: float, z_loss: float, softcap: Optional[float],
+                   with_grad: bool) -> tuple[Tensor, Tensor, Tensor]:
+    rows, targets = _rows(logits, target)
+    _check_targets(targets, rows.shape[1], ignore_index)
+    divisor = _divisor(targets, weight, ignore_index)
+    grad_scale = None
+    if with_grad:
+        grad_scale = (1.0 / divisor if reduction == "mean" else torch.ones((), device=rows.device)).reshape(1)
+    losses, lse, dlogits = kernel.launch(rows, targets, weight, ignore_index, label_smoothing, z_loss, softcap,
+                                         grad_scale)
+    if reduction == "none":
+        loss = losses.view(target.shape)
+    else:
+        loss = losses.sum() / divisor if reduction == "mean" else losses.sum()
+    grad = dlogits.view(logits.shape) if dlogits is not None else logits.new_empty(0)
+    return loss, lse.view(target.shape), grad
+
+
+@_cross_entropy.register_fake
+def _(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, with_grad):
+    loss_shape = target.shape if reduction == "none" else ()
+    return (logits.new_empty(loss_shape, dtype=torch.float32), logits.new_empty(target.shape, dtype=torch.float32),
+            logits.new_empty(logits.shape if with_grad else (0,)))
+
+
+def _setup_context(ctx, inputs, output):
+    ctx.reduction = inputs[4]
+    ctx.mark_non_differentiable(output[1], output[2])
+    ctx.save_for_backward(output[2])
+
+
+def _unit(dloss: Tensor) -> bool:
+    """Whether the loss's gradient is exactly 1 (`loss.backward()` of a mean or a sum), asked only where it can be
+    (eager, not while a CUDA graph is captured): then the gradient the forward wrote is the logits' as it is, and
+    the backward costs no pass over it. The question costs a synchronization."""
+    if dloss.dim() != 0 or torch.compiler.is_compiling():
+        return False
+    if dloss.is_cuda and torch.cuda.is_current_stream_capturing():
+        return False
+    return bool(dloss == 1)
+
+
+def _backward(ctx, dloss, dlse, dgrad):
+    (grad,) = ctx.saved_tensors
+    if _unit(dloss):
+        return grad, None, None, None, None, None, None, None, None
+    scale = dloss if ctx.reduction != "none" else dloss.unsqueeze(-1)
+    return (grad * scale).to(grad.dtype), None, None, None, None, None, None, None, None
+
+
+_cross_entropy.register_autograd(_backward, setup_context=_setup_context)
+
+
+def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0, z_loss: float = 0.0, softcap: float | None = None,
+                  weight: Tensor | None = None, return_lse: bool = False):
+    """Cross-entropy of logits (…, V) against class indices (…) — torch.nn.functional.cross_entropy's loss, fused.
+
+    The loss is fp32: a scalar for `mean` (over the rows not ignored, each counted by its target's weight, as torch)
+    and `sum`, one a row for `none`; ignored rows (target == ignore_index) add 0. label_smoothing ε spreads ε of
+    each row's target over the V classes, as torch's; z_loss adds z·lse² a row (PaLM's; lse is the row's
+    log-sum-exp); softcap c caps the logits at c·tanh(x / c) first (Gemma 2's); weight: one float a class.
+    Logits in fp32, bf16 or fp16, of any leading shape and row stride; targets int64 or int32. With return_lse,
+    (loss, lse) — lse fp32, one a row, no gradient flows through it.
+
+    When the logits need a gradient the forward writes it as it computes the loss; the backward multiplies it by
+    the loss's gradient (one more elementwise pass), or, when that is exactly 1 (`loss.backward()` in eager),
+    hands it on as it is. A target outside [0, V) that is not ignore_index raises an
+    error, as torch's does.
+    """
+    check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_loss, softcap, weight)
+    with_grad = torch.is_grad_enabled() and logits.requires_grad
+    loss, lse, _ = _cross_entropy(logits, target, weight, int(ignore_index), reduction, float(label_smoothing),
+                                  float(z_loss), None if softcap is None else float(softcap), with_grad)
+    return (loss, lse) if return_lse else loss
+
+
+class CrossEntropyLoss(torch.nn.Module):
+    """torch.nn.CrossEntropyLoss's arguments (weight, ignore_index, reduction, label_smoothing) and the fused
+    loss's own (z_loss, softcap); `loss_fn(logits, target)`."""
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
+                 label_smoothing: float = 0.0, z_loss: float = 0.0, softcap: float | None = None):
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
+        self.z_loss, self.softcap = z_loss, softcap
+
+    def forward(self, logits: Tensor, target: Tensor) -> Tensor:
+        return cross_entropy(logits, target, ignore_index=self.ignore_index, reduction=self.reduction,
+                             label_smoothing=self.label_smoothing, z_loss=self.z_loss, softcap=self.softcap,
+                             weight=self.weight)
+
+
+def causal_lm_loss(logits: Tensor, labels: Tensor, vocab_size: int, num_items_in_batch: Tensor | None = None,
+                   ignore_index: int = -100, shift_labels: Tensor | None = None, **kwargs) -> Tensor:
+    """transformers' causal-LM loss (ForCausalLMLoss: labels shifted by one, mean over the tokens not ignored, or
+    the sum over num_items_in_batch) on the fused loss, which reads the logits in their own dtype instead of an
+    fp32 copy of them. One line swaps it in: `model.loss_function = softmax_bench.causal_lm_loss`."""
+    if shift_labels is None:
+        shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
+    logits, shift_labels = logits.reshape(-1, vocab_size), shift_labels.reshape(-1).to(logits.device)
+    if num_items_in_batch is None:
+        return cross_entropy(logits, shift_labels, ignore_index=ignore_index)
+    loss = cross_entropy(logits, shift_labels, ignore_index=ignore_index, reduction="sum")
+    return loss / (num_items_in_batch.to(loss.device) if torch.is_tensor(num_items_in_batch) else num_items_in_batch)

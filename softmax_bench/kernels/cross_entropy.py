@@ -1,0 +1,145 @@
+"""cross_entropy: the loss over a vocabulary row in one kernel, and the gradient of the logits in the same launch.
+
+One program a row walks the row in chunks twice. Pass 1 keeps a running max and a rescaled sum (the row's
+log-sum-exp, lse), and the sums label smoothing needs; the target's logit is read alone. The row's loss is
+
+    (1 − ε)·w_t·(lse − x_t) + (ε / V)·Σ_j w_j·(lse − x_j) + z·lse²
+
+(w: the class weights, 1 without; ε: label smoothing; z: the z-loss), 0 for an ignored row. When the logits need a
+gradient, pass 2 reads the row again and writes it, scaled by `grad_scale` (1 / the mean's divisor, or 1):
+
+    (1 − ε)·w_t·(p_j − [j = t]) + (ε / V)·(W·p_j − w_j) + 2z·lse·p_j,    p_j = e^(x_j − lse), W = Σ_j w_j,
+
+times 1 − (x_j / c)² after a softcap c (x_j = c·tanh(raw_j / c), Gemma 2's). So a training step reads the logits
+twice (the second time from L2 for rows that stay there) and writes their gradient once; a forward with no
+gradient reads them once and writes M floats.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from . import Traffic, elem_size, launch_kernel
+from .masking import log_of_sum
+
+CHUNK_BYTES = 16384  # two_pass's chunk: enough bytes in flight a program, few registers a thread
+NUM_WARPS = 8
+
+
+@triton.jit
+def _tanh(x):
+    """tanh in fp32 from exp, exact in its limits (±1) and with no overflow: 1 − 2 / (e^(2x) + 1)."""
+    return 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
+
+
+@triton.jit
+def _logits(x_row, cols, inside, softcap, HAS_SOFTCAP: tl.constexpr):
+    """The row's logits at cols, in fp32, after the softcap; -inf outside the row."""
+    x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
+    if HAS_SOFTCAP:
+        x = tl.where(inside, softcap * _tanh(x / softcap), -float("inf"))
+    return x
+
+
+@triton.jit
+def _class_weights(weight_ptr, cols, inside, HAS_WEIGHT: tl.constexpr):
+    """The class weights at cols in fp32 (1 without weights), 0 outside the row."""
+    if HAS_WEIGHT:
+        return tl.load(weight_ptr + cols, mask=inside, other=0.0).to(tl.float32)
+    else:
+        return inside.to(tl.float32)
+
+
+@triton.jit
+def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_ptr, dx_ptr, stride_dx,
+                         grad_scale_ptr, V, ignore_index, smoothing, z_loss, softcap,
+                         BLOCK: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_SMOOTHING: tl.constexpr,
+                         HAS_SOFTCAP: tl.constexpr, HAS_Z: tl.constexpr, WITH_GRAD: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large logits
+    x_row = x_ptr + row * stride_x
+    target = tl.load(target_ptr + row).to(tl.int64)
+    ignored = target == ignore_index
+    target = tl.where(ignored, 0, target)
+    m = tl.full((), -float("inf"), tl.float32)
+    s = tl.full((), 0.0, tl.float32)
+    weighted_x = tl.full((), 0.0, tl.float32)  # Σ w_j·x_j (label smoothing)
+    weights = tl.full((), 0.0, tl.float32)  # W = Σ w_j
+    for start in range(0, V, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        inside = cols < V
+        x = _logits(x_row, cols, inside, softcap, HAS_SOFTCAP)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        shift = tl.where(m_new == -float("inf"), 0.0, m_new)  # while all is -inf: exp(-inf − -inf) is NaN
+        s = s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
+        m = m_new
+        if HAS_SMOOTHING:
+            w = _class_weights(weight_ptr, cols, inside, HAS_WEIGHT)
+            weighted_x += tl.sum(w * tl.where(inside, x, 0.0), axis=0)
+            weights += tl.sum(w, axis=0)
+    lse = m + log_of_sum(s)
+    x_t = _logits(x_row, target, target < V, softcap, HAS_SOFTCAP)
+    w_t = tl.sum(_class_weights(weight_ptr, target + tl.arange(0, 1), target + tl.arange(0, 1) < V, HAS_WEIGHT),
+                 axis=0)
+    loss = (1.0 - smoothing) * w_t * (lse - x_t)
+    if HAS_SMOOTHING:
+        loss += smoothing / V * (weights * lse - weighted_x)
+    if HAS_Z:
+        loss += z_loss * lse * lse
+    tl.store(loss_ptr + row, tl.where(ignored, 0.0, loss))
+    tl.store(lse_ptr + row, lse)
+    if WITH_GRAD:
+        dx_row = dx_ptr + row * stride_dx
+        scale = tl.where(ignored, 0.0, tl.load(grad_scale_ptr))
+        # p_j's coefficient, then the constant term at j = t
+        a = (1.0 - smoothing) * w_t
+        if HAS_SMOOTHING:
+            a += smoothing / V * weights
+        if HAS_Z:
+            a += 2.0 * z_loss * lse
+        for start in range(0, V, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            inside = cols < V
+            x = _logits(x_row, cols, inside, softcap, HAS_SOFTCAP)
+            d = a * tl.exp(x - lse) - tl.where(cols == target, (1.0 - smoothing) * w_t, 0.0)
+            if HAS_SMOOTHING:
+                d -= smoothing / V * _class_weights(weight_ptr, cols, inside, HAS_WEIGHT)
+            if HAS_SOFTCAP:
+                d *= tl.where(inside, 1.0 - (x / softcap) * (x / softcap), 0.0)
+            tl.store(dx_row + cols, (d * scale).to(dx_ptr.dtype.element_ty), mask=inside)
+
+
+def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
+           smoothing: float, z_loss: float, softcap: float | None, grad_scale: torch.Tensor | None,
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """(each row's loss, each row's lse, the logits' gradient scaled by grad_scale or None) of 2-D logits with unit
+    column stride (any row stride) and 1-D targets; the gradient (in the logits' dtype) is written only when
+    grad_scale (a one-element fp32 tensor) is given."""
+    M, V = logits.shape
+    loss = torch.empty(M, dtype=torch.float32, device=logits.device)
+    lse = torch.empty(M, dtype=torch.float32, device=logits.device)
+    dx = None if grad_scale is None else torch.empty((M, V), dtype=logits.dtype, device=logits.device)
+    block = min(triton.next_power_of_2(V), CHUNK_BYTES // elem_size(logits.dtype))
+    launch_kernel(cross_entropy_kernel, (M,), logits, logits.stride(0), target,
+                  weight if weight is not None else logits, loss, lse,
+                  dx if dx is not None else logits, dx.stride(0) if dx is not None else 0,
+                  grad_scale if grad_scale is not None else loss, V, ignore_index, float(smoothing), float(z_loss),
+                  float(softcap or 1.0), BLOCK=block, HAS_WEIGHT=weight is not None, HAS_SMOOTHING=smoothing != 0,
+                  HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0, WITH_GRAD=dx is not None,
+                  num_warps=NUM_WARPS)
+    return loss, lse, dx
+
+
+def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool) -> Traffic:
+    """Pass 1 reads the logits (and M targets, M losses and lses written); with a gradient, pass 2 reads them again
+    — from L2 for rows of up to 64 KB, as two_pass's second read — and writes the gradient."""
+    nbytes = M * V * elem_size(dtype)
+    passes = (("pass 1: read the logits (lse, loss)", nbytes + M * 8, M * 8),)
+    if not with_grad:
+        return Traffic(passes)
+    again = (("pass 2: read the logits again", nbytes, 0),)
+    store = (("pass 2: write the gradient", 0, nbytes),)
+    if V * elem_size(dtype) <= 65536:
+        return Traffic(passes + store, from_l2=again)
+    return Traffic(passes + again + store)

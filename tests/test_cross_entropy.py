@@ -1,0 +1,198 @@
+"""softmax_bench.cross_entropy against a float64 reference (torch's loss on float64 logits, with z-loss and softcap
+added as PaLM and Gemma 2 define them), its fused gradient against float64 autograd, the registered op, and the
+errors it gives. Through the interpreter on CPU, the compiled kernel on a GPU."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import softmax_bench
+from softmax_bench.kernels import cross_entropy as kernel
+
+from .conftest import DEVICE
+
+BACKEND = "inductor" if DEVICE == "cuda" else "aot_eager"
+LOSS_TOL = {torch.float32: 2e-5, torch.bfloat16: 2e-5, torch.float16: 2e-5}  # the loss is fp32 from the same logits
+GRAD_TOL = {torch.float32: (1e-6, 1e-4), torch.bfloat16: (2e-3, 1.6e-2), torch.float16: (5e-4, 4e-3)}
+OPTIONS = [
+    {}, {"label_smoothing": 0.1}, {"z_loss": 1e-3}, {"softcap": 5.0}, {"reduction": "sum"}, {"reduction": "none"},
+    {"weight": "random"}, {"weight": "random", "label_smoothing": 0.2, "reduction": "none"},
+    {"label_smoothing": 0.05, "z_loss": 1e-2, "softcap": 3.0, "weight": "random"},
+]
+
+
+def logits_and_targets(M, V, dtype, scale=3.0, ignore_every=3):
+    generator = torch.Generator().manual_seed(M * 1000 + V)
+    x = (torch.randn(M, V, generator=generator, dtype=torch.float64) * scale).to(dtype)
+    target = torch.randint(0, V, (M,), generator=generator)
+    target[::ignore_every] = -100
+    return x.to(DEVICE), target.to(DEVICE)
+
+
+def reference(x, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0, z_loss=0.0,
+              softcap=None):
+    """The loss in float64: torch's cross_entropy of the (capped) logits, plus z · lse² on the rows not ignored."""
+    z = x.double()
+    if softcap is not None:
+        z = softcap * torch.tanh(z / softcap)
+    w = None if weight is None else weight.double()
+    loss = F.cross_entropy(z, target, weight=w, ignore_index=ignore_index, reduction="none",
+                           label_smoothing=label_smoothing)
+    loss = loss + z_loss * torch.logsumexp(z, dim=-1) ** 2 * (target != ignore_index)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    kept = target != ignore_index
+    return loss.sum() / (kept.double().sum() if w is None else (w[torch.where(kept, target, 0)] * kept).sum())
+
+
+def options_for(option: dict, V: int) -> dict:
+    if option.get("weight") == "random":
+        generator = torch.Generator().manual_seed(V)
+        return {**option, "weight": (torch.rand(V, generator=generator) + 0.5).to(DEVICE)}
+    return option
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()) or "plain")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_loss_and_gradient_match_float64(dtype, option):
+    x, target = logits_and_targets(6, 1000, dtype)
+    kwargs = options_for(option, 1000)
+    xg = x.clone().requires_grad_()
+    loss = softmax_bench.cross_entropy(xg, target, **kwargs)
+    x64 = x.double().requires_grad_()
+    expected = reference(x64, target, **kwargs)
+    assert loss.dtype == torch.float32 and loss.shape == expected.shape
+    torch.testing.assert_close(loss.double(), expected, atol=LOSS_TOL[dtype], rtol=1e-5)
+    dloss = torch.rand_like(expected)  # not 1: the backward scales the fused gradient
+    (dx,) = torch.autograd.grad(loss, xg, dloss.float())
+    (expected_dx,) = torch.autograd.grad(expected, x64, dloss)
+    assert dx.dtype == dtype
+    atol, rtol = GRAD_TOL[dtype]
+    torch.testing.assert_close(dx.double(), expected_dx, atol=atol, rtol=rtol)
+    assert not dx[target == -100].any(), "ignored rows get no gradient"
+
+
+@pytest.mark.parametrize("V", [4095, 4096, 4097, 8193, 50257 if DEVICE == "cuda" else 8191])
+def test_widths_around_the_chunks(V):
+    """fp32 chunks of 4096 logits, 16-bit ones of 8192: one chunk, a partial one, several."""
+    for dtype in (torch.float32, torch.bfloat16):
+        x, target = logits_and_targets(3, V, dtype)
+        torch.testing.assert_close(softmax_bench.cross_entropy(x, target).double(), reference(x, target),
+                                   atol=2e-5, rtol=1e-5)
+
+
+def test_extreme_logits_and_minus_infinity():
+    x, target = logits_and_targets(4, 300, torch.float32, ignore_every=100)
+    x[0, :] = 1e4 * torch.sign(x[0])  # e^x would overflow without the max shift
+    x[1, 5:50] = float("-inf")
+    target[1] = 3
+    x[2, target[2]] = float("-inf")  # the target's probability is 0: an infinite loss, as torch's
+    loss = softmax_bench.cross_entropy(x, target, reduction="none")
+    expected = reference(x, target, reduction="none")
+    torch.testing.assert_close(loss.double(), expected, atol=2e-5, rtol=1e-5)
+    assert loss[2] == float("inf")
+
+
+def test_loss_backward_hands_the_fused_gradient_on_as_written():
+    """loss.backward() of a mean: the loss's gradient is 1, and the logits' gradient is the one the forward wrote."""
+    x, target = logits_and_targets(4, 300, torch.bfloat16)
+    xg = x.clone().requires_grad_()
+    softmax_bench.cross_entropy(xg, target).backward()
+    x64 = x.double().requires_grad_()
+    reference(x64, target).backward()
+    torch.testing.assert_close(xg.grad.double(), x64.grad, atol=2e-3, rtol=1.6e-2)
+    xg.grad = None
+    (softmax_bench.cross_entropy(xg, target) * 3).backward()  # not 1: scaled
+    torch.testing.assert_close(xg.grad.double(), 3 * x64.grad, atol=6e-3, rtol=1.6e-2)
+
+
+def test_all_rows_ignored_give_what_torch_gives():
+    x, target = logits_and_targets(4, 64, torch.float32)
+    target[:] = -100
+    assert softmax_bench.cross_entropy(x, target, reduction="sum").item() == 0.0
+    assert softmax_bench.cross_entropy(x, target).isnan() and F.cross_entropy(x, target).isnan()
+    xg = x.clone().requires_grad_()
+    softmax_bench.cross_entropy(xg, target, reduction="sum").backward()
+    assert not xg.grad.any()
+
+
+def test_any_leading_shape_row_stride_and_int32_targets():
+    x, target = logits_and_targets(12, 200, torch.bfloat16)
+    wide = torch.zeros(12, 256, dtype=torch.bfloat16, device=DEVICE)
+    wide[:, :200] = x  # rows with a stride of 256
+    logits = wide[:, :200].view(3, 4, 200)
+    loss = softmax_bench.cross_entropy(logits, target.view(3, 4).int(), reduction="none")
+    assert loss.shape == (3, 4)
+    torch.testing.assert_close(loss.double().flatten(), reference(x, target, reduction="none"), atol=2e-5,
+                               rtol=1e-5)
+
+
+def test_no_gradient_wanted_writes_none_and_lse_comes_back():
+    x, target = logits_and_targets(5, 300, torch.float32)
+    loss, lse = softmax_bench.cross_entropy(x, target, return_lse=True)
+    torch.testing.assert_close(lse.double(), torch.logsumexp(x.double(), dim=-1), atol=1e-5, rtol=1e-6)
+    assert not lse.requires_grad and not loss.requires_grad
+    assert kernel.traffic(5, 300, torch.float32, with_grad=False).write_bytes == 5 * 8  # the losses and lses
+
+
+def test_the_module_has_torchs_arguments():
+    x, target = logits_and_targets(6, 100, torch.float32)
+    weight = torch.rand(100, device=DEVICE) + 0.5
+    ours = softmax_bench.CrossEntropyLoss(weight=weight, label_smoothing=0.1, reduction="sum")(x, target)
+    theirs = torch.nn.CrossEntropyLoss(weight=weight, label_smoothing=0.1, reduction="sum")(x, target)
+    torch.testing.assert_close(ours, theirs, atol=1e-4, rtol=1e-5)
+
+
+def test_opcheck_and_one_node_under_torch_compile():
+    x, target = logits_and_targets(4, 96, torch.float32)
+    op = torch.ops.softmax_bench.cross_entropy.default
+    for args in ((x, target, None, -100, "mean", 0.0, 0.0, None, False),
+                 (x.clone().requires_grad_(), target, None, -100, "none", 0.1, 1e-3, 4.0, True)):
+        torch.library.opcheck(op, args)
+    torch._dynamo.reset()
+    step = torch.compile(lambda x, t: softmax_bench.cross_entropy(x * 2.0, t, z_loss=1e-3), fullgraph=True,
+                         backend=BACKEND)
+    xg = x.clone().requires_grad_()
+    step(xg, target).backward()
+    x64 = x.double().requires_grad_()
+    reference(x64 * 2.0, target, z_loss=1e-3).backward()
+    torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda x, t: softmax_bench.cross_entropy(x, t[:3]), "need targets of shape (4,)"),
+    (lambda x, t: softmax_bench.cross_entropy(x, t.float()), "class indices, an int64 or int32 tensor"),
+    (lambda x, t: softmax_bench.cross_entropy(x, t, label_smoothing=1.0), "label_smoothing must be in [0, 1)"),
+    (lambda x, t: softmax_bench.cross_entropy(x, t, label_smoothing=-0.1), "label_smoothing must be in [0, 1)"),
+    (lambda x, t: softmax_bench.cross_entropy(x, t, reduction="avg"), "unknown reduction 'avg'"),
+    (lambda x, t: softmax_bench.cross_entropy(x, t, weight=torch.ones(3)), "one weight a class, shape (32,)"),
+])
+def test_bad_input_says_what_is_accepted(call, words):
+    x, target = logits_and_targets(4, 32, torch.float32)
+    with pytest.raises(ValueError) as err:
+        call(x, target)
+    assert words in str(err.value) and "\n" not in str(err.value)
+
+
+OUT_OF_RANGE = """
+import torch, softmax_bench
+x = torch.randn(4, 32, device="{device}")
+loss = softmax_bench.cross_entropy(x, torch.tensor([0, 32, 1, 2], device="{device}"))
+print("a number:", loss.item())
+"""
+
+
+def test_a_target_outside_the_vocabulary_is_an_error_not_a_number():
+    """In a process of its own: on a GPU the error is a device-side assert, after which that process's CUDA calls
+    all fail (as after torch's own)."""
+    env = {**os.environ, **({"TRITON_INTERPRET": "1"} if DEVICE == "cpu" else {})}
+    done = subprocess.run([sys.executable, "-c", OUT_OF_RANGE.format(device=DEVICE)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode != 0 and "a number" not in done.stdout
+    assert "outside [0, 32)" in done.stderr or DEVICE == "cuda", done.stderr[-2000:]

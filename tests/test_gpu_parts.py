@@ -1,0 +1,22 @@
+"""scripts/gpu-tests.sh, which runs the suite on a GPU in parts: every test file is in exactly one part, and a
+wrong part is refused with the list of parts."""
+
+import subprocess
+from pathlib import Path
+
+from .conftest import REPO
+
+SCRIPT = ["bash", str(REPO / "scripts" / "gpu-tests.sh")]
+
+
+def test_every_test_file_is_in_exactly_one_part():
+    listed = subprocess.run([*SCRIPT, "--list"], capture_output=True, text=True, check=True).stdout.splitlines()
+    parts = {line.split(":")[0]: line.split(":")[1].split() for line in listed}
+    assert set(parts) == {"kernels", "backward", "cluster", "sweeps", "instrument"}
+    files = [f for part in parts.values() for f in part]
+    assert sorted(files) == sorted(f"tests/{p.name}" for p in Path(REPO, "tests").glob("test_*.py"))
+
+
+def test_an_unknown_part_is_refused_with_the_parts():
+    done = subprocess.run([*SCRIPT, "everything"], capture_output=True, text=True)
+    assert done.returncode == 2 and "kernels backward cluster sweeps instrument all" in done.stderr
