@@ -449,10 +449,15 @@ def show(
 def plot(
     run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
     out_dir: OutDir = Path("results"),
+    to: Annotated[Optional[Path], typer.Option("--to", metavar="FOLDER",
+                                               help="Write the figures here instead of beside the run.")] = None,
 ) -> None:
-    """Write the run's roofline, bandwidth-vs-N and registers-vs-N plots beside it (PNG and SVG).
+    """Write the run's roofline, bandwidth-vs-N and registers-vs-N plots beside it, or into --to (PNG and SVG; the
+    same run gives the same bytes, so re-plotting a committed run changes no file).
 
-    Roofline: achieved GFLOP/s against FLOPs per HBM byte (each variant's traffic model), under one roof: the
+    Each variant has one colour and one marker in every panel of every plot; peers (torch's and others') are
+    drawn hollow and dashed. Roofline: achieved GFLOP/s of the op's useful FLOPs (the same for every variant)
+    against useful FLOPs per HBM byte (each variant's traffic model), under one roof: the
     smaller of the run's copy bandwidth × intensity and the device's measured fp32 rate, with its ridge point; a
     point above the roof is ringed and the legend says why. Bandwidth vs N: % of copy, one panel per dtype — the
     drop where a variant stops scaling. Registers vs N: registers a thread and spills of each Triton variant's
@@ -463,7 +468,7 @@ def plot(
     from .results import open_run
 
     try:
-        paths = plot_run(open_run(run, out_dir))
+        paths = plot_run(open_run(run, out_dir), to)
     except BenchError as e:
         fail(str(e))
     for path in paths:

@@ -16,7 +16,6 @@ from torch import Tensor
 
 from .dispatch import SoftmaxInputError
 from .kernels import DTYPES, interpreted
-from .kernels import cross_entropy as kernel
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -77,6 +76,10 @@ def _check_targets(target: Tensor, V: int, ignore_index: int) -> None:
 def _cross_entropy(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                    label_smoothing: float, z_loss: float, softcap: Optional[float],
                    with_grad: bool) -> tuple[Tensor, Tensor, Tensor]:
+    # imported when first run: importing a kernel module decorates its @triton.jit functions, which decides whether
+    # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
+    from .kernels import cross_entropy as kernel
+
     rows, targets = _rows(logits, target)
     _check_targets(targets, rows.shape[1], ignore_index)
     divisor = _divisor(targets, weight, ignore_index)

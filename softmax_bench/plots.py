@@ -26,6 +26,7 @@ from .errors import BenchError  # noqa: E402
 from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT,  # noqa: E402
                       backward_traffic, backwards, one_pass_traffic, variants)
 from .ops import get_op  # noqa: E402
+from .peers import PEERS  # noqa: E402
 from .report import device_text, number  # noqa: E402
 from .results import Run  # noqa: E402
 
@@ -33,8 +34,34 @@ PANEL_INCHES = (6.4, 4.8)
 ROOFLINE_HEIGHT = 6.4  # room for the legend under the axes
 DPI = 100
 MARKERS = "osD^v<>ph*XP"
-PCT_AXIS_TOP = 110  # % of copy: values past it are marked at the top edge
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in an SVG: small files, searchable
+matplotlib.rcParams["svg.hashsalt"] = "softmax-bench"  # the same ids in every render: a re-plot changes no byte
+SVG_METADATA = {"Date": None}  # no date in an SVG either
+
+
+def series_names() -> list[str]:
+    """Every name a series can have, in a fixed order — our variants, auto, the peers — so that a variant has one
+    colour and one marker in every panel of every plot of every run."""
+    return [*variants(), "auto", *PEERS]
+
+
+def style(name: str) -> dict:
+    """A series' colour and marker by its name (series_names); a peer's markers hollow and its lines dashed."""
+    names = series_names()
+    i = names.index(name) if name in names else len(names) + sum(map(ord, name))
+    peer = name in PEERS or name == "eager"
+    return {"color": f"C{i % 10}", "marker": MARKERS[i % len(MARKERS)], "peer": peer}
+
+
+def line_style(name: str) -> dict:
+    s = style(name)
+    return {"color": s["color"], "marker": s["marker"], "linestyle": "--" if s["peer"] else "-",
+            "markerfacecolor": "none" if s["peer"] else s["color"]}
+
+
+def scatter_style(name: str) -> dict:
+    s = style(name)
+    return {"marker": s["marker"], "edgecolors": s["color"], "facecolors": "none" if s["peer"] else s["color"]}
 
 
 def _title(kind: str, meta: dict, dtypes: list[str], pass_: str = "forward") -> str:
@@ -53,10 +80,6 @@ def _panels(rows: pd.DataFrame, nrows: int = 1, height: float = PANEL_INCHES[1])
     return fig, axes, dtypes
 
 
-def _marker(names: list[str], name: str) -> str:
-    return MARKERS[names.index(name) % len(MARKERS)]
-
-
 def _registered(name: str, config: object, pass_: str):
     """The registry's variant (or backward) a row measured: auto as the one it picked; None for a peer."""
     if name == "auto" and isinstance(config, str) and "picked=" in config:
@@ -65,8 +88,9 @@ def _registered(name: str, config: object, pass_: str):
 
 
 def flops_and_hbm_bytes(row, op: str, pass_: str = "forward") -> tuple[int, int]:
-    """A row's FLOPs and HBM bytes by the current models: its variant's or backward's (a peer counts as a one-pass
-    softmax, or a backward that reads y and dy once and writes dx once)."""
+    """A row's useful FLOPs — the op's, the same for every variant: work a variant does twice (two_pass's second
+    exp) is not more work done — and its HBM bytes by its variant's or backward's traffic model (a peer counts as
+    a one-pass softmax, or a backward that reads y and dy once and writes dx once)."""
     registered = _registered(row.variant, row.config, pass_)
     M, N = int(row.M), int(row.N)
     fusion = get_op(op).fusion(torch.empty(M, N, device="meta"))  # shapes only
@@ -74,8 +98,7 @@ def flops_and_hbm_bytes(row, op: str, pass_: str = "forward") -> tuple[int, int]
         traffic = (registered.traffic if registered else backward_traffic)(M, N, DTYPES[row.dtype], fusion)
         return BACKWARD_FLOPS_PER_ELEMENT * M * N, traffic.total_bytes
     traffic = (registered.traffic if registered else one_pass_traffic)(M, N, DTYPES[row.dtype], fusion)
-    per_element = registered.flops_per_element if registered else SOFTMAX_FLOPS_PER_ELEMENT
-    return per_element * M * N, traffic.total_bytes
+    return SOFTMAX_FLOPS_PER_ELEMENT * M * N, traffic.total_bytes
 
 
 def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
@@ -84,7 +107,6 @@ def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figu
     fit the points and the ridge; a point above the roof is ringed, and the legend says by how much and why."""
     ok = rows[rows["status"] == "ok"]
     fig, axes, dtypes = _panels(rows, height=ROOFLINE_HEIGHT)
-    names = list(dict.fromkeys(rows["variant"]))
     peak = (meta.get("copy_baseline", {}).get("fp32_flops") or {}).get("gflops")
     op = meta.get("op", "softmax")
     for ax, dtype in zip(axes[0], dtypes):
@@ -94,7 +116,7 @@ def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figu
         intensity = model["flops"] / model["hbm_bytes"]
         gflops = model["flops"] / part["ms"] / 1e6
         for name, series in part.groupby("variant", sort=False):
-            ax.scatter(intensity[series.index], gflops[series.index], marker=_marker(names, name), label=name)
+            ax.scatter(intensity[series.index], gflops[series.index], label=name, **scatter_style(name))
         copy = meta.get("copy_gbps", {}).get(dtype)
         ridge = peak / copy if peak and copy else None
         lo = intensity.min() / 2
@@ -106,8 +128,10 @@ def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figu
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
         ax.set_ylim(gflops.min() / 2, max(gflops.max(), peak or 0) * 2)
-        ax.set_xlabel("arithmetic intensity (FLOP per HBM byte, by each variant's traffic model)")
-        ax.set_ylabel("achieved GFLOP/s")
+        flops = BACKWARD_FLOPS_PER_ELEMENT if pass_ == "backward" else SOFTMAX_FLOPS_PER_ELEMENT
+        ax.set_xlabel(f"arithmetic intensity (useful FLOP per HBM byte: {flops} an element for every variant, "
+                      "bytes by each variant's traffic model)", fontsize="small")
+        ax.set_ylabel("achieved GFLOP/s (useful FLOPs)")
         ax.set_title(dtype)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)  # off the points
@@ -152,31 +176,65 @@ def _ring_points_above(ax, intensity: pd.Series, gflops: pd.Series, roof: pd.Ser
                label=f"{int(above.sum())} above the roof by ≤ {excess:.1f} %,\n{why}")
 
 
+def grid_elements(rows: pd.DataFrame) -> int:
+    """The M·N most of the run's cells share (the default grid's 2^27): its cells are joined by lines, and cells
+    of other sizes (the vocabulary shapes) are drawn apart, as points."""
+    return int((rows["M"].astype("int64") * rows["N"].astype("int64")).mode().iloc[0])
+
+
+def pct_band(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """The p20–p80 band of each row's % of copy: its time's quantiles, the copy's median fixed."""
+    return rows["pct_of_copy"] * rows["ms"] / rows["ms_p80"], rows["pct_of_copy"] * rows["ms"] / rows["ms_p20"]
+
+
 def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
-    """% of copy against N (log2), one line per variant: where a variant stops scaling. A value past the top of the
-    axis is marked there with its value."""
+    """% of copy against N (log2), one line per variant over the run's grid (cells of one M·N) with its p20–p80
+    band, the other shapes as points: where a variant stops scaling. The y-range fits the data and 100 %; a FAIL or
+    skipped cell is an × at the bottom of the panel, its reason in a footnote."""
     ok = rows[rows["status"] == "ok"]
-    fig, axes, dtypes = _panels(rows)
-    names = list(dict.fromkeys(rows["variant"]))
+    not_ok = rows[rows["status"] != "ok"]
+    fig, axes, dtypes = _panels(rows, height=PANEL_INCHES[1] + 1.2)
+    grid = grid_elements(rows)
+    notes: dict[tuple[str, str], list] = {}  # (variant, status) → [its mark, the first reason, how many cells]
     for ax, dtype in zip(axes[0], dtypes):
         part = ok[ok["dtype"] == dtype]
+        values = part["pct_of_copy"].tolist() + [100.0]
+        bottom = max(0.0, min(values) - 0.08 * (max(values) - min(values) + 1))
         for name, series in part.groupby("variant", sort=False):
             series = series.sort_values("N")
-            (line,) = ax.plot(series["N"], series["pct_of_copy"], marker=_marker(names, name), label=name)
-            for r in series[series["pct_of_copy"] > PCT_AXIS_TOP].itertuples():
-                ax.scatter([r.N], [PCT_AXIS_TOP], marker="^", s=60, color=line.get_color(), clip_on=False, zorder=3)
-                ax.annotate(f"{r.pct_of_copy:.0f} %", (r.N, PCT_AXIS_TOP), textcoords="offset points", xytext=(0, -14),
-                            ha="center", fontsize="x-small", color=line.get_color())
-        ax.axhline(100, color="k", linestyle="--", label="a copy of the same bytes (100 %)")
+            on_grid = series[series["M"].astype("int64") * series["N"].astype("int64") == grid]
+            other = series.drop(on_grid.index)
+            styled = line_style(name)
+            ax.plot(on_grid["N"], on_grid["pct_of_copy"], label=name, **styled)
+            low, high = pct_band(on_grid)
+            ax.fill_between(on_grid["N"], low, high, color=styled["color"], alpha=0.2, linewidth=0)
+            if not other.empty:
+                ax.errorbar(other["N"], other["pct_of_copy"], yerr=[other["pct_of_copy"] - pct_band(other)[0],
+                            pct_band(other)[1] - other["pct_of_copy"]], fmt=styled["marker"], color=styled["color"],
+                            markerfacecolor=styled["markerfacecolor"], linestyle="none")
+        for r in not_ok[not_ok["dtype"] == dtype].itertuples():
+            note = notes.setdefault((r.variant, r.status), [len(notes) + 1, str(r.reason)[:100], 0])
+            note[2] += 1
+            ax.scatter([r.N], [bottom], marker="x", color=style(r.variant)["color"], clip_on=False, zorder=3)
+            ax.annotate(str(note[0]), (r.N, bottom), textcoords="offset points", xytext=(3, 3), fontsize="xx-small")
+        ax.axhline(100, color="k", linestyle=":", label="a copy of the same bytes (100 %)")
         ax.set_xscale("log", base=2)
-        ax.set_ylim(0, PCT_AXIS_TOP)
-        ax.set_xlabel("N (row length)")
-        ax.set_ylabel(f"% of a copy of the cell's bytes (▲: past {PCT_AXIS_TOP} %)")
+        ax.set_ylim(bottom, max(values) + 0.08 * (max(values) - min(values) + 1))
+        ax.set_xlabel(f"N (row length; lines: the cells of M·N = {grid:,}, points: other shapes)", fontsize="small")
+        ax.set_ylabel("% of a copy of the cell's bytes (band: p20–p80)")
         ax.set_title(dtype)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
+    legend = {}  # one legend for the figure, below the panels: off the data, and a variant is drawn alike in each
+    for ax in axes[0]:
+        legend.update({label: handle for handle, label in zip(*ax.get_legend_handles_labels())})
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=min(6, len(legend)), fontsize="x-small",
+               bbox_to_anchor=(0.5, 0.06 if notes else 0.0))
+    if notes:
+        fig.text(0.01, 0.005, "×: " + "; ".join(f"{mark} {variant} {status} at {cells} cell{'s' * (cells > 1)} "
+                                               f"(first: {why})" for (variant, status), (mark, why, cells)
+                                               in notes.items()), fontsize="xx-small", wrap=True, va="bottom")
     fig.suptitle(_title("bandwidth vs N", meta, dtypes, pass_), fontsize="medium")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.2 if notes else 0.12, 1, 1))
     return fig
 
 
@@ -195,19 +253,25 @@ def registers_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> pl
         fig.suptitle(_title("registers and spills vs N", meta, list(dict.fromkeys(rows["dtype"])), pass_),
                      fontsize="medium")
         return fig
-    fig, axes, dtypes = _panels(rows, nrows=2)
+    spills = bool(compiled["n_spills"].fillna(0).max() > 0)  # none anywhere: a line of text, not a panel of zeros
+    fig, axes, dtypes = _panels(rows, nrows=2 if spills else 1)
     for column, dtype in enumerate(dtypes):
-        regs_ax, spills_ax = axes[0][column], axes[1][column]
+        regs_ax = axes[0][column]
+        spills_ax = axes[1][column] if spills else None
         part = compiled[compiled["dtype"] == dtype]
         for name, series in part.groupby("variant", sort=False):
             series = series.sort_values("N")
-            regs_ax.plot(series["N"], series["n_regs"], marker=_marker(triton_names, name), label=name)
-            spills_ax.plot(series["N"], series["n_spills"], marker=_marker(triton_names, name), label=name)
+            regs_ax.plot(series["N"], series["n_regs"], label=name, **line_style(name))
+            if spills:
+                spills_ax.plot(series["N"], series["n_spills"], label=name, **line_style(name))
         regs_ax.axhline(REGISTER_BUDGET, color="tab:red", linestyle=":", label=f"{REGISTER_BUDGET} registers a thread")
         regs_ax.set_ylim(0, REGISTER_BUDGET * 1.1)
-        top = max(1.0, part["n_spills"].max()) * 1.1  # all zero: 0 … 1, not ±0.04
-        spills_ax.set_ylim(-0.05 * top, top)
-        for ax, label in ((regs_ax, "registers a thread"), (spills_ax, "spilled values (4-byte words of local memory)")):
+        panels = [(regs_ax, "registers a thread")]
+        if spills:
+            top = max(1.0, part["n_spills"].max()) * 1.1  # zero in this dtype: 0 … 1, not ±0.04
+            spills_ax.set_ylim(-0.05 * top, top)
+            panels.append((spills_ax, "spilled values (4-byte words of local memory)"))
+        for ax, label in panels:
             ax.set_xscale("log", base=2)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel("N (row length)")
@@ -216,17 +280,26 @@ def registers_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> pl
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize="small")
         regs_ax.set_title(dtype)
+    if not spills:
+        fig.text(0.5, 0.01, "Spills: none — no compiled kernel of this run spilled, at any N.", ha="center",
+                 fontsize="small")
     fig.suptitle(_title("registers and spills vs N", meta, dtypes, pass_), fontsize="medium")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0 if spills else 0.04, 1, 1))
     return fig
 
 
 FIGURES = {"roofline": roofline, "bandwidth-vs-n": bandwidth_vs_n, "registers-vs-n": registers_vs_n}
 
 
-def plot_run(run: Run) -> list[Path]:
-    """Write every figure of the run beside it, as PNG and SVG, for each pass it measured (the backward's named
-    `*-backward`); returns the paths."""
+def plot_run(run: Run, out: Path | None = None) -> list[Path]:
+    """Write every figure of the run into `out` (None: beside the run), as PNG and SVG, for each pass it measured
+    (the backward's named `*-backward`); returns the paths. The same run gives the same files, byte for byte."""
+    out = run.path if out is None else Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise BenchError(f"cannot write the plots into {out}: {err.strerror or err}; give --to a folder you can "
+                         "write") from None
     rows, meta = median_over_devices(run.nonempty_rows()), run.meta()
     if not (rows["status"] == "ok").any():
         raise BenchError(f"run {run.id} has no timed rows (every cell was skipped or FAIL): nothing to plot")
@@ -237,9 +310,13 @@ def plot_run(run: Run) -> list[Path]:
         suffix = "" if pass_ == "forward" else f"-{pass_}"
         for name, make in FIGURES.items():
             fig = make(part, meta, pass_)
-            png, svg = run.path / f"{name}{suffix}.png", run.path / f"{name}{suffix}.svg"
-            save_png(fig, png)
-            fig.savefig(svg, dpi=DPI)
+            png, svg = out / f"{name}{suffix}.png", out / f"{name}{suffix}.svg"
+            try:
+                save_png(fig, png)
+                fig.savefig(svg, dpi=DPI, metadata=SVG_METADATA)
+            except OSError as err:
+                raise BenchError(f"cannot write {png.parent}: {err.strerror or err}; give --to a folder you can "
+                                 "write") from None
             paths += [png, svg]
             plt.close(fig)
     return paths

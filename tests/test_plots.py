@@ -2,6 +2,7 @@
 
 import shutil
 
+import matplotlib.colors
 import matplotlib.image
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -32,8 +33,9 @@ def test_plot_writes_png_and_svg_of_the_expected_size(run_dir):
     result = invoke("plot", run_dir)
     assert result.exit_code == 0, result.output
     compiled = rows["n_regs"].notna().any()
-    sizes = {"roofline": (640, 640 * n_dtypes), "bandwidth-vs-n": (480, 640 * n_dtypes),
-             "registers-vs-n": (960, 640 * n_dtypes) if compiled else (480, 640)}
+    spilled = bool(rows["n_spills"].fillna(0).max() > 0)  # a second row of panels, for the spills
+    sizes = {"roofline": (640, 640 * n_dtypes), "bandwidth-vs-n": (600, 640 * n_dtypes),
+             "registers-vs-n": (960 if spilled else 480, 640 * n_dtypes) if compiled else (480, 640)}
     for name, (height, width) in sizes.items():
         png = run_dir / f"{name}.png"
         assert str(png) in result.stdout
@@ -66,7 +68,8 @@ def test_figures_plot_one_series_per_variant(run_dir):
 
     fig = bandwidth_vs_n(rows, meta)
     for ax, dtype in zip(fig.axes, dtypes):
-        assert len(ax.lines) == len(_ok_variants(rows, dtype)) + 1  # + the 100 % copy line
+        labels = [line.get_label() for line in ax.lines if not line.get_label().startswith("_")]
+        assert labels == _ok_variants(rows, dtype) + ["a copy of the same bytes (100 %)"]
         assert ax.get_xscale() == "log"
     plt.close(fig)
 
@@ -88,7 +91,8 @@ def test_the_roof_is_one_min_line_in_gflops_fitted_to_the_data():
             "copy_baseline": {"fp32_flops": {"gflops": 10000.0, "how": "test"},
                               "copies": [{"dtype": "fp32", "gbps": 1000.0}, {"dtype": "fp32", "gbps": 1010.0}]}}
     # fused: 5 FLOP / 8 bytes an element = 0.625 FLOP/byte, run at 500 GFLOP/s (80 % of its roof, 625);
-    # two_pass: 7 / 8 (its second read is from L2) = 0.875, at its roof (875); a peer 10 % above its roof
+    # two_pass does 7 but 5 are useful: the same 0.625 (its second read is from L2), at 625 useful GFLOP/s, not the
+    # 875 its 7 would claim; a peer 10 % above its roof
     flops = {"fused": 5 * M * N, "two_pass": 7 * M * N, "torch_compile": 5 * M * N}
     gflops = {"fused": 500.0, "two_pass": 875.0, "torch_compile": 687.5}
     rows = pd.DataFrame([{"variant": name, "dtype": "fp32", "M": M, "N": N, "status": "ok", "config": None,
@@ -104,27 +108,47 @@ def test_the_roof_is_one_min_line_in_gflops_fitted_to_the_data():
     assert "GFLOP/s" in ax.get_ylabel() and "FLOP per HBM byte" in ax.get_xlabel()
     assert any("ridge point: 10 FLOP/byte" in t.get_text() for t in ax.texts)
     points = {c.get_label(): c.get_offsets().data.ravel().tolist() for c in ax.collections}
-    assert points["fused"] == pytest.approx([0.625, 500.0]) and points["two_pass"] == pytest.approx([0.875, 875.0])
+    assert points["fused"] == pytest.approx([0.625, 500.0]) and points["two_pass"] == pytest.approx([0.625, 625.0])
+    assert "useful FLOP per HBM byte: 5 an element for every variant" in ax.get_xlabel()
     (ring,) = [label for label in points if "above the roof" in label]
     assert points[ring] == pytest.approx([0.625, 687.5])
     assert "1 above the roof by ≤ 10.0 %" in ring and "past every copy of this run" in ring  # 1010 GB/s is +1 %
     plt.close(fig)
 
 
-def test_bandwidth_past_the_axis_is_marked_and_an_all_zero_spills_panel_has_a_sane_axis():
+def test_the_y_range_fits_the_data_and_no_spills_is_a_line_of_text():
     rows = Run(H200_RUN).rows()
     rows.loc[(rows["variant"] == "fused") & (rows["N"] == 1024), "pct_of_copy"] = 150.0
     fig = bandwidth_vs_n(rows, Run(H200_RUN).meta())
     ax = fig.axes[0]
-    assert ax.get_ylim()[1] == 110 and any(t.get_text() == "150 %" for t in ax.texts)
-    assert [c.get_offsets().data.tolist() for c in ax.collections] == [[[1024, 110]]]  # ▲ at the top edge
+    ok = rows[rows["status"] == "ok"]
+    low, high = ax.get_ylim()
+    assert 150 < high < 165 and 0 <= low < ok["pct_of_copy"].min()  # every value inside, 100 % too
+    assert any(line.get_label().startswith("a copy of the same bytes") for line in ax.lines)
     plt.close(fig)
 
     rows["n_spills"] = 0
     fig = registers_vs_n(rows, Run(H200_RUN).meta())
-    spills_ax = fig.axes[1]
-    low, high = spills_ax.get_ylim()
-    assert low < 0 < 1 <= high < 2  # zeros visible above the frame, the axis 0 … 1
+    assert len(fig.axes) == rows["dtype"].nunique()  # registers only
+    assert any("Spills: none" in t.get_text() for t in fig.texts)
+    plt.close(fig)
+
+
+def test_other_shapes_are_points_each_cell_has_its_band_and_a_failed_cell_is_marked():
+    rows = Run(H200_RUN).rows()
+    first = rows[(rows["variant"] == "fused") & (rows["status"] == "ok")].index[0]
+    rows.loc[first, ["status", "reason"]] = ["FAIL", "12 elements off by up to 0.5"]
+    fig = bandwidth_vs_n(rows, Run(H200_RUN).meta())
+    ax = fig.axes[0]
+    grid = rows[rows["M"] * rows["N"] == 2**27]
+    (fused,) = [line for line in ax.lines if line.get_label() == "fused"]
+    assert set(fused.get_xdata()) <= set(grid["N"])  # the line joins the 2^27 grid only
+    assert any("12 elements off by up to 0.5" in t.get_text() for t in fig.texts)  # the footnote
+    failed = rows.loc[first]
+    crosses = [c for c in ax.collections if c.get_offsets().data.tolist() == [[failed["N"], ax.get_ylim()[0]]]]
+    assert crosses, "the FAIL cell is an × at the bottom of its panel"
+    assert len([c for c in ax.collections if type(c).__name__ in ("PolyCollection", "FillBetweenPolyCollection")]) \
+        == len(_ok_variants(rows, rows["dtype"].iloc[0]))  # a p20–p80 band a variant
     plt.close(fig)
 
 
@@ -139,3 +163,54 @@ def test_bandwidth_plot_shows_where_fused_stops_scaling():
 
 def test_plot_of_a_missing_run(tmp_path):
     assert_usage_error(invoke("plot", "nope", "--out", tmp_path), "no run 'nope'")
+
+
+def test_a_variant_has_one_colour_and_marker_in_every_panel_of_every_plot():
+    """Series in a different order in each dtype, and a peer: each name drawn alike everywhere, the peer hollow."""
+    def row(variant, dtype, N):
+        return {"variant": variant, "dtype": dtype, "M": 64, "N": N, "status": "ok", "config": None, "ms": 0.01,
+                "ms_p20": 0.0095, "ms_p80": 0.0105,
+                "pct_of_copy": 90.0, "n_regs": None, "n_spills": None}
+    names = {"bf16": ["auto", "fused", "torch_compile"], "fp32": ["torch_compile", "two_pass", "auto", "fused"]}
+    rows = pd.DataFrame([row(v, d, N) for d, vs in names.items() for v in vs for N in (256, 1024)])
+    meta = {"run_id": "styles", "device": {"name": "Test GPU"}, "started_at": "2026-01-01"}
+    seen = {}
+    for make in (bandwidth_vs_n, roofline):
+        fig = make(rows, meta)
+        for ax in fig.axes:
+            for line in ax.lines:
+                if line.get_label() in rows["variant"].values:
+                    seen.setdefault(line.get_label(), set()).add(
+                        (matplotlib.colors.to_hex(line.get_color()), line.get_marker(), line.get_markerfacecolor()))
+            for points in ax.collections:
+                if points.get_label() in rows["variant"].values:
+                    colour = matplotlib.colors.to_hex(points.get_edgecolor()[0])
+                    seen.setdefault(points.get_label() + " (points)", set()).add(colour)
+        plt.close(fig)
+    for name, styles in seen.items():
+        assert len(styles) == 1, (name, styles)
+    colours = {name: next(iter(s))[0] for name, s in seen.items() if "(points)" not in name}
+    assert len(set(colours.values())) == len(colours)  # and no two variants alike
+    assert {colours[n] for n in colours} == {next(iter(seen[n + " (points)"])) for n in colours}
+    assert next(iter(seen["torch_compile"]))[2] == "none" and next(iter(seen["fused"]))[2] != "none"  # a peer: hollow
+
+
+def test_plots_go_to_a_folder_of_their_own_and_a_replot_writes_the_same_bytes(tmp_path):
+    run = tmp_path / H200_RUN.name
+    shutil.copytree(H200_RUN, run, ignore=shutil.ignore_patterns("*.png", "*.svg"))
+    first, second = tmp_path / "first", tmp_path / "second"
+    for to in (first, second):
+        result = invoke("plot", run, "--to", to)
+        assert result.exit_code == 0, result.output
+    assert not list(run.glob("*.png")) and not list(run.glob("*.svg"))  # the run's folder is left alone
+    files = sorted(p.name for p in first.iterdir())
+    assert files == sorted(p.name for p in second.iterdir()) and any(f.endswith(".svg") for f in files)
+    for name in files:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    assert "<dc:date>" not in (first / "roofline.svg").read_text()
+
+
+def test_a_folder_it_cannot_write_is_one_line(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert_usage_error(invoke("plot", H200_RUN, "--to", blocker / "plots"), "cannot write the plots into", "--to")
