@@ -18,6 +18,7 @@ import triton.language as tl
 from .device import device_info, same_device
 from .errors import BenchError
 from .kernels import dtype_name, elem_size
+from .results import not_a_file
 from .timing import TimingSettings, measure
 
 GRID_ELEMS = 2**27
@@ -152,6 +153,7 @@ def save_baselines(store_dir: Path, measured: list[dict]) -> None:
     for record in measured:
         record = {k: v for k, v in record.items() if k != "reused"}
         records = [r for r in records if not same_device(r.get("device", {}), record["device"])] + [record]
+    not_a_file(store_dir)
     try:
         store_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(records, indent=2) + "\n")

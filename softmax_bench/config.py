@@ -104,11 +104,17 @@ def preset_path(name: str) -> Path:
     return Path(str(resources.files("softmax_bench.presets") / f"{name}.toml"))
 
 
+MAX_ELEMS = 2**62  # torch's storage sizes are 64-bit byte counts: past this no dtype's tensor can be made
+
+
 def parse_shape(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*[x×X]\s*(\d+)\s*", text)
     if not match or int(match[1]) < 1 or int(match[2]) < 1:
         raise BenchError(f"shape {text!r} is not MxN with M, N ≥ 1 (e.g. 32768x4096)")
-    return int(match[1]), int(match[2])
+    M, N = int(match[1]), int(match[2])
+    if M * N > MAX_ELEMS:
+        raise BenchError(f"shape {text!r} has {M * N:.3g} elements, more than a tensor can hold (2^62)")
+    return M, N
 
 
 def check_dtypes(names: list[str]) -> list[str]:

@@ -306,6 +306,12 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     (softmax_bench.replay), the launches are recorded and kept as the plan that replays calls of that key."""
     check_tensor(x, variant)
     check_dim(x, dim)
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, one of {', '.join([*variants(), 'auto'])}; got "
+                        f"{type(variant).__name__}")
+    if x.device.type == "meta":  # shapes only, as torch.compile's fake tensors: the output's layout, no kernel
+        fusion_for(x, dim, scale, mask, causal, log, out_dtype)
+        return like_output(x, dim, out_dtype)
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
     capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()

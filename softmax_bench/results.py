@@ -162,10 +162,19 @@ class Run:
             f.flush()
 
 
+def not_a_file(out_dir: Path) -> None:
+    """--out names a folder (made when missing): refuse a file, and say so."""
+    for path in (out_dir, *out_dir.parents):
+        if path.exists() and not path.is_dir():
+            raise BenchError(f"--out {out_dir}: {path} is a file, not a folder; pass --out a folder (it is made "
+                             "when missing)")
+
+
 def new_run(out_dir: Path, label: str, run_id: str | None = None) -> Run:
     """A new, empty run folder named run_id, or <date>-<time>-<label>."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+    not_a_file(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         if run_id is not None:

@@ -79,6 +79,15 @@ def test_a_negative_threshold():
                        "'--threshold'", "greater than or equal to 0")
 
 
+def test_an_out_that_is_a_file_and_a_shape_too_large_for_any_tensor(tmp_path):
+    a_file = tmp_path / "README.md"
+    a_file.write_text("a file")
+    assert_usage_error(invoke("sweep", *MODE, "--shape", "4x32", "--out", a_file), "is a file, not a folder")
+    assert_usage_error(invoke("copy-baseline", *MODE, "--out", a_file / "x"), "is a file, not a folder")
+    assert_usage_error(invoke("explain", *MODE, "--shape", "100000000000x100000000000", "--out", tmp_path),
+                       "--shape", "more than a tensor can hold")
+
+
 def test_unknown_command_and_missing_argument():
     assert_usage_error(invoke("swep"), "No such command 'swep'")
     assert_usage_error(invoke("show"), "Missing argument")

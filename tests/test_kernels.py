@@ -314,6 +314,25 @@ def test_dim_out_of_range():
         softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), dim=2)
 
 
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"dim": "a"}, "dim must be an int, got str 'a'"), ({"dim": 1.0}, "dim must be an int, got float 1.0"),
+    ({"variant": None}, "variant must be a str, one of fused, cluster"),
+    ({"dtype": "fp32"}, "dtype must be a torch.dtype or None, got str"),
+])
+def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(kwargs, words):
+    with pytest.raises(TypeError) as err:
+        softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), **kwargs)
+    assert words in str(err.value)
+
+
+def test_a_meta_tensor_gives_the_outputs_shape_and_dtype():
+    """Shapes only, as torch.compile's fake tensors: no kernel runs, no data is read."""
+    x = torch.empty(2, 4, 8, device="meta", dtype=torch.bfloat16)
+    y = softmax_bench.softmax(x, 1, scale=0.5)
+    assert y.device.type == "meta" and y.shape == x.shape and y.dtype == torch.bfloat16
+    assert softmax_bench.log_softmax(x, -1, torch.float32).dtype == torch.float32
+
+
 def test_unknown_variant_lists_known_ones():
     with pytest.raises(ValueError, match="known variants: fused, cluster, split, two_pass, online, eager, unfused, auto"):
         softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), variant="fastest")
