@@ -116,8 +116,8 @@ Preset = Annotated[
     typer.Option("--preset", help="A sweep shipped with the package (softmax_bench/presets/): default is "
                  "M·N = 2^27 for N = 32 … 262144 and four vocabulary rows; smoke is tiny, for --interpret."),
 ]
-WarmupMs = Annotated[Optional[int], typer.Option(min=0, help="do_bench warm-up per measurement, ms.")]
-RepMs = Annotated[Optional[int], typer.Option(min=1, help="do_bench timed repetitions per measurement, ms.")]
+WarmupMs = Annotated[Optional[int], typer.Option(min=0, help="Warm-up before each measurement, ms of GPU time.")]
+RepMs = Annotated[Optional[int], typer.Option(min=1, help="Timed calls of each measurement, ms of GPU time in all.")]
 
 
 def other_rank() -> str | None:
@@ -261,8 +261,8 @@ def sweep(
 ) -> None:
     """Check and time every variant and peer on a grid of shapes; store the run under OUT/ and print its tables.
 
-    Each cell is checked against a reference first (a wrong variant is FAIL and is not timed), then timed with
-    triton.testing.do_bench (median, p20, p80). Bandwidth is compared with a device copy measured on the same
+    Each cell is checked against a reference first (a wrong variant is FAIL and is not timed), then timed with CUDA
+    events around each call (softmax_bench/timing.py: median, p20, p80). Bandwidth is compared with a device copy measured on the same
     device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
     With no shape options, the default preset runs (with --interpret, the smoke preset). --pass backward times the
     backward instead (our backward kernels, auto's, and the peers' through autograd), checked against dx computed
@@ -282,6 +282,14 @@ def sweep(
     try:
         interpret = use_interpreter(interpret)
         plan = None
+        if resume is not None:
+            planned = {"--shape": shape, "--m": m, "--n": n, "--config": config, "--preset": preset, "--dtype": dtype,
+                       "--variant": variant, "--op": op, "--pass": pass_, "--warmup-ms": warmup_ms,
+                       "--rep-ms": rep_ms, "--run-id": run_id}
+            given = [name for name, value in planned.items() if value not in (None, [], ())]
+            if given:
+                raise BenchError(f"--resume finishes {resume} as it was planned, so {', '.join(given)} cannot go with "
+                                 "it: drop them, or start a new sweep")
         if resume is None:
             plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret,
                          pass_)
@@ -323,7 +331,8 @@ def sweep(
     except KeyboardInterrupt:
         if run is None:
             raise typer.Exit(130) from None
-        fail(f"interrupted: finished cells are kept in {run.path}; finish with --resume {run.id}", code=130)
+        again = shlex.join(["softmax-bench", "sweep", "--resume", str(run.path), *(["--interpret"] * interpret)])
+        fail(f"interrupted: finished cells are kept in {run.path}; finish them with `{again}`", code=130)
     for table in sweep_tables(run.rows(), meta):
         out.print(table)
     err.print(f"stored in {run.path}", markup=False, highlight=False)
@@ -390,8 +399,8 @@ def tune(
 ) -> None:
     """Measure which Triton variant is fastest on this GPU, per dtype and row width: the table `auto` picks from.
 
-    Every Triton variant that supports a cell is checked, then timed (do_bench median); the fastest correct one is
-    the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the one of the nearest width
+    Every Triton variant that supports a cell is checked, then timed (softmax_bench/timing.py's median); the
+    fastest correct one is the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the one of the nearest width
     measured; with no table for the GPU and this Triton, fused while the row fits in registers, else cluster where
     it runs, else two_pass. Tables are per GPU and Triton version: the package ships the H200's for Triton 3.6 and
     3.8 (softmax_bench/auto_tables/); a table you write here takes precedence on your GPU under this Triton. With
@@ -420,6 +429,28 @@ def tune(
         fail(str(e))
     out.print(tune_table(result))
     err.print(f"table written to {path}", markup=False, highlight=False)
+
+
+@app.command()
+def runs(
+    out_dir: OutDir = Path("results"),
+    last: Annotated[int, typer.Option("--last", min=1, help="Show this many of the newest runs.")] = 20,
+) -> None:
+    """List the stored runs under OUT, newest first: when each started, its device and Triton, what it measured
+    (op, pass, cells timed), its commit and how it ended."""
+    from rich.table import Table
+
+    from .results import run_summary, stored_runs
+
+    found = stored_runs(out_dir)
+    if not found:
+        fail(f"no runs in {out_dir}; `softmax-bench sweep --out {out_dir}` makes one")
+    columns = ["run", "started", "device", "triton", "op", "pass", "cells", "commit", "status"]
+    table = Table(*columns, title=f"runs in {out_dir}, newest first ({min(last, len(found))} of {len(found)})")
+    for run in found[:last]:
+        summary = run_summary(run)
+        table.add_row(*(summary.get(c, "") for c in columns))
+    out.print(table)
 
 
 @app.command()

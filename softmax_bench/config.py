@@ -226,6 +226,9 @@ def build_plan(
         warmup_ms=warmup_ms if warmup_ms is not None else plan.timing.warmup_ms,
         rep_ms=rep_ms if rep_ms is not None else plan.timing.rep_ms,
     )
+    if not plan.shapes:
+        raise BenchError(f"{' + '.join(plan.sources)}: no shapes to measure; give `shapes = [\"MxN\"]`, or `n` with "
+                         "`elems` or `m` (or --shape)")
     if interpret:
         for M, N in plan.shapes:
             check_interpretable(M, N, " + ".join(plan.sources))

@@ -205,6 +205,38 @@ def open_run(ref: str, out_dir: Path = DEFAULT_DIR) -> Run:
         if (candidate / ROWS_FILE).is_file():
             raise BenchError(f"{candidate} has {ROWS_FILE} but no {META_FILE}: not a whole run folder (a run folder "
                              f"holds both, written by softmax-bench sweep)")
-    known = sorted(p.name for p in out_dir.glob("*") if (p / META_FILE).is_file()) if out_dir.is_dir() else []
-    hint = f"; runs in {out_dir}: {', '.join(known[-5:])}" if known else f"; no runs in {out_dir}"
-    raise BenchError(f"no run {ref!r} (give a run folder or a run id){hint}")
+    known = [run.id for run in stored_runs(out_dir)]
+    hint = f"; the newest runs in {out_dir}: {', '.join(known[:5])}" if known else f"; no runs in {out_dir}"
+    raise BenchError(f"no run {ref!r} (give a run folder or a run id; `softmax-bench runs` lists them){hint}")
+
+
+def stored_runs(out_dir: Path) -> list[Run]:
+    """The runs under out_dir, newest first (by when each started, as its metadata says; a run whose metadata
+    cannot be read, by its folder's time)."""
+    if not out_dir.is_dir():
+        return []
+    runs = [Run(p) for p in out_dir.iterdir() if (p / META_FILE).is_file()]
+
+    def started(run: Run) -> str:
+        try:
+            return str(run.meta().get("started_at") or "")
+        except BenchError:
+            return ""
+
+    return sorted(runs, key=lambda run: (started(run), run.path.stat().st_mtime), reverse=True)
+
+
+def run_summary(run: Run) -> dict:
+    """What `softmax-bench runs` shows of a run: when, where, what it measured and how it ended."""
+    try:
+        meta, rows = run.meta(), run.rows()
+    except BenchError as err:
+        return {"run": run.id, "status": f"unreadable: {err}"}
+    device = meta.get("device") or {}
+    ok = rows[rows["status"] == "ok"]
+    return {"run": run.id, "started": str(meta.get("started_at") or "")[:16].replace("T", " "),
+            "device": device.get("name", "?") + (" (interpreted)" if meta.get("interpreted") else ""),
+            "triton": device.get("triton", "?"), "op": meta.get("op", "softmax"),
+            "pass": "+".join(meta.get("passes") or ["forward"]),
+            "cells": f"{len(ok.drop_duplicates(['dtype', 'M', 'N']))} ({len(ok)} rows ok)",
+            "commit": str(meta.get("git_commit") or "?")[:10], "status": str(meta.get("status", "?"))}

@@ -145,8 +145,9 @@ def test_no_gpu_without_interpret_says_how_to_proceed(tmp_path, command):
 def test_help_teaches(tmp_path):
     result = invoke("sweep", "--help")
     assert result.exit_code == 0
-    for word in ("--preset", "--resume", "--interpret", "smoke", "do_bench"):
-        assert word in result.stdout
+    for word in ("--preset", "--resume", "--interpret", "smoke", "timing.py"):
+        assert word in flat(result.stdout)
+    assert "do_bench" not in result.stdout  # the timer is softmax_bench/timing.py's
     # the choices are listed, and no type is printed after a flag
     for choice in ("|".join(MEASURABLE), "default|narrow|seed|smoke", "softmax|scaled-masked|causal", "fp32|bf16|fp16"):
         assert choice in result.stdout.replace("list[", "[").replace("<", "[").replace(">", "]")
@@ -301,3 +302,42 @@ def test_a_small_cell_is_timed_from_fresh_memory_in_trials_and_the_fastest_kept(
     seen.clear()
     sweep.timed(lambda: cell.x, cell, "forward", sweep.TRIALS_BELOW_BYTES, TimingSettings(), interpret=False)
     assert len(seen) == 1  # a large cell: one trial
+
+
+def test_runs_lists_the_stored_runs_newest_first_and_an_unknown_id_names_the_newest(tmp_path):
+    for run_id, started in (("zz-old", "2026-01-01T00:00:00+0000"), ("aa-new", "2026-02-01T00:00:00+0000")):
+        (tmp_path / run_id).mkdir()
+        (tmp_path / run_id / "meta.json").write_text(json.dumps({
+            "run_id": run_id, "started_at": started, "device": {"name": "Test GPU", "triton": "3.8.0"},
+            "op": "softmax", "passes": ["forward"], "git_commit": "abcdef1234567", "status": "complete"}))
+    result = invoke("runs", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    text = flat(result.stdout)
+    assert text.index("aa-new") < text.index("zz-old") and "Test GPU" in text and "abcdef1234" in text
+    assert "newest first (2 of 2)" in text
+    assert_usage_error(invoke("show", "nope", "--out", tmp_path), "the newest runs", "aa-new, zz-old",
+                       "softmax-bench runs")
+    assert_usage_error(invoke("runs", "--out", tmp_path / "empty"), "no runs in")
+
+
+def test_resume_refuses_options_of_a_new_plan_and_an_empty_config_is_refused(tmp_path, smoke_run):
+    out_dir, run_dir, _ = smoke_run
+    assert_usage_error(invoke("sweep", *MODE, "--resume", run_dir, "--shape", "8x8", "--dtype", "fp16"),
+                       "--resume finishes", "--shape, --dtype cannot go with it")
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    assert_usage_error(invoke("sweep", *MODE, "--config", empty, "--out", tmp_path / "runs"), "no shapes to measure")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_ctrl_c_says_the_exact_command_that_finishes_the_run(tmp_path, monkeypatch):
+    from softmax_bench import sweep
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run_sweep", interrupted)
+    result = invoke("sweep", *MODE, "--shape", "4x32", "--variant", "fused", "--out", tmp_path / "elsewhere")
+    assert result.exit_code == 130
+    (run_dir,) = [p for p in (tmp_path / "elsewhere").iterdir() if p.is_dir()]  # beside the copy baseline
+    assert f"softmax-bench sweep --resume {run_dir}{' --interpret' if MODE else ''}`" in flat(result.stderr)
