@@ -432,6 +432,23 @@ def tune(
 
 
 @app.command()
+def env(out_dir: OutDir = Path("results"), interpret: Interpret = False) -> None:
+    """Print what a bug report needs: Python, torch, Triton and the peers installed, the GPU (name, compute
+    capability, SMs, memory, driver, CUDA), whether the cluster variant runs here, the auto table in use and this
+    device's stored copy baseline."""
+    from rich.table import Table
+
+    from .device import environment
+
+    if interpret:  # else the machine as it is, a GPU or none: this is what a bug report from it needs
+        use_interpreter(interpret)
+    table = Table("what", "value", title="softmax-bench environment", show_header=False)
+    for what, value in environment(out_dir, interpret):
+        table.add_row(what, value)
+    out.print(table)
+
+
+@app.command()
 def runs(
     out_dir: OutDir = Path("results"),
     last: Annotated[int, typer.Option("--last", min=1, help="Show this many of the newest runs.")] = 20,

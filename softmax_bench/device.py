@@ -90,3 +90,42 @@ def _triton_version() -> str:
     import triton
 
     return triton.__version__
+
+
+PACKAGES = ("torch", "triton", "liger-kernel", "quack-kernels", "transformers", "nvidia-ml-py")
+
+
+def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
+    """What a bug report needs, as (what, value) lines: the machine, the packages (the peers among them), whether
+    the cluster variant runs here, the auto table in use and the stored copy baseline of this device."""
+    import platform as platform_
+    from importlib import metadata
+
+    from .baseline import stored_record
+    from .dispatch import table_in_use
+    from .kernels import cluster
+
+    lines = [("python", platform_.python_version()), ("platform", platform_.platform())]
+    for package in PACKAGES:
+        try:
+            lines.append((package, metadata.version(package)))
+        except metadata.PackageNotFoundError:
+            lines.append((package, "not installed"))
+    if not interpret and not torch.cuda.is_available():
+        lines.append(("GPU", "none visible: the kernels run only through Triton's interpreter (--interpret)"))
+        return lines
+    device = device_info(interpret)
+    for key in ("name", "compute_capability", "sm_count", "total_memory_bytes", "driver", "cuda"):
+        if device.get(key) is not None:
+            lines.append(("GPU " + key.replace("_", " ") if key != "name" else "device", str(device[key])))
+    lines.append(("cluster variant", cluster.why_not_here() or "runs here"))
+    table = None if interpret else table_in_use()
+    lines.append(("auto table", f"{table['file']} (written {table['created']}, commit {table['commit']})" if table
+                  else "none: the rule (fused while the row fits, else cluster where it runs, else two_pass)"))
+    record = stored_record(out_dir, device)
+    if record is None:
+        lines.append(("copy baseline", f"none stored in {out_dir} for this device: `softmax-bench copy-baseline`"))
+    else:
+        gbps = ", ".join(f"{dtype} {value:,.0f} GB/s" for dtype, value in record.get("reference_gbps", {}).items())
+        lines.append(("copy baseline", f"{gbps} (measured {record.get('measured_at', '?')}, {out_dir})"))
+    return lines

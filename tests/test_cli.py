@@ -341,3 +341,13 @@ def test_ctrl_c_says_the_exact_command_that_finishes_the_run(tmp_path, monkeypat
     assert result.exit_code == 130
     (run_dir,) = [p for p in (tmp_path / "elsewhere").iterdir() if p.is_dir()]  # beside the copy baseline
     assert f"softmax-bench sweep --resume {run_dir}{' --interpret' if MODE else ''}`" in flat(result.stderr)
+
+
+def test_env_says_what_a_bug_report_needs(tmp_path):
+    result = invoke("env", *MODE, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    text = flat(result.stdout)
+    for what in ("python", "torch", "triton", "liger-kernel", "quack-kernels", "cluster variant", "auto table",
+                 "copy baseline"):
+        assert what in text, what
+    assert torch.__version__.split("+")[0] in text and "none stored in" in text
