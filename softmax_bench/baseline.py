@@ -1,8 +1,8 @@
 """The ceiling for a memory-bound kernel: a device-to-device copy, measured on this device, cached per device.
 
-Copy bandwidth = (bytes read + bytes written) / median time (softmax_bench/timing.py). It is measured at several sizes far past L2;
-the reference a sweep compares against, per dtype, is the copy of 2^27 elements of that dtype — the same bytes
-as a cell of the default grid (512 MB fp32, 256 MB bf16), so that % of copy compares like with like.
+Copy bandwidth = (bytes read + bytes written) / median time (softmax_bench/timing.py). It is measured at several
+sizes far past L2; the reference a sweep compares against, per dtype, is the copy of 2^27 elements of that dtype —
+the same bytes as a cell of the default grid (512 MB fp32, 256 MB bf16), so that % of copy compares like with like.
 """
 
 from __future__ import annotations

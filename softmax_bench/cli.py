@@ -258,12 +258,15 @@ def sweep(
                           "before it is named hung, its unmeasured cells FAIL and the sweep stops (exit 1).")
     ] = RANK_TIMEOUT_S,
     interpret: Interpret = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what the sweep would measure — each cell, the GPU "
+                                          "memory it needs — and about how long it would take; measure nothing.")
+                       ] = False,
 ) -> None:
     """Check and time every variant and peer on a grid of shapes; store the run under OUT/ and print its tables.
 
     Each cell is checked against a reference first (a wrong variant is FAIL and is not timed), then timed with CUDA
-    events around each call (softmax_bench/timing.py: median, p20, p80). Bandwidth is compared with a device copy measured on the same
-    device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
+    events around each call (softmax_bench/timing.py: median, p20, p80). Bandwidth is compared with a device copy
+    measured on the same device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
     With no shape options, the default preset runs (with --interpret, the smoke preset). --pass backward times the
     backward instead (our backward kernels, auto's, and the peers' through autograd), checked against dx computed
     from each one's own y.
@@ -280,7 +283,8 @@ def sweep(
 
     run = None
     try:
-        interpret = use_interpreter(interpret)
+        if interpret or not dry_run:  # a dry run of a GPU sweep plans it on any machine
+            interpret = use_interpreter(interpret)
         plan = None
         if resume is not None:
             planned = {"--shape": shape, "--m": m, "--n": n, "--config": config, "--preset": preset, "--dtype": dtype,
@@ -293,6 +297,11 @@ def sweep(
         if resume is None:
             plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret,
                          pass_)
+        if dry_run:
+            if plan is None:
+                raise BenchError("--dry-run says what a new sweep would measure; a --resume goes on with its run")
+            _say_dry_run(plan, interpret)
+            return
         if distributed.under_torchrun():
             run, meta = _sweep_on_ranks(plan, resume, out_dir, fresh, run_id, gpus, replicate, rank_timeout, interpret)
             if run is None:
@@ -340,6 +349,25 @@ def sweep(
         err.print(trouble, markup=False, highlight=False)
     if distributed.any_hung(meta):
         raise typer.Exit(1)
+
+
+def _say_dry_run(plan, interpret: bool) -> None:
+    from rich.table import Table
+
+    from .sweep import dry_run
+
+    cells, seconds = dry_run(plan, interpret)
+    table = Table("dtype", "M×N", "variants and peers", "GPU memory", title=f"sweep --dry-run: {len(cells)} cells, "
+                  f"op {plan.op}, {' and '.join(plan.passes)}")
+    for cell in cells:
+        table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
+    out.print(table)
+    eta = ("not estimated under --interpret (the CPU sets the pace)" if seconds is None
+           else f"about {f'{seconds:.0f} s' if seconds < 120 else f'{seconds / 60:.1f} min'} on a GPU of timing alone, "
+                "compiling and checking on top (warm-up "
+                f"{plan.timing.warmup_ms} ms, "
+                f"repetitions {plan.timing.rep_ms} ms a measurement)")
+    out.print(f"{sum(c['measures'] for c in cells)} measurements; {eta}; nothing was measured", markup=False)
 
 
 def _say_dropped(run, dropped: str) -> None:
@@ -400,8 +428,8 @@ def tune(
     """Measure which Triton variant is fastest on this GPU, per dtype and row width: the table `auto` picks from.
 
     Every Triton variant that supports a cell is checked, then timed (softmax_bench/timing.py's median); the
-    fastest correct one is the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the one of the nearest width
-    measured; with no table for the GPU and this Triton, fused while the row fits in registers, else cluster where
+    fastest correct one is the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the
+    one of the nearest width measured; with no table for the GPU and this Triton, fused while the row fits in registers, else cluster where
     it runs, else two_pass. Tables are per GPU and Triton version: the package ships the H200's for Triton 3.6 and
     3.8 (softmax_bench/auto_tables/); a table you write here takes precedence on your GPU under this Triton. With
     no shape options, the default preset's shapes.

@@ -22,7 +22,7 @@ from .kernels import (DTYPES, GRAD_TOLERANCES, TOLERANCES, Backward, Fusion, Lau
 from .ops import backward_reference, get_op, masked_rows, reference, user_call
 from .peers import PEERS, Peer, PeerUnavailable
 from .results import KEY, Run, new_run, open_run
-from .timing import Timing, TimingSettings, measure
+from .timing import CALL_ROUND_MS, CALL_ROUNDS, Timing, TimingSettings, measure
 
 
 # A cell of a sweep and what is left to measure in it: (dtype, M, N, (name, pass) of the variants and peers).
@@ -394,6 +394,23 @@ def todo_cells(plan: SweepPlan, rows: pd.DataFrame) -> list[TodoCell]:
         if todo:
             cells.append((dtype_name, M, N, todo))
     return cells
+
+
+def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]:
+    """What a sweep of the plan would measure, cell by cell — its variants and peers, the GPU memory it needs —
+    and about how long it would take on a GPU (None under the interpreter, whose speed is the CPU's): each variant
+    and each copy timed for warm-up + repetitions + the call rounds, in TRIALS trials for a small cell."""
+    names = [p.name for p in providers(plan.variants, plan.passes)]
+    cells, seconds = [], 0.0
+    per_measure = (plan.timing.warmup_ms + plan.timing.rep_ms + CALL_ROUNDS * CALL_ROUND_MS) / 1000
+    for dtype_name, M, N in plan.cells():
+        dtype = DTYPES[dtype_name]
+        trials = TRIALS if moved_bytes(M, N, dtype, "forward") < TRIALS_BELOW_BYTES else 1
+        copy_trials = TRIALS if trials > 1 else COPY_TRIALS
+        seconds += per_measure * (trials * len(names) + copy_trials * len(plan.passes))
+        cells.append({"dtype": dtype_name, "M": M, "N": N, "measures": len(names),
+                      "memory_gb": memory_needed(M, N, dtype, plan.passes) / 1e9})
+    return cells, None if interpret else seconds
 
 
 def row_count(cells: list[TodoCell]) -> int:

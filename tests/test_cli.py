@@ -129,7 +129,8 @@ def test_unknown_toml_key_is_named(tmp_path):
 def test_unwritable_output_directory(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    assert_usage_error(invoke("sweep", *MODE, "--shape", "4x32", "--out", blocker / "runs"), "cannot write", "--out")
+    assert_usage_error(invoke("sweep", *MODE, "--shape", "4x32", "--out", blocker / "runs"), "is a file, not a folder",
+                       "--out")
 
 
 def test_show_of_a_missing_run(tmp_path):
@@ -351,3 +352,15 @@ def test_env_says_what_a_bug_report_needs(tmp_path):
                  "copy baseline"):
         assert what in text, what
     assert torch.__version__.split("+")[0] in text and "none stored in" in text
+
+
+def test_dry_run_lists_the_cells_their_memory_and_a_time_and_measures_nothing(tmp_path):
+    result = invoke("sweep", "--dry-run", "--preset", "default", "--pass", "both", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    text = flat(result.stdout)
+    assert "32 cells" in text and "8192×50257" in text and "nothing was measured" in text
+    assert re.search(r"about \d+\.\d min on a GPU", text)
+    assert re.search(r"\d\.\d\d GB", text) and not any(tmp_path.iterdir())  # no run folder, no baseline
+    interpreted = invoke("sweep", "--interpret", "--dry-run", "--out", tmp_path)
+    assert interpreted.exit_code == 0 and "not estimated under --interpret" in flat(interpreted.stdout)
+    assert_usage_error(invoke("sweep", *MODE, "--dry-run", "--resume", "x", "--out", tmp_path), "--dry-run")
