@@ -14,7 +14,8 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from typer.core import TyperGroup
 
 from . import __version__
@@ -166,9 +167,21 @@ def main(
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True, disable=other_rank() is not None,
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("left"),
+        TimeRemainingColumn(), console=err, transient=True, disable=other_rank() is not None,
     )
+
+
+def _advanced(progress: Progress, task, what: str) -> None:
+    """One measurement done: the bar moves on a terminal; elsewhere (a CI log, a pipe), where no bar is drawn, a
+    plain line says which, how many of how many, and about how long is left."""
+    progress.update(task, advance=1, description=what)
+    if err.is_terminal or other_rank() is not None:
+        return
+    state = progress.tasks[task]
+    left = f", about {state.time_remaining:.0f} s left" if state.time_remaining is not None else ""
+    total = f"/{state.total:.0f}" if state.total else ""
+    err.print(f"{state.completed:.0f}{total} {what}{left}", markup=False, highlight=False)
 
 
 def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, save: bool = True) -> dict:
@@ -329,7 +342,7 @@ def sweep(
                 meta = run_sweep(
                     plan, run, meta, interpret,
                     on_start=lambda total: progress.update(task, total=total),
-                    advance=lambda what: progress.update(task, advance=1, description=what),
+                    advance=lambda what: _advanced(progress, task, what),
                 )
     except RefusedByRank0:
         raise typer.Exit(2) from None  # rank 0 says why

@@ -364,3 +364,13 @@ def test_dry_run_lists_the_cells_their_memory_and_a_time_and_measures_nothing(tm
     interpreted = invoke("sweep", "--interpret", "--dry-run", "--out", tmp_path)
     assert interpreted.exit_code == 0 and "not estimated under --interpret" in flat(interpreted.stdout)
     assert_usage_error(invoke("sweep", *MODE, "--dry-run", "--resume", "x", "--out", tmp_path), "--dry-run")
+
+
+def test_a_sweep_into_a_log_says_each_finished_measurement_on_a_line_of_its_own(tmp_path):
+    """Output that is not a terminal (a CI log) gets one plain line a measurement, with the count and time left."""
+    result = invoke("sweep", *MODE, "--shape", "4x32", "--dtype", "fp32", "--variant", "fused", "--variant", "eager",
+                    "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if re.match(r"\d+/2 ", line)]
+    assert [line.split()[0] for line in lines] == ["1/2", "2/2"]
+    assert "fp32 4×32 fused" in lines[0] and "s left" in lines[1]
