@@ -279,10 +279,10 @@ def sweep(
 
     Each cell is checked against a reference first (a wrong variant is FAIL and is not timed), then timed with CUDA
     events around each call (softmax_bench/timing.py: median, p20, p80). Bandwidth is compared with a device copy
-    measured on the same device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish it with --resume.
-    With no shape options, the default preset runs (with --interpret, the smoke preset). --pass backward times the
-    backward instead (our backward kernels, auto's, and the peers' through autograd), checked against dx computed
-    from each one's own y.
+    measured on the same device. Rows are written as each cell finishes: an interrupted sweep keeps them; finish
+    it with --resume. With no shape options, the default preset runs (with --interpret, the smoke preset).
+    --pass backward times the backward instead (our backward kernels, auto's, and the peers' through autograd),
+    checked against dx computed from each one's own y. --dry-run says what would be measured, and measures nothing.
 
     On several GPUs (--gpus, or under torchrun), each GPU measures its copy baseline and a share of the cells, or
     every cell with --replicate; rank 0 writes one run whose rows name their device, and whose tables give, for a
@@ -375,11 +375,12 @@ def _say_dry_run(plan, interpret: bool) -> None:
     for cell in cells:
         table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
     out.print(table)
-    eta = ("not estimated under --interpret (the CPU sets the pace)" if seconds is None
-           else f"about {f'{seconds:.0f} s' if seconds < 120 else f'{seconds / 60:.1f} min'} on a GPU of timing alone, "
-                "compiling and checking on top (warm-up "
-                f"{plan.timing.warmup_ms} ms, "
-                f"repetitions {plan.timing.rep_ms} ms a measurement)")
+    if seconds is None:
+        eta = "not estimated under --interpret (the CPU sets the pace)"
+    else:
+        took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+        eta = (f"about {took} on a GPU of timing alone, compiling and checking on top (warm-up "
+               f"{plan.timing.warmup_ms} ms, repetitions {plan.timing.rep_ms} ms a measurement)")
     out.print(f"{sum(c['measures'] for c in cells)} measurements; {eta}; nothing was measured", markup=False)
 
 
@@ -442,10 +443,10 @@ def tune(
 
     Every Triton variant that supports a cell is checked, then timed (softmax_bench/timing.py's median); the
     fastest correct one is the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the
-    one of the nearest width measured; with no table for the GPU and this Triton, fused while the row fits in registers, else cluster where
-    it runs, else two_pass. Tables are per GPU and Triton version: the package ships the H200's for Triton 3.6 and
-    3.8 (softmax_bench/auto_tables/); a table you write here takes precedence on your GPU under this Triton. With
-    no shape options, the default preset's shapes.
+    one of the nearest width measured; with no table for the GPU and this Triton, fused while the row fits in
+    registers, else cluster where it runs, else two_pass. Tables are per GPU and Triton version: the package ships
+    the H200's for Triton 3.6 and 3.8 (softmax_bench/auto_tables/); a table you write here takes precedence on your
+    GPU under this Triton. With no shape options, the default preset's shapes.
     """
     from .auto_table import table_name, triton_version, user_tables_dir
     from .dispatch import clear_caches
