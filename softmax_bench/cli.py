@@ -648,7 +648,11 @@ def check(
     out.print(check_table(result, current.id, base.id))
     if result.exit_code:
         names = ", ".join(c.cell for c in result.regressions) or "none"
-        lost = "; lost since the baseline: " + ", ".join(result.missing) if result.missing else ""
+        lost = ""
+        if result.missing and not result.allow_missing:
+            more = f", … ({len(result.missing)} in all)" if len(result.missing) > 4 else ""
+            lost = (f"; lost since the baseline: {', '.join(result.missing[:4])}{more}"
+                    f"{' (' + result.lacks + ')' if result.lacks else ''}; if that is meant, pass --allow-missing WHY")
         empty = "the run has no rows; " if result.empty else ""
         err.print(f"{empty}regressions: {names}; FAIL cells: {len(result.failures)}{lost}", markup=False,
                   highlight=False)

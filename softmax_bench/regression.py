@@ -67,6 +67,7 @@ class CheckResult:
     new: list[str] = field(default_factory=list)  # in the run, not in the baseline
     allow_missing: str | None = None  # why missing cells are accepted
     empty: bool = False  # the run has no rows
+    lacks: str = ""  # what_is_missing: the dtypes, passes, variants or shapes of the baseline the run has none of
 
     @property
     def exit_code(self) -> int:
@@ -85,11 +86,17 @@ def _band(row) -> tuple[float, float]:
     return 100 * copy_p20 / row.ms_p80, 100 * copy_p80 / row.ms_p20
 
 
-def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool) -> None:
+def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, names: tuple[str, str] = ("", "")
+                     ) -> None:
+    """Refuse runs that cannot be compared cell by cell (names: the run's and the baseline's, for the messages)."""
     if bool(meta.get("copy_per_cell")) != bool(base_meta.get("copy_per_cell")):
-        older = base_meta if meta.get("copy_per_cell") else meta
-        raise BenchError(f"run {older.get('run_id')} gives % of the device's large copy, the other % of a copy of "
+        older = names[1] if meta.get("copy_per_cell") else names[0]
+        raise BenchError(f"run {older} gives % of the device's large copy, the other % of a copy of "
                          "each cell's own bytes: measure that run again with this softmax-bench to compare them")
+    passes, base_passes = meta.get("passes") or ["forward"], base_meta.get("passes") or ["forward"]
+    if not set(passes) & set(base_passes):
+        raise BenchError(f"the runs measure different passes ({'+'.join(passes)} against {'+'.join(base_passes)}); "
+                         "check a run against a baseline of the same --pass")
     op, base_op = meta.get("op", "softmax"), base_meta.get("op", "softmax")
     if op != base_op:
         raise BenchError(f"the runs measure different ops ({op} against {base_op}); check a run against one of its op")
@@ -107,6 +114,22 @@ def _device_names(meta: dict) -> list[str]:
     return sorted({str(entry["device"].get("name")) for entry in ranks})
 
 
+def what_is_missing(rows: pd.DataFrame, base_rows: pd.DataFrame) -> str:
+    """What the run lacks of the baseline's timed cells, in a few words: whole dtypes, passes, variants or shapes
+    it did not measure (else '')."""
+    ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
+    lacks = []
+    for column, what in (("dtype", "dtypes"), ("pass", "passes"), ("variant", "variants")):
+        gone = sorted(set(base_ok[column].astype(str)) - set(ok[column].astype(str)))
+        if gone:
+            lacks.append(f"{what} {', '.join(gone)}")
+    shapes = lambda frame: {f"{int(m)}×{int(n)}" for m, n in zip(frame["M"], frame["N"])}  # noqa: E731
+    gone = sorted(shapes(base_ok) - shapes(ok))
+    if gone:
+        lacks.append(f"shapes {', '.join(gone[:4])}{', …' if len(gone) > 4 else ''}")
+    return "the run has no " + "; no ".join(lacks) if lacks else ""
+
+
 def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
           allow_device_mismatch: bool = False, allow_missing: str | None = None) -> CheckResult:
     rows, meta = run.rows(), run.meta()
@@ -115,8 +138,9 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
         which = run.id if meta.get("interpreted") else baseline.id
         raise BenchError(f"run {which} is interpreted: it timed Triton's interpreter on the CPU, not a kernel, so "
                          "check does not gate it; check GPU runs (its correctness is in `show`)")
-    check_comparable(meta, base_meta, allow_device_mismatch)
+    check_comparable(meta, base_meta, allow_device_mismatch, (run.id, baseline.id))
     result = CheckResult(threshold, allow_missing=allow_missing, empty=rows.empty)
+    result.lacks = what_is_missing(rows, base_rows)
     label = lambda r: cell_label(r.variant, r.pass_, r.dtype, r.M, r.N)  # noqa: E731
     as_fields = {"pass": "pass_"}  # `pass` is no attribute name for itertuples
     on_device = lambda r: f" on {r.device}" if devices_of(meta) else ""  # noqa: E731

@@ -279,3 +279,21 @@ def test_the_noise_of_the_copy_a_cell_is_divided_by_widens_its_gate(tmp_path):
     assert invoke("check", run, "--baseline", base).exit_code == 0
     sharp = clone(tmp_path, "sharp", lambda rows: slower(rows, 0.94, cell(rows)))
     assert invoke("check", sharp, "--baseline", REFERENCE).exit_code == 1
+
+
+def test_a_run_of_one_dtype_against_two_says_what_it_lacks_and_what_to_pass(tmp_path):
+    fp32_only = clone(tmp_path, "fp32-only", lambda rows: rows[rows["dtype"] == "fp32"])
+    result = invoke("check", fp32_only, "--baseline", REFERENCE)
+    assert result.exit_code == 1
+    text = flat(result.stderr)
+    assert "the run has no dtypes bf16" in text and "if that is meant, pass --allow-missing WHY" in text
+    assert "in all)" in text and len(result.stderr) < 1000  # a few cells named, not every one
+
+
+def test_runs_of_different_passes_or_with_no_run_id_are_named_plainly(tmp_path):
+    backward = clone(tmp_path, "backward", meta_edit=lambda meta: meta.update(passes=["backward"]))
+    assert_usage_error(invoke("check", backward, "--baseline", REFERENCE), "different passes",
+                       "backward against forward", "same --pass")
+    nameless = clone(tmp_path, "nameless", meta_edit=lambda meta: (meta.clear(), meta.update(copy_per_cell=False)))
+    result = invoke("check", REFERENCE, "--baseline", nameless)
+    assert result.exit_code == 2 and "None" not in result.stderr and "nameless" in result.stderr
