@@ -102,6 +102,8 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
         never_ran = [n for n in names if (part.loc[part["variant"] == n, "status"] == "skipped").all()]
         names = [n for n in names if n not in never_ran]
         table = Table(title=run_title(meta, dtype, pass_), title_justify="left", caption_justify="left", **COMPACT)
+        if len(names) < 3:  # the caption wraps at the table's width: a table of one or two columns would cut it to bits
+            table.min_width = 80
         table.add_column("M\n×N", justify="right")
         for name in names:
             table.add_column(_header(name), justify="right")

@@ -374,3 +374,10 @@ def test_a_sweep_into_a_log_says_each_finished_measurement_on_a_line_of_its_own(
     lines = [line for line in result.stderr.splitlines() if re.match(r"\d+/2 ", line)]
     assert [line.split()[0] for line in lines] == ["1/2", "2/2"]
     assert "fp32 4×32 fused" in lines[0] and "s left" in lines[1]
+
+
+def test_a_sweep_whose_every_variant_is_skipped_prints_a_readable_table(tmp_path):
+    result = invoke("sweep", *MODE, "--variant", "cluster", "--shape", "8x8", "--dtype", "bf16", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) < 40 and "not measured: cluster: cluster" in flat(result.stdout)
+    assert max(len(line) for line in result.stdout.splitlines()) >= 60  # the caption is not wrapped to a column
