@@ -325,8 +325,8 @@ def sweep(
                 open_run(resume, out_dir)  # a missing run is said here, before any process starts
             raise typer.Exit(distributed.launch(ranks))
         elif replicate:
-            raise BenchError("--replicate: every GPU measures every cell, so it needs several: add --gpus all "
-                             "(or a number)")
+            ranks = "a number of ranks, e.g. --gpus 2 (ranks on the CPU)" if interpret else "--gpus all (or a number)"
+            raise BenchError(f"--replicate: every device measures every cell, so it needs several: add {ranks}")
         else:
             if resume is not None:
                 run, meta, plan, dropped = resume_run(resume, out_dir, interpret)
