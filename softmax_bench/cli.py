@@ -104,13 +104,16 @@ Pass = Annotated[
 ]
 Dtypes = Annotated[
     Optional[list[DtypeName]],
-    typer.Option("--dtype", help="Repeat for several. Default: the config's, else bf16 and fp32."),
+    typer.Option("--dtype", metavar="|".join(DTYPES), help="Repeat for several. Default: the config's, else bf16 and "
+                 "fp32."),
 ]
 
 
-Shapes = Annotated[Optional[list[str]], typer.Option("--shape", help="MxN, e.g. 32768x4096; repeatable.")]
-Ms = Annotated[Optional[list[int]], typer.Option("--m", min=1, help="Rows; with --n, every (m, n) pair. Repeatable.")]
-Ns = Annotated[Optional[list[int]], typer.Option("--n", min=1, help="Row length; with --m. Repeatable.")]
+Shapes = Annotated[Optional[list[str]], typer.Option("--shape", metavar="MxN",
+                                                    help="MxN, e.g. 32768x4096; repeatable.")]
+Ms = Annotated[Optional[list[int]], typer.Option("--m", min=1, metavar="M",
+                                                 help="Rows; with --n, every (m, n) pair. Repeatable.")]
+Ns = Annotated[Optional[list[int]], typer.Option("--n", min=1, metavar="N", help="Row length; with --m. Repeatable.")]
 ConfigFile = Annotated[Optional[Path], typer.Option("--config", help="A TOML sweep config, e.g. configs/ci.toml.")]
 Preset = Annotated[
     Optional[PresetName],
@@ -210,7 +213,9 @@ def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, re
 
 @app.command("copy-baseline")
 def copy_baseline_command(
-    dtype: Dtypes = None,
+    dtype: Annotated[Optional[list[DtypeName]],
+                     typer.Option("--dtype", metavar="|".join(DTYPES),
+                                  help="Repeat for several. Default: bf16 and fp32.")] = None,
     out_dir: OutDir = Path("results"),
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure again even if this device has a stored one.")] = False,
     interpret: Interpret = False,
@@ -242,7 +247,8 @@ def sweep(
     dtype: Dtypes = None,
     variant: Annotated[
         Optional[list[MeasurableName]],
-        typer.Option("--variant", help="A variant or peer to measure; repeatable. Default: all that support the cell."),
+        typer.Option("--variant", metavar="|".join(MEASURABLE),
+                     help="A variant or peer to measure; repeatable. Default: all that support the cell."),
     ] = None,
     op: Op = None,
     pass_: Pass = None,
@@ -514,7 +520,7 @@ def runs(
 
 @app.command()
 def show(
-    run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
+    run: Annotated[str, typer.Argument(metavar="RUN", help="A run folder, or a run id under OUT.")],
     out_dir: OutDir = Path("results"),
 ) -> None:
     """Print a stored run's tables again.
@@ -537,7 +543,7 @@ def show(
 
 @app.command()
 def plot(
-    run: Annotated[str, typer.Argument(help="A run folder, or a run id under OUT.")],
+    run: Annotated[str, typer.Argument(metavar="RUN", help="A run folder, or a run id under OUT.")],
     out_dir: OutDir = Path("results"),
     to: Annotated[Optional[Path], typer.Option("--to", metavar="FOLDER",
                                                help="Write the figures here instead of beside the run.")] = None,
@@ -605,7 +611,7 @@ def explain(
 
 @app.command()
 def check(
-    run: Annotated[str, typer.Argument(help="The run to judge (folder or id).")],
+    run: Annotated[str, typer.Argument(metavar="RUN", help="The run to judge (folder or id).")],
     baseline: Annotated[str, typer.Option("--baseline", help="The reference run (folder or id).")],
     threshold: Annotated[
         float, typer.Option(min=0.0, help="Smallest drop in % of copy, relative, that counts.")
@@ -661,7 +667,8 @@ def check(
 
 @app.command()
 def compare(
-    runs: Annotated[list[str], typer.Argument(help="Two or more runs (folders or ids); the first is the reference.")],
+    runs: Annotated[list[str], typer.Argument(
+        metavar="RUN", help="Two or more runs (folders or ids); the first is the reference.")],
     out_dir: OutDir = Path("results"),
 ) -> None:
     """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run.
