@@ -85,7 +85,8 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     torch_dtype = DTYPES[dtype]
     bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
     config = fused.launch_config(M, N, torch_dtype)
-    elems_per_thread = config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"])
+    # a block of fewer elements than threads still gives each thread one (Triton's layout wraps: copies)
+    elems_per_thread = -(-config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"]))
     result = Explanation(
         M=M, N=N, dtype=dtype, bandwidth_gbps=bandwidth, bandwidth_source=source,
         fp32_gflops=gflops, fp32_source=gflops_source, fused_config=config, elems_per_thread=elems_per_thread,

@@ -224,6 +224,11 @@ def compare(runs: list[Run]) -> pd.DataFrame:
         frames.append(ok.rename(columns={"pct_of_copy": f"pct:{i}", "gbps": f"gbps:{i}", "wide": f"wide:{i}"}))
     if any(bool(m.get("interpreted")) != bool(metas[0].get("interpreted")) for m in metas):
         raise BenchError("interpreted (CPU) and GPU runs cannot be compared")
+    shared = set.intersection(*(set(map(tuple, frame[KEY].astype(str).values)) for frame in frames))
+    if not shared:
+        what = "; ".join(f"{run.id}: {'+'.join(m.get('passes') or ['forward'])} of {m.get('op', 'softmax')}, "
+                         f"{', '.join(sorted(set(frame['dtype'])))}" for run, m, frame in zip(runs, metas, frames))
+        raise BenchError(f"the runs share no timed cell (variant, pass, dtype and shape) to compare ({what})")
     table = frames[0]
     for frame in frames[1:]:
         table = table.merge(frame, on=KEY, how="outer")

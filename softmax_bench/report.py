@@ -273,11 +273,14 @@ def explain_report(e) -> list:
     items.append(Text(flop_text))
 
     c = e.fused_config
+    share = f"⌈{c['BLOCK_N']} × {c['ROWS']} / (32 × {c['num_warps']})⌉ = {e.elems_per_thread}"
+    fewer = c["BLOCK_N"] * c["ROWS"] < 32 * c["num_warps"]
+    note = " (fewer elements than threads: each still holds one, some of them copies)" if fewer else ""
     holds = (
-        f"fused would launch BLOCK_N = {c['BLOCK_N']}, ROWS = {c['ROWS']} rows a program, num_warps = {c['num_warps']}: "
-        f"each thread holds {c['BLOCK_N']} × {c['ROWS']} / (32 × {c['num_warps']}) = {e.elems_per_thread} values of the row "
-        f"in fp32 registers, against a budget of {REGISTER_BUDGET} registers a thread (at {c['num_warps']} warps an SM's "
-        f"65536 registers allow {e.registers_per_thread} each)"
+        f"fused would launch BLOCK_N = {c['BLOCK_N']}, ROWS = {c['ROWS']} rows a program, num_warps = "
+        f"{c['num_warps']}: each thread holds {share} values of the row in fp32 registers{note}, against a budget of "
+        f"{REGISTER_BUDGET} registers a thread (at {c['num_warps']} warps an SM's 65536 registers allow "
+        f"{e.registers_per_thread} each)"
     )
     fits = e.elems_per_thread < e.registers_per_thread * 3 // 4
     holds += " — fits." if fits else " — too close to the budget: expect spills (see regs/spills)."

@@ -297,3 +297,9 @@ def test_runs_of_different_passes_or_with_no_run_id_are_named_plainly(tmp_path):
     nameless = clone(tmp_path, "nameless", meta_edit=lambda meta: (meta.clear(), meta.update(copy_per_cell=False)))
     result = invoke("check", REFERENCE, "--baseline", nameless)
     assert result.exit_code == 2 and "None" not in result.stderr and "nameless" in result.stderr
+
+
+def test_compare_of_runs_that_share_no_cell_says_what_each_measured(tmp_path):
+    backward = clone(tmp_path, "backward", lambda rows: rows.assign(**{"pass": "backward"}),
+                     meta_edit=lambda meta: meta.update(passes=["backward"]))
+    assert_usage_error(invoke("compare", REFERENCE, backward), "share no timed cell", "backward: backward of softmax")

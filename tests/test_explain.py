@@ -59,7 +59,9 @@ def test_cli_prints_the_arithmetic(out_dir):
     two_pass = next(line for line in text.splitlines() if line.startswith("two_pass"))
     assert two_pass.split()[1:5] == ["8.0", "8.0", "8.0", "1.00"]  # HBM read, written, the L2 re-read, × one pass
     assert "1,000 GB/s" in text
-    assert "4096 × 1 / (32 × 4) = 32 values" in text and "255 registers a thread" in text
+    assert "⌈4096 × 1 / (32 × 4)⌉ = 32 values" in text and "255 registers a thread" in text
+    tiny = flat(invoke("explain", *MODE, "--shape", "1x1", "--out", out_dir).stdout)
+    assert "= 1 values of the row" in tiny and "fewer elements than threads" in tiny and "= 0 values" not in tiny
     assert "auto picks fused" in text
     assert "0.002097 ms at 10,000 GFLOP/s" in text  # 20,971,520 FLOP at 10 TFLOP/s: 8× less than the bytes' time
     assert "8× below the ridge point 10 FLOP/byte" in text  # 1.25 FLOP/byte
