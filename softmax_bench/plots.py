@@ -28,7 +28,7 @@ from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTM
 from .ops import get_op  # noqa: E402
 from .peers import PEERS  # noqa: E402
 from .report import device_text, number  # noqa: E402
-from .results import Run  # noqa: E402
+from .results import Run, pct_band  # noqa: E402
 
 PANEL_INCHES = (6.4, 4.8)
 ROOFLINE_HEIGHT = 6.4  # room for the legend under the axes
@@ -182,9 +182,11 @@ def grid_elements(rows: pd.DataFrame) -> int:
     return int((rows["M"].astype("int64") * rows["N"].astype("int64")).mode().iloc[0])
 
 
-def pct_band(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """The p20–p80 band of each row's % of copy: its time's quantiles, the copy's median fixed."""
-    return rows["pct_of_copy"] * rows["ms"] / rows["ms_p80"], rows["pct_of_copy"] * rows["ms"] / rows["ms_p20"]
+def bands(rows: pd.DataFrame) -> tuple[list[float], list[float]]:
+    """The rows' p20–p80 bands in % of copy (results.pct_band: the kernel's and its copy's noise, as `check`
+    gates on them), as (lows, highs)."""
+    pairs = [pct_band(r) for r in rows.itertuples()]
+    return [low for low, _ in pairs], [high for _, high in pairs]
 
 
 def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
@@ -206,11 +208,12 @@ def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> pl
             other = series.drop(on_grid.index)
             styled = line_style(name)
             ax.plot(on_grid["N"], on_grid["pct_of_copy"], label=name, **styled)
-            low, high = pct_band(on_grid)
+            low, high = bands(on_grid)
             ax.fill_between(on_grid["N"], low, high, color=styled["color"], alpha=0.2, linewidth=0)
             if not other.empty:
-                ax.errorbar(other["N"], other["pct_of_copy"], yerr=[other["pct_of_copy"] - pct_band(other)[0],
-                            pct_band(other)[1] - other["pct_of_copy"]], fmt=styled["marker"], color=styled["color"],
+                low, high = bands(other)
+                spread = [other["pct_of_copy"] - low, high - other["pct_of_copy"]]
+                ax.errorbar(other["N"], other["pct_of_copy"], yerr=spread, fmt=styled["marker"], color=styled["color"],
                             markerfacecolor=styled["markerfacecolor"], linestyle="none")
         for r in not_ok[not_ok["dtype"] == dtype].itertuples():
             note = notes.setdefault((r.variant, r.status), [len(notes) + 1, str(r.reason)[:100], 0])

@@ -14,7 +14,6 @@ own copy), so that it can be checked against a run of one device; a FAIL on any 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -22,7 +21,7 @@ import pandas as pd
 from .across_devices import devices_of, median_over_devices
 from .errors import BenchError
 from .peers import THEIRS
-from .results import KEY, Run, cell_label, wide_band
+from .results import KEY, Run, cell_label, pct_band, wide_band
 
 DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
 
@@ -73,17 +72,6 @@ class CheckResult:
     def exit_code(self) -> int:
         lost = self.missing and not self.allow_missing
         return 1 if self.regressions or self.failures or lost or self.empty else 0
-
-
-def _band(row) -> tuple[float, float]:
-    """The p20–p80 interval in % of copy, from the slow end (p80 time) to the fast end (p20 time) of the kernel
-    and, where the run keeps them, of the copy it is divided by: both measurements' noise is in the ratio."""
-    copy_p20, copy_p80 = getattr(row, "copy_p20", math.nan), getattr(row, "copy_p80", math.nan)
-    if math.isnan(copy_p20) or math.isnan(copy_p80):
-        copy_p20 = copy_p80 = getattr(row, "copy_ms", math.nan)
-    if math.isnan(copy_p20):  # runs from before the copy of each cell's bytes: their own copy, one number
-        return row.pct_of_copy * row.ms / row.ms_p80, row.pct_of_copy * row.ms / row.ms_p20
-    return 100 * copy_p20 / row.ms_p80, 100 * copy_p80 / row.ms_p20
 
 
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, names: tuple[str, str] = ("", "")
@@ -166,7 +154,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
                           "ms_p80": r.ms_p80_base, "copy_ms": r.copy_ms_base, "copy_p20": r.copy_p20_base,
                           "copy_p80": r.copy_p80_base})
         change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
-                            _band(base), _band(r))
+                            pct_band(base), pct_band(r))
         result.changes.append(change)
         gate = threshold + change.spread
         if change.change < -gate and change.band[1] < change.base_band[0]:

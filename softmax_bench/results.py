@@ -52,6 +52,18 @@ def wide_band(r) -> bool:
     return max(100 * (r.ms_p80 - r.ms_p20) / r.ms, copy_band) > WIDE_BAND
 
 
+def pct_band(row) -> tuple[float, float]:
+    """The p20–p80 interval in % of copy, from the slow end (p80 time) to the fast end (p20 time) of the kernel
+    and, where the run keeps them, of the copy it is divided by: both measurements' noise is in the ratio (what
+    `check` gates on, and the plots draw)."""
+    copy_p20, copy_p80 = getattr(row, "copy_p20", math.nan), getattr(row, "copy_p80", math.nan)
+    if math.isnan(copy_p20) or math.isnan(copy_p80):
+        copy_p20 = copy_p80 = getattr(row, "copy_ms", math.nan)
+    if math.isnan(copy_p20):  # runs from before the copy of each cell's bytes: their own copy, one number
+        return row.pct_of_copy * row.ms / row.ms_p80, row.pct_of_copy * row.ms / row.ms_p20
+    return 100 * copy_p20 / row.ms_p80, 100 * copy_p80 / row.ms_p20
+
+
 def cell_label(variant: str, pass_: str, dtype: str, M, N) -> str:
     """'fused bf16 4096×4096', and 'fused backward bf16 …' for a backward cell."""
     return f"{variant}{' backward' if pass_ == 'backward' else ''} {dtype} {int(M)}×{int(N)}"
