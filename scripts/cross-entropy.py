@@ -10,16 +10,13 @@ random, every 7th ignored (-100). Rows of CSV: who, dtype, M, V, pass, ms, ms_p2
 """
 
 import argparse
-import sys
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __file__.rsplit("/", 2)[0])  # the repository root, for softmax_bench and scripts/
-
-import softmax_bench  # noqa: E402
-from config_timing import SETTINGS, copy_gbps, csv_rows  # noqa: E402
-from softmax_bench.timing import measure  # noqa: E402
+import softmax_bench
+from config_timing import SETTINGS, copy_gbps, csv_rows
+from softmax_bench.timing import measure
 
 SHAPES = ["8192x50257", "4096x128256", "2048x151936", "16384x32000"]
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .dispatch import SoftmaxInputError
+from .dispatch import SoftmaxInputError, as_rows
 from .kernels import DTYPES, interpreted
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -50,13 +50,6 @@ def check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_
                                 "TRITON_INTERPRET=1 set before softmax_bench is imported to run it on CPU")
 
 
-def _rows(logits: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
-    rows = logits.reshape(-1, logits.shape[-1])
-    if rows.stride(-1) != 1:
-        rows = rows.contiguous()
-    return rows, target.reshape(-1)
-
-
 def _divisor(target: Tensor, weight: Optional[Tensor], ignore_index: int) -> Tensor:
     """What `mean` divides by, as torch: the rows not ignored, each counted by its target's weight."""
     kept = target != ignore_index
@@ -80,7 +73,7 @@ def _cross_entropy(logits: Tensor, target: Tensor, weight: Optional[Tensor], ign
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
 
-    rows, targets = _rows(logits, target)
+    rows, targets = as_rows(logits), target.reshape(-1)
     _check_targets(targets, rows.shape[1], ignore_index)
     divisor = _divisor(targets, weight, ignore_index)
     grad_scale = None

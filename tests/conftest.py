@@ -35,6 +35,15 @@ def runnable_variants(triton_only: bool = False, zero_masked_only: bool = False)
             and (v.masked_rows_zero or not zero_masked_only)]
 
 
+def triton_variants_here() -> list[str]:
+    """The Triton variants that run here, cluster included where it runs (it takes only rows wider than
+    runnable_variants asks about)."""
+    import softmax_bench
+
+    return [*runnable_variants(triton_only=True),
+            *(["cluster"] if softmax_bench.variants()["cluster"].supports(65536, torch.bfloat16) else [])]
+
+
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 

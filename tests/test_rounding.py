@@ -17,7 +17,7 @@ import softmax_bench
 from softmax_bench.config import load_config, preset_path, shapes_from
 from softmax_bench.kernels import interpreted
 
-from .conftest import DEVICE, REPO, runnable_variants
+from .conftest import DEVICE, REPO, runnable_variants, triton_variants_here
 from .test_kernels import fresh_randn
 
 SHARE_EQUAL = 0.999  # of the elements, equal to the float64 result rounded once
@@ -28,8 +28,7 @@ ROWS = 199
 # copy on the H200 (docs/perf-notes.md, 2026-12-01); strict, so that this test fails once the defect is fixed,
 # until the mark goes.
 CLUSTER_TWICE = "issue 28: cluster's 16-bit softmax rounds its exponentials, then the scaled output"
-TRITON_VARIANTS = [*runnable_variants(triton_only=True), *(
-    ["cluster"] if softmax_bench.variants()["cluster"].supports(32768, torch.bfloat16) else [])]
+TRITON_VARIANTS = triton_variants_here()
 
 
 def widths_of_the_grids() -> list[int]:

@@ -9,7 +9,7 @@ import torch
 import softmax_bench
 from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES
 
-from .conftest import DEVICE, runnable_variants
+from .conftest import DEVICE, triton_variants_here
 
 op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
 
@@ -19,8 +19,7 @@ THEIRS = {"softmax": (torch.softmax, torch.nn.functional.softmax),
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 VARIANTS = ["auto", "two_pass"]  # auto: fused on CPU; two_pass reads rows from their 16-byte boundary
 WIDE = [4097, 65536]  # fused's and two_pass's chunks; cluster's rows on a GPU
-TRITON_VARIANTS = runnable_variants(triton_only=True) + (
-    ["cluster"] if softmax_bench.variants()["cluster"].supports(65536, torch.bfloat16) else [])
+TRITON_VARIANTS = triton_variants_here()
 
 
 def samples(dtype: torch.dtype):

@@ -23,9 +23,7 @@ import triton.language as tl
 
 from . import Traffic, elem_size, launch_kernel
 from .masking import log_of_sum
-
-CHUNK_BYTES = 16384  # two_pass's chunk: enough bytes in flight a program, few registers a thread
-NUM_WARPS = 8
+from .two_pass import L2_ROW_BYTES, launch_config  # two_pass's chunks, and the rows its second read finds in L2
 
 
 @triton.jit
@@ -120,26 +118,25 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
     dx = None if grad_scale is None else torch.empty((M, V), dtype=logits.dtype, device=logits.device)
-    block = min(triton.next_power_of_2(V), CHUNK_BYTES // elem_size(logits.dtype))
     launch_kernel(cross_entropy_kernel, (M,), logits, logits.stride(0), target,
                   weight if weight is not None else logits, loss, lse,
                   dx if dx is not None else logits, dx.stride(0) if dx is not None else 0,
                   grad_scale if grad_scale is not None else loss, V, ignore_index, float(smoothing), float(z_loss),
-                  float(softcap or 1.0), BLOCK=block, HAS_WEIGHT=weight is not None, HAS_SMOOTHING=smoothing != 0,
+                  float(softcap or 1.0), HAS_WEIGHT=weight is not None, HAS_SMOOTHING=smoothing != 0,
                   HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0, WITH_GRAD=dx is not None,
-                  num_warps=NUM_WARPS)
+                  **launch_config(V, logits.dtype))
     return loss, lse, dx
 
 
 def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool) -> Traffic:
     """Pass 1 reads the logits (and M targets, M losses and lses written); with a gradient, pass 2 reads them again
-    — from L2 for rows of up to 64 KB, as two_pass's second read — and writes the gradient."""
+    — from L2 for rows of up to two_pass's L2_ROW_BYTES, as its second read — and writes the gradient."""
     nbytes = M * V * elem_size(dtype)
     passes = (("pass 1: read the logits (lse, loss)", nbytes + M * 8, M * 8),)
     if not with_grad:
         return Traffic(passes)
     again = (("pass 2: read the logits again", nbytes, 0),)
     store = (("pass 2: write the gradient", 0, nbytes),)
-    if V * elem_size(dtype) <= 65536:
+    if V * elem_size(dtype) <= L2_ROW_BYTES:
         return Traffic(passes + store, from_l2=again)
     return Traffic(passes + again + store)
