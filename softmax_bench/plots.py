@@ -184,9 +184,11 @@ def grid_elements(rows: pd.DataFrame) -> int:
 
 def bands(rows: pd.DataFrame) -> tuple[list[float], list[float]]:
     """The rows' p20–p80 bands in % of copy (results.pct_band: the kernel's and its copy's noise, as `check`
-    gates on them), as (lows, highs)."""
+    gates on them), as (lows, highs), each reaching the row's own value: a replicated run's median over devices
+    takes each quantile's median apart, and those need not hold the median % of copy between them."""
     pairs = [pct_band(r) for r in rows.itertuples()]
-    return [low for low, _ in pairs], [high for _, high in pairs]
+    pcts = rows["pct_of_copy"].tolist()
+    return [min(low, p) for (low, _), p in zip(pairs, pcts)], [max(high, p) for (_, high), p in zip(pairs, pcts)]
 
 
 def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:

@@ -214,3 +214,14 @@ def test_a_folder_it_cannot_write_is_one_line(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     assert_usage_error(invoke("plot", H200_RUN, "--to", blocker / "plots"), "cannot write the plots into", "--to")
+
+
+def test_a_band_always_reaches_its_own_point():
+    """Medians over devices taken apart (a replicated run): the copy's p20 and p80 may not hold the median % of
+    copy between them; the drawn band still reaches the point (matplotlib refuses negative error bars)."""
+    from softmax_bench.plots import bands
+
+    rows = pd.DataFrame([{"pct_of_copy": 95.0, "ms": 1.0, "ms_p20": 0.99, "ms_p80": 1.01, "copy_ms": 0.95,
+                          "copy_p20": 0.90, "copy_p80": 0.92}])
+    (low,), (high,) = bands(rows)
+    assert low <= 95.0 <= high and high == 95.0  # check's band (89.1–92.9) stretched to the point
