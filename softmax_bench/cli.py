@@ -141,6 +141,11 @@ def use_interpreter(interpret: bool) -> bool:
     """Set up Triton's interpreter when asked; refuse a GPU-less machine without it."""
     from .device import require_gpu_or_interpret
 
+    if interpret and "softmax_bench.kernels.fused" in sys.modules:
+        from .kernels import interpreted
+
+        if not interpreted():  # and TRITON_INTERPRET stays unset: kernels loaded later would be interpreted too
+            raise BenchError("the kernels were already compiled for the GPU in this process; run a new process")
     if interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # read when the kernels are first loaded, just below
     require_gpu_or_interpret(interpret)
@@ -148,8 +153,6 @@ def use_interpreter(interpret: bool) -> bool:
 
     if interpreted() and not interpret:
         raise BenchError("TRITON_INTERPRET=1 is set: add --interpret, or unset TRITON_INTERPRET to use the GPU")
-    if interpret and not interpreted():
-        raise BenchError("the kernels were already compiled for the GPU in this process; run a new process")
     return interpret
 
 
@@ -302,9 +305,15 @@ def sweep(
 
     run = None
     try:
-        if interpret or not dry_run:  # a dry run of a GPU sweep plans it on any machine
+        plan = ranks = None
+        if not distributed.under_torchrun() and not dry_run:  # refused before this process is changed
+            if gpus is not None:
+                ranks = distributed.rank_count(gpus, interpret)
+            elif replicate:
+                how = "a number of ranks, e.g. --gpus 2 (ranks on the CPU)" if interpret else "--gpus all (or a number)"
+                raise BenchError(f"--replicate: every device measures every cell, so it needs several: add {how}")
+        if not dry_run:  # a dry run plans a sweep on any machine, and leaves the process as it was
             interpret = use_interpreter(interpret)
-        plan = None
         if resume is not None:
             planned = {"--shape": shape, "--m": m, "--n": n, "--config": config, "--preset": preset, "--dtype": dtype,
                        "--variant": variant, "--op": op, "--pass": pass_, "--warmup-ms": warmup_ms,
@@ -325,14 +334,10 @@ def sweep(
             run, meta = _sweep_on_ranks(plan, resume, out_dir, fresh, run_id, gpus, replicate, rank_timeout, interpret)
             if run is None:
                 return  # another rank: rank 0 prints the tables
-        elif gpus is not None:
-            ranks = distributed.rank_count(gpus, interpret)
+        elif ranks is not None:
             if resume is not None:
                 open_run(resume, out_dir)  # a missing run is said here, before any process starts
             raise typer.Exit(distributed.launch(ranks))
-        elif replicate:
-            ranks = "a number of ranks, e.g. --gpus 2 (ranks on the CPU)" if interpret else "--gpus all (or a number)"
-            raise BenchError(f"--replicate: every device measures every cell, so it needs several: add {ranks}")
         else:
             if resume is not None:
                 run, meta, plan, dropped = resume_run(resume, out_dir, interpret)

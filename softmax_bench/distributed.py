@@ -58,6 +58,8 @@ def rank_count(gpus: str, interpret: bool) -> int:
     if not gpus.isdigit() or int(gpus) < 1:
         raise BenchError(f"--gpus {gpus!r}: give all, or a number of GPUs ≥ 1")
     visible = torch.cuda.device_count()
+    if not interpret and visible == 0:
+        raise BenchError(f"--gpus {gpus}: no CUDA GPU is visible here; add --interpret to run {gpus} ranks on the CPU")
     if not interpret and int(gpus) > visible:
         raise BenchError(f"--gpus {gpus}: {visible} GPU(s) visible here (CUDA_VISIBLE_DEVICES narrows them); "
                          f"ask for at most {visible}")

@@ -35,7 +35,19 @@ def test_pick_exact_width_then_nearest_that_supports_the_row():
     assert variant == "fused" and "N = 4096" in why  # 5000 is nearer 4096 than 262144 by ratio
     # fused cannot hold 100000 elements: the nearest entry whose variant supports the row
     assert table.pick(100000, "bf16", supports(100000, torch.bfloat16))[0] == "split"
-    assert table.pick(4096, "fp16", supports(4096, torch.float16)) is None  # nothing measured for fp16
+    assert table.pick(4096, "fp32", lambda name: name == "online") is None  # no entry's variant runs the row
+
+
+def test_a_16_bit_dtype_not_measured_takes_the_other_ones_entries():
+    """fp16 is not in the default grid that `tune` measures: it moves bf16's bytes, so it takes bf16's entries
+    (on the H200, rule 3's fused ran fp16 rows of 24576 at 66 % of a copy, bf16's cluster at 98 %)."""
+    table = AutoTable("Test GPU", ENTRIES, source="test.json")
+    variant, why = table.pick(262144, "fp16", supports(262144, torch.float16))
+    assert variant == "split" and "fp16 was not measured, bf16 moves the same bytes" in why
+    assert table.pick(262144, "fp32", supports(262144, torch.float32))[0] == "two_pass"  # fp32 keeps its own
+    fp16_only = AutoTable("Test GPU", [{**ENTRIES[0], "dtype": "fp16"}], source="test.json")
+    assert fp16_only.pick(4096, "fp16", supports(4096, torch.float16))[1].startswith("measured fastest for fp16 ")
+    assert fp16_only.pick(4096, "bf16", supports(4096, torch.bfloat16))[0] == "fused"
 
 
 def test_an_empty_row_picks_without_dividing_by_zero():

@@ -60,6 +60,8 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"
         if cluster.holding(dtype, fusion) == "fp32":
             assert config.span - config.step < max(config.span // 4, threads * vector_elems(dtype)), "little padding"
+        elif fusion.plain and N in cluster.PACKED_SOFTMAX:  # measured there in more pieces, or in one
+            assert len(config.pieces) <= cluster.PACKED_SOFTMAX[N][2] and config.span < 2 * config.step
         else:
             assert len(config.pieces) == 1 and config.span < 2 * config.step, "one piece, padded less than twice"
 
@@ -127,8 +129,9 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
     # capped at 128 registers (4 CTAs an SM, against 3 at the compiler's choice), it still does not spill
     assert cases[5]["registers"] <= cluster.CAPPED_REGISTERS < cases[2]["registers"], cases
     assert cases[6]["registers"] <= cluster.CAPPED_REGISTERS and cases[7]["ctas"] == 2, cases
-    # with the sum's zero test before the values go back to one a CTA, this took 36 registers and 5 points of a copy
-    assert cases[8]["registers"] <= 32, cases[8]
+    # 40 since the 16-bit softmax takes x's exponential again at the end (it held its exponentials: 32; with the
+    # sum's zero test before the values go back to one a CTA, 36, and 5 points of a copy slower)
+    assert cases[8]["registers"] <= 40, cases[8]
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

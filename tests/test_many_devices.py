@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 
 from softmax_bench import regression
 from softmax_bench.across_devices import deviation_from_others, outlier
@@ -211,7 +212,18 @@ def test_the_outlier_is_the_device_unlike_the_others():
 
 def test_a_multi_device_run_is_resumed_on_its_devices(sharded):
     run_dir, _ = sharded
-    assert_usage_error(invoke("sweep", "--interpret", "--resume", run_dir), "2 devices", "--gpus 2")
+    # in a process of its own: a resume under --interpret takes up the interpreter, and this one may have compiled
+    # the kernels for a GPU already
+    done = softmax_bench("sweep", "--interpret", "--resume", run_dir)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "2 devices" in done.stderr and "--gpus 2" in done.stderr, done.stderr
+
+
+def test_more_gpus_than_are_visible_are_refused_with_what_to_do(tmp_path):
+    visible = torch.cuda.device_count()
+    assert_usage_error(invoke("sweep", "--shape", "4x32", "--gpus", str(visible + 1), "--out", tmp_path),
+                       f"--gpus {visible + 1}", "add --interpret" if visible == 0 else f"{visible} GPU(s) visible")
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("args, words", [

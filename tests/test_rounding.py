@@ -26,11 +26,6 @@ ROWS = 199
 # On CPU: enough elements that a row whose log-sum lands near a rounding boundary (its few ulp-off elements come
 # together) cannot by itself move the share by a tenth of a percent: 8 rows of 1000 did, once in about 30 seeds
 CPU_ROWS = 64
-# The open defect (issue 28): cluster holds a 16-bit row's exponentials in 16 bits and scales them, two roundings
-# (the issue counted 72 % of bf16 elements equal). Both fixes tried cost the bf16 wide rows up to 12 points of a
-# copy on the H200 (docs/perf-notes.md, 2026-12-01); strict, so that this test fails once the defect is fixed,
-# until the mark goes.
-CLUSTER_TWICE = "issue 28: cluster's 16-bit softmax rounds its exponentials, then the scaled output"
 TRITON_VARIANTS = triton_variants_here()
 
 
@@ -93,10 +88,8 @@ def test_fp16_rounded_once_in_the_interpreter(variant, N, log):
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("variant", TRITON_VARIANTS)
-def test_rounded_once_at_every_width_of_the_grids(variant, dtype, log, request):
+def test_rounded_once_at_every_width_of_the_grids(variant, dtype, log):
     """199 rows of 0.1·randn at every N of the default grid and the wide-rows config (the issue's measurement)."""
-    if variant == "cluster" and not log:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=CLUSTER_TWICE))
     widths = [n for n in widths_of_the_grids() if softmax_bench.variants()[variant].supports(n, dtype)]
     assert widths, f"{variant} supports none of the grids' widths"
     for N in widths:

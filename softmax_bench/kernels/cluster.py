@@ -3,11 +3,12 @@
 Each row belongs to one cluster of C CTAs (C = 2 … 16). CTA c takes an even share of the row — the `step` lanes
 from c·step, counted from the 16-byte boundary at or before the row's start — asks for all of it at once, 16
 bytes a thread, and keeps it in registers (16-bit values packed two to a register). It reduces its share to a
-local max and sum of exponentials, which replace x in its registers, then pushes (max, sum) into every peer's
+local max and sum of exponentials (fp32 rows: the exponentials replace x in its registers; 16-bit rows keep x
+packed, and take its exponential again at the end), then pushes (max, sum) into every peer's
 shared memory with `st.async`, counted by an mbarrier; the cluster barrier before the push is split (arrive at
 the start, wait just before the push), so it is already satisfied when reached. Each CTA combines the C pairs
-into the row's max and sum and stores its share scaled (log_softmax: x is kept, not replaced by its exponentials,
-and stored less the row's max and log sum). No barrier before exit: a CTA stores and leaves, and the
+into the row's max and sum and stores its share normalized, computed in fp32 and rounded once to y's dtype
+(log_softmax: x less the row's max and log sum). No barrier before exit: a CTA stores and leaves, and the
 next cluster's loads overlap its stores. This is Quack's exchange (../shared/anchors/wide-rows.md) in Gluon;
 docs/why-one-pass.md §4 and docs/perf-notes.md say how it got to a copy's speed.
 
@@ -90,6 +91,11 @@ BACKWARD_SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
 # log_softmax, which keeps x, spills under the cap at 151936.
 CAPPED_REGISTERS = 128
 CAPPED_UP_TO = 80
+# A plain 16-bit softmax keeps x packed and takes its exponential again at the end (correct rounding): where that
+# measured faster than SHAPES' choice on the H200 (scripts/cluster-configs.py, docs/perf-notes.md, 2026-12-01
+# eighth session), N: (CTAs, warps, the most pieces). 50257: 97.6 % of a copy against 95.9; 151936, in two
+# pieces, not one padded to 32768 lanes (42 % padding): 94.4 against 92.7.
+PACKED_SOFTMAX = {50257: (4, 4, 1), 151936: (8, 8, 2)}
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
 # of a 16-warp CTA 128 registers, one of a smaller CTA 255. Compiled for sm_90: 64 fp32 elements take 115–119
@@ -104,7 +110,7 @@ MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no
 
 def holding(dtype: torch.dtype, fusion: Fusion = PLAIN) -> str:
     """How a CTA holds its span: fp32 for fp32 input, a scaled one (the scale is applied as it loads) or fp32
-    output (`dtype=torch.float32`: y rounded once, from fp32), else the 16-bit values as loaded."""
+    output, else the 16-bit values as loaded."""
     return "fp32" if dtype == torch.float32 or fusion.scale != 1.0 or fusion.out_dtype == torch.float32 else "packed"
 
 
@@ -138,7 +144,12 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets columns of the row
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None
-    config = fitting_config(N, dtype, holding(dtype, fusion), masked)
+    how = holding(dtype, fusion)
+    if how == "packed" and fusion.plain and N in PACKED_SOFTMAX:
+        ctas, num_warps, most_pieces = PACKED_SOFTMAX[N]
+        config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
+        return replace(config, pieces=pieces_of(config.step, 32 * num_warps * vector_elems(dtype), most_pieces))
+    config = fitting_config(N, dtype, how, masked)
     if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
         return replace(config, max_registers=CAPPED_REGISTERS)
     return config
@@ -183,10 +194,12 @@ def packed_ptx(dtype: str, packed: int, step: str) -> str:
     a0/a1 are rounded back to `dtype` (PTX's "bf16" or "f16"), two to a register, into $0.
 
     The widening is done by instructions the compiler does not recognise as a plain conversion, so that it cannot
-    share it with a conversion before the cluster's exchange and keep an fp32 copy of the row alive across it."""
+    share it with a conversion before the cluster's exchange and keep an fp32 copy of the row alive across it:
+    bf16 by bit moves, fp16 multiplied by 1.0 (exact) two to a register before its cvt (with the cvt alone, ptxas
+    shared it: fp16 151936 took 128 registers, not 80, and 262144 167, not 128)."""
     widen = {"bf16": "prmt.b32 {lo}, {src}, 0, 0x1044; and.b32 {hi}, {src}, -65536; ",
-             "f16": "cvt.u16.u32 t0, {src}; shr.b32 w, {src}, 16; cvt.u16.u32 t1, w; cvt.f32.f16 {lo}, t0; "
-                    "cvt.f32.f16 {hi}, t1; "}[dtype]
+             "f16": "mov.b32 w, 0x3C003C00; mul.rn.f16x2 w, {src}, w; mov.b32 {{t0, t1}}, w; "
+                    "cvt.f32.f16 {lo}, t0; cvt.f32.f16 {hi}, t1; "}[dtype]
     names = "ab"[:packed]
     ptx = "{ .reg .f32 a0, a1, b0, b1; .reg .b16 t0, t1; .reg .b32 w; .reg .pred p; "
     ptx += "".join(widen.format(src=f"${i + 1}", lo=f"{n}0", hi=f"{n}1") for i, n in enumerate(names))
@@ -199,7 +212,11 @@ if gluon is not None:
     # y = x − shift − log s on 16-bit x held packed (log_softmax's last step)
     LOG_BF16 = gl.constexpr(packed_ptx("bf16", 1, "sub.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, a{h}, {s1}; "))
     LOG_FP16 = gl.constexpr(packed_ptx("f16", 1, "sub.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, a{h}, {s1}; "))
-    SCALE_BF16 = gl.constexpr(packed_ptx("bf16", 1, "mul.f32 a{h}, a{h}, {s0}; "))  # e · f (softmax's)
+    # y = e^(x − shift) / s on 16-bit x held packed, as 2^((x − shift)·log2 e) · (1/s) (softmax's last step)
+    EXP_STEP = ("sub.f32 a{h}, a{h}, {s0}; mul.f32 a{h}, a{h}, 0f3FB8AA3B; ex2.approx.ftz.f32 a{h}, a{h}; "
+                "mul.f32 a{h}, a{h}, {s1}; ")
+    EXP_BF16 = gl.constexpr(packed_ptx("bf16", 1, EXP_STEP))
+    EXP_FP16 = gl.constexpr(packed_ptx("f16", 1, EXP_STEP))
 
     @gluon.constexpr_function
     def split_over_ctas(num_ctas, rank, dim):
@@ -424,55 +441,41 @@ if gluon is not None:
                                          pack=1) * 0.6931471805599453
 
     @gluon.jit
-    def _hold(e, dtype: gl.constexpr):
-        """The exponentials e (fp32) as the row is held: fp32, or rounded to x's 16-bit dtype two to a register (a
-        plain conversion would leave each 16-bit value in a register of its own)."""
-        if dtype == gl.float32:
-            return e
-        elif dtype == gl.bfloat16:
-            return gl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,r,r", [e], dtype=gl.bfloat16,
-                                             is_pure=True, pack=2)
-        else:
-            return gl.inline_asm_elementwise("cvt.rn.f16x2.f32 $0, $2, $1;", "=r,r,r", [e], dtype=gl.float16,
-                                             is_pure=True, pack=2)
-
-    @gluon.jit
     def _exponentials(x, shift, LOG: gl.constexpr, VEC: gl.constexpr):
-        """(what the CTA holds of a piece from here, each thread's sum of its e^(x − shift): thread_sums). softmax
-        replaces x by its exponentials in x's dtype (one exp an element; 16-bit values stay packed, rounded once
-        more there: y is within two roundings of the exact value) and sums the values held (the compiler cannot
-        sink their rounding); log_softmax keeps x, which its output is computed from."""
-        if LOG:
+        """(what the CTA holds of a piece from here, each thread's sum of its e^(x − shift): thread_sums). An fp32
+        softmax row replaces x by its exponentials (one exp an element); log_softmax, and a softmax of 16-bit x,
+        keep x (16-bit values stay packed) and compute the output from it at the end. The exponentials held in
+        16 bits would be rounded once there and once more when scaled: y would be within two roundings of its fp32
+        value, not one (28 % of bf16 elements off by an ulp); a second exp an element costs less than that."""
+        if LOG or x.dtype != gl.float32:
             return x, thread_sums(_exp(x, shift), VEC)
         else:
-            e = _hold(_exp(x, shift), x.dtype)
-            return e, thread_sums(e.to(gl.float32), VEC)
+            e = _exp(x, shift)
+            return e, thread_sums(e, VEC)
 
     @gluon.jit
-    def _normalized(x, f, log_sum, LOG: gl.constexpr):
-        """y in x's dtype from x as held: the exponentials times the CTA's factor f (softmax), or x − f − log_sum
-        (log_softmax: f the row's max). In one piece of inline PTX for 16-bit x, so that the compiler cannot keep an
-        fp32 copy of the row alive across the exchange (it would share a plain widening with the sum's): bf16 is
-        widened by bit moves and computed in fp32 (softmax's y within two roundings of the exact value); fp16's
-        softmax is multiplied as it is held, two to a register, by f rounded to fp16 (within three roundings:
-        2^-11 each), its log_softmax widened and computed in fp32."""
+    def _normalized(x, f, shift, g, LOG: gl.constexpr):
+        """y from x as held, computed in fp32 and rounded once to x's dtype: for fp32 x, the exponentials times the
+        CTA's factor f (softmax) or x − shift − g (log_softmax, g = log s); for 16-bit x, 2^((x − shift)·log2 e)
+        · g (softmax, g = 1/s) or x − shift − g, each in one piece of inline PTX, so that the compiler cannot keep
+        an fp32 copy of the row alive across the exchange (it would share a plain widening with the sum's)."""
         if x.dtype == gl.float32:
             if LOG:
-                return x - f - log_sum
+                return x - shift - g
             else:
                 return x * f
         elif LOG and x.dtype == gl.bfloat16:
-            return gl.inline_asm_elementwise(LOG_BF16, "=r,r,r,r,r,r", [x, f, log_sum], dtype=x.dtype, is_pure=True,
+            return gl.inline_asm_elementwise(LOG_BF16, "=r,r,r,r,r,r", [x, shift, g], dtype=x.dtype, is_pure=True,
                                              pack=2)
         elif LOG:
-            return gl.inline_asm_elementwise(LOG_FP16, "=r,r,r,r,r,r", [x, f, log_sum], dtype=x.dtype, is_pure=True,
+            return gl.inline_asm_elementwise(LOG_FP16, "=r,r,r,r,r,r", [x, shift, g], dtype=x.dtype, is_pure=True,
                                              pack=2)
         elif x.dtype == gl.bfloat16:
-            return gl.inline_asm_elementwise(SCALE_BF16, "=r,r,r,r", [x, f], dtype=gl.bfloat16, is_pure=True,
+            return gl.inline_asm_elementwise(EXP_BF16, "=r,r,r,r,r,r", [x, shift, g], dtype=x.dtype, is_pure=True,
                                              pack=2)
         else:
-            return gl.inline_asm_elementwise("{ .reg .b32 f; cvt.rn.f16x2.f32 f, $3, $2; mul.rn.f16x2 $0, $1, f; }",
-                                             "=r,r,r,r", [x, f], dtype=gl.float16, is_pure=True, pack=2)
+            return gl.inline_asm_elementwise(EXP_FP16, "=r,r,r,r,r,r", [x, shift, g], dtype=x.dtype, is_pure=True,
+                                             pack=2)
 
     @gluon.jit
     def cluster_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
@@ -545,31 +548,33 @@ if gluon is not None:
         row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros (-inf), not NaN
         row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * LOG2E), axis=0)
         # back to one value a CTA ([C], CTA c holding entry c); an all -inf row has sum 0: it is taken as 1
+        shift_c = one_a_cta(row_shift)
         if LOG:
             # y = x − row_shift − log row_sum: two subtractions, as the other variants (x − shift is exact)
-            f = one_a_cta(row_shift)
-            log_sum = one_a_cta(_fast_log(gl.where(row_sum == 0.0, 1.0, row_sum)))
+            g = one_a_cta(_fast_log(gl.where(row_sum == 0.0, 1.0, row_sum)))
+            f = gl.zeros_like(g)  # unused
         else:
-            # m, not shift: a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow. The sum's
-            # zero test after one_a_cta, not before: before, bf16 24576 in 4 CTAs of 8 warps took 36 registers, not
-            # 32, and ran 5 points of a copy slower (docs/perf-notes.md).
-            row_shift = one_a_cta(row_shift)
+            # The sum's zero test after one_a_cta, not before: before, bf16 24576 in 4 CTAs of 8 warps took 36
+            # registers, not 32, and ran 5 points of a copy slower (docs/perf-notes.md).
             row_sum = one_a_cta(row_sum)
-            inv_sum = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
-            f = gl.exp2((gl.convert_layout(m, row_shift.type.layout) - row_shift) * LOG2E) * inv_sum
-            log_sum = gl.zeros_like(f)  # unused
+            g = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
+            # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
+            # as a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
+            f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * LOG2E) * g
         out_ty = y_ptr.dtype.element_ty
         f_x = gl.convert_layout(f, gl.SliceLayout(1, X))[:, None]
-        log_sum_x = gl.convert_layout(log_sum, gl.SliceLayout(1, X))[:, None]
-        store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, log_sum_x, LOG).to(out_ty), EVEN)
+        shift_x = gl.convert_layout(shift_c, gl.SliceLayout(1, X))[:, None]
+        g_x = gl.convert_layout(g, gl.SliceLayout(1, X))[:, None]
+        store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, shift_x, g_x, LOG).to(out_ty), EVEN)
         if P1 > 0:
-            store_lanes(y_row, lanes1, move1, _normalized(x1, f_x, log_sum_x, LOG).to(out_ty), EVEN)
+            store_lanes(y_row, lanes1, move1, _normalized(x1, f_x, shift_x, g_x, LOG).to(out_ty), EVEN)
         if P2 > 0:
-            store_lanes(y_row, lanes2, move2, _normalized(x2, f_x, log_sum_x, LOG).to(out_ty), EVEN)
+            store_lanes(y_row, lanes2, move2, _normalized(x2, f_x, shift_x, g_x, LOG).to(out_ty), EVEN)
         if not ALIGNED:
             f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
-            log_sum_ends = gl.convert_layout(log_sum, gl.SliceLayout(1, ENDS))[:, None]
-            gl.store(y_row + end_lanes, _normalized(end_x, f_ends, log_sum_ends, LOG).to(out_ty), mask=at_end)
+            shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
+            g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
+            gl.store(y_row + end_lanes, _normalized(end_x, f_ends, shift_ends, g_ends, LOG).to(out_ty), mask=at_end)
 
 
 def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,
