@@ -40,7 +40,8 @@ class Commands(TyperGroup):
         try:
             return super().invoke(ctx)
         except UsageError as e:
-            fail(e.format_message())
+            # Typer ≥ 0.29 puts pydantic's "Value error, " before a choice's message
+            fail(e.format_message().replace("Value error, ", ""))
 
 
 app = typer.Typer(
@@ -93,6 +94,29 @@ Op = Annotated[
         "them as separate torch ops.",
     ),
 ]
+# The filters of show, compare and plot: the rows of these variants, dtypes, shapes and ops only
+OnlyVariants = Annotated[Optional[list[MeasurableName]], typer.Option(
+    "--variant", metavar="|".join(MEASURABLE), help="Only this variant or peer; repeatable.")]
+OnlyDtypes = Annotated[Optional[list[DtypeName]], typer.Option(
+    "--dtype", metavar="fp32|bf16|fp16", help="Only this dtype; repeatable.")]
+OnlyShapes = Annotated[Optional[list[str]], typer.Option(
+    "--shape", metavar="MxN", help="Only this shape, e.g. 8192x50257; repeatable.")]
+OnlyOps = Annotated[Optional[list[OpName]], typer.Option(
+    "--op", metavar="|".join(OPS), help="Only the rows of this op; repeatable.")]
+
+
+def cell_filter(variants, dtypes, shapes, ops):
+    """The rows show, compare and plot keep (softmax_bench.results.CellFilter)."""
+    from .config import parse_shape
+    from .results import CellFilter
+
+    try:
+        parsed = tuple(parse_shape(s) for s in shapes or [])
+    except BenchError as e:
+        raise BenchError(f"--shape: {e}") from None
+    return CellFilter(tuple(values(variants)), tuple(values(dtypes)), parsed, tuple(values(ops)))
+
+
 PassName = _choices("PassName", PASS_CHOICES)
 Pass = Annotated[
     Optional[PassName],
@@ -203,11 +227,12 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, 
 
 
 def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool,
-          pass_=None):
-    """The sweep asked for, checked before anything runs; says which preset runs when no shape was given."""
+          pass_=None, say: bool = True):
+    """The sweep asked for, checked before anything runs; says which preset runs when no shape was given (say:
+    False in the process that starts the ranks: rank 0 says it)."""
     plan = build_plan(shape or [], m or [], n or [], config, preset.value if preset else None, values(dtype), variants,
                       warmup_ms, rep_ms, op.value if op else None, interpret, pass_.value if pass_ else None)
-    if plan.default_preset is not None and other_rank() is None:
+    if plan.default_preset is not None and other_rank() is None and say:
         why = "the default under --interpret" if interpret else "the default"
         err.print(f"no shape options: running the {plan.default_preset} preset, {why}: {plan.description}",
                   markup=False, highlight=False)
@@ -268,7 +293,7 @@ def sweep(
     gpus: Annotated[
         Optional[str],
         typer.Option("--gpus", metavar="all|N", help="Measure on several GPUs at once: all, or a number. Starts the "
-                     "sweep as that many ranks through torchrun, as `torchrun --nproc-per-node=N -m softmax_bench "
+                     "sweep as that many ranks on this machine, as `torchrun --nproc-per-node=N -m softmax_bench "
                      "sweep …` does. Under --interpret, a number of ranks on the CPU."),
     ] = None,
     replicate: Annotated[
@@ -324,7 +349,7 @@ def sweep(
                                  "it: drop them, or start a new sweep")
         if resume is None:
             plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret,
-                         pass_)
+                         pass_, say=ranks is None)
         if dry_run:
             if plan is None:
                 raise BenchError("--dry-run says what a new sweep would measure; a --resume goes on with its run")
@@ -425,11 +450,12 @@ def _sweep_on_ranks(plan, resume: str | None, out_dir: Path, fresh: bool, run_id
                     on_start=lambda total: progress.update(task, total=total),
                     advance=lambda what: progress.update(task, advance=1, description=what),
                 )
-        except KeyboardInterrupt:  # also torchrun's SIGTERM, when it stops the job
+        except KeyboardInterrupt:  # also the SIGTERM that stops the ranks when one failed
             if start.run is None:
                 raise
-            fail(f"interrupted: finished cells are kept in {start.run.path}; finish with --resume {start.run.id} "
-                 f"--gpus {rank.world}", code=130)
+            again = shlex.join(["softmax-bench", "sweep", "--resume", str(start.run.path), "--gpus", str(rank.world),
+                                *(["--interpret"] * interpret)])
+            fail(f"interrupted: finished cells are kept in {start.run.path}; finish them with `{again}`", code=130)
     return start.run, meta
 
 
@@ -527,8 +553,12 @@ def runs(
 def show(
     run: Annotated[str, typer.Argument(metavar="RUN", help="A run folder, or a run id under OUT.")],
     out_dir: OutDir = Path("results"),
+    variant: OnlyVariants = None,
+    dtype: OnlyDtypes = None,
+    shape: OnlyShapes = None,
+    op: OnlyOps = None,
 ) -> None:
-    """Print a stored run's tables again.
+    """Print a stored run's tables again (--variant, --dtype, --shape, --op: of those cells only).
 
     A run on several GPUs ends with a table of them (copy bandwidth, rows timed, how each ended). A replicated run
     shows each cell's median over the GPUs, with Δ, how far the slowest GPU's GB/s is under the fastest's; its GPU
@@ -539,7 +569,8 @@ def show(
 
     try:
         stored = open_run(run, out_dir)
-        rows, meta = stored.nonempty_rows(), stored.meta()
+        rows = cell_filter(variant, dtype, shape, op).apply(stored.nonempty_rows(), f"run {stored.id}")
+        meta = stored.meta()
     except BenchError as e:
         fail(str(e))
     for table in sweep_tables(rows, meta):
@@ -548,10 +579,15 @@ def show(
 
 @app.command()
 def plot(
-    run: Annotated[str, typer.Argument(metavar="RUN", help="A run folder, or a run id under OUT.")],
+    runs: Annotated[list[str], typer.Argument(metavar="RUN...", help="A run folder, or a run id under OUT; with "
+                                              "two or more, the speed-up of each later one over the first.")],
     out_dir: OutDir = Path("results"),
     to: Annotated[Optional[Path], typer.Option("--to", metavar="FOLDER",
                                                help="Write the figures here instead of beside the run.")] = None,
+    variant: OnlyVariants = None,
+    dtype: OnlyDtypes = None,
+    shape: OnlyShapes = None,
+    op: OnlyOps = None,
 ) -> None:
     """Write the run's roofline, bandwidth-vs-N and registers-vs-N plots beside it, or into --to (PNG and SVG; the
     same run gives the same bytes, so re-plotting a committed run changes no file).
@@ -563,13 +599,18 @@ def plot(
     point above the roof is ringed and the legend says why. Bandwidth vs N: % of copy, one panel per dtype — the
     drop where a variant stops scaling. Registers vs N: registers a thread and spills of each Triton variant's
     compiled kernel (an interpreted run compiles none, and the figure says so). A run on several GPUs is drawn by
-    each cell's median over its GPUs.
+    each cell's median over its GPUs. --variant, --dtype, --shape and --op draw only those cells.
+
+    `plot A B`: speedup-vs-n, B's GB/s over A's at each cell both timed (the picture a review of a change wants),
+    one line per variant; beside B, or into --to. More runs: one line each, over A.
     """
-    from .plots import plot_run
+    from .plots import plot_comparison, plot_run
     from .results import open_run
 
     try:
-        paths = plot_run(open_run(run, out_dir), to)
+        opened = [open_run(r, out_dir) for r in runs]
+        cells = cell_filter(variant, dtype, shape, op)
+        paths = plot_run(opened[0], to, cells) if len(opened) == 1 else plot_comparison(opened, to, cells)
     except BenchError as e:
         fail(str(e))
     for path in paths:
@@ -675,10 +716,15 @@ def compare(
     runs: Annotated[list[str], typer.Argument(
         metavar="RUN", help="Two or more runs (folders or ids); the first is the reference.")],
     out_dir: OutDir = Path("results"),
+    variant: OnlyVariants = None,
+    dtype: OnlyDtypes = None,
+    shape: OnlyShapes = None,
+    op: OnlyOps = None,
 ) -> None:
     """Runs side by side (two commits, two GPUs): GB/s and % of copy per cell, and the ratio to the first run.
 
-    A run on several GPUs counts by each cell's median over its GPUs.
+    A run on several GPUs counts by each cell's median over its GPUs. --variant, --dtype, --shape and --op compare
+    only those cells.
     """
     from .regression import compare as compare_runs
     from .regression import run_labels
@@ -689,7 +735,7 @@ def compare(
         fail("compare needs at least two runs")
     try:
         opened = [open_run(r, out_dir) for r in runs]
-        frame = compare_runs(opened)
+        frame = compare_runs(opened, cell_filter(variant, dtype, shape, op))
     except BenchError as e:
         fail(str(e))
     out.print(compare_table(frame, run_labels(opened)))

@@ -1,7 +1,8 @@
 """Many devices under torchrun: each rank measures its share of the cells (with --replicate, every cell) on its own
 device, and rank 0 writes the one run.
 
-`torchrun --nproc-per-node=N -m softmax_bench sweep …` starts the ranks, and `sweep --gpus N` starts the same. Rank r
+`torchrun --nproc-per-node=N -m softmax_bench sweep …` starts the ranks, and `sweep --gpus N` starts the same ranks
+with the same environment (`launch`). Rank r
 runs on cuda:<LOCAL_RANK> (under the interpreter every rank is on the CPU) and measures its own copy baseline there.
 The ranks meet once, at the start, in gloo collectives (on the CPU: no communication kernel runs on a GPU being
 measured): rank 0 gathers the devices and their copy baselines, starts or resumes the run, and deals out the cells.
@@ -41,6 +42,7 @@ from .results import Run
 RANK_TIMEOUT_S = 600  # the longest a rank may take over one row (a torch.compile of a wide row takes about a minute)
 START_TIMEOUT_S = 300  # the least the ranks wait for each other at the start, where each measures its copy baseline
 POLL_S = 0.2
+STOP_GRACE_S = 30  # how long ranks stopped after another's failure have to write what they kept
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
 
 
@@ -67,18 +69,38 @@ def rank_count(gpus: str, interpret: bool) -> int:
 
 
 def launch(ranks: int) -> int:
-    """Run this same command as `ranks` processes through torchrun on this machine; returns torchrun's exit status.
-    Each process sees the --gpus it was started with and takes it for the number of ranks torchrun made."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}",
-               "-m", "softmax_bench", *sys.argv[1:]]
-    # torchrun sets 1 thread a process when unset, with a banner that says so: set here, without the banner
-    env = {"OMP_NUM_THREADS": "1", **os.environ}
-    with subprocess.Popen(command, env=env) as torchrun:
-        while True:
-            try:
-                return torchrun.wait()
-            except KeyboardInterrupt:
-                continue  # torchrun had the same Ctrl-C: it stops the ranks, and they keep their finished cells
+    """Run this same command as `ranks` processes on this machine, with the environment torchrun
+    --standalone --nproc-per-node=ranks gives them (each sees the --gpus it was started with and takes it for the
+    number of ranks); returns the first failed rank's exit status, else 0. As torchrun does, once a rank fails the
+    others are stopped (SIGTERM: they keep their finished cells). Not torchrun itself: on Ctrl-C, which reaches
+    every rank too, torchrun prints a traceback of its own and exits 1; here the ranks say what was kept, and the
+    status is theirs (130)."""
+    with socket.socket() as probe:  # a free port for the ranks' rendezvous (rank 0 serves its store)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {"OMP_NUM_THREADS": "1", **os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+           "WORLD_SIZE": str(ranks), "LOCAL_WORLD_SIZE": str(ranks)}
+    command = [sys.executable, "-m", "softmax_bench", *sys.argv[1:]]
+    procs = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(ranks)]
+    failed, stopped_at = None, None
+    while True:
+        try:
+            codes = [p.poll() for p in procs]
+            if failed is None:
+                failed = next((code for code in codes if code), None)
+            if all(code is not None for code in codes):
+                return failed or 0
+            if failed is not None and stopped_at is None:
+                stopped_at = time.monotonic()
+                for p in procs:
+                    if p.poll() is None:
+                        p.terminate()
+            elif stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
+                for p in procs:
+                    p.kill()
+            time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            continue  # the ranks had the same Ctrl-C: they stop, and keep their finished cells
 
 
 @dataclass(frozen=True)

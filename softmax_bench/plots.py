@@ -28,12 +28,13 @@ from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTM
 from .ops import get_op  # noqa: E402
 from .peers import PEERS  # noqa: E402
 from .report import device_text, number  # noqa: E402
-from .results import Run, pct_band  # noqa: E402
+from .results import CellFilter, Run, pct_band  # noqa: E402
 
 PANEL_INCHES = (6.4, 4.8)
 ROOFLINE_HEIGHT = 6.4  # room for the legend under the axes
 DPI = 100
 MARKERS = "osD^v<>ph*XP"
+LABELLED_SLOWEST = 3
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in an SVG: small files, searchable
 matplotlib.rcParams["svg.hashsalt"] = "softmax-bench"  # the same ids in every render: a re-plot changes no byte
 SVG_METADATA = {"Date": None}  # no date in an SVG either
@@ -104,7 +105,8 @@ def flops_and_hbm_bytes(row, op: str, pass_: str = "forward") -> tuple[int, int]
 def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
     """Achieved GFLOP/s against arithmetic intensity (FLOPs per HBM byte), log-log, under one roof: the smaller of
     the run's copy bandwidth × intensity and the device's measured fp32 rate, with the ridge point marked. Axes
-    fit the points and the ridge; a point above the roof is ringed, and the legend says by how much and why."""
+    fit the points and the ridge; a point above the roof is ringed, and the legend says by how much and why. The
+    panel's LABELLED_SLOWEST slowest points and its fastest are labelled with their variant and N."""
     ok = rows[rows["status"] == "ok"]
     fig, axes, dtypes = _panels(rows, height=ROOFLINE_HEIGHT)
     peak = (meta.get("copy_baseline", {}).get("fp32_flops") or {}).get("gflops")
@@ -117,6 +119,13 @@ def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figu
         gflops = model["flops"] / part["ms"] / 1e6
         for name, series in part.groupby("variant", sort=False):
             ax.scatter(intensity[series.index], gflops[series.index], label=name, **scatter_style(name))
+        # which cells the panel's slowest points and its fastest are (one-pass variants share an intensity, so a
+        # label at every point would be a column of overlapping text)
+        marked = [*gflops.nsmallest(LABELLED_SLOWEST).index, gflops.idxmax()] if len(gflops) else []
+        for k, i in enumerate(dict.fromkeys(marked)):
+            ax.annotate(f"{part.at[i, 'variant']} N={int(part.at[i, 'N'])}", (intensity[i], gflops[i]),
+                        textcoords="offset points", xytext=(24, -11 * k), fontsize="xx-small", va="center",
+                        arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "0.4"})
         copy = meta.get("copy_gbps", {}).get(dtype)
         ridge = peak / copy if peak and copy else None
         lo = intensity.min() / 2
@@ -129,7 +138,7 @@ def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figu
         ax.set_xlim(lo, hi)
         ax.set_ylim(gflops.min() / 2, max(gflops.max(), peak or 0) * 2)
         flops = BACKWARD_FLOPS_PER_ELEMENT if pass_ == "backward" else SOFTMAX_FLOPS_PER_ELEMENT
-        ax.set_xlabel(f"arithmetic intensity (useful FLOP per HBM byte: {flops} an element for every variant, "
+        ax.set_xlabel(f"arithmetic intensity (useful FLOP per HBM byte: {flops} an element for every variant,\n"
                       "bytes by each variant's traffic model)", fontsize="small")
         ax.set_ylabel("achieved GFLOP/s (useful FLOPs)")
         ax.set_title(dtype)
@@ -296,16 +305,82 @@ def registers_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> pl
 FIGURES = {"roofline": roofline, "bandwidth-vs-n": bandwidth_vs_n, "registers-vs-n": registers_vs_n}
 
 
-def plot_run(run: Run, out: Path | None = None) -> list[Path]:
-    """Write every figure of the run into `out` (None: beside the run), as PNG and SVG, for each pass it measured
-    (the backward's named `*-backward`); returns the paths. The same run gives the same files, byte for byte."""
-    out = run.path if out is None else Path(out)
+def speedup_vs_n(frame: pd.DataFrame, labels: list[str], pass_: str = "forward") -> plt.Figure:
+    """Each later run's GB/s over the first run's, cell by cell (regression.compare's ratio:i), against N: one
+    panel per dtype, a line per variant over the grid's cells (a later run after the second dotted), other shapes
+    as points; above 1, faster than the first run."""
+    dtypes = list(dict.fromkeys(frame["dtype"]))
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(PANEL_INCHES[0] * len(dtypes), PANEL_INCHES[1] + 1.2), dpi=DPI,
+                             squeeze=False)
+    grid = grid_elements(frame)
+    ratios = [f"ratio:{i}" for i in range(1, len(labels))]
+    for ax, dtype in zip(axes[0], dtypes):
+        part = frame[frame["dtype"] == dtype]
+        for i, ratio in enumerate(ratios, start=1):
+            for name, series in part.dropna(subset=[ratio]).groupby("variant", sort=False):
+                series = series.sort_values("N")
+                on_grid = series[series["M"].astype("int64") * series["N"].astype("int64") == grid]
+                other = series.drop(on_grid.index)
+                styled = line_style(name) | ({"linestyle": ":"} if i > 1 else {})
+                label = name if len(ratios) == 1 else f"{name}: {labels[i]}"
+                ax.plot(on_grid["N"], on_grid[ratio], label=label, **styled)
+                ax.plot(other["N"], other[ratio], **(styled | {"linestyle": "none"}))
+        ax.axhline(1.0, color="k", linestyle=":", label=f"as fast as {labels[0]}")
+        values = [1.0, *part[ratios].stack().tolist()]
+        pad = 0.08 * (max(values) - min(values) + 0.02)
+        ax.set_ylim(min(values) - pad, max(values) + pad)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(f"N (row length; lines: the cells of M·N = {grid:,}, points: other shapes)", fontsize="small")
+        ax.set_ylabel(f"GB/s over {labels[0]}'s, the same cell (> 1: faster)")
+        ax.set_title(dtype)
+        ax.grid(True, alpha=0.3)
+    legend = {}
+    for ax in axes[0]:
+        legend.update({label: handle for handle, label in zip(*ax.get_legend_handles_labels())})
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=min(6, len(legend)), fontsize="x-small")
+    backward = " — BACKWARD" if pass_ == "backward" else ""
+    fig.suptitle(f"speed-up vs N{backward} — {', '.join(labels[1:])} over {labels[0]}\n{', '.join(dtypes)}",
+                 fontsize="medium")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def plot_comparison(runs: list[Run], out: Path | None = None, cells: CellFilter = CellFilter()) -> list[Path]:
+    """The speed-up of each later run over the first, cell by cell, for each pass they share, into `out` (None:
+    beside the last run) as speedup-vs-n[-backward].png and .svg; returns the paths."""
+    from .regression import compare, run_labels
+
+    frame, labels = compare(runs, cells), run_labels(runs)
+    out = runs[-1].path if out is None else Path(out)
+    paths = []
+    for pass_, part in frame.groupby("pass", sort=False):
+        fig = speedup_vs_n(part, labels, pass_)
+        name = "speedup-vs-n" + ("" if pass_ == "forward" else f"-{pass_}")
+        paths += _save(fig, out, name)
+    return paths
+
+
+def _save(fig: plt.Figure, out: Path, name: str) -> list[Path]:
+    """The figure as out/name.png and .svg; a folder that cannot be written is said in one line."""
+    png, svg = out / f"{name}.png", out / f"{name}.svg"
     try:
         out.mkdir(parents=True, exist_ok=True)
+        save_png(fig, png)
+        fig.savefig(svg, dpi=DPI, metadata=SVG_METADATA)
     except OSError as err:
         raise BenchError(f"cannot write the plots into {out}: {err.strerror or err}; give --to a folder you can "
                          "write") from None
-    rows, meta = median_over_devices(run.nonempty_rows()), run.meta()
+    finally:
+        plt.close(fig)
+    return [png, svg]
+
+
+def plot_run(run: Run, out: Path | None = None, cells: CellFilter = CellFilter()) -> list[Path]:
+    """Write every figure of the run's cells that `cells` keeps into `out` (None: beside the run), as PNG and SVG,
+    for each pass it measured (the backward's named `*-backward`); returns the paths. The same run gives the same
+    files, byte for byte."""
+    out = run.path if out is None else Path(out)
+    rows, meta = cells.apply(median_over_devices(run.nonempty_rows()), f"run {run.id}"), run.meta()
     if not (rows["status"] == "ok").any():
         raise BenchError(f"run {run.id} has no timed rows (every cell was skipped or FAIL): nothing to plot")
     paths = []
@@ -314,16 +389,7 @@ def plot_run(run: Run, out: Path | None = None) -> list[Path]:
             continue
         suffix = "" if pass_ == "forward" else f"-{pass_}"
         for name, make in FIGURES.items():
-            fig = make(part, meta, pass_)
-            png, svg = out / f"{name}{suffix}.png", out / f"{name}{suffix}.svg"
-            try:
-                save_png(fig, png)
-                fig.savefig(svg, dpi=DPI, metadata=SVG_METADATA)
-            except OSError as err:
-                raise BenchError(f"cannot write {png.parent}: {err.strerror or err}; give --to a folder you can "
-                                 "write") from None
-            paths += [png, svg]
-            plt.close(fig)
+            paths += _save(make(part, meta, pass_), out, name + suffix)
     return paths
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 from .across_devices import devices_of, median_over_devices
 from .errors import BenchError
 from .peers import THEIRS
-from .results import KEY, Run, cell_label, pct_band, wide_band
+from .results import KEY, CellFilter, Run, cell_label, pct_band, wide_band
 
 DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
 
@@ -198,14 +198,14 @@ def run_labels(runs: list[Run]) -> list[str]:
     return [str(run.path) if ids.count(run.id) > 1 else run.id for run in runs]
 
 
-def compare(runs: list[Run]) -> pd.DataFrame:
+def compare(runs: list[Run], cells: CellFilter = CellFilter()) -> pd.DataFrame:
     """GB/s and % of copy per cell for each run (columns gbps:i, pct:i for the i-th run; a run on several devices by
     the median over them), side by side, with the GB/s ratio to the first run (ratio:i) and whether the cell's
     p20–p80 band is wide in that run (wide:i, as the sweep's tables mark it)."""
     frames = []
     metas = []
     for i, run in enumerate(runs):
-        rows, meta = median_over_devices(run.rows()), run.meta()
+        rows, meta = cells.apply(median_over_devices(run.rows()), f"run {run.id}"), run.meta()
         metas.append(meta)
         ok = rows[rows["status"] == "ok"]
         ok = ok[KEY + ["pct_of_copy", "gbps"]].assign(wide=[wide_band(r) for r in ok.itertuples()])

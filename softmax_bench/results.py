@@ -11,6 +11,7 @@ import json
 import math
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -36,6 +37,39 @@ STATUSES = ("ok", "FAIL", "skipped")
 TIMED = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy"]  # what an ok row must hold
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"
 DEFAULT_DIR = Path("results")
+
+
+@dataclass(frozen=True)
+class CellFilter:
+    """The rows `show`, `compare` and `plot` keep: of these variants, dtypes, shapes (M, N) and ops (each: all when
+    empty)."""
+
+    variants: tuple[str, ...] = ()
+    dtypes: tuple[str, ...] = ()
+    shapes: tuple[tuple[int, int], ...] = ()
+    ops: tuple[str, ...] = ()
+
+    def options(self) -> str:
+        """The filter as the options that asked for it."""
+        given = [*(f"--variant {v}" for v in self.variants), *(f"--dtype {d}" for d in self.dtypes),
+                 *(f"--shape {M}x{N}" for M, N in self.shapes), *(f"--op {o}" for o in self.ops)]
+        return " ".join(given)
+
+    def apply(self, rows: pd.DataFrame, what: str) -> pd.DataFrame:
+        """The rows kept; a filter that keeps none of `what`'s rows is refused, with what the rows hold."""
+        if rows.empty or not self.options():
+            return rows
+        keep = pd.Series(True, index=rows.index)
+        for column, wanted in (("variant", self.variants), ("dtype", self.dtypes), ("op", self.ops)):
+            if wanted:
+                keep &= rows[column].astype(str).isin(wanted)
+        if self.shapes:
+            keep &= pd.Series([(int(m), int(n)) in self.shapes for m, n in zip(rows["M"], rows["N"])], index=rows.index)
+        if not keep.any():
+            held = "; ".join(f"{c}s {', '.join(sorted(set(rows[c].dropna().astype(str))))}"
+                             for c in ("variant", "dtype", "op"))
+            raise BenchError(f"{what} has no cell that {self.options()} keeps: it holds {held}")
+        return rows[keep]
 
 
 WIDE_BAND = 2.0  # % of the median: the stability the instrument promises between two runs of one commit
@@ -98,8 +132,15 @@ class Run:
 
     def write_meta(self, meta: dict) -> None:
         tmp = self.meta_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
-        tmp.replace(self.meta_path)  # atomic: a kill never leaves half a file
+        try:
+            tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+            tmp.replace(self.meta_path)  # atomic: a kill never leaves half a file
+        except OSError as err:
+            raise self._unwritable(err) from None
+
+    def _unwritable(self, err: OSError) -> BenchError:
+        return BenchError(f"cannot write into run {self.id} ({self.path}): {err.strerror or err}; a run is finished "
+                          "where it can be written: copy its folder somewhere writable and --resume the copy")
 
     def _text(self) -> str:
         try:
@@ -157,7 +198,10 @@ class Run:
         if not text or text.endswith("\n"):
             return None
         kept, _, cut = text.rpartition("\n")
-        self.rows_path.write_text(kept + "\n" if kept else "")
+        try:
+            self.rows_path.write_text(kept + "\n" if kept else "")
+        except OSError as err:
+            raise self._unwritable(err) from None
         return cut
 
     def append(self, row: dict) -> None:
@@ -167,11 +211,14 @@ class Run:
         columns = COLUMNS if new_file else self._header()
         line = io.StringIO()
         csv.writer(line, lineterminator="\n").writerow(["" if row.get(c) is None else row.get(c) for c in columns])
-        with self.rows_path.open("a") as f:
-            if new_file:
-                f.write(",".join(COLUMNS) + "\n")
-            f.write(line.getvalue())
-            f.flush()
+        try:
+            with self.rows_path.open("a") as f:
+                if new_file:
+                    f.write(",".join(COLUMNS) + "\n")
+                f.write(line.getvalue())
+                f.flush()
+        except OSError as err:
+            raise self._unwritable(err) from None
 
 
 def not_a_file(out_dir: Path) -> None:

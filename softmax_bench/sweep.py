@@ -569,4 +569,6 @@ def resume_run(ref: str, out_dir: Path, interpret: bool,
     if not on_ranks and not interpret and not devices.same_device(meta.get("device", {}), devices.device_info(False)):
         raise BenchError(f"run {run.id} was measured on another device ({meta['device'].get('name')}); "
                          "start a new sweep here instead")
+    if not on_ranks:  # rewritten as it was: a folder that cannot be written is said now, before any measurement
+        run.write_meta(meta)
     return run, meta, plan, run.drop_cut_line()

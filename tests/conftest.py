@@ -62,6 +62,7 @@ def assert_usage_error(result, *words: str | tuple[str, ...]) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
     assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    assert "Value error" not in lines[0], lines[0]  # a parser's prefix, not ours
     for word in words:
         assert any(w in lines[0] for w in ((word,) if isinstance(word, str) else word)), lines[0]
 

@@ -3,6 +3,7 @@ accepted, no traceback, and no run folder left behind. None of these tests runs 
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,27 @@ def test_a_damaged_copy_baseline_store(tmp_path):
     assert_usage_error(invoke("sweep", *MODE, "--shape", "4x32", "--out", tmp_path),
                        "copy-baseline.json is not a list of copy-baseline records")
     assert no_run_folder(tmp_path)
+
+
+def test_a_run_folder_that_cannot_be_written_is_one_line(tmp_path, smoke_run, monkeypatch):
+    """`sweep --resume` of a run in a read-only folder (tried by making its writes fail: this suite may run as root,
+    which no permission stops)."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(smoke_run[1], run_dir)
+    meta = json.loads((run_dir / "meta.json").read_text())
+    (run_dir / "meta.json").write_text(json.dumps({**meta, "status": "running"}))
+    rows = (run_dir / "rows.csv").read_text().splitlines()
+    (run_dir / "rows.csv").write_text("\n".join(rows[:2]) + "\n")  # the header and one cell: more to measure
+
+    def refused(real, reads_too: bool):
+        def write(self, *args, **kwargs):
+            mode = args[0] if args else kwargs.get("mode", "r")
+            if run_dir in self.parents and (not reads_too or mode != "r"):
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *args, **kwargs)
+        return write
+
+    monkeypatch.setattr(Path, "write_text", refused(Path.write_text, False))
+    monkeypatch.setattr(Path, "open", refused(Path.open, True))
+    assert_usage_error(invoke("sweep", *MODE, "--resume", run_dir, "--out", tmp_path), "cannot write into run run",
+                       "Permission denied", "copy its folder somewhere writable")

@@ -4,9 +4,11 @@ start: the runs are made once and read by several tests."""
 
 import json
 import shutil
+import signal
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -234,3 +236,31 @@ def test_more_gpus_than_are_visible_are_refused_with_what_to_do(tmp_path):
 def test_bad_many_device_options_are_refused_before_any_process_starts(tmp_path, args, words):
     assert_usage_error(invoke("sweep", "--interpret", "--shape", "4x32", *args, "--out", tmp_path), *words)
     assert not any(tmp_path.iterdir())
+
+
+def test_ctrl_c_under_gpus_stops_every_rank_with_one_message_and_exit_130(tmp_path):
+    """Ctrl-C reaches the whole foreground process group: the command, and the ranks it started."""
+    command = [sys.executable, "-m", "softmax_bench", "sweep", "--interpret", "--gpus", "2", "--variant", "fused",
+               "--variant", "eager", "--out", str(tmp_path)]  # no shape options: the smoke preset, said once
+    proc = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        rows = None
+        while time.time() < deadline and proc.poll() is None:
+            rows = next(tmp_path.glob("*/rows.csv"), None)
+            if rows is not None and len(rows.read_text().splitlines()) >= 3:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "SignalException" not in stderr, stderr
+    assert stderr.count("no shape options") == 1, stderr
+    run_dir = rows.parent
+    assert stderr.count("interrupted: finished cells are kept") == 1, stderr
+    assert f"`softmax-bench sweep --resume {run_dir} --gpus 2 --interpret`" in stderr, stderr

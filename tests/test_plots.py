@@ -225,3 +225,59 @@ def test_a_band_always_reaches_its_own_point():
                           "copy_p20": 0.90, "copy_p80": 0.92}])
     (low,), (high,) = bands(rows)
     assert low <= 95.0 <= high and high == 95.0  # check's band (89.1–92.9) stretched to the point
+
+
+def test_the_roofline_names_the_n_of_its_slowest_and_fastest_points():
+    run = Run(REPO / "results" / "softmax-auto-h200-g")
+    rows, meta = run.rows(), run.meta()
+    ax = roofline(rows, meta).axes[0]  # bf16
+    labels = [t.get_text() for t in ax.texts if t.get_text().startswith("auto N=")]
+    bf16 = rows[(rows["dtype"] == "bf16") & (rows["status"] == "ok")]
+    gflops = bf16["N"] * bf16["M"] / bf16["ms"]  # useful FLOPs a ms, up to the constant
+    slowest, fastest = bf16.loc[gflops.nsmallest(3).index, "N"], bf16.loc[gflops.idxmax(), "N"]
+    assert labels == [f"auto N={n}" for n in [*slowest, fastest]]
+    plt.close("all")
+
+
+def test_plot_of_two_runs_draws_the_speedup_of_the_second_at_each_cell(tmp_path):
+    runs = [REPO / "results" / "softmax-auto-h200-e", REPO / "results" / "softmax-auto-h200-g"]
+    result = invoke("plot", *runs, "--dtype", "bf16", "--to", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["speedup-vs-n.png", "speedup-vs-n.svg"]
+    svg = (tmp_path / "speedup-vs-n.svg").read_text()
+    assert "softmax-auto-h200-g over softmax-auto-h200-e" in svg and ">fp32<" not in svg
+
+    from softmax_bench.plots import speedup_vs_n
+    from softmax_bench.regression import compare
+    from softmax_bench.results import CellFilter
+
+    frame = compare([Run(r) for r in runs], CellFilter(dtypes=("bf16",)))
+    fig = speedup_vs_n(frame, ["e", "g"])
+    (ax,) = [a for a in fig.axes if a.get_title() == "bf16"]
+    (line,) = [l for l in ax.get_lines() if l.get_label() == "auto"]
+    old, new = (pd.read_csv(r / "rows.csv").query("variant == 'auto' and dtype == 'bf16'") for r in runs)
+    expected = new.set_index(["M", "N"])["gbps"] / old.set_index(["M", "N"])["gbps"]
+    grid = expected[[m * n == 2**27 for m, n in expected.index]].sort_index(level="N")
+    assert list(line.get_xdata()) == [n for _, n in grid.index]
+    assert list(line.get_ydata()) == pytest.approx(grid.tolist())
+    assert any(l.get_ydata()[0] == 1.0 and l.get_linestyle() == ":" for l in ax.get_lines())  # as fast as the first
+    plt.close("all")
+
+
+def test_plot_show_and_compare_take_the_cells_asked_for(tmp_path):
+    run = REPO / "results" / "wide-rows-auto-h200-g"
+    shown = invoke("show", run, "--dtype", "fp16", "--shape", "4096x128256")
+    assert shown.exit_code == 0, shown.output
+    assert "fp16" in shown.stdout and "128256" in shown.stdout and "bf16" not in shown.stdout
+    assert "262144" not in shown.stdout
+    compared = invoke("compare", REPO / "results" / "softmax-auto-h200-e", REPO / "results" / "softmax-auto-h200-g",
+                      "--shape", "2048x151936", "--variant", "auto")
+    assert compared.exit_code == 0, compared.output
+    assert "151936" in compared.stdout and "4000" not in compared.stdout
+    plotted = invoke("plot", run, "--dtype", "fp32", "--to", tmp_path)
+    assert plotted.exit_code == 0, plotted.output
+    assert ">fp32<" in (tmp_path / "bandwidth-vs-n.svg").read_text() and ">bf16<" not in (
+        tmp_path / "bandwidth-vs-n.svg").read_text()
+    assert_usage_error(invoke("show", run, "--variant", "quack"), "has no cell that --variant quack keeps",
+                       "variants auto")
+    assert_usage_error(invoke("show", run, "--shape", "4x"), "--shape", "is not MxN")
