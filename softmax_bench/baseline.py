@@ -8,6 +8,7 @@ the same bytes as a cell of the default grid (512 MB fp32, 256 MB bf16), so that
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -102,6 +103,29 @@ def stored_record(store_dir: Path, device: dict) -> dict | None:
     return _record_of(_load_store(store_dir / STORE_NAME), device)
 
 
+# A copy's time grows with its bytes: a larger copy runs at the GB/s of a smaller one (a GPU's, past L2) or slower
+# (a CPU's, past its caches). A larger copy at more than this times a smaller one's GB/s, or GB/s that is not a
+# positive number, is a broken measurement (an interpreted copy once took 12 ms for 2 MB and for 16 MB alike).
+CONSISTENT_RATIO = 2.0
+
+
+def implausible(record: dict, dtype: str) -> str | None:
+    """Why a stored record's copies of `dtype` cannot be a device's copy bandwidth, or None."""
+    gbps = [c.get("gbps") for c in record.get("copies", []) if c.get("dtype") == dtype]
+    reference = (record.get("reference_gbps") or {}).get(dtype)
+    values = [v for v in [reference, *gbps] if isinstance(v, (int, float))]
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        return f"its {dtype} copy reads {reference!r} GB/s"
+    copies = sorted((c for c in record.get("copies", []) if c.get("dtype") == dtype and "bytes" in c),
+                    key=lambda c: c["bytes"])
+    if any(larger["gbps"] > CONSISTENT_RATIO * smaller["gbps"]
+           for i, smaller in enumerate(copies) for larger in copies[i + 1:]):
+        sizes = ", ".join(f"{c['bytes'] / 2**20:,.0f} MB in {c['ms']:.3g} ms" for c in copies)
+        return (f"its larger {dtype} copies ran more than {CONSISTENT_RATIO:g}× the GB/s of its smaller ones "
+                f"({sizes}): their times do not follow their bytes")
+    return None
+
+
 def copy_baseline(
     dtypes: list[torch.dtype],
     store_dir: Path,
@@ -110,19 +134,28 @@ def copy_baseline(
     fresh: bool = False,
     on_measure=None,
     save: bool = True,
+    on_remeasure=None,
 ) -> dict:
     """The stored copy baseline of this device for these dtypes, measuring what is missing (all with fresh), and
     storing what it measured unless save is False (ranks of a multi-device sweep: rank 0 stores them all).
 
     Returns {"device", "measured_at", "timing", "copies": [...], "reference_gbps": {dtype: GB/s},
-    "fp32_flops": {"gflops", "how"}, "reused": bool}.
+    "fp32_flops": {"gflops", "how"}, "reused": bool}. A stored dtype whose copies are implausible is measured
+    again, and on_remeasure(message) says why.
     """
     device = device_info(interpret)
     record = stored_record(store_dir, device)
     wanted = [dtype_name(d) for d in dtypes]
-    if (record is not None and not fresh and "fp32_flops" in record
+    broken = {d: why for d in wanted if record is not None and d in record.get("reference_gbps", {})
+              and (why := implausible(record, d)) is not None}
+    if (record is not None and not fresh and not broken and "fp32_flops" in record
             and all(d in record.get("reference_gbps", {}) for d in wanted)):
         return {**record, "reused": True}
+    for name, why in broken.items():  # measured again below, and said
+        del record["reference_gbps"][name]
+        if on_remeasure is not None:
+            on_remeasure(f"the stored copy baseline ({store_dir / STORE_NAME}) is not used: {why}; measuring the "
+                         f"{name} copy again")
 
     if record is None or fresh:
         record = {"device": device, "copies": [], "reference_gbps": {}}

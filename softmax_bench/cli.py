@@ -117,6 +117,7 @@ def cell_filter(variants, dtypes, shapes, ops):
     return CellFilter(tuple(values(variants)), tuple(values(dtypes)), parsed, tuple(values(ops)))
 
 
+ShowFormat = _choices("ShowFormat", ["table", "md", "csv", "json"])
 PassName = _choices("PassName", PASS_CHOICES)
 Pass = Annotated[
     Optional[PassName],
@@ -223,6 +224,7 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, 
         return copy_baseline(
             [DTYPES[d] for d in dtypes], out_dir, timing, interpret, fresh, save=save,
             on_measure=lambda dtype, nbytes: progress.update(task, description=f"copy {dtype} {nbytes / 2**20:,.0f} MB"),
+            on_remeasure=lambda message: err.print(message, markup=False, highlight=False),
         )
 
 
@@ -557,14 +559,18 @@ def show(
     dtype: OnlyDtypes = None,
     shape: OnlyShapes = None,
     op: OnlyOps = None,
+    format_: Annotated[ShowFormat, typer.Option(
+        "--format", help="table: as the sweep printed them; md: the same tables in Markdown (a CI summary, a review); "
+        "csv: the rows; json: the metadata and the rows.")] = ShowFormat["table"],
 ) -> None:
-    """Print a stored run's tables again (--variant, --dtype, --shape, --op: of those cells only).
+    """Print a stored run's tables again (--variant, --dtype, --shape, --op: of those cells only), or the run as
+    Markdown, CSV or JSON (--format).
 
     A run on several GPUs ends with a table of them (copy bandwidth, rows timed, how each ended). A replicated run
     shows each cell's median over the GPUs, with Δ, how far the slowest GPU's GB/s is under the fastest's; its GPU
     table gives each GPU against the others and names an outlier (more than 2 % from them at the median).
     """
-    from .report import sweep_tables
+    from .report import run_as_text, sweep_tables
     from .results import open_run
 
     try:
@@ -573,8 +579,11 @@ def show(
         meta = stored.meta()
     except BenchError as e:
         fail(str(e))
-    for table in sweep_tables(rows, meta):
-        out.print(table)
+    if format_.value == "table":
+        for table in sweep_tables(rows, meta):
+            out.print(table)
+    else:
+        sys.stdout.write(run_as_text(rows, meta, format_.value))
 
 
 @app.command()
@@ -625,11 +634,15 @@ def explain(
     op: Op = None,
     out_dir: OutDir = Path("results"),
     interpret: Interpret = False,
+    from_run: Annotated[Optional[str], typer.Option(
+        "--run", metavar="RUN", help="Explain for the GPU of a stored run (folder or id): its copy bandwidth, its "
+        "fp32 rate and its auto table, on any machine; nothing is compiled or timed here.")] = None,
 ) -> None:
     """The byte arithmetic of one shape, predicted (and measured with --measure).
 
     Bytes each variant reads and writes and the time that takes at the stored copy bandwidth; why the FLOPs do not
-    matter; the fused kernel's BLOCK, warps and registers; which variant auto picks, and why.
+    matter; the fused kernel's BLOCK, warps and registers; which variant auto picks, and why. --run takes all of
+    that from a stored run instead of this machine: an H200 explained on a laptop.
     """
     from .config import check_interpretable, parse_shape
     from .ops import get_op
@@ -641,14 +654,23 @@ def explain(
             raise BenchError(f"--shape: {e}") from None
         if interpret and measure:
             check_interpretable(M, N, "explain --measure")
-        interpret = use_interpreter(interpret)
+        stored = None
+        if from_run is not None:
+            if measure:
+                raise BenchError("--measure times on this machine and --run explains another's GPU: give one of them")
+            from .results import open_run
+
+            stored = open_run(from_run, out_dir)
+        else:
+            interpret = use_interpreter(interpret)
         from .explain import explain as explain_shape  # loads the kernels: after use_interpreter
         from .report import explain_report
 
         with _progress() as progress:
             task = progress.add_task("explain", total=None)
-            explanation = explain_shape(M, N, dtype.value, out_dir, interpret, measure, op=get_op(op.value if op else "softmax"),
-                                        advance=lambda what: progress.update(task, description=what))
+            explanation = explain_shape(M, N, dtype.value, out_dir, interpret, measure,
+                                        op=get_op(op.value if op else "softmax"),
+                                        advance=lambda what: progress.update(task, description=what), run=stored)
     except BenchError as e:
         fail(str(e))
     for item in explain_report(explanation):
@@ -662,7 +684,9 @@ def check(
     threshold: Annotated[
         float, typer.Option(min=0.0, help="Smallest drop in % of copy, relative, that counts.")
     ] = DEFAULT_THRESHOLD,
-    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary here.")] = None,
+    markdown: Annotated[Optional[Path], typer.Option(
+        "--summary", "--markdown", metavar="FILE", help="Also write a Markdown summary here, regressions first (a CI "
+        "job appends it to $GITHUB_STEP_SUMMARY).")] = None,
     allow_device_mismatch: Annotated[
         bool, typer.Option("--allow-device-mismatch", help="Compare runs from different GPU models.")
     ] = False,

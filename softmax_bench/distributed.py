@@ -8,11 +8,11 @@ The ranks meet once, at the start, in gloo collectives (on the CPU: no communica
 measured): rank 0 gathers the devices and their copy baselines, starts or resumes the run, and deals out the cells.
 
 After that no rank waits for another. Rows travel to rank 0 through the process group's key-value store (the c10d
-TCPStore that torchrun serves), not a collective: a rank posts each row when it has it and goes on, and rank 0 writes
-the others' rows to rows.csv between its own, so every row is on disk within one of rank 0's rows of being measured.
-A rank that fails posts its remaining cells as FAIL with the error. A rank that posts nothing for the rank timeout
-is named hung, its remaining cells FAIL, and rank 0 exits 1 so that torchrun stops it; the other ranks watch rank 0
-the same way.
+TCPStore that torchrun, or `launch`, serves), not a collective: a rank posts each row when it has it and goes on,
+and rank 0 writes the others' rows to rows.csv between its own, so every row is on disk within one of rank 0's rows
+of being measured. A rank that fails posts its remaining cells as FAIL with the error. A rank that posts nothing
+for the rank timeout is named hung, its remaining cells FAIL, and rank 0 exits 1 so that `launch` (or torchrun)
+stops it; the other ranks watch rank 0 the same way.
 """
 
 from __future__ import annotations
@@ -75,11 +75,11 @@ def launch(ranks: int) -> int:
     others are stopped (SIGTERM: they keep their finished cells). Not torchrun itself: on Ctrl-C, which reaches
     every rank too, torchrun prints a traceback of its own and exits 1; here the ranks say what was kept, and the
     status is theirs (130)."""
-    with socket.socket() as probe:  # a free port for the ranks' rendezvous (rank 0 serves its store)
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {"OMP_NUM_THREADS": "1", **os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-           "WORLD_SIZE": str(ranks), "LOCAL_WORLD_SIZE": str(ranks)}
+    # This process serves the ranks' store, as torchrun's agent does: it outlives every rank (rank 0 leaves first,
+    # while another may still read it)
+    store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+    env = {"OMP_NUM_THREADS": "1", **os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port),
+           "TORCHELASTIC_USE_AGENT_STORE": "True", "WORLD_SIZE": str(ranks), "LOCAL_WORLD_SIZE": str(ranks)}
     command = [sys.executable, "-m", "softmax_bench", *sys.argv[1:]]
     procs = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(ranks)]
     failed, stopped_at = None, None

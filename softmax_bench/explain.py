@@ -13,8 +13,10 @@ from .baseline import STORE_NAME, stored_record
 from .device import device_info
 from .errors import BenchError
 from .dispatch import auto_choice
+from .auto_table import table_for
 from .kernels import DTYPES, REGISTER_BUDGET, backwards, elem_size, fused, variants
 from .ops import OPS, Op, user_call
+from .results import Run
 from .timing import TimingSettings, measure
 
 REGISTERS_PER_SM = 65536
@@ -78,12 +80,42 @@ def _bandwidth(out_dir: Path, dtype: str, interpret: bool) -> tuple[float | None
             None, "not measured: run `softmax-bench copy-baseline`")
 
 
+def _from_run(run: Run, N: int, dtype: str) -> tuple[float, str, float | None, str, tuple[str, str]]:
+    """A stored run's copy bandwidth and fp32 rate for dtype, and what `auto` picks on its GPU under its Triton
+    (from the table shipped for them, else the declared-support rule): a GPU explained on any machine."""
+    meta = run.meta()
+    gbps = (meta.get("copy_gbps") or {}).get(dtype)
+    if not gbps:
+        has = ", ".join(meta.get("copy_gbps") or {}) or "none"
+        raise BenchError(f"run {run.id} measured no {dtype} copy (it has {has}): explain another dtype, or another run")
+    device = meta.get("device") or {}
+    name, triton = device.get("name", "an unnamed device"), ".".join(str(device.get("triton", "")).split(".")[:2])
+    source = f"copy measured in run {run.id} on {name}, Triton {device.get('triton', '?')} ({run.path})"
+    flops = (meta.get("copy_baseline") or {}).get("fp32_flops") or {}
+    registry = variants()
+
+    def holds(variant: str) -> bool:  # by its declared bounds alone: what runs on this machine does not matter
+        return variant in registry and registry[variant].unsupported(N, DTYPES[dtype], here=False) is None
+
+    table = table_for(name, triton) if triton else None
+    auto = table.pick(N, dtype, holds) if table is not None else None
+    if auto is None:
+        rule, why = auto_choice(N, DTYPES[dtype], torch.device("cpu"))
+        auto = rule, f"{why} (no table for {name} under Triton {triton}: the declared-support rule, without cluster)"
+    return gbps, source, flops.get("gflops"), flops.get("how", "not measured in that run"), auto
+
+
 def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_time: bool = False,
             settings: TimingSettings = TimingSettings(), op: Op = OPS["softmax"],
-            advance: Callable[[str], None] = lambda what: None) -> Explanation:
-    """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before)."""
+            advance: Callable[[str], None] = lambda what: None, run: Run | None = None) -> Explanation:
+    """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before).
+    With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
     torch_dtype = DTYPES[dtype]
-    bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
+    if run is not None:
+        bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype)
+    else:
+        bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
+        auto = auto_choice(N, torch_dtype)
     config = fused.launch_config(M, N, torch_dtype)
     # a block of fewer elements than threads still gives each thread one (Triton's layout wraps: copies)
     elems_per_thread = -(-config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"]))
@@ -91,11 +123,11 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         M=M, N=N, dtype=dtype, bandwidth_gbps=bandwidth, bandwidth_source=source,
         fp32_gflops=gflops, fp32_source=gflops_source, fused_config=config, elems_per_thread=elems_per_thread,
         registers_per_thread=min(REGISTER_BUDGET, REGISTERS_PER_SM // (32 * config["num_warps"])),
-        auto=auto_choice(N, torch_dtype), interpreted=interpret, op=op.name,
+        auto=auto, interpreted=interpret and run is None, op=op.name,
     )
     x = None
     fusion = op.fusion(torch.empty(M, N, device="meta"))  # shapes and strides only, for the traffic model
-    if measure_time or not interpret:
+    if run is None and (measure_time or not interpret):
         device = "cpu" if interpret else "cuda"
         rows = M if measure_time else min(M, 4096)  # the compiled kernel is the same for fewer rows
         x = torch.randn(rows, N, device=device).to(torch_dtype)
@@ -105,7 +137,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         line = VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
-            flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype),
+            flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype, here=run is None),
         )
         if x is not None and line.supported is None:
             advance(f"{name}: compile" + (" and time" if measure_time else ""))
@@ -120,6 +152,6 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         result.backward_lines.append(VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None, flops=0,
-            supported=backward.unsupported(N, torch_dtype),
+            supported=backward.unsupported(N, torch_dtype, here=run is None),
         ))
     return result

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from dataclasses import dataclass
 
 import pandas as pd
 from rich import box
@@ -92,22 +94,46 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
     and skipped cells point to a footnote with their reason, one footnote per reason. A replicated run shows the
     median over devices with a third line, the spread between them; a run on several devices ends with a table of
     its devices."""
-    all_rows, rows = rows, median_over_devices(rows)
-    replicas = len(devices_of(meta)) if meta.get("placement") == "replicated" else 0
     tables = []
+    for grid in sweep_grids(rows, meta):
+        table = Table(title=grid.title, title_justify="left", caption_justify="left", **COMPACT)
+        if len(grid.names) < 3:  # the caption wraps at the table's width: a table of one or two columns would cut it
+            table.min_width = 80
+        table.add_column("M\n×N", justify="right")
+        for name in grid.names:
+            table.add_column(_header(name), justify="right")
+        for (M, N), cells in grid.cells:
+            table.add_row(f"{M}\n×{N}", *(Text("\n".join(lines), style=style) for lines, style in cells))
+        table.caption = "\n".join(grid.caption)
+        tables.append(table)
+    if devices_of(meta):
+        tables.append(devices_table(rows, meta))
+    return tables
+
+
+@dataclass
+class SweepGrid:
+    """One pass and dtype of a run as its table shows it: cells as rows, variants as columns, a cell's lines and
+    style, and the caption (marks, footnotes): sweep_tables draws it for a terminal, sweep_markdown as Markdown."""
+
+    title: str
+    names: list[str]
+    cells: list[tuple[tuple[int, int], list[tuple[list[str], str]]]]
+    caption: list[str]
+
+
+def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
+    rows = median_over_devices(rows)
+    replicas = len(devices_of(meta)) if meta.get("placement") == "replicated" else 0
+    grids = []
     for (pass_, dtype), part in rows.groupby(["pass", "dtype"], sort=False):
         part = part.sort_values(["N", "M"], kind="stable")  # a sharded run's rows interleave
         names = list(dict.fromkeys(part["variant"]))
         # A variant skipped in every cell (a missing peer) gets a caption line, not a column of "skip".
         never_ran = [n for n in names if (part.loc[part["variant"] == n, "status"] == "skipped").all()]
         names = [n for n in names if n not in never_ran]
-        table = Table(title=run_title(meta, dtype, pass_), title_justify="left", caption_justify="left", **COMPACT)
-        if len(names) < 3:  # the caption wraps at the table's width: a table of one or two columns would cut it to bits
-            table.min_width = 80
-        table.add_column("M\n×N", justify="right")
-        for name in names:
-            table.add_column(_header(name), justify="right")
         reasons: dict[str, int] = {}
+        cells = []
         for (M, N), cell in part.groupby(["M", "N"], sort=False):
             ok = cell[cell["status"] == "ok"]
             best = ok["gbps"].max() if len(ok) else math.nan
@@ -116,18 +142,18 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
             for name in names:
                 r = by_name.get(name)
                 if r is None:
-                    texts.append(Text(""))
+                    texts.append(([""], ""))
                 elif r.status == "ok":
                     star = "★" if r.gbps == best else ""
-                    style = "bold green" if star else ""
                     marks = star + ("~" if wide_band(r) else "") + ("‡" if host_bound(r) else "")
-                    spread = f"\nΔ{r.spread_pct:.1f}%" if replicas and not math.isnan(r.spread_pct) else ""
-                    texts.append(Text(f"{number(r.gbps)}\n{_pct(r.pct_of_copy)}{marks}{spread}", style=style))
+                    spread = [f"Δ{r.spread_pct:.1f}%"] if replicas and not math.isnan(r.spread_pct) else []
+                    texts.append(([number(r.gbps), f"{_pct(r.pct_of_copy)}{marks}", *spread],
+                                  "bold green" if star else ""))
                 else:
                     mark = reasons.setdefault(_footnote(r.reason), len(reasons) + 1)
-                    style = "bold red" if r.status == "FAIL" else "dim"
-                    texts.append(Text(f"{'FAIL' if r.status == 'FAIL' else 'skip'}\n[{mark}]", style=style))
-            table.add_row(f"{int(M)}\n×{int(N)}", *texts)
+                    texts.append(([("FAIL" if r.status == "FAIL" else "skip"), f"[{mark}]"],
+                                  "bold red" if r.status == "FAIL" else "dim"))
+            cells.append(((int(M), int(N)), texts))
         moved = "3·M·N·elem (read y and dy, write dx)" if pass_ == "backward" else "2·M·N·elem"
         caption = [f"GB/s = {moved} / median kernel time, over % of a copy of the cell's bytes timed in the run; "
                    f"★ best of the cell; ~ p20–p80 band wider than {WIDE_BAND:g} % of the median (not stable to "
@@ -140,11 +166,32 @@ def sweep_tables(rows: pd.DataFrame, meta: dict) -> list[Table]:
         caption += [f"[{n}] {reason}" for reason, n in reasons.items()]
         for name in never_ran:
             caption.append(f"not measured: {name}: {part.loc[part['variant'] == name, 'reason'].iloc[0]}")
-        table.caption = "\n".join(caption)
-        tables.append(table)
-    if devices_of(meta):
-        tables.append(devices_table(all_rows, meta))
-    return tables
+        grids.append(SweepGrid(run_title(meta, dtype, pass_), names, cells, caption))
+    return grids
+
+
+def run_as_text(rows: pd.DataFrame, meta: dict, form: str) -> str:
+    """A stored run as `show --format` prints it: md (sweep_markdown), csv (its rows) or json (meta and rows)."""
+    if form == "md":
+        return sweep_markdown(rows, meta)
+    if form == "csv":
+        return rows.to_csv(index=False)
+    records = json.loads(rows.to_json(orient="records"))  # NaN as null
+    return json.dumps({"meta": meta, "rows": records}, indent=1, default=str) + "\n"
+
+
+def sweep_markdown(rows: pd.DataFrame, meta: dict) -> str:
+    """The run's tables as Markdown, for a CI summary or a review: a table per pass and dtype, GB/s (% of copy)."""
+    out = []
+    for grid in sweep_grids(rows, meta):
+        out += [f"### {grid.title}", "", "| M×N | " + " | ".join(grid.names) + " |",
+                "|---|" + "---:|" * len(grid.names)]
+        for (M, N), cells in grid.cells:
+            texts = [f"**{lines[0]}**" if "★" in "".join(lines) else lines[0] for lines, _ in cells]
+            texts = [f"{t} ({' '.join(lines[1:])})" if len(lines) > 1 else t for t, (lines, _) in zip(texts, cells)]
+            out.append(f"| {M}×{N} | " + " | ".join(texts) + " |")
+        out += [""] + [f"{line}  " for line in grid.caption] + [""]
+    return "\n".join(out)
 
 
 def devices_table(rows: pd.DataFrame, meta: dict) -> Table:

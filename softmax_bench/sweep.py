@@ -20,7 +20,7 @@ from .errors import BenchError
 from .kernels import (DTYPES, GRAD_TOLERANCES, TOLERANCES, Backward, Fusion, Launch, Traffic, Variant,
                       backward_traffic, backwards, elem_size, one_pass_traffic, variants)
 from .ops import backward_reference, get_op, masked_rows, reference, user_call
-from .peers import PEERS, Peer, PeerUnavailable
+from .peers import PEERS, THEIRS, Peer, PeerUnavailable
 from .results import KEY, Run, new_run, open_run
 from .timing import CALL_ROUND_MS, CALL_ROUNDS, Timing, TimingSettings, measure
 
@@ -375,6 +375,9 @@ def measure_cell(
         extra = {"max_err": max_err, "n_regs": launch.n_regs, "n_spills": launch.n_spills,
                  "config": " ".join(f"{k}={v}" for k, v in launch.config.items()) or None}
         if wrong is not None:
+            if provider.name in THEIRS:  # torch's own bf16 log_softmax on the CPU, say: not softmax_bench's kernels
+                owner = "torch's" if provider.name in ("eager", "torch_compile") else f"{provider.name}'s"
+                wrong = f"{owner} own result, not softmax_bench's: {wrong}"
             store(provider, status="FAIL", reason=wrong, **extra)
             continue
         nbytes = moved_bytes(M, N, dtype, provider.pass_)

@@ -9,7 +9,7 @@ from softmax_bench.device import device_info
 from softmax_bench.dispatch import auto_choice
 from softmax_bench.explain import explain
 
-from .conftest import DEVICE, MODE, assert_usage_error, flat, invoke
+from .conftest import DEVICE, MODE, REPO, assert_usage_error, flat, invoke
 
 INTERPRET = DEVICE == "cpu"
 
@@ -124,3 +124,30 @@ def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):
     assert lines["eager"].write_bytes == 3 * x_bytes + mask_bytes
     result = invoke("explain", *MODE, "--shape", "1024x4096", "--dtype", "bf16", "--op", "causal", "--out", out_dir)
     assert result.exit_code == 0 and "op causal" in result.stdout
+
+
+def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):
+    """`explain --run`: the H200 of a committed run, its copy bandwidth and its auto table, here, with no GPU
+    needed and nothing compiled; variants are judged by their own bounds, not by what this machine runs."""
+    from softmax_bench.results import Run
+
+    run = REPO / "results" / "wide-rows-auto-h200-g"
+    meta = Run(run).meta()
+    result = invoke("explain", "--shape", "2048x151936", "--dtype", "bf16", "--run", run, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    text = flat(result.stdout)
+    assert f"bandwidth: {meta['copy_gbps']['bf16']:,.0f} GB/s — copy measured in run wide-rows-auto-h200-g on NVIDIA " \
+           "H200, Triton 3.8.0" in text
+    assert "auto picks cluster: measured fastest for bf16 rows of N = 151936 on this GPU (NVIDIA H200, " \
+           "nvidia-h200-triton3.8.json)" in text
+    assert "cluster needs" not in text and "INTERPRETED" not in text
+    expected_ms = 2 * 2048 * 151936 * 2 / meta["copy_gbps"]["bf16"] / 1e6
+    assert f"{expected_ms:.4f}" in text  # cluster's one read and one write at the run's copy
+    assert_usage_error(invoke("explain", "--shape", "8x8", "--run", run, "--measure"), "--measure", "--run")
+    fp32_only = tmp_path / "fp32-only"
+    fp32_only.mkdir()
+    (fp32_only / "rows.csv").write_text((run / "rows.csv").read_text())
+    (fp32_only / "meta.json").write_text(json.dumps({**meta, "copy_gbps": {"fp32": 4000.0}}))
+    assert_usage_error(invoke("explain", "--shape", "8x8", "--dtype", "bf16", "--run", fp32_only),
+                       "measured no bf16 copy (it has fp32)")
+    assert_usage_error(invoke("explain", "--shape", "8x8", "--run", "nope", "--out", tmp_path), "nope")

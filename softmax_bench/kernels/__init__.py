@@ -147,8 +147,8 @@ class Variant:
     flops_per_element counts max, subtract, exp, add and the final multiply (5), plus what the variant redoes
     (two_pass: subtract and exp again; online: the rescale); exp counts as one, as the roofline convention.
     graph_safe is False for a variant whose launch must not be captured in a CUDA graph and replayed.
-    limits(N, dtype), where given, says why the variant cannot run rows of N elements of dtype here (its Triton,
-    its GPU, its own bounds), or None.
+    limits(N, dtype), where given, says why the variant cannot run rows of N elements of dtype (its own bounds), or
+    None; here(), where given, why this process cannot run it at all (its Triton, its GPU), or None.
     float64 is True for a variant that also takes float64 input (eager: what gradcheck runs through).
     """
 
@@ -163,9 +163,13 @@ class Variant:
     graph_safe: bool = True
     limits: Callable[[int, torch.dtype], str | None] | None = None
     float64: bool = False
+    here: Callable[[], str | None] | None = None
 
-    def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
-        """Why this variant cannot run rows of N elements of `dtype`, or None when it can."""
+    def unsupported(self, N: int, dtype: torch.dtype, here: bool = True) -> str | None:
+        """Why this variant cannot run rows of N elements of `dtype` (here: in this process; else on a GPU it
+        builds for), or None when it can."""
+        if here and self.here is not None and self.here() is not None:
+            return self.here()
         if dtype not in DTYPES.values() and not (self.float64 and dtype == torch.float64):
             return f"dtype {dtype} is not one of {', '.join(DTYPES)}"
         if self.max_n is not None and N > self.max_n:
@@ -185,8 +189,8 @@ class Backward:
     and a Launch: dx = scale · y · (dy − Σ dy·y) for softmax, scale · (dy − e^y · Σ dy) for log_softmax
     (fusion.log), row sums in fp32; positions the fusion masks out get zero gradient.
     traffic(M, N, dtype, fusion) is its own model of the bytes it moves. max_n is the widest row it supports.
-    limits(N, dtype), where given, says why it cannot run rows of N elements of dtype here (its Triton, its GPU, its
-    own bounds), or None.
+    limits(N, dtype), where given, says why it cannot run rows of N elements of dtype (its own bounds), or None;
+    here(), where given, why this process cannot run it at all (its Triton, its GPU), or None.
     """
 
     name: str
@@ -196,8 +200,11 @@ class Backward:
     triton: bool
     max_n: int | None = None
     limits: Callable[[int, torch.dtype], str | None] | None = None
+    here: Callable[[], str | None] | None = None
 
-    def unsupported(self, N: int, dtype: torch.dtype) -> str | None:
+    def unsupported(self, N: int, dtype: torch.dtype, here: bool = True) -> str | None:
+        if here and self.here is not None and self.here() is not None:
+            return self.here()
         if self.max_n is not None and N > self.max_n:
             return f"{self.name}'s backward holds y and dy in registers and supports N ≤ {self.max_n} (got N = {N})"
         return self.limits(N, dtype) if self.limits is not None else None

@@ -635,10 +635,10 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
 
 def unsupported_width(N: int, dtype: torch.dtype, capacity: int = CAPACITY, wider: str = "split or two_pass",
                       ) -> str | None:
-    """Why a cluster kernel that holds windows of up to `capacity` lanes cannot take rows of N elements here (the
-    variants to use for wider rows: `wider`), or None."""
-    reason = why_not_here()
-    if reason is None and N < MIN_N:
+    """Why a cluster kernel that holds windows of up to `capacity` lanes cannot take rows of N elements (the
+    variants to use for wider rows: `wider`), or None; what this process runs is why_not_here's."""
+    reason = None
+    if N < MIN_N:
         reason = f"cluster takes rows of {MIN_N} elements or more (got N = {N}); fused holds narrower ones"
     if reason is None and window_lanes(N, dtype) > capacity:
         reason = (f"cluster holds rows of up to {capacity} elements on chip ({capacity - vector_elems(dtype) + 1} "
@@ -653,4 +653,5 @@ VARIANT = Variant(
     traffic=one_pass_traffic,
     triton=True,
     limits=unsupported_width,
+    here=lambda: why_not_here(),  # looked up at each call, as the launch looks it up
 )

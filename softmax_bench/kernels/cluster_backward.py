@@ -18,6 +18,7 @@ from functools import cache
 import torch
 
 from . import PLAIN, Backward, Fusion, Launch, backward_traffic, launch_kernel, output_like
+from . import cluster as forward_cluster
 from .aligned import same_alignment, vector_elems
 from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, packed_ptx, settings_of,
                       unsupported_width, why_not_here, window_constexprs)
@@ -210,4 +211,5 @@ BACKWARD = Backward(
     traffic=backward_traffic,
     triton=True,
     limits=unsupported,
+    here=lambda: forward_cluster.why_not_here(),  # the forward module's, looked up at each call
 )
