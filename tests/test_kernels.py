@@ -110,7 +110,10 @@ def test_nan_stays_in_its_row(variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_any_rank_and_dim(variant):
     x, _ = fresh_randn(4, 6, 50)
-    for dim in (-1, 2, 1, 0, -3):
+    # dispatch moves dim last and hands every variant 2-D rows: in the interpreter, fused (and eager, torch's) go
+    # through every dim, another variant through one that moves (split at dim 0 is 300 rows of K programs: 20 s)
+    every = DEVICE == "cuda" or variant in ("fused", "eager")
+    for dim in (-1, 2, 1, 0, -3) if every else (1,):
         assert_matches(softmax_bench.softmax(x, dim=dim, variant=variant), x, dim=dim)
     scalar = torch.tensor(2.5, device=DEVICE)
     assert softmax_bench.softmax(scalar, variant=variant).item() == 1.0
@@ -235,7 +238,7 @@ def test_split_partial_segments_masked_rows_and_nan(dtype):
 
 def test_split_row_strides_that_break_alignment():
     """Rows whose starts fall at different offsets from y's are copied first; aligned strides are read in place."""
-    base, _ = fresh_randn(9, 1003)
+    base, _ = fresh_randn(5, 1003)  # rows start at 0, 3, 2, 1 and 0 elements past a 16-byte boundary
     for x in (base[:, :1000], base[:, 1:], base[::2, 3:]):
         y, _ = split.launch(x, config=SMALL_SPLIT)
         assert_matches(y, x)
