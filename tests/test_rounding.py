@@ -80,6 +80,8 @@ def test_fp16_rounded_once_in_the_interpreter(variant, N, log):
     """fp16, which the interpreter rounds to nearest, across two_pass's and online's chunk boundaries."""
     if not softmax_bench.variants()[variant].supports(N, torch.float16):
         pytest.skip(f"{variant} does not support N={N}")
+    if variant == "split" and N > 1000:  # its last step is an element's own, whatever the width: 35 s of the 60
+        pytest.skip("split rounds each element alike at every width: N = 1000 shows it")
     x, seed = fresh_randn(CPU_ROWS, N, dtype=torch.float16, scale=0.1)
     assert_rounded_once(x, variant, log, seed)
 
