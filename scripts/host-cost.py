@@ -46,7 +46,8 @@ from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster, fused, online,
 from softmax_bench.kernels.masking import fusion_args  # noqa: E402
 from softmax_bench.ops import OPS, call_kwargs, reference, user_call  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
-from softmax_bench.sweep import cell_input, check, error_line  # noqa: E402
+from softmax_bench.providers import cell_input, check  # noqa: E402
+from softmax_bench.sweep import error_line  # noqa: E402
 
 COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note"]
 CHEAP_CALLS = 20000  # a round of a row that runs no kernel

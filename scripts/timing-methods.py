@@ -18,7 +18,7 @@ import torch
 import triton.testing
 
 import softmax_bench
-from softmax_bench.sweep import cell_input
+from softmax_bench.providers import cell_input
 from softmax_bench.timing import TimingSettings, measure
 
 CELLS = [(4096, 4000), (32768, 4096), (131072, 4096)]  # 32 MB, 256 MB and 1 GB of bf16 input

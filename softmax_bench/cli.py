@@ -328,7 +328,8 @@ def sweep(
     from . import distributed
     from .report import sweep_tables
     from .results import open_run
-    from .sweep import resume_run, run_sweep, start_run
+    from .run_life import resume_run, start_run
+    from .sweep import run_sweep
 
     run = None
     try:

@@ -34,7 +34,7 @@ import torch
 import torch.distributed as dist
 
 from . import device as devices
-from . import sweep
+from . import run_life, sweep
 from .config import SweepPlan
 from .errors import BenchError, RankHung, RefusedByRank0
 from .results import Run
@@ -202,10 +202,10 @@ def _open_run(hellos: list[dict], plan: SweepPlan | None, resume: str | None, ou
                     "copy_gbps": dict(hello["baseline"]["reference_gbps"]),
                     "copy_baseline": {k: hello["baseline"][k] for k in ("measured_at", "reference_gbps")}}
                    for r, hello in enumerate(hellos)]
-        run, meta = sweep.start_run(plan, out_dir, hellos[0]["baseline"], interpret, command, run_id, entries,
+        run, meta = run_life.start_run(plan, out_dir, hellos[0]["baseline"], interpret, command, run_id, entries,
                                     replicate)
     else:
-        run, meta, plan, dropped = sweep.resume_run(resume, out_dir, interpret, on_ranks=True)
+        run, meta, plan, dropped = run_life.resume_run(resume, out_dir, interpret, on_ranks=True)
         _check_same_devices(run, meta, hellos, interpret)
     entries = {entry["label"]: entry for entry in meta["devices"]}
     for r, hello in enumerate(hellos):

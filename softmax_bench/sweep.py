@@ -1,226 +1,28 @@
 """The check-then-time loop: for every cell, each variant and peer is first checked against a reference (a wrong
-one is reported FAIL and not timed), then timed; each row is stored as soon as it exists."""
+one is reported FAIL and not timed), then timed; each row is stored as soon as it exists. What is measured and how
+it is checked is softmax_bench.providers'; a run's start, resumption and metadata, softmax_bench.run_life."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Callable
 
 import pandas as pd
 import torch
 
 from . import device as devices
-from .config import SweepPlan, parse_shape
-from .dispatch import auto_choice, backward_for, table_in_use
-from .errors import BenchError
-from .kernels import (DTYPES, GRAD_TOLERANCES, TOLERANCES, Backward, Fusion, Launch, Traffic, Variant,
-                      backward_traffic, backwards, elem_size, one_pass_traffic, variants)
-from .ops import backward_reference, get_op, masked_rows, reference, user_call
-from .peers import PEERS, THEIRS, Peer, PeerUnavailable
-from .results import KEY, Run, new_run, open_run
+from .config import SweepPlan
+from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, elem_size
+from .ops import get_op, masked_rows, reference
+from .peers import THEIRS, PeerUnavailable
+from .providers import Cell, Provider, cell_input, check, providers
+from .results import KEY, Run
+from .run_life import now_stamp
 from .timing import CALL_ROUND_MS, CALL_ROUNDS, Timing, TimingSettings, measure
 
 
 # A cell of a sweep and what is left to measure in it: (dtype, M, N, (name, pass) of the variants and peers).
 TodoCell = tuple[str, int, int, list[tuple[str, str]]]
-
-
-@dataclass(frozen=True)
-class Cell:
-    """What a cell's providers run on and are checked against. The forward's references are in `precise` (float64
-    on CPU, fp32 on GPU); a backward gets dy and is checked against dx computed from its own y."""
-
-    x: torch.Tensor
-    fusion: Fusion
-    precise: torch.dtype
-    ref: torch.Tensor | None = None  # the forward's, fully masked rows as the Triton variants give them
-    ref_nan_rows: torch.Tensor | None = None  # the same with torch's NaN there
-    dy: torch.Tensor | None = None  # the gradient of y, for a backward
-
-
-# A provider's call (output, Launch) and what it must give.
-Prepared = tuple[Callable[[], tuple[torch.Tensor, Launch]], torch.Tensor]
-
-
-@dataclass(frozen=True)
-class Provider:
-    """Something the sweep measures in one pass: one of our variants (or backwards), `auto`, or a peer."""
-
-    name: str
-    kind: str  # "variant", "auto" or "peer"
-    traffic: Callable[[int, int, torch.dtype, Fusion], Traffic]
-    unsupported: Callable[[int, torch.dtype, Fusion], str | None]
-    prepare: Callable[[Cell], Prepared]
-    pass_: str = "forward"
-    # The call a user makes, which is checked and timed (None: prepare's); prepare's run says what was launched.
-    user_call: Callable[[Cell], Callable[[], torch.Tensor]] | None = None
-
-
-def _softmax_call(name: str) -> Callable[[Cell], Callable[[], torch.Tensor]]:
-    """softmax_bench.softmax (log_softmax) of the cell's x with variant=name and its scale, mask and causal."""
-    return lambda cell: user_call(cell.x, cell.fusion, name)
-
-
-def _variant_provider(variant: Variant) -> Provider:
-    def prepare(cell: Cell) -> Prepared:
-        expected = cell.ref if variant.masked_rows_zero else cell.ref_nan_rows  # eager: NaN, as torch gives them
-        return (lambda: variant.launch(cell.x, cell.fusion)), expected
-
-    return Provider(variant.name, "variant", variant.traffic, lambda N, dtype, fusion: variant.unsupported(N, dtype),
-                    prepare, user_call=_softmax_call(variant.name))
-
-
-def _picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Variant:
-    return variants()[auto_choice(N, dtype, log=fusion.log)[0]]
-
-
-def _auto_provider() -> Provider:
-    def prepare(cell: Cell) -> Prepared:
-        chosen = _picked(cell.x.shape[1], cell.x.dtype, cell.fusion)
-
-        def call():
-            y, launch = chosen.launch(cell.x, cell.fusion)
-            return y, Launch({"picked": chosen.name, **launch.config}, launch.compiled)
-
-        return call, cell.ref
-
-    return Provider(
-        "auto", "auto",
-        lambda M, N, dtype, fusion: _picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
-        lambda N, dtype, fusion: _picked(N, dtype, fusion).unsupported(N, dtype),
-        prepare,
-        user_call=_softmax_call("auto"),
-    )
-
-
-def _peer_unsupported(peer: Peer) -> Callable[[int, torch.dtype, Fusion], str | None]:
-    return lambda N, dtype, fusion: (
-        None if fusion.plain or peer.fuses else f"{peer.name} computes a plain softmax: no scale, mask or log to fuse")
-
-
-def _peer_provider(peer: Peer) -> Provider:
-    def prepare(cell: Cell) -> Prepared:
-        fn = peer.make(cell.fusion)
-        return (lambda: (fn(cell.x), Launch())), cell.ref if peer.masked_rows_zero else cell.ref_nan_rows
-
-    return Provider(peer.name, "peer", one_pass_traffic, _peer_unsupported(peer), prepare)
-
-
-def _our_y(cell: Cell) -> torch.Tensor:
-    """The forward output a backward of ours gets: auto's."""
-    return _picked(cell.x.shape[1], cell.x.dtype, cell.fusion).launch(cell.x, cell.fusion)[0]
-
-
-def _backward_provider(backward: Backward) -> Provider:
-    def prepare(cell: Cell) -> Prepared:
-        y = _our_y(cell)
-        return (lambda: backward.launch(y, cell.dy, cell.fusion)), backward_reference(y, cell.dy, cell.fusion,
-                                                                                      cell.precise)
-
-    return Provider(backward.name, "variant", backward.traffic, lambda N, dtype, fusion: backward.unsupported(N, dtype),
-                    prepare, "backward")
-
-
-def _no_backward_provider(variant: Variant) -> Provider:
-    runs = "fused's, cluster's or two_pass's" if variant.triton else "eager's"
-    reason = f"{variant.name} has no backward of its own: softmax_bench's autograd runs {runs}"
-    return Provider(variant.name, "variant", backward_traffic, lambda N, dtype, fusion: reason, None, "backward")
-
-
-def _auto_backward_provider() -> Provider:
-    def picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Backward:
-        return backward_for(_picked(N, dtype, fusion), N, dtype)
-
-    def prepare(cell: Cell) -> Prepared:
-        y = _our_y(cell)
-        chosen = picked(cell.x.shape[1], cell.x.dtype, cell.fusion)
-
-        def call():
-            dx, launch = chosen.launch(y, cell.dy, cell.fusion)
-            return dx, Launch({"picked": chosen.name, **launch.config}, launch.compiled)
-
-        return call, backward_reference(y, cell.dy, cell.fusion, cell.precise)
-
-    def autograd_call(cell: Cell) -> Callable[[], torch.Tensor]:
-        """The backward as a model runs it: autograd through softmax_bench's op."""
-        x = cell.x.detach().requires_grad_()
-        y = user_call(x, cell.fusion, "auto")()
-        return lambda: torch.autograd.grad(y, x, cell.dy, retain_graph=True)[0]
-
-    return Provider(
-        "auto", "auto",
-        lambda M, N, dtype, fusion: picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
-        lambda N, dtype, fusion: picked(N, dtype, fusion).unsupported(N, dtype),
-        prepare, "backward", autograd_call,
-    )
-
-
-def _backward_peer_provider(peer: Peer) -> Provider:
-    """The peer's forward run once with autograd; its backward timed (torch.autograd.grad, the graph kept)."""
-
-    def prepare(cell: Cell) -> Prepared:
-        fn = peer.make(cell.fusion)
-        x = cell.x.detach().requires_grad_()
-        y = fn(x)
-
-        def call():
-            return torch.autograd.grad(y, x, cell.dy, retain_graph=True)[0], Launch()
-
-        return call, backward_reference(y.detach(), cell.dy, cell.fusion, cell.precise)
-
-    return Provider(peer.name, "peer", backward_traffic, _peer_unsupported(peer), prepare, "backward")
-
-
-def providers(names: list[str], passes: list[str] = ["forward"]) -> list[Provider]:
-    """For each pass: our variants (backward: our backwards), auto, then the peers; only `names` when given
-    (unknown names are an error)."""
-    every = []
-    if "forward" in passes:
-        every += [_variant_provider(v) for v in variants().values()] + [_auto_provider()]
-        every += [_peer_provider(p) for p in PEERS.values()]
-    if "backward" in passes:
-        ours = backwards()
-        every += [_backward_provider(ours[v.name]) if v.name in ours else _no_backward_provider(v)
-                  for v in variants().values()]
-        every += [_auto_backward_provider()] + [_backward_peer_provider(p) for p in PEERS.values()]
-    if not names:
-        return every
-    known = {p.name for p in every}
-    for name in names:
-        if name not in known:
-            raise BenchError(f"unknown variant {name!r}; choose from {', '.join(known)}")
-    return [p for p in every if p.name in names]
-
-
-def check(y: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype,
-          tolerances: dict[torch.dtype, tuple[float, float]] = TOLERANCES) -> tuple[float, str | None]:
-    """max |y - ref| (NaN where both are NaN, and equal infinities, count as equal), and why y is wrong (None when
-    it is within the dtype's tolerance everywhere)."""
-    if y.shape != ref.shape or y.dtype != dtype:
-        return float("nan"), f"wrong output: {tuple(y.shape)} {y.dtype}, expected {tuple(ref.shape)} {dtype}"
-    y = y.to(ref.dtype)
-    diff = (y - ref).abs()
-    atol, rtol = tolerances[dtype]
-    bad = ~((diff <= atol + rtol * ref.abs()) | (y == ref) | (y.isnan() & ref.isnan()))  # any other NaN is bad
-    max_err = float(diff.nan_to_num(nan=0.0).max()) if diff.numel() else 0.0
-    if bool(bad.any()):
-        not_finite = ~y.isfinite() & ref.isfinite()  # NaN or inf where the reference is finite
-        if bool(not_finite.any()):
-            off = bad & ~not_finite
-            worst = float(diff[off].max()) if bool(off.any()) else 0.0
-            return max_err, (f"{int(not_finite.sum())} elements are NaN or inf where the reference is finite"
-                             + (f"; {int(off.sum())} more off by up to {worst:.3g}" if bool(off.any()) else ""))
-        return max_err, f"{int(bad.sum())} elements off by up to {max_err:.3g} (atol {atol}, rtol {rtol})"
-    return max_err, None
-
-
-def cell_input(M: int, N: int, dtype: torch.dtype, device: str) -> torch.Tensor:
-    """The random input of a cell: logits of standard deviation 3 (never time on zeros)."""
-    return torch.randn(M, N, device=device, dtype=torch.float32).mul_(3.0).to(dtype)
 
 
 def memory_needed(M: int, N: int, dtype: torch.dtype, passes: list[str] = ["forward"]) -> int:
@@ -461,117 +263,9 @@ def run_sweep(
         measure_cells(cells, plan, lambda row: run.append({**row, "device": label}), meta["copy_gbps"], interpret,
                       advance)
     except BaseException:
-        meta.update(status="interrupted", finished_at=_now())
+        meta.update(status="interrupted", finished_at=now_stamp())
         run.write_meta(meta)
         raise
-    meta.update(status="complete", finished_at=_now(), clocks_after=devices.clocks(interpret))
+    meta.update(status="complete", finished_at=now_stamp(), clocks_after=devices.clocks(interpret))
     run.write_meta(meta)
     return meta
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-def git_commit() -> str | None:
-    """The code a run measured: SOFTMAX_BENCH_COMMIT when set (a copy of the tree may carry a stale .git), else
-    the checkout's commit (with '-dirty' when the tree has changes), else GITHUB_SHA when set, else None."""
-    if os.environ.get("SOFTMAX_BENCH_COMMIT"):
-        return os.environ["SOFTMAX_BENCH_COMMIT"]
-    root = Path(__file__).resolve().parent.parent
-    from_env = os.environ.get("GITHUB_SHA")
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
-        if commit.returncode != 0:
-            return from_env
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return from_env
-    return commit.stdout.strip() + ("-dirty" if dirty else "")
-
-
-def plan_to_meta(plan: SweepPlan) -> dict:
-    return {"shapes": [f"{m}x{n}" for m, n in plan.shapes], "dtypes": plan.dtypes, "variants": plan.variants,
-            "op": plan.op, "passes": plan.passes, "sources": plan.sources}
-
-
-def plan_from_meta(meta: dict) -> SweepPlan:
-    stored = meta["plan"]
-    return SweepPlan(
-        shapes=[parse_shape(s) for s in stored["shapes"]],
-        dtypes=stored["dtypes"],
-        variants=stored["variants"],
-        timing=TimingSettings(meta["timing"]["warmup_ms"], meta["timing"]["rep_ms"], meta["timing"].get("l2", "clean")),
-        op=stored.get("op", "softmax"),
-        passes=stored.get("passes", ["forward"]),
-        sources=stored["sources"],
-    )
-
-
-def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str,
-              run_id: str | None = None, rank_devices: list[dict] | None = None,
-              replicate: bool = False) -> tuple[Run, dict]:
-    """A new run folder with its metadata written before the first cell. A run on several devices (ranks under
-    torchrun) lists them in `devices` (device, copy bandwidth and how it ended, one entry a rank) and says whether
-    they share out the cells or each measure every cell (`placement`: sharded or replicated); `device` and
-    `copy_gbps` are then rank 0's."""
-    device = baseline["device"]
-    label = device["name"].split("(")[0].replace("NVIDIA", "") + ("-interpreted" if interpret else "")
-    if rank_devices is not None:
-        label += f"-x{len(rank_devices)}"
-    run = new_run(out_dir, label, run_id)
-    meta = {
-        "run_id": run.id,
-        "started_at": _now(),
-        "finished_at": None,
-        "command": command,
-        "interpreted": interpret,
-        "device": device,
-        "git_commit": git_commit(),
-        "timing": plan.timing.describe(interpret),
-        "copy_gbps": dict(baseline["reference_gbps"]),
-        "copy_per_cell": True,  # pct_of_copy: against a copy of each cell's bytes, timed in the run
-        "auto_table": table_in_use(),
-        "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
-        "op": plan.op,
-        "passes": plan.passes,
-        "plan": plan_to_meta(plan),
-    }
-    if rank_devices is not None:
-        meta.update(placement="replicated" if replicate else "sharded", devices=rank_devices)
-    run.write_meta(meta)
-    return run, meta
-
-
-def resume_run(ref: str, out_dir: Path, interpret: bool,
-               on_ranks: bool = False) -> tuple[Run, dict, SweepPlan, str | None]:
-    """A stored run to finish, with the plan it was started with, and the last line of its rows dropped because a
-    kill cut it short (None when there was none). A run measured on several devices is finished on ranks
-    (on_ranks: softmax_bench.distributed checks that they hold the same devices), a one-device run in one process."""
-    run = open_run(ref, out_dir)
-    meta = run.meta()
-    try:
-        plan = plan_from_meta(meta)
-        providers(plan.variants, plan.passes)
-        if not all(dtype in meta["copy_gbps"] for dtype in plan.dtypes):
-            raise KeyError("copy_gbps")
-    except (KeyError, TypeError, AttributeError, BenchError) as err:
-        raise BenchError(f"{run.meta_path} is damaged ({type(err).__name__}: {err}): run {run.id} cannot be resumed; "
-                         "start a new sweep") from None
-    if meta.get("interpreted") != interpret:
-        mode = "with" if meta.get("interpreted") else "without"
-        raise BenchError(f"run {run.id} was measured {mode} --interpret; resume it the same way")
-    if "devices" in meta and not on_ranks:
-        count = len(meta["devices"])
-        raise BenchError(f"run {run.id} was measured on {count} devices; resume it on them: "
-                         f"softmax-bench sweep --resume {run.id} --gpus {count}")
-    if on_ranks and "devices" not in meta:
-        raise BenchError(f"run {run.id} was measured on one device; resume it in one process, without --gpus or "
-                         "torchrun")
-    if not on_ranks and not interpret and not devices.same_device(meta.get("device", {}), devices.device_info(False)):
-        raise BenchError(f"run {run.id} was measured on another device ({meta['device'].get('name')}); "
-                         "start a new sweep here instead")
-    if not on_ranks:  # rewritten as it was: a folder that cannot be written is said now, before any measurement
-        run.write_meta(meta)
-    return run, meta, plan, run.drop_cut_line()

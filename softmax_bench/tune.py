@@ -13,7 +13,9 @@ from .config import SweepPlan
 from .device import device_info
 from .kernels import DTYPES, PLAIN, variants
 from .ops import reference
-from .sweep import cell_input, check, git_commit, memory_needed
+from .providers import cell_input, check
+from .run_life import git_commit
+from .sweep import memory_needed
 from .timing import measure
 
 

@@ -256,7 +256,7 @@ def test_compare_runs_that_share_an_id(tmp_path):
 def test_a_fail_message_counts_outputs_that_are_not_finite():
     import torch
 
-    from softmax_bench.sweep import check as check_output
+    from softmax_bench.providers import check as check_output
 
     ref = torch.full((2, 4), 0.25, dtype=torch.float64)
     y = ref.float().clone()

@@ -272,29 +272,29 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
 
 
 def test_softmax_bench_commit_names_the_code_even_in_a_checkout(monkeypatch):
-    from softmax_bench import sweep
+    from softmax_bench import run_life
 
     monkeypatch.delenv("SOFTMAX_BENCH_COMMIT", raising=False)
     monkeypatch.delenv("GITHUB_SHA", raising=False)
     if (REPO / ".git").exists() and shutil.which("git"):
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-        assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", sweep.git_commit()) and sweep.git_commit().startswith(head)
+        assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", run_life.git_commit()) and run_life.git_commit().startswith(head)
     monkeypatch.setenv("SOFTMAX_BENCH_COMMIT", "a426da7")  # a copied tree with a stale .git says what it runs
-    assert sweep.git_commit() == "a426da7"
+    assert run_life.git_commit() == "a426da7"
 
 
 def test_outside_a_checkout_the_commit_comes_from_github_sha(monkeypatch):
-    from softmax_bench import sweep
+    from softmax_bench import run_life
 
     def no_git(*args, **kwargs):
         raise FileNotFoundError("git")
 
     monkeypatch.delenv("SOFTMAX_BENCH_COMMIT", raising=False)
-    monkeypatch.setattr(sweep.subprocess, "run", no_git)
+    monkeypatch.setattr(run_life.subprocess, "run", no_git)
     monkeypatch.setenv("GITHUB_SHA", "0123abc")
-    assert sweep.git_commit() == "0123abc"
+    assert run_life.git_commit() == "0123abc"
     monkeypatch.delenv("GITHUB_SHA")
-    assert sweep.git_commit() is None  # and the run's metadata says so, rather than inventing one
+    assert run_life.git_commit() is None  # and the run's metadata says so, rather than inventing one
 
 
 def test_tables_fit_80_columns_and_one_reason_is_one_footnote():
@@ -329,9 +329,10 @@ def test_interpret_works_in_a_fresh_process(tmp_path):
 def test_a_small_cell_is_timed_from_fresh_memory_in_trials_and_the_fastest_kept(monkeypatch):
     from softmax_bench import sweep
     from softmax_bench.kernels import PLAIN
+    from softmax_bench.providers import Cell
     from softmax_bench.timing import Timing, TimingSettings
 
-    cell = sweep.Cell(x=torch.arange(8.0).view(2, 4), fusion=PLAIN, precise=torch.float64, dy=torch.ones(2, 4))
+    cell = Cell(x=torch.arange(8.0).view(2, 4), fusion=PLAIN, precise=torch.float64, dy=torch.ones(2, 4))
     seen = []
 
     def fake_measure(call, settings, interpret):  # a trial's time from the memory the call reads

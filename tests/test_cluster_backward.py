@@ -73,7 +73,7 @@ def test_backward_for_a_wide_row_is_clusters_where_it_runs(monkeypatch):
 
 def test_sweep_and_explain_list_the_cluster_backward(tmp_path):
     from softmax_bench.explain import explain
-    from softmax_bench.sweep import providers
+    from softmax_bench.providers import providers
 
     names = [p.name for p in providers([], ["backward"]) if p.pass_ == "backward"]
     assert "cluster" in names
