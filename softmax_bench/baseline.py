@@ -111,13 +111,12 @@ CONSISTENT_RATIO = 2.0
 
 def implausible(record: dict, dtype: str) -> str | None:
     """Why a stored record's copies of `dtype` cannot be a device's copy bandwidth, or None."""
-    gbps = [c.get("gbps") for c in record.get("copies", []) if c.get("dtype") == dtype]
+    of_dtype = [c for c in record.get("copies", []) if c.get("dtype") == dtype]
     reference = (record.get("reference_gbps") or {}).get(dtype)
-    values = [v for v in [reference, *gbps] if isinstance(v, (int, float))]
+    values = [v for v in [reference, *(c.get("gbps") for c in of_dtype)] if isinstance(v, (int, float))]
     if not values or not all(math.isfinite(v) and v > 0 for v in values):
         return f"its {dtype} copy reads {reference!r} GB/s"
-    copies = sorted((c for c in record.get("copies", []) if c.get("dtype") == dtype and "bytes" in c),
-                    key=lambda c: c["bytes"])
+    copies = sorted((c for c in of_dtype if "bytes" in c), key=lambda c: c["bytes"])
     if any(larger["gbps"] > CONSISTENT_RATIO * smaller["gbps"]
            for i, smaller in enumerate(copies) for larger in copies[i + 1:]):
         sizes = ", ".join(f"{c['bytes'] / 2**20:,.0f} MB in {c['ms']:.3g} ms" for c in copies)

@@ -392,8 +392,7 @@ def sweep(
     except KeyboardInterrupt:
         if run is None:
             raise typer.Exit(130) from None
-        again = shlex.join(["softmax-bench", "sweep", "--resume", str(run.path), *(["--interpret"] * interpret)])
-        fail(f"interrupted: finished cells are kept in {run.path}; finish them with `{again}`", code=130)
+        _interrupted(run.path, interpret)
     for table in sweep_tables(run.rows(), meta):
         out.print(table)
     err.print(f"stored in {run.path}", markup=False, highlight=False)
@@ -401,6 +400,14 @@ def sweep(
         err.print(trouble, markup=False, highlight=False)
     if distributed.any_hung(meta):
         raise typer.Exit(1)
+
+
+def _interrupted(run_path: Path, interpret: bool, ranks: int | None = None) -> None:
+    """A sweep stopped by Ctrl-C (or, on ranks, by another's failure): where its finished cells are, and the exact
+    command that finishes them; exit 130."""
+    again = shlex.join(["softmax-bench", "sweep", "--resume", str(run_path), *(["--gpus", str(ranks)] if ranks else []),
+                        *(["--interpret"] * interpret)])
+    fail(f"interrupted: finished cells are kept in {run_path}; finish them with `{again}`", code=130)
 
 
 def _say_dry_run(plan, interpret: bool) -> None:
@@ -456,9 +463,7 @@ def _sweep_on_ranks(plan, resume: str | None, out_dir: Path, fresh: bool, run_id
         except KeyboardInterrupt:  # also the SIGTERM that stops the ranks when one failed
             if start.run is None:
                 raise
-            again = shlex.join(["softmax-bench", "sweep", "--resume", str(start.run.path), "--gpus", str(rank.world),
-                                *(["--interpret"] * interpret)])
-            fail(f"interrupted: finished cells are kept in {start.run.path}; finish them with `{again}`", code=130)
+            _interrupted(start.run.path, interpret, ranks=rank.world)
     return start.run, meta
 
 

@@ -9,11 +9,11 @@ from typing import Callable
 
 import torch
 
+from .auto_table import table_for
 from .baseline import STORE_NAME, stored_record
 from .device import device_info
 from .errors import BenchError
 from .dispatch import auto_choice
-from .auto_table import table_for
 from .kernels import DTYPES, REGISTER_BUDGET, backwards, elem_size, fused, variants
 from .ops import OPS, Op, user_call
 from .results import Run

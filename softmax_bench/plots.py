@@ -191,6 +191,27 @@ def grid_elements(rows: pd.DataFrame) -> int:
     return int((rows["M"].astype("int64") * rows["N"].astype("int64")).mode().iloc[0])
 
 
+def by_grid(series: pd.DataFrame, grid: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the rows of M·N = grid, drawn as a line; the others, drawn as points)."""
+    on_grid = series[series["M"].astype("int64") * series["N"].astype("int64") == grid]
+    return on_grid, series.drop(on_grid.index)
+
+
+def figure_legend(fig: plt.Figure, axes, bottom: float = 0.0) -> None:
+    """One legend for the figure, its lower edge at `bottom` (of the figure's height), below the panels: off the
+    data, and a variant drawn alike in each panel listed once."""
+    legend = {}
+    for ax in axes[0]:
+        legend.update({label: handle for handle, label in zip(*ax.get_legend_handles_labels())})
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=min(6, len(legend)), fontsize="x-small",
+               bbox_to_anchor=(0.5, bottom))
+
+
+def figure_name(name: str, pass_: str) -> str:
+    """A figure's file name: the backward's end in -backward."""
+    return name + ("" if pass_ == "forward" else f"-{pass_}")
+
+
 def bands(rows: pd.DataFrame) -> tuple[list[float], list[float]]:
     """The rows' p20–p80 bands in % of copy (results.pct_band: the kernel's and its copy's noise, as `check`
     gates on them), as (lows, highs), each reaching the row's own value: a replicated run's median over devices
@@ -215,8 +236,7 @@ def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> pl
         bottom = max(0.0, min(values) - 0.08 * (max(values) - min(values) + 1))
         for name, series in part.groupby("variant", sort=False):
             series = series.sort_values("N")
-            on_grid = series[series["M"].astype("int64") * series["N"].astype("int64") == grid]
-            other = series.drop(on_grid.index)
+            on_grid, other = by_grid(series, grid)
             styled = line_style(name)
             ax.plot(on_grid["N"], on_grid["pct_of_copy"], label=name, **styled)
             low, high = bands(on_grid)
@@ -238,11 +258,7 @@ def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> pl
         ax.set_ylabel("% of a copy of the cell's bytes (band: p20–p80)")
         ax.set_title(dtype)
         ax.grid(True, alpha=0.3)
-    legend = {}  # one legend for the figure, below the panels: off the data, and a variant is drawn alike in each
-    for ax in axes[0]:
-        legend.update({label: handle for handle, label in zip(*ax.get_legend_handles_labels())})
-    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=min(6, len(legend)), fontsize="x-small",
-               bbox_to_anchor=(0.5, 0.06 if notes else 0.0))
+    figure_legend(fig, axes, bottom=0.06 if notes else 0.0)
     if notes:
         fig.text(0.01, 0.005, "×: " + "; ".join(f"{mark} {variant} {status} at {cells} cell{'s' * (cells > 1)} "
                                                f"(first: {why})" for (variant, status), (mark, why, cells)
@@ -319,8 +335,7 @@ def speedup_vs_n(frame: pd.DataFrame, labels: list[str], pass_: str = "forward")
         for i, ratio in enumerate(ratios, start=1):
             for name, series in part.dropna(subset=[ratio]).groupby("variant", sort=False):
                 series = series.sort_values("N")
-                on_grid = series[series["M"].astype("int64") * series["N"].astype("int64") == grid]
-                other = series.drop(on_grid.index)
+                on_grid, other = by_grid(series, grid)
                 styled = line_style(name) | ({"linestyle": ":"} if i > 1 else {})
                 label = name if len(ratios) == 1 else f"{name}: {labels[i]}"
                 ax.plot(on_grid["N"], on_grid[ratio], label=label, **styled)
@@ -334,10 +349,7 @@ def speedup_vs_n(frame: pd.DataFrame, labels: list[str], pass_: str = "forward")
         ax.set_ylabel(f"GB/s over {labels[0]}'s, the same cell (> 1: faster)")
         ax.set_title(dtype)
         ax.grid(True, alpha=0.3)
-    legend = {}
-    for ax in axes[0]:
-        legend.update({label: handle for handle, label in zip(*ax.get_legend_handles_labels())})
-    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=min(6, len(legend)), fontsize="x-small")
+    figure_legend(fig, axes)
     backward = " — BACKWARD" if pass_ == "backward" else ""
     fig.suptitle(f"speed-up vs N{backward} — {', '.join(labels[1:])} over {labels[0]}\n{', '.join(dtypes)}",
                  fontsize="medium")
@@ -355,8 +367,7 @@ def plot_comparison(runs: list[Run], out: Path | None = None, cells: CellFilter 
     paths = []
     for pass_, part in frame.groupby("pass", sort=False):
         fig = speedup_vs_n(part, labels, pass_)
-        name = "speedup-vs-n" + ("" if pass_ == "forward" else f"-{pass_}")
-        paths += _save(fig, out, name)
+        paths += _save(fig, out, figure_name("speedup-vs-n", pass_))
     return paths
 
 
@@ -387,9 +398,8 @@ def plot_run(run: Run, out: Path | None = None, cells: CellFilter = CellFilter()
     for pass_, part in rows.groupby("pass", sort=False):
         if not (part["status"] == "ok").any():
             continue
-        suffix = "" if pass_ == "forward" else f"-{pass_}"
         for name, make in FIGURES.items():
-            paths += _save(make(part, meta, pass_), out, name + suffix)
+            paths += _save(make(part, meta, pass_), out, figure_name(name, pass_))
     return paths
 
 

@@ -11,8 +11,10 @@ import json
 import math
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pandas as pd
 
@@ -57,7 +59,7 @@ class CellFilter:
 
     def apply(self, rows: pd.DataFrame, what: str) -> pd.DataFrame:
         """The rows kept; a filter that keeps none of `what`'s rows is refused, with what the rows hold."""
-        if rows.empty or not self.options():
+        if rows.empty or not any((self.variants, self.dtypes, self.shapes, self.ops)):
             return rows
         keep = pd.Series(True, index=rows.index)
         for column, wanted in (("variant", self.variants), ("dtype", self.dtypes), ("op", self.ops)):
@@ -132,15 +134,19 @@ class Run:
 
     def write_meta(self, meta: dict) -> None:
         tmp = self.meta_path.with_suffix(".json.tmp")
-        try:
+        with self._writing():
             tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
             tmp.replace(self.meta_path)  # atomic: a kill never leaves half a file
-        except OSError as err:
-            raise self._unwritable(err) from None
 
-    def _unwritable(self, err: OSError) -> BenchError:
-        return BenchError(f"cannot write into run {self.id} ({self.path}): {err.strerror or err}; a run is finished "
-                          "where it can be written: copy its folder somewhere writable and --resume the copy")
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write into the run's folder; one that fails is said in one line, with what to do."""
+        try:
+            yield
+        except OSError as err:
+            raise BenchError(f"cannot write into run {self.id} ({self.path}): {err.strerror or err}; a run is "
+                             "finished where it can be written: copy its folder somewhere writable and --resume the "
+                             "copy") from None
 
     def _text(self) -> str:
         try:
@@ -198,10 +204,8 @@ class Run:
         if not text or text.endswith("\n"):
             return None
         kept, _, cut = text.rpartition("\n")
-        try:
+        with self._writing():
             self.rows_path.write_text(kept + "\n" if kept else "")
-        except OSError as err:
-            raise self._unwritable(err) from None
         return cut
 
     def append(self, row: dict) -> None:
@@ -211,14 +215,11 @@ class Run:
         columns = COLUMNS if new_file else self._header()
         line = io.StringIO()
         csv.writer(line, lineterminator="\n").writerow(["" if row.get(c) is None else row.get(c) for c in columns])
-        try:
-            with self.rows_path.open("a") as f:
-                if new_file:
-                    f.write(",".join(COLUMNS) + "\n")
-                f.write(line.getvalue())
-                f.flush()
-        except OSError as err:
-            raise self._unwritable(err) from None
+        with self._writing(), self.rows_path.open("a") as f:
+            if new_file:
+                f.write(",".join(COLUMNS) + "\n")
+            f.write(line.getvalue())
+            f.flush()
 
 
 def not_a_file(out_dir: Path) -> None:

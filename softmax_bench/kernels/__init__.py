@@ -135,6 +135,11 @@ class Launch:
         return max(spills) if spills else None
 
 
+def _not_here(kernel: Variant | Backward, here: bool) -> str | None:
+    """Why this process cannot run a variant or backward at all (kernel.here), when `here` asks, or None."""
+    return kernel.here() if here and kernel.here is not None else None
+
+
 @dataclass(frozen=True)
 class Variant:
     """One softmax implementation, as the registry knows it.
@@ -168,8 +173,8 @@ class Variant:
     def unsupported(self, N: int, dtype: torch.dtype, here: bool = True) -> str | None:
         """Why this variant cannot run rows of N elements of `dtype` (here: in this process; else on a GPU it
         builds for), or None when it can."""
-        if here and self.here is not None and self.here() is not None:
-            return self.here()
+        if (reason := _not_here(self, here)) is not None:
+            return reason
         if dtype not in DTYPES.values() and not (self.float64 and dtype == torch.float64):
             return f"dtype {dtype} is not one of {', '.join(DTYPES)}"
         if self.max_n is not None and N > self.max_n:
@@ -203,8 +208,8 @@ class Backward:
     here: Callable[[], str | None] | None = None
 
     def unsupported(self, N: int, dtype: torch.dtype, here: bool = True) -> str | None:
-        if here and self.here is not None and self.here() is not None:
-            return self.here()
+        if (reason := _not_here(self, here)) is not None:
+            return reason
         if self.max_n is not None and N > self.max_n:
             return f"{self.name}'s backward holds y and dy in registers and supports N ≤ {self.max_n} (got N = {N})"
         return self.limits(N, dtype) if self.limits is not None else None
