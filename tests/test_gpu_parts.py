@@ -20,3 +20,10 @@ def test_every_test_file_is_in_exactly_one_part():
 def test_an_unknown_part_is_refused_with_the_parts():
     done = subprocess.run([*SCRIPT, "everything"], capture_output=True, text=True)
     assert done.returncode == 2 and "kernels backward cluster sweeps instrument all" in done.stderr
+
+
+def test_the_gpu_ci_job_runs_every_part():
+    workflow = (REPO / ".github" / "workflows" / "ci.yml").read_text()
+    perf_job = workflow[workflow.index("\n  perf:"):]
+    for part in ("kernels", "backward", "cluster", "sweeps", "instrument"):
+        assert f"bash scripts/gpu-tests.sh {part}\n" in perf_job
