@@ -14,7 +14,7 @@ from .baseline import STORE_NAME, stored_record
 from .device import device_info
 from .errors import BenchError
 from .dispatch import auto_choice
-from .kernels import DTYPES, REGISTER_BUDGET, backwards, elem_size, fused, variants
+from .kernels import DTYPES, REGISTER_BUDGET, backwards, elem_size, fused, one_pass_traffic, variants
 from .ops import OPS, Op, user_call
 from .results import Run
 from .timing import TimingSettings, measure
@@ -55,6 +55,7 @@ class Explanation:
     backward_lines: list[VariantLine] = field(default_factory=list)  # bytes only: `sweep --pass backward` times them
     interpreted: bool = False
     op: str = "softmax"
+    floor: tuple[tuple[str, int, int], ...] = ()  # what the op itself must move: one_pass_traffic's passes
 
     @property
     def input_bytes(self) -> int:
@@ -127,6 +128,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     )
     x = None
     fusion = op.fusion(torch.empty(M, N, device="meta"))  # shapes and strides only, for the traffic model
+    result.floor = one_pass_traffic(M, N, torch_dtype, fusion).passes
     if run is None and (measure_time or not interpret):
         device = "cpu" if interpret else "cuda"
         rows = M if measure_time else min(M, 4096)  # the compiled kernel is the same for fewer rows

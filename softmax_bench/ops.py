@@ -51,6 +51,11 @@ OPS = {
 }
 
 
+# Ops whose bytes are not a copy's (a mask read beside x, a causal row's columns not read): tables show their cells
+# as % of their own roofline.
+FUSED_OPS = ("scaled-masked", "causal")
+
+
 def get_op(name: str) -> Op:
     if name not in OPS:
         raise BenchError(f"unknown op {name!r}; choose from {', '.join(OPS)}")

@@ -15,6 +15,7 @@ from rich.text import Text
 from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbps_by_device, median_over_devices,
                              outlier)
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
+from .ops import FUSED_OPS
 from .results import WIDE_BAND, cell_label, wide_band
 
 
@@ -125,6 +126,8 @@ class SweepGrid:
 def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
     rows = median_over_devices(rows)
     replicas = len(devices_of(meta)) if meta.get("placement") == "replicated" else 0
+    # a fused op is judged by its own bytes (the mask read, a causal row's skipped columns not): % of its roofline
+    own_bytes = meta.get("op", "softmax") in FUSED_OPS and "pct_of_roofline" in rows
     grids = []
     for (pass_, dtype), part in rows.groupby(["pass", "dtype"], sort=False):
         part = part.sort_values(["N", "M"], kind="stable")  # a sharded run's rows interleave
@@ -147,8 +150,10 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
                     star = "★" if r.gbps == best else ""
                     marks = star + ("~" if wide_band(r) else "") + ("‡" if host_bound(r) else "")
                     spread = [f"Δ{r.spread_pct:.1f}%"] if replicas and not math.isnan(r.spread_pct) else []
-                    texts.append(([number(r.gbps), f"{_pct(r.pct_of_copy)}{marks}", *spread],
-                                  "bold green" if star else ""))
+                    pct = f"{_pct(r.pct_of_copy)}{marks}"
+                    if own_bytes and not math.isnan(r.pct_of_roofline):
+                        pct = f"{_pct(r.pct_of_roofline)}r{marks}"
+                    texts.append(([number(r.gbps), pct, *spread], "bold green" if star else ""))
                 else:
                     mark = reasons.setdefault(_footnote(r.reason), len(reasons) + 1)
                     texts.append(([("FAIL" if r.status == "FAIL" else "skip"), f"[{mark}]"],
@@ -158,6 +163,10 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
         caption = [f"GB/s = {moved} / median kernel time, over % of a copy of the cell's bytes timed in the run; "
                    f"★ best of the cell; ~ p20–p80 band wider than {WIDE_BAND:g} % of the median (not stable to "
                    f"{WIDE_BAND:g} %); ‡ a call costs ≥ {HOST_BOUND:g}× the kernel (the host sets the pace: call_ms)"]
+        if own_bytes:
+            caption.append("r: % of the cell's roofline, its own bytes (x read, the mask read, y written; a causal "
+                           "row's columns past the diagonal are not read) at the copy's bandwidth: "
+                           "expected_ms / ms in rows.csv, pct_of_copy beside it")
         if replicas:
             caption.append(f"median over the {replicas} devices, each against its own copy; Δ: how far the slowest "
                            "device's GB/s is under the fastest's")
@@ -260,6 +269,13 @@ def explain_report(e) -> list:
     head.append(f" — input {e.input_bytes:,} bytes ({e.input_bytes / 2**20:,.1f} MiB); "
                 f"a softmax must read it once and write it once: {2 * e.input_bytes:,} bytes")
     items.append(head)
+    floor = sum(r + w for _, r, w in e.floor)
+    if e.floor and floor != 2 * e.input_bytes:  # a fused form's own bytes: its roofline
+        what = "; ".join(f"{name}: {r + w:,} bytes" for name, r, w in e.floor)
+        above = (" — fewer than a copy of x moves, so its cells may run above 100 % of a copy"
+                 if floor < 2 * e.input_bytes else "")
+        items.append(Text(f"op {e.op} must move {floor:,} bytes ({what}): its roofline, pct_of_roofline in a "
+                          f"sweep's rows{above}"))
     if e.bandwidth_gbps:
         items.append(Text(f"bandwidth: {e.bandwidth_gbps:,.0f} GB/s — {e.bandwidth_source}"))
     else:

@@ -24,7 +24,7 @@ PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bi
 PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
               "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
               "lg2_approx": r"lg2\.approx", "evict_last_loads": r"ld\.global\.L1::evict_last",
-              "cta_barriers": r"bar\.sync"}
+              "cta_barriers": r"bar\.sync", "byte_loads": r"ld\.global[.\w:]*\.b8"}
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:
@@ -66,10 +66,13 @@ def compile_case(case: dict, out_dir: str) -> dict:
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log}
     types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32"}
-    aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in (*pointers, "mask_ptr")}
+    # the pointers, and N and the row strides where N is a multiple of 16: as a launch specializes them
+    divisible = (*pointers, "mask_ptr") + tuple(a for a in kernel.arg_names if N % 16 == 0 and (
+        a == "N" or a.startswith("stride") or a == "mask_stride"))
+    aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs=aligned_pointers)
-    path = os.path.join(out_dir, "-".join(str(v) for v in case.values()) + ".ptx")
+    path = os.path.join(out_dir, "-".join(f"{k}={v}" for k, v in case.items()) + ".ptx")
     ptx, report, spill_bytes = compiled_for_sm90(source, cluster.launch_options(config), path)
     return {**case, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
             **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},

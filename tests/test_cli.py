@@ -280,6 +280,12 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
         assert fused["model_bytes"] == 8 * 300 * (2 + 2 + 1)  # x, y and a byte of mask an element
         # judged by its own bytes: a copy of x's moves 4 of the 5 bytes an element the masked softmax must
         assert fused["pct_of_roofline"] == pytest.approx(fused["pct_of_copy"] * 5 / 4)
+    else:  # 8 queries of 300 keys: query i reads its i + 293 kept columns, and y is written whole
+        assert fused["model_bytes"] == 2 * sum(i + 293 for i in range(8)) + 2 * 8 * 300
+    # the table shows each cell as % of its own roofline, and says so
+    from softmax_bench.report import _pct
+
+    assert "% of the cell's roofline" in flat(result.stdout) and f"{_pct(fused['pct_of_roofline'])}r" in result.stdout
 
 
 def test_softmax_bench_commit_names_the_code_even_in_a_checkout(monkeypatch):

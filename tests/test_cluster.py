@@ -147,6 +147,26 @@ def test_log_softmax_compiled_for_sm90_no_spills(tmp_path):
         assert case["lg2_approx"] >= 1, "log s as lg2.approx · ln 2, not gl.log's 30 instructions"
 
 
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(tmp_path):
+    """A positive scale, a keep-mask and a causal mask leave 16-bit rows packed (the scale applied to x − max at the
+    end), as a plain row is held: bf16 151936 with a scale and a mask in 89–90 registers, not 238 as when it held
+    fp32 (docs/perf-notes.md, 2026-12-01 ninth session). Rows that start on a 16-byte boundary read a thread's
+    mask bytes in one load (8 bytes for bf16, 4 for fp32), not one byte at a time."""
+    cases = compile_in_subprocess([
+        {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "mask": True},
+        {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "causal": True},
+        {"kernel": "forward", "dtype": "bf16", "N": 32768, "scale": 0.125, "mask": True, "log": True},
+        {"kernel": "forward", "dtype": "fp16", "N": 131072, "scale": 0.125, "mask": True},
+        {"kernel": "forward", "dtype": "fp32", "N": 151936, "scale": 0.125, "mask": True},
+    ], tmp_path)
+    for case in cases:
+        assert_one_exchange_no_spills(case, pushes=2)
+        assert case["byte_loads"] == 0, case
+    assert all(case["registers"] <= 96 for case in cases[:4]), cases
+    assert cases[4]["registers"] <= 160, cases[4]
+
+
 def assert_one_exchange_no_spills(case: dict, pushes: int) -> None:
     assert case["loads_v4"] > 0 and case["stores_v4"] > 0, case
     assert case["st_async"] == pushes and case["cluster_arrive"] == 1 and case["cluster_wait"] == 1, case

@@ -124,6 +124,13 @@ def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):
     assert lines["eager"].write_bytes == 3 * x_bytes + mask_bytes
     result = invoke("explain", *MODE, "--shape", "1024x4096", "--dtype", "bf16", "--op", "causal", "--out", out_dir)
     assert result.exit_code == 0 and "op causal" in result.stdout
+    # 1024 queries of 4096 keys read 3073 … 4096 columns each: 87.5 % of x, and fused reads only those
+    kept_bytes = 2 * sum(i + 3073 for i in range(1024))
+    assert f"op causal must move {kept_bytes + x_bytes:,} bytes" in flat(result.stdout)
+    assert "(88 % of x: causal rows skip the rest)" in flat(result.stdout)
+    assert "may run above 100 % of a copy" in flat(result.stdout)
+    causal = explain(1024, 4096, "bf16", out_dir, INTERPRET, op=OPS["causal"])
+    assert {line.name: line for line in causal.lines}["fused"].read_bytes == kept_bytes
 
 
 def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):

@@ -285,10 +285,28 @@ def launch_kernel(kernel, grid: tuple, *args, **kwargs):
     return compiled
 
 
-def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
-    """Read the input once (and the mask, if any), write the output once: the floor for any softmax."""
-    return Traffic((("read x, write y", M * N * elem_size(dtype), M * N * elem_size(fusion.out_dtype or dtype)),)
-                   + mask_pass(fusion))
+def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN, skips_causal: bool = True
+                     ) -> Traffic:
+    """Read the input once (and the mask, if any), write the output once: the floor for any softmax. A causal
+    row's columns past its diagonal are written (zeros) but never read, unless the kernel reads them anyway
+    (skips_causal=False)."""
+    written = M * N * elem_size(fusion.out_dtype or dtype)
+    if fusion.causal_m is None or not skips_causal:
+        return Traffic((("read x, write y", M * N * elem_size(dtype), written),) + mask_pass(fusion))
+    kept = causal_kept(M, N, fusion.causal_m)
+    read = f"read x's kept columns ({100 * kept / max(M * N, 1):.0f} % of x: causal rows skip the rest), write y"
+    return Traffic(((read, kept * elem_size(dtype), written),) + mask_pass(fusion))
+
+
+def causal_kept(M: int, N: int, causal_m: int) -> int:
+    """Elements of an M×N x that a bottom-right-aligned causal mask keeps: row r (query i = r mod causal_m) keeps
+    columns j ≤ i + N − causal_m, that is max(0, i + N − causal_m + 1) of them (N for the last query)."""
+    def first_queries(q: int) -> int:  # the kept elements of queries 0 … q − 1
+        lo = max(0, causal_m - N)  # the first query that keeps a column
+        n = q - lo
+        return n * (2 * lo + n + 1 + 2 * (N - causal_m)) // 2 if n > 0 else 0
+
+    return (M // causal_m) * first_queries(causal_m) + first_queries(M % causal_m)
 
 
 def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:

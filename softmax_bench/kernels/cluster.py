@@ -109,9 +109,11 @@ MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no
 
 
 def holding(dtype: torch.dtype, fusion: Fusion = PLAIN) -> str:
-    """How a CTA holds its span: fp32 for fp32 input, a scaled one (the scale is applied as it loads) or fp32
-    output, else the 16-bit values as loaded."""
-    return "fp32" if dtype == torch.float32 or fusion.scale != 1.0 or fusion.out_dtype == torch.float32 else "packed"
+    """How a CTA holds its span: fp32 for fp32 input, fp32 output or a scale ≤ 0 (the scale is then applied as it
+    loads), else the 16-bit values as loaded, masked-out ones as 16-bit -inf, and a positive scale applied to
+    x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0)."""
+    fp32 = dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32
+    return "fp32" if fp32 else "packed"
 
 
 def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
@@ -217,6 +219,15 @@ if gluon is not None:
                 "mul.f32 a{h}, a{h}, {s1}; ")
     EXP_BF16 = gl.constexpr(packed_ptx("bf16", 1, EXP_STEP))
     EXP_FP16 = gl.constexpr(packed_ptx("f16", 1, EXP_STEP))
+    # the same of x held unscaled (a positive scale fused): x − shift, then times scale · log2 e ({s2}), or times
+    # scale (log_softmax); shift is the row's max of x unscaled
+    SCALED_EXP_STEP = "sub.f32 a{h}, a{h}, {s0}; mul.f32 a{h}, a{h}, {s2}; ex2.approx.ftz.f32 a{h}, a{h}; " \
+                      "mul.f32 a{h}, a{h}, {s1}; "
+    SCALED_LOG_STEP = "sub.f32 a{h}, a{h}, {s0}; mul.f32 a{h}, a{h}, {s2}; sub.f32 a{h}, a{h}, {s1}; "
+    SCALED_EXP_BF16 = gl.constexpr(packed_ptx("bf16", 1, SCALED_EXP_STEP))
+    SCALED_EXP_FP16 = gl.constexpr(packed_ptx("f16", 1, SCALED_EXP_STEP))
+    SCALED_LOG_BF16 = gl.constexpr(packed_ptx("bf16", 1, SCALED_LOG_STEP))
+    SCALED_LOG_FP16 = gl.constexpr(packed_ptx("f16", 1, SCALED_LOG_STEP))
 
     @gluon.constexpr_function
     def split_over_ctas(num_ctas, rank, dim):
@@ -388,18 +399,29 @@ if gluon is not None:
 
     @gluon.jit
     def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-              EVEN: gl.constexpr, HOLD_F32: gl.constexpr, HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr,
-              CAUSAL: gl.constexpr, EVICT: gl.constexpr):
+              EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
+              HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
-        (HOLD_F32), else as loaded, two 16-bit values to a register. No per-element work on a plain row."""
-        x = load_lanes(x_row, lanes, move, -float("inf"), EVEN, EVICT)
+        (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
+        A causal row's vectors past its last kept column are not read; aligned rows start at lane 0 (off = 0),
+        so that the mask's bytes of a vector are one load."""
+        if ALIGNED:
+            cols = lanes
+        else:
+            cols = lanes - off
+        if CAUSAL:
+            # whole vectors: a vector is read if its first column is kept (the others are masked below)
+            move = move & ((lanes // VEC) * VEC - off <= (row % causal_m) + (N - causal_m))
+            x = load_lanes(x_row, lanes, move, -float("inf"), False, EVICT)
+        else:
+            x = load_lanes(x_row, lanes, move, -float("inf"), EVEN, EVICT)
         if HOLD_F32:
             x = x.to(gl.float32)
-        if HAS_SCALE:
-            x = x * scale
-            if not EVEN:
-                x = gl.where(move, x, -float("inf"))  # -inf times a negative scale is +inf
-        return _keep(x, lanes - off, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+            if HAS_SCALE:
+                x = x * scale
+                if not EVEN:
+                    x = gl.where(move, x, -float("inf"))  # -inf times a negative scale is +inf
+        return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
     @gluon.jit
     def _max16(a, b):
@@ -429,10 +451,11 @@ if gluon is not None:
             return gl.reduce(x, 1, _max16).to(gl.float32)
 
     @gluon.jit
-    def _exp(x, shift):
-        """e^(x − shift) in fp32, as 2^((x − shift)·log2 e): x − shift first, exact for 16-bit x, so that e^0 is 1
-        whatever the magnitude of x (x·log2 e − shift·log2 e would be off by |x|·2^-24)."""
-        return gl.exp2((x.to(gl.float32) - shift[:, None]) * LOG2E)
+    def _exp(x, shift, k):
+        """e^((x − shift)·k / log2 e) in fp32, as 2^((x − shift)·k), k = log2 e (times the scale when x is held
+        unscaled): x − shift first, exact for 16-bit x, so that e^0 is 1 whatever the magnitude of x
+        (x·k − shift·k would be off by |x|·2^-24)."""
+        return gl.exp2((x.to(gl.float32) - shift[:, None]) * k)
 
     @gluon.jit
     def _fast_log(s):
@@ -441,24 +464,28 @@ if gluon is not None:
                                          pack=1) * 0.6931471805599453
 
     @gluon.jit
-    def _exponentials(x, shift, LOG: gl.constexpr, VEC: gl.constexpr):
+    def _exponentials(x, shift, k, LOG: gl.constexpr, VEC: gl.constexpr):
         """(what the CTA holds of a piece from here, each thread's sum of its e^(x − shift): thread_sums). An fp32
         softmax row replaces x by its exponentials (one exp an element); log_softmax, and a softmax of 16-bit x,
         keep x (16-bit values stay packed) and compute the output from it at the end. The exponentials held in
         16 bits would be rounded once there and once more when scaled: y would be within two roundings of its fp32
         value, not one (28 % of bf16 elements off by an ulp); a second exp an element costs less than that."""
         if LOG or x.dtype != gl.float32:
-            return x, thread_sums(_exp(x, shift), VEC)
+            return x, thread_sums(_exp(x, shift, k), VEC)
         else:
-            e = _exp(x, shift)
+            e = _exp(x, shift, k)
             return e, thread_sums(e, VEC)
 
     @gluon.jit
-    def _normalized(x, f, shift, g, LOG: gl.constexpr):
+    def _normalized(x, f, shift, g, k, scale, SCALED: gl.constexpr, LOG: gl.constexpr):
         """y from x as held, computed in fp32 and rounded once to x's dtype: for fp32 x, the exponentials times the
         CTA's factor f (softmax) or x − shift − g (log_softmax, g = log s); for 16-bit x, 2^((x − shift)·log2 e)
         · g (softmax, g = 1/s) or x − shift − g, each in one piece of inline PTX, so that the compiler cannot keep
-        an fp32 copy of the row alive across the exchange (it would share a plain widening with the sum's)."""
+        an fp32 copy of the row alive across the exchange (it would share a plain widening with the sum's).
+        SCALED: x is held unscaled, shift is its max, and x − shift is multiplied by k = scale · log2 e (softmax)
+        or by the scale (log_softmax) before the rest."""
+        if SCALED:
+            return _normalized_scaled(x, f, shift, g, k, scale, LOG)
         if x.dtype == gl.float32:
             if LOG:
                 return x - shift - g
@@ -478,6 +505,28 @@ if gluon is not None:
                                              pack=2)
 
     @gluon.jit
+    def _normalized_scaled(x, f, shift, g, k, scale, LOG: gl.constexpr):
+        """_normalized of x held unscaled (a positive scale fused); fp32 x is an end vector's (softmax: its
+        exponentials, times the CTA's factor f)."""
+        if x.dtype == gl.float32:
+            if LOG:
+                return (x - shift) * scale - g
+            else:
+                return x * f
+        elif LOG and x.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(SCALED_LOG_BF16, "=r,r,r,r,r,r,r,r", [x, shift, g, scale],
+                                             dtype=x.dtype, is_pure=True, pack=2)
+        elif LOG:
+            return gl.inline_asm_elementwise(SCALED_LOG_FP16, "=r,r,r,r,r,r,r,r", [x, shift, g, scale],
+                                             dtype=x.dtype, is_pure=True, pack=2)
+        elif x.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(SCALED_EXP_BF16, "=r,r,r,r,r,r,r,r", [x, shift, g, k],
+                                             dtype=x.dtype, is_pure=True, pack=2)
+        else:
+            return gl.inline_asm_elementwise(SCALED_EXP_FP16, "=r,r,r,r,r,r,r,r", [x, shift, g, k],
+                                             dtype=x.dtype, is_pure=True, pack=2)
+
+    @gluon.jit
     def cluster_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
                        STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
                        VEC: gl.constexpr,
@@ -490,6 +539,11 @@ if gluon is not None:
         bar = exchange_barrier()
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
+        # 2^((x − shift)·k) = e^(x − shift), or e^((x − shift)·scale) for 16-bit x held unscaled (SCALED)
+        SCALED: gl.constexpr = HAS_SCALE and not HOLD_F32
+        k = LOG2E
+        if SCALED:
+            k = scale * LOG2E
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
@@ -497,19 +551,19 @@ if gluon is not None:
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                   EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
+                   EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
             end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"), eviction_policy=EVICT).to(gl.float32)
-            if HAS_SCALE:
+            if HAS_SCALE and HOLD_F32:
                 end_x = gl.where(at_end, end_x * scale, -float("inf"))
             end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
@@ -523,16 +577,16 @@ if gluon is not None:
         if not ALIGNED:
             m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
         shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
-        x0, t = _exponentials(x0, shift, LOG, VEC)
+        x0, t = _exponentials(x0, shift, k, LOG, VEC)
         if P1 > 0:
-            x1, t1 = _exponentials(x1, shift, LOG, VEC)
+            x1, t1 = _exponentials(x1, shift, k, LOG, VEC)
             t += t1
         if P2 > 0:
-            x2, t2 = _exponentials(x2, shift, LOG, VEC)
+            x2, t2 = _exponentials(x2, shift, k, LOG, VEC)
             t += t2
         s = gl.convert_layout(gl.sum(t, axis=1), gl.SliceLayout(1, X))
         if not ALIGNED:
-            end_e = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)))
+            end_e = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)), k)
             s += gl.convert_layout(gl.sum(end_e, axis=1), gl.SliceLayout(1, X))
             if not LOG:
                 end_x = end_e
@@ -546,7 +600,7 @@ if gluon is not None:
         sums = received(sum_in)
         row_max = gl.max(maxes, axis=0)  # [T], split over the CTAs: every entry holds the row's max
         row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros (-inf), not NaN
-        row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * LOG2E), axis=0)
+        row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * k), axis=0)
         # back to one value a CTA ([C], CTA c holding entry c); an all -inf row has sum 0: it is taken as 1
         shift_c = one_a_cta(row_shift)
         if LOG:
@@ -560,21 +614,29 @@ if gluon is not None:
             g = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
             # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
             # as a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
-            f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * LOG2E) * g
+            f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * k) * g
         out_ty = y_ptr.dtype.element_ty
         f_x = gl.convert_layout(f, gl.SliceLayout(1, X))[:, None]
         shift_x = gl.convert_layout(shift_c, gl.SliceLayout(1, X))[:, None]
         g_x = gl.convert_layout(g, gl.SliceLayout(1, X))[:, None]
-        store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, shift_x, g_x, LOG).to(out_ty), EVEN)
+        if SCALED:  # the multiplier in the inline PTX, one register a thread
+            k_x = gl.zeros_like(g_x) + (scale if LOG else k)
+        else:
+            k_x = g_x  # unused
+        store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
+                    EVEN)
         if P1 > 0:
-            store_lanes(y_row, lanes1, move1, _normalized(x1, f_x, shift_x, g_x, LOG).to(out_ty), EVEN)
+            store_lanes(y_row, lanes1, move1, _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
+                        EVEN)
         if P2 > 0:
-            store_lanes(y_row, lanes2, move2, _normalized(x2, f_x, shift_x, g_x, LOG).to(out_ty), EVEN)
+            store_lanes(y_row, lanes2, move2, _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
+                        EVEN)
         if not ALIGNED:
             f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
             shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
             g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
-            gl.store(y_row + end_lanes, _normalized(end_x, f_ends, shift_ends, g_ends, LOG).to(out_ty), mask=at_end)
+            end_y = _normalized(end_x, f_ends, shift_ends, g_ends, k, scale, SCALED, LOG)
+            gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
 
 
 def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,

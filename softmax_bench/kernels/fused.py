@@ -44,7 +44,11 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT stays "": evict_last was faster on the H200 but costs the next kernel L2 (docs/perf-notes.md,
     # scripts/eviction.py and scripts/l2-after.py set it)
-    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=inside, other=-float("inf"),
+    read = inside
+    if CAUSAL:  # a causal row is not read past its diagonal: whole 16-byte vectors, masked below to the column
+        vec = 128 // x_ptr.dtype.element_ty.primitive_bitwidth
+        read = inside & ((cols[None, :] // vec) * vec <= (rows[:, None] % causal_m) + (N - causal_m))
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
                 eviction_policy=EVICT)
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,

@@ -281,7 +281,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: SplitConfig | None =
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
     """One read and one write from device memory, and the partials; the second read of each segment (and of its
     mask) comes from L2, where the persistent grid keeps the segments in flight."""
-    one_pass = one_pass_traffic(M, N, dtype, fusion)
+    one_pass = one_pass_traffic(M, N, dtype, fusion, skips_causal=False)
     partials = M * split_of(N, dtype, CONFIGS[dtype]).K * 16  # a max and a sum word per segment
     again = (("pass 2: read the segment again", M * N * elem_size(dtype), 0),) + mask_pass(fusion)
     return Traffic(one_pass.passes + (("partials (max, sum)", partials, partials),), from_l2=again)
