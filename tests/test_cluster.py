@@ -220,20 +220,36 @@ def test_strided_inf_nan_rows(N, dtype):
 
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
-@pytest.mark.parametrize("N", [32769, 100003, 262144])
-def test_scale_mask_causal(N, dtype):
+@pytest.mark.parametrize("N", [32768, 32769, 100003, 151936, 262144])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_scale_mask_causal(N, dtype, log):
+    """Against two_pass: a positive scale (16-bit rows held packed, scaled at the end), a negative one (held in
+    fp32), a keep-mask, a causal mask (M = 5 queries: the rows are cut near their end), aligned rows and not."""
     x, _ = fresh_randn(5, N, dtype=dtype)
     x[3] -= 300  # with half of it masked, the CTAs of that half hold only -inf: 2^(0 − max) would overflow there
     keep = torch.rand(5, N, device=x.device) > 0.3
     keep[2] = False
     keep[3, : N // 2] = False
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
     for scale in (0.125, -0.5):
         for kwargs in ({"scale": scale}, {"scale": scale, "mask": keep}, {"scale": scale, "causal": True},
                        {"mask": keep}, {"causal": True}):
-            y = run(x, **kwargs)
-            expected = softmax_bench.softmax(x, variant="two_pass", **kwargs)
+            y = call(x, variant="cluster", **kwargs)
+            expected = call(x, variant="two_pass", **kwargs)
             torch.testing.assert_close(y.double(), expected.double(), atol=TOL[dtype][0], rtol=TOL[dtype][1],
                                        msg=lambda m: f"{kwargs}: {m}")
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+def test_causal_rows_cut_early(dtype):
+    """9000 queries over 9004 keys: row r keeps r + 5 columns, so the CTAs past an early row's cut read nothing
+    (all -inf: zeros), and the cut falls inside a CTA's span and inside a 16-byte vector."""
+    x, _ = fresh_randn(9000, 9004, dtype=dtype)
+    for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+        y = call(x, variant="cluster", causal=True, scale=0.125)
+        expected = call(x, variant="two_pass", causal=True, scale=0.125)
+        torch.testing.assert_close(y[::7].double(), expected[::7].double(), atol=TOL[dtype][0], rtol=TOL[dtype][1])
 
 
 TOL = {torch.float32: (1e-6, 1e-5), torch.bfloat16: (8e-3, 1.6e-2), torch.float16: (1e-3, 2e-3)}
