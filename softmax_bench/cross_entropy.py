@@ -106,7 +106,9 @@ def _unit(dloss: Tensor) -> bool:
     """Whether the loss's gradient is exactly 1 (`loss.backward()` of a mean or a sum), asked only where it can be
     (eager, not while a CUDA graph is captured): then the gradient the forward wrote is the logits' as it is, and
     the backward costs no pass over it. The question costs a synchronization."""
-    if dloss.dim() != 0 or torch.compiler.is_compiling():
+    # A tensor subclass is a tracer's (torch.compile's AOT autograd traces the backward with functional and fake
+    # tensors, outside what is_compiling sees): its value is unknown, and asking for it fails the compile.
+    if dloss.dim() != 0 or torch.compiler.is_compiling() or type(dloss) is not torch.Tensor:
         return False
     if dloss.is_cuda and torch.cuda.is_current_stream_capturing():
         return False
