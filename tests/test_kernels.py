@@ -123,7 +123,7 @@ def test_any_rank_and_dim(variant):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_non_contiguous_inputs(variant):
-    base, _ = fresh_randn(40, 130)
+    base, _ = fresh_randn(12, 130)  # rows of 65 (every other column), 130 × 12 (transposed), 100 (offset 3), 130
     for x in (base[:, ::2], base.t(), base[:, 3:103], base[::3], base[5:6].expand(7, 130)):
         assert_matches(softmax_bench.softmax(x, variant=variant), x)
     assert_matches(softmax_bench.softmax(base.t(), dim=0, variant=variant), base.t(), dim=0)
@@ -239,7 +239,7 @@ def test_split_partial_segments_masked_rows_and_nan(dtype):
 
 def test_split_row_strides_that_break_alignment():
     """Rows whose starts fall at different offsets from y's are copied first; aligned strides are read in place."""
-    base, _ = fresh_randn(5, 1003)  # rows start at 0, 3, 2, 1 and 0 elements past a 16-byte boundary
+    base, _ = fresh_randn(4, 1003)  # rows start at 0, 3, 2 and 1 elements past a 16-byte boundary
     for x in (base[:, :1000], base[:, 1:], base[::2, 3:]):
         y, _ = split.launch(x, config=SMALL_SPLIT)
         assert_matches(y, x)
