@@ -25,7 +25,7 @@ from .across_devices import median_over_devices  # noqa: E402
 from .errors import BenchError  # noqa: E402
 from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT,  # noqa: E402
                       backward_traffic, backwards, one_pass_traffic, variants)
-from .ops import get_op  # noqa: E402
+from .ops import FUSED_OPS, get_op  # noqa: E402
 from .peers import PEERS  # noqa: E402
 from .report import device_text, number  # noqa: E402
 from .results import CellFilter, Run, pct_band  # noqa: E402
@@ -212,13 +212,23 @@ def figure_name(name: str, pass_: str) -> str:
     return name + ("" if pass_ == "forward" else f"-{pass_}")
 
 
-def bands(rows: pd.DataFrame) -> tuple[list[float], list[float]]:
+def bands(rows: pd.DataFrame, column: str = "pct_of_copy") -> tuple[list[float], list[float]]:
     """The rows' p20–p80 bands in % of copy (results.pct_band: the kernel's and its copy's noise, as `check`
-    gates on them), as (lows, highs), each reaching the row's own value: a replicated run's median over devices
-    takes each quantile's median apart, and those need not hold the median % of copy between them."""
-    pairs = [pct_band(r) for r in rows.itertuples()]
-    pcts = rows["pct_of_copy"].tolist()
+    gates on them), or in % of roofline (column, scaled as the row's value is), as (lows, highs), each reaching
+    the row's own value: a replicated run's median over devices takes each quantile's median apart, and those need
+    not hold the median % of copy between them."""
+    scales = (rows[column] / rows["pct_of_copy"]).tolist()
+    pairs = [(low * k, high * k) for (low, high), k in zip((pct_band(r) for r in rows.itertuples()), scales)]
+    pcts = rows[column].tolist()
     return [min(low, p) for (low, _), p in zip(pairs, pcts)], [max(high, p) for (_, high), p in zip(pairs, pcts)]
+
+
+def judged_by(rows: pd.DataFrame, meta: dict) -> tuple[str, str]:
+    """(the rows' column a figure plots, its axis label): % of the cell's own roofline for a fused op's run (its
+    mask read, a causal row's columns past the diagonal not), else % of a copy of the cell's bytes."""
+    if meta.get("op", "softmax") in FUSED_OPS and "pct_of_roofline" in rows and rows["pct_of_roofline"].notna().any():
+        return "pct_of_roofline", "% of the cell's roofline: its own bytes at a copy's speed (band: p20–p80)"
+    return "pct_of_copy", "% of a copy of the cell's bytes (band: p20–p80)"
 
 
 def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
@@ -229,33 +239,35 @@ def bandwidth_vs_n(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> pl
     not_ok = rows[rows["status"] != "ok"]
     fig, axes, dtypes = _panels(rows, height=PANEL_INCHES[1] + 1.2)
     grid = grid_elements(rows)
+    column, label = judged_by(ok, meta)
     notes: dict[tuple[str, str], list] = {}  # (variant, status) → [its mark, the first reason, how many cells]
     for ax, dtype in zip(axes[0], dtypes):
         part = ok[ok["dtype"] == dtype]
-        values = part["pct_of_copy"].tolist() + [100.0]
+        values = part[column].tolist() + [100.0]
         bottom = max(0.0, min(values) - 0.08 * (max(values) - min(values) + 1))
         for name, series in part.groupby("variant", sort=False):
             series = series.sort_values("N")
             on_grid, other = by_grid(series, grid)
             styled = line_style(name)
-            ax.plot(on_grid["N"], on_grid["pct_of_copy"], label=name, **styled)
-            low, high = bands(on_grid)
+            ax.plot(on_grid["N"], on_grid[column], label=name, **styled)
+            low, high = bands(on_grid, column)
             ax.fill_between(on_grid["N"], low, high, color=styled["color"], alpha=0.2, linewidth=0)
             if not other.empty:
-                low, high = bands(other)
-                spread = [other["pct_of_copy"] - low, high - other["pct_of_copy"]]
-                ax.errorbar(other["N"], other["pct_of_copy"], yerr=spread, fmt=styled["marker"], color=styled["color"],
+                low, high = bands(other, column)
+                spread = [other[column] - low, high - other[column]]
+                ax.errorbar(other["N"], other[column], yerr=spread, fmt=styled["marker"], color=styled["color"],
                             markerfacecolor=styled["markerfacecolor"], linestyle="none")
         for r in not_ok[not_ok["dtype"] == dtype].itertuples():
             note = notes.setdefault((r.variant, r.status), [len(notes) + 1, str(r.reason)[:100], 0])
             note[2] += 1
             ax.scatter([r.N], [bottom], marker="x", color=style(r.variant)["color"], clip_on=False, zorder=3)
             ax.annotate(str(note[0]), (r.N, bottom), textcoords="offset points", xytext=(3, 3), fontsize="xx-small")
-        ax.axhline(100, color="k", linestyle=":", label="a copy of the same bytes (100 %)")
+        ax.axhline(100, color="k", linestyle=":", label="a copy of the same bytes (100 %)" if column == "pct_of_copy"
+                   else "the cell's own bytes at a copy's speed (100 %)")
         ax.set_xscale("log", base=2)
         ax.set_ylim(bottom, max(values) + 0.08 * (max(values) - min(values) + 1))
         ax.set_xlabel(f"N (row length; lines: the cells of M·N = {grid:,}, points: other shapes)", fontsize="small")
-        ax.set_ylabel("% of a copy of the cell's bytes (band: p20–p80)")
+        ax.set_ylabel(label)
         ax.set_title(dtype)
         ax.grid(True, alpha=0.3)
     figure_legend(fig, axes, bottom=0.06 if notes else 0.0)

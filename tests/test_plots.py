@@ -161,6 +161,22 @@ def test_bandwidth_plot_shows_where_fused_stops_scaling():
     plt.close(fig)
 
 
+def test_a_fused_ops_bandwidth_plot_is_in_percent_of_its_own_roofline():
+    """A causal run's cells are judged by their own bytes: the curve is each cell's pct_of_roofline, above 100 %
+    of a copy where the rows skip most of x, and the axis says so."""
+    run = Run(REPO / "results" / "causal-h200-b")
+    rows = run.rows()
+    fig = bandwidth_vs_n(rows, run.meta())
+    ax = fig.axes[0]
+    (auto,) = [line for line in ax.lines if line.get_label() == "auto"]
+    bf16 = rows[(rows["variant"] == "auto") & (rows["dtype"] == ax.get_title())].set_index("N")
+    plotted = dict(zip(auto.get_xdata(), auto.get_ydata()))
+    assert plotted and all(plotted[n] == pytest.approx(bf16.at[n, "pct_of_roofline"]) for n in plotted)
+    assert any(bf16.at[n, "pct_of_copy"] > 100 > plotted[n] for n in plotted)  # the copy's % would read as past it
+    assert "roofline" in ax.get_ylabel()
+    plt.close(fig)
+
+
 def test_plot_of_a_missing_run(tmp_path):
     assert_usage_error(invoke("plot", "nope", "--out", tmp_path), "no run 'nope'")
 
