@@ -9,6 +9,7 @@ with the tables read (`tune` calls it after writing a table); the Triton version
 
 from __future__ import annotations
 
+import math
 import warnings
 from functools import lru_cache
 
@@ -180,28 +181,58 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
         return PLAIN
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number, got {type(scale).__name__}")
-    rows_mask = None
+    rows_mask, mask_group, mask_period = None, 1, 0
     if mask is not None:
         if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
             got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
             raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
         if mask.device != x.device:
             raise SoftmaxInputError(f"mask is on {mask.device} and x on {x.device}; move the mask to x's device")
+        shared = None
         if mask.shape != x.shape:
             try:
-                mask = mask.expand(x.shape)
+                expanded = mask.expand(x.shape)
             except RuntimeError:
                 raise SoftmaxInputError(
                     f"mask of shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}"
                 ) from None
-        rows_mask = as_rows(dim_last(mask, dim)).view(torch.uint8)  # a broadcast row keeps row stride 0: read once
+            shared = shared_mask_rows(mask, x, dim)
+            mask = expanded
+        if shared is not None:
+            rows_mask, mask_group, mask_period = shared
+        else:  # a broadcast row keeps row stride 0: read once
+            rows_mask = as_rows(dim_last(mask, dim)).view(torch.uint8)
     causal_m = None
     if causal:
         if x.dim() > 0 and dim % x.dim() != x.dim() - 1:
             raise SoftmaxInputError("causal masks the last dim (keys) against the one before it (queries); use dim=-1")
         causal_m = x.shape[-2] if x.dim() >= 2 else 1
     return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m, log=log,
-                  out_dtype=out_dtype)
+                  out_dtype=out_dtype, mask_group=mask_group, mask_period=mask_period)
+
+
+def shared_mask_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int] | None:
+    """A mask broadcast over some of x's leading dims as the rows it has, not expanded to x's: (its rows as uint8,
+    mask_group, mask_period; Fusion's), or None where expanding it costs nothing (no dim broadcast, or all of them:
+    one row, read with row stride 0) or the kernels cannot share its rows (dim is not the last, the mask is
+    broadcast over the keys, or its broadcast dims are not at the ends: [B, 1, S, S] over [B, H, S, S])."""
+    if x.dim() < 2 or dim % x.dim() != x.dim() - 1 or mask.shape[-1] != x.shape[-1]:
+        return None
+    sizes = (1,) * (x.dim() - mask.dim()) + tuple(mask.shape)
+    # each leading dim of x: "k" the mask has it (keeps), "b" broadcast over it; dims of size 1 say nothing
+    kinds = "".join("k" if m == n else "b" for n, m in zip(x.shape[:-1], sizes[:-1]) if n != 1)
+    if "k" not in kinds or "b" not in kinds or "bk" in kinds.lstrip("b"):
+        return None  # all kept, all broadcast, or kept dims that are not one run
+    dims = [(n, m == n) for n, m in zip(x.shape[:-1], sizes[:-1]) if n != 1]
+    kept_from = kinds.index("k")
+    kept_to = kinds.rindex("k") + 1
+    group = math.prod(n for n, _ in dims[kept_to:])
+    period = math.prod(n for n, _ in dims[kept_from:kept_to]) if kept_from > 0 else 0
+    rows = mask.reshape(sizes)[tuple(slice(None) if m == n != 1 else 0 for n, m in zip(x.shape[:-1], sizes[:-1]))]
+    rows = rows.reshape(-1, x.shape[-1])  # a view where the kept dims collapse, else a copy of the mask's own rows
+    if rows.stride(-1) != 1:
+        rows = rows.contiguous()
+    return rows.view(torch.uint8), group, period
 
 
 def through_op(x) -> bool:
@@ -228,7 +259,9 @@ def softmax(
     dtype=torch.float32 is read in its own dtype and written in fp32 in the same pass (one read, one write).
     float64 (x or dtype) runs torch's own softmax.
 
-    scale multiplies x before the max. mask is a bool tensor broadcastable to x: False masks a position out.
+    scale multiplies x before the max. mask is a bool tensor broadcastable to x: False masks a position out. A mask
+    broadcast over x's leading dims at either end ([B, 1, 1, S] over [B, H, S, S]; [S, S] over a batch) is read as
+    it is, its rows shared by x's, not expanded (the cluster variant expands it).
     causal (dim must be the last) masks column j of row i when j > i + (N - M), for queries i < M (the dim before
     the last) and keys j < N: bottom-right aligned, as FlashAttention does; for a square input, j > i.
 

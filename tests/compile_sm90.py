@@ -6,6 +6,7 @@ JSON line a case comes back: the configuration, the instructions counted, regist
 """
 
 import dataclasses
+import inspect
 import json
 import os
 import re
@@ -28,7 +29,12 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:
-    """A kernel's signature for triton.compile: its constexprs, the types `types` names, the other arguments i32."""
+    """A kernel's signature for triton.compile: its constexprs, the types `types` names, the other arguments i32.
+    The constexpr parameters `constexprs` leaves out are added to it at their defaults, as a launch takes them
+    (MASK_SHARED = False: a mask of x's rows)."""
+    for param in kernel.params:
+        if param.is_constexpr and param.name not in constexprs and param.default is not inspect.Parameter.empty:
+            constexprs[param.name] = param.default
     return {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
 
 

@@ -227,3 +227,63 @@ def test_causal_rows_read_only_what_the_traffic_model_counts(variant, shape, mon
     same_vector = (torch.arange(N)[None, :] // 8) == (last[:, None] // 8)
     assert not bool((read & ~keep & ~same_vector).any()), "a column past a row's last kept vector was read"
     assert not bool(read[last < 0].any()), "a row that keeps nothing was read"
+
+
+# A mask broadcast over leading dims of x, as attention passes them: each shape and how its rows are shared
+SHARED_MASKS = {
+    (2, 1, 1, 20): ("a key-padding mask over [B, H, S, S]", 15, 0),  # mask row b = r // (H·S)
+    (1, 1, 5, 20): ("one [S, S] mask over the batch and heads", 1, 5),  # row i = r mod S
+    (1, 3, 1, 20): ("a row a head", 5, 3),  # row h = (r // S) mod H
+    (5, 20): ("a 2-D [S, S] mask over a 4-D x", 1, 5),
+}
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("mask_shape", list(SHARED_MASKS), ids=str)
+def test_a_broadcast_mask_is_read_where_it_is_not_expanded(variant, mask_shape, log):
+    """Rows of x share the mask's rows (Fusion.mask_group, mask_period) instead of a copy of the mask expanded to
+    x's shape: the mask the kernels get has the broadcast mask's own rows, and the result is the expanded mask's."""
+    from softmax_bench.dispatch import fusion_for
+
+    x, _ = fresh_randn(2, 3, 5, 20, dtype=torch.bfloat16)
+    keep = torch.rand(mask_shape, device=DEVICE) > 0.4
+    keep[..., 0] = True
+    fusion = fusion_for(x, -1, 0.5, keep, False, log)
+    _, group, period = SHARED_MASKS[mask_shape]
+    assert (fusion.mask.numel(), fusion.mask_group, fusion.mask_period) == (keep.numel(), group, period)
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    y = call(x, scale=0.5, mask=keep, variant=variant).reshape(-1, 20)
+    expected = call(x, scale=0.5, mask=keep.expand(x.shape).clone(), variant="unfused").reshape(-1, 20)
+    atol, rtol = TOLERANCES[x.dtype]
+    torch.testing.assert_close(y.double().cpu(), expected.double().cpu(), atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_a_broadcast_masks_gradient_is_the_expanded_masks(log):
+    """Through autograd, the backward kernel chosen after the forward (fused, or two_pass for wide rows) takes the
+    shared mask as the forward does: dx as with the mask expanded, zero where it masks out."""
+    for N in (20, 40000):
+        x, _ = fresh_randn(2, 2, 3, N)
+        keep = torch.rand(2, 1, 1, N, device=DEVICE) > 0.4
+        keep[..., 0] = True
+        dy, _ = fresh_randn(2, 2, 3, N)
+        call = softmax_bench.log_softmax if log else softmax_bench.softmax
+        grads = []
+        for mask in (keep, keep.expand(x.shape).clone()):
+            xg = x.clone().requires_grad_()
+            (dx,) = torch.autograd.grad(call(xg, scale=0.5, mask=mask), xg, dy)
+            grads.append(dx)
+        torch.testing.assert_close(grads[0], grads[1], atol=1e-6, rtol=1e-5)
+        assert bool((grads[0][~keep.expand(x.shape)] == 0).all())
+
+
+def test_a_shared_masks_bytes_are_its_own_rows_and_cluster_counts_writing_it_out():
+    from softmax_bench.kernels import Fusion, one_pass_traffic
+
+    M, N = 4096, 32768  # [2, 16, 128, N] scores, a key-padding mask [2, 1, 1, N]
+    fusion = Fusion(scale=0.125, mask=torch.empty(2, N, dtype=torch.uint8, device="meta"), mask_group=2048)
+    shared = one_pass_traffic(M, N, torch.bfloat16, fusion)
+    assert shared.read_bytes == 2 * M * N + 2 * N  # x and the mask's two rows, once each
+    cluster = softmax_bench.variants()["cluster"].traffic(M, N, torch.bfloat16, fusion)
+    assert cluster.read_bytes == shared.read_bytes + M * N and cluster.write_bytes == shared.write_bytes + M * N

@@ -13,7 +13,7 @@ keep-mask, a causal mask). `softmax_bench.dispatch` brings tensors of any rank t
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Callable
 
@@ -59,7 +59,9 @@ class Fusion:
     (row r, query i = r mod M, keeps columns j ≤ i + N − M), or None. log: log_softmax instead of softmax (an
     all -inf row gives -inf, as exp(-inf) = 0 gives zeros). out_dtype: y's dtype where it is not x's (fp32 from
     16-bit x, `softmax(x, dtype=torch.float32)`: x read in its own dtype, y stored in fp32, in the same pass), or
-    None.
+    None. mask_group, mask_period: where rows of x share rows of the mask (a broadcast mask, not expanded): row r's
+    mask row is (r // mask_group) mod mask_period (mask_period 0: no repeat), e.g. mask_group = H·S for a
+    key-padding mask [B, 1, 1, S] over [B, H, S, S] scores, mask_period = S for a [1, 1, S, S] mask over a batch.
     """
 
     scale: float = 1.0
@@ -67,6 +69,13 @@ class Fusion:
     causal_m: int | None = None
     log: bool = False
     out_dtype: torch.dtype | None = None
+    mask_group: int = 1
+    mask_period: int = 0
+
+    @property
+    def mask_shared(self) -> bool:
+        """Whether rows of x share rows of the mask (mask_group, mask_period)."""
+        return self.mask is not None and (self.mask_group != 1 or self.mask_period != 0)
 
     @property
     def plain(self) -> bool:
@@ -74,7 +83,8 @@ class Fusion:
         return self.scale == 1.0 and self.mask is None and self.causal_m is None and not self.log
 
     def mask_bytes(self) -> int:
-        """Bytes of mask read from memory: a broadcast row is read once (it stays in cache)."""
+        """Bytes of mask read from memory: a broadcast row, and a row shared by several rows of x, is read once
+        (the rows that share it come together, or the mask is small: it stays in L2)."""
         if self.mask is None:
             return 0
         rows = 1 if self.mask.stride(0) == 0 else self.mask.shape[0]
@@ -315,6 +325,17 @@ def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN)
     nbytes = M * N * elem_size(dtype)
     passes = (("read y and dy", 2 * nbytes, 0), ("write dx", 0, nbytes))
     return Traffic(passes + (mask_pass(fusion) if fusion.log else ()))
+
+
+def expanded_mask_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion, traffic: Callable) -> Traffic:
+    """`traffic` of a kernel that takes a mask row for each row of x: a shared mask (Fusion.mask_shared) is first
+    written out to x's M rows (masking.mask_expanded), then read whole."""
+    if not fusion.mask_shared:
+        return traffic(M, N, dtype, fusion)
+    expanded = replace(fusion, mask=torch.empty(M, N, dtype=torch.uint8, device="meta"), mask_group=1, mask_period=0)
+    kernel = traffic(M, N, dtype, expanded)
+    return Traffic((("write the shared mask out to x's rows", fusion.mask_bytes(), M * N),) + kernel.passes,
+                   kernel.from_l2)
 
 
 def mask_pass(fusion: Fusion) -> tuple[tuple[str, int, int], ...]:

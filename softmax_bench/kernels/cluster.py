@@ -31,9 +31,10 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic, output_like
+from . import (PLAIN, Fusion, Launch, Variant, expanded_mask_traffic, interpreted, launch_kernel, one_pass_traffic,
+               output_like)
 from .aligned import same_alignment, vector_elems, window_lanes
-from .masking import fusion_args
+from .masking import fusion_args, mask_expanded
 
 try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 3.8)
     from triton.experimental import gluon
@@ -686,6 +687,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
         raise ValueError(f"{reason}; use variant='auto'")
     M, N = x.shape
     x = same_alignment(x)
+    fusion = mask_expanded(fusion, M)  # its kernel takes a row of mask for each row of x
     y = output_like(x, fusion)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
@@ -712,7 +714,7 @@ VARIANT = Variant(
     name="cluster",
     summary="each row on chip across a thread-block cluster, partial max/sum pushed to every CTA: one read, one write",
     launch=launch,
-    traffic=one_pass_traffic,
+    traffic=lambda M, N, dtype, fusion=PLAIN: expanded_mask_traffic(M, N, dtype, fusion, one_pass_traffic),
     triton=True,
     limits=unsupported_width,
     here=lambda: why_not_here(),  # looked up at each call, as the launch looks it up

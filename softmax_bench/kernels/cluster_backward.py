@@ -17,12 +17,12 @@ from functools import cache
 
 import torch
 
-from . import PLAIN, Backward, Fusion, Launch, backward_traffic, launch_kernel, output_like
+from . import PLAIN, Backward, Fusion, Launch, backward_traffic, expanded_mask_traffic, launch_kernel, output_like
 from . import cluster as forward_cluster
 from .aligned import same_alignment, vector_elems
 from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, packed_ptx, settings_of,
                       unsupported_width, why_not_here, window_constexprs)
-from .masking import fusion_args
+from .masking import fusion_args, mask_expanded
 
 # A thread holds lanes of y and of dy: half the forward's window.
 BACKWARD_CAPACITY = CAPACITY // 2
@@ -190,6 +190,8 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
         raise ValueError(f"{reason}; use the two_pass backward")
     M, N = y.shape
     y, dy = same_alignment(y), same_alignment(dy)
+    # its kernel takes a row of mask for each row of y, and reads it only for log_softmax
+    fusion = mask_expanded(fusion, M) if fusion.log else dataclasses.replace(fusion, mask_group=1, mask_period=0)
     dx = output_like(y)
     config = config or config_for(N, y.dtype, fusion)
     aligned = N % vector_elems(y.dtype) == 0  # then every row of y, dy and dx starts on a 16-byte boundary
@@ -197,6 +199,14 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
                              **fusion_args(fusion, y), **window_constexprs(config, N, y.dtype, aligned),
                              **launch_options(config))
     return dx, Launch(settings_of(config), [compiled])
+
+
+def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
+    """backward_traffic; log_softmax's shared mask is written out to y's rows first (its kernel reads a row of
+    mask for each)."""
+    if fusion.log:
+        return expanded_mask_traffic(M, N, dtype, fusion, backward_traffic)
+    return backward_traffic(M, N, dtype, fusion)
 
 
 def unsupported(N: int, dtype: torch.dtype) -> str | None:
@@ -208,7 +218,7 @@ BACKWARD = Backward(
     summary="the rows of y and dy on chip across a thread-block cluster, partial sums pushed to every CTA: one read "
             "of each, one write of dx",
     launch=launch,
-    traffic=backward_traffic,
+    traffic=traffic,
     triton=True,
     limits=unsupported,
     here=lambda: forward_cluster.why_not_here(),  # the forward module's, looked up at each call

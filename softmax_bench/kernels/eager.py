@@ -22,12 +22,22 @@ def causal_mask(rows: int, N: int, causal_m: int, device: str) -> torch.Tensor:
 kept_causal_mask = lru_cache(maxsize=1)(causal_mask)  # built once and kept, as a model keeps its mask buffer
 
 
+def fill_masked_out(x: torch.Tensor, fusion: Fusion, value: float) -> torch.Tensor:
+    """x.masked_fill(~keep, value), the mask broadcast as the user's was: a shared mask's own rows
+    (Fusion.mask_group, mask_period) against x's rows viewed as [-1, its rows, mask_group, N], not expanded."""
+    dropped = fusion.mask == 0  # the user's ~keep_mask
+    if not fusion.mask_shared:
+        return x.masked_fill(dropped, value)
+    P, G, N = fusion.mask.shape[0], fusion.mask_group, x.shape[-1]
+    return x.reshape(-1, P, G, N).masked_fill(dropped.view(1, P, 1, N), value).reshape(x.shape)
+
+
 def prologue(x: torch.Tensor, fusion: Fusion) -> torch.Tensor:
     """The scale and masks as separate torch ops, as a user would write them."""
     if fusion.scale != 1.0:
         x = x * fusion.scale
     if fusion.mask is not None:
-        x = x.masked_fill(fusion.mask == 0, float("-inf"))  # the user's ~keep_mask
+        x = fill_masked_out(x, fusion, float("-inf"))
     if fusion.causal_m is not None:
         # under torch.compile the mask is computed from indices (inductor fuses it); eager keeps a buffer
         build = causal_mask if torch.compiler.is_compiling() else kept_causal_mask
@@ -41,11 +51,17 @@ def prologue_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion) -> tupl
     if fusion.scale != 1.0:
         passes.append(("scale: read x, write x · scale", nbytes, nbytes))
     if fusion.mask is not None:
-        passes.append(("invert the mask", fusion.mask_bytes(), bool_bytes))
-        passes.append(("masked_fill: read x and mask, write", nbytes + bool_bytes, nbytes))
+        passes += mask_fill_passes(fusion, bool_bytes, nbytes, "x")
     if fusion.causal_m is not None:
         passes.append(("masked_fill with the kept causal mask", nbytes + bool_bytes, nbytes))
     return tuple(passes)
+
+
+def mask_fill_passes(fusion: Fusion, bool_bytes: int, nbytes: int, what: str) -> list[tuple[str, int, int]]:
+    """~mask (of x's shape, or of a shared mask's own rows: fill_masked_out), then masked_fill of `what`."""
+    inverted = fusion.mask_bytes() if fusion.mask_shared else bool_bytes
+    return [("invert the mask", fusion.mask_bytes(), inverted),
+            (f"masked_fill: read {what} and mask, write", nbytes + inverted, nbytes)]
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:

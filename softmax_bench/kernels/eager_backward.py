@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from . import PLAIN, Backward, Fusion, Launch, Traffic, backward_traffic, elem_size
-from .eager import causal_mask, kept_causal_mask
+from .eager import causal_mask, fill_masked_out, kept_causal_mask, mask_fill_passes
 
 
 def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
@@ -19,7 +19,7 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[t
         build = causal_mask if torch.compiler.is_compiling() else kept_causal_mask
         dx = dx.masked_fill(build(y.shape[0], y.shape[1], fusion.causal_m, str(y.device)), 0.0)
     if fusion.mask is not None:
-        dx = dx.masked_fill(fusion.mask == 0, 0.0)
+        dx = fill_masked_out(dx, fusion, 0.0)
     if fusion.scale != 1.0:
         dx = dx * fusion.scale
     return dx, Launch()
@@ -31,8 +31,7 @@ def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traff
     if fusion.causal_m is not None:
         passes.append(("masked_fill with the kept causal mask", nbytes + bool_bytes, nbytes))
     if fusion.mask is not None:
-        passes.append(("invert the mask", fusion.mask_bytes(), bool_bytes))
-        passes.append(("masked_fill: read dx and mask, write", nbytes + bool_bytes, nbytes))
+        passes += mask_fill_passes(fusion, bool_bytes, nbytes, "dx")
     if fusion.scale != 1.0:
         passes.append(("scale: read dx, write dx · scale", nbytes, nbytes))
     return Traffic(tuple(passes))

@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Variant, cdiv, launch_kernel, one_pass_traffic, output_like
-from .masking import fusion_args, normalized, normalizer, scale_and_mask
+from .masking import fusion_args, mask_rows, normalized, normalizer, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
 MIN_ELEMS_PER_PROGRAM = 2048
@@ -35,7 +35,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       scale, mask_ptr, mask_stride, causal_m,
                       BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
                       HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
-                      EVICT: tl.constexpr = ""):
+                      EVICT: tl.constexpr = "", mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
@@ -51,6 +51,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
                 eviction_policy=EVICT)
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
+    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period, MASK_SHARED)
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
                        HAS_SCALE, HAS_MASK, CAUSAL)
     row_max = tl.max(x, axis=1)

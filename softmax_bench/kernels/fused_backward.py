@@ -14,7 +14,7 @@ import triton.language as tl
 
 from . import PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, launch_kernel, output_like
 from .fused import MAX_N as FORWARD_MAX_N
-from .masking import fusion_args, input_gradient, row_sum_terms
+from .masking import fusion_args, input_gradient, mask_rows, row_sum_terms
 
 MAX_N = FORWARD_MAX_N // 2
 # A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy. Shorter rows: warps enough that a
@@ -35,7 +35,7 @@ EVICT = "evict_last"
 def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stride_dx,
                           scale, mask_ptr, mask_stride, causal_m,
                           BLOCK_N: tl.constexpr, ROWS: tl.constexpr, EVICT: tl.constexpr,
-                          HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
+                          HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
@@ -46,6 +46,7 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
     y = tl.load(y_ptr + rows * stride_y + cols, mask=inside, other=y_other, eviction_policy=EVICT).to(tl.float32)
     dy = tl.load(dy_ptr + rows * stride_dy + cols, mask=inside, other=0.0, eviction_policy=EVICT).to(tl.float32)
     row_sum = tl.sum(row_sum_terms(y, dy, LOG), axis=1)[:, None]  # fp32 whatever the dtype
+    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED)
     dx = input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
                         HAS_SCALE, HAS_MASK, CAUSAL, LOG)
     tl.store(dx_ptr + rows * stride_dx + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)

@@ -2,7 +2,9 @@
 the epilogue that makes softmax or log_softmax of the row's max and sum."""
 
 import os
+from dataclasses import replace
 
+import torch
 import triton
 import triton.language as tl
 
@@ -29,6 +31,19 @@ def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m
         keep = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
         x = tl.where(keep, x, -float("inf"))  # padding back to -inf whatever the sign of scale
     return x
+
+
+@triton.jit
+def mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED: tl.constexpr):
+    """(pointer, row stride) of the mask for x's rows `rows`, as the other helpers take them: the mask's own where
+    each row of x has a row of mask; where consecutive rows share one (mask_group of them: a key-padding mask
+    [B, 1, 1, S] over [B, H, S, S] scores) and the mask's rows repeat (every mask_period: a [1, 1, S, S] mask over
+    a batch), each row's mask row as a pointer, with row stride 0. In 32 bits: rows < M < 2^31."""
+    if MASK_SHARED:  # resolved when compiling: a plain mask's code is what it was
+        shared = (rows.to(tl.int32) // mask_group) % mask_period
+        mask_ptr = mask_ptr + shared.to(tl.int64) * mask_stride
+        mask_stride = 0
+    return mask_ptr, mask_stride
 
 
 @triton.jit
@@ -105,9 +120,20 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
     return dx
 
 
+def mask_expanded(fusion: Fusion, M: int) -> Fusion:
+    """The fusion with a shared mask written out, a row of mask for each of x's M rows: for a kernel that takes no
+    mask_group (cluster's; `expanded_mask_traffic` counts the pass)."""
+    if not fusion.mask_shared:
+        return fusion
+    rows = torch.arange(M, device=fusion.mask.device) // fusion.mask_group
+    if fusion.mask_period:
+        rows %= fusion.mask_period
+    return replace(fusion, mask=fusion.mask[rows], mask_group=1, mask_period=0)
+
+
 def fusion_args(fusion: Fusion, x) -> dict:
     """The kernel arguments of a Fusion (the mask pointer is x, unused, when there is no mask), LOG included."""
-    return {
+    args = {
         "scale": float(fusion.scale),
         "mask_ptr": fusion.mask if fusion.mask is not None else x,
         "mask_stride": fusion.mask.stride(0) if fusion.mask is not None else 0,
@@ -117,3 +143,6 @@ def fusion_args(fusion: Fusion, x) -> dict:
         "CAUSAL": fusion.causal_m is not None,
         "LOG": fusion.log,
     }
+    if fusion.mask_shared:  # only then: a kernel without these arguments (cluster's) takes the rest
+        args.update(mask_group=fusion.mask_group, mask_period=fusion.mask_period or 2**31 - 1, MASK_SHARED=True)
+    return args

@@ -28,7 +28,7 @@ import triton.language as tl
 from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, launch_kernel, mask_pass,
                one_pass_traffic, output_like)
 from .aligned import row_values, same_alignment, vector_elems, window_lanes
-from .masking import fusion_args, normalized, normalizer, scale_and_mask
+from .masking import fusion_args, mask_rows, normalized, normalizer, scale_and_mask
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,8 @@ BOTH, PUBLISH, COMBINE = tl.constexpr(0), tl.constexpr(1), tl.constexpr(2)
 def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch,
                  scale, mask_ptr, mask_stride, causal_m,
                  BLOCK: tl.constexpr, VEC: tl.constexpr, K_POW2: tl.constexpr, PHASE: tl.constexpr,
-                 HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
+                 HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
+                 mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     k = tl.program_id(0) % K  # which segment of its rows this program takes
     group = tl.program_id(0) // K
     n_groups = tl.num_programs(0) // K
@@ -66,6 +67,7 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
     tag = tl.cast(epoch, tl.int64) << 32
     for row in range(group, M, n_groups):
         r = tl.cast(row, tl.int64)  # row · stride passes 2^31 on large tensors
+        row_mask, row_mask_stride = mask_rows(mask_ptr, mask_stride, r, mask_group, mask_period, MASK_SHARED)
         # Lanes count from the 16-byte boundary at or before the row's start, `off` elements before it. y's rows
         # start as far past a boundary as x's (the launch sees to it).
         off = ((r * stride_x) % VEC).to(tl.int32)
@@ -87,11 +89,11 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
                 # A block of whole vectors inside the row (all but the first and last of a row): no masks. In
                 # bf16 the per-element masks cost more instructions than the loads allow (docs/perf-notes.md).
                 x = tl.load(x_row + lanes, eviction_policy="evict_last").to(tl.float32)
-                x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, mask_ptr, mask_stride, causal_m, N,
+                x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, row_mask, row_mask_stride, causal_m, N,
                                    HAS_SCALE, HAS_MASK, CAUSAL)
             else:
                 x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"), eviction_policy="evict_last")
-                x = row_values(x, r, lanes - off, N, scale, mask_ptr, mask_stride, causal_m,
+                x = row_values(x, r, lanes - off, N, scale, row_mask, row_mask_stride, causal_m,
                                HAS_SCALE, HAS_MASK, CAUSAL)
             m_new = tl.maximum(m, tl.max(x, axis=0))
             # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
@@ -128,14 +130,14 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
                 lanes = start + block
                 if (start >= first_whole) & (start + BLOCK <= end_whole):
                     x = tl.load(x_row + lanes, eviction_policy="evict_first").to(tl.float32)
-                    x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, mask_ptr, mask_stride, causal_m, N,
+                    x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, row_mask, row_mask_stride, causal_m, N,
                                        HAS_SCALE, HAS_MASK, CAUSAL)
                     y = normalized(x, shift, norm, LOG)
                     tl.store(y_row + lanes, y.to(y_ptr.dtype.element_ty), eviction_policy="evict_first")
                 else:
                     x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"),
                                 eviction_policy="evict_first")
-                    x = row_values(x, r, lanes - off, N, scale, mask_ptr, mask_stride, causal_m,
+                    x = row_values(x, r, lanes - off, N, scale, row_mask, row_mask_stride, causal_m,
                                    HAS_SCALE, HAS_MASK, CAUSAL)
                     y = normalized(x, shift, norm, LOG)
                     whole = (lanes >= first_whole) & (lanes < end_whole)
@@ -147,7 +149,7 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
             is_partial = tl.where(ends < VEC, off > 0, end_whole >= first_whole)
             at_end = is_partial & (end_cols >= 0) & (end_cols < N) & (end_lanes >= seg_start) & (end_lanes < seg_end)
             end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
-            end_x = row_values(end_x, r, end_cols, N, scale, mask_ptr, mask_stride, causal_m,
+            end_x = row_values(end_x, r, end_cols, N, scale, row_mask, row_mask_stride, causal_m,
                                HAS_SCALE, HAS_MASK, CAUSAL)
             tl.store(y_row + end_lanes, normalized(end_x, shift, norm, LOG).to(y_ptr.dtype.element_ty), mask=at_end)
 

@@ -12,7 +12,7 @@ import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, launch_kernel, mask_pass, output_like
 from .aligned import aligned_row, max_and_sum, normalize, same_alignment, vector_elems
-from .masking import fusion_args, normalizer
+from .masking import fusion_args, mask_rows, normalizer
 
 # 16 KB of input per chunk: enough bytes in flight per program, few registers per thread.
 CHUNK_BYTES = 16384
@@ -27,8 +27,9 @@ L2_ROW_BYTES = 65536
 @triton.jit
 def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
                     BLOCK: tl.constexpr, VEC: tl.constexpr,
-                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
+                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
+    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
     x_row, y_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, y_ptr, row, stride_x, stride_y, N, VEC)
     m, s = max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, 0, row_lanes, N,
                        scale, mask_ptr, mask_stride, causal_m, "", BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)

@@ -17,7 +17,7 @@ import triton.language as tl
 
 from . import PLAIN, Backward, Fusion, Launch, Traffic, backward_traffic, elem_size, launch_kernel, output_like
 from .aligned import aligned_row, partial_ends, same_alignment, vector_elems
-from .masking import fusion_args, input_gradient, row_sum_terms
+from .masking import fusion_args, input_gradient, mask_rows, row_sum_terms
 from .two_pass import L2_ROW_BYTES, NUM_WARPS
 
 # 8 KB of each of y and dy per chunk: two_pass's 16 KB in flight, over two tensors.
@@ -47,8 +47,9 @@ def two_pass_backward_kernel(y_ptr, dy_ptr, dx_ptr, N, stride_y, stride_dy, stri
                              scale, mask_ptr, mask_stride, causal_m,
                              BLOCK: tl.constexpr, VEC: tl.constexpr,
                              HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
-                             LOG: tl.constexpr):
+                             LOG: tl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
+    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
     y_row, dx_row, off, row_lanes, first_whole, end_whole = aligned_row(y_ptr, dx_ptr, row, stride_y, stride_dx, N,
                                                                         VEC)
     dy_row = aligned_row(dy_ptr, dy_ptr, row, stride_dy, stride_dy, N, VEC)[0]
