@@ -261,18 +261,27 @@ def test_a_broadcast_mask_is_read_where_it_is_not_expanded(variant, mask_shape, 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_a_broadcast_masks_gradient_is_the_expanded_masks(log):
-    """Through autograd, the backward kernel chosen after the forward (fused, or two_pass for wide rows) takes the
-    shared mask as the forward does: dx as with the mask expanded, zero where it masks out."""
-    for N in (20, 40000):
+    """Through autograd (fused's backward), and two_pass's backward called on rows of several chunks: dx with the
+    shared mask is dx with the mask expanded, zero where it masks out (log_softmax's backward reads the mask)."""
+    from softmax_bench.dispatch import fusion_for
+    from softmax_bench.kernels import two_pass_backward
+
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    for N in (20, 2 * two_pass_backward.launch_config(4096, torch.float32)["BLOCK"] + 37):
         x, _ = fresh_randn(2, 2, 3, N)
         keep = torch.rand(2, 1, 1, N, device=DEVICE) > 0.4
         keep[..., 0] = True
         dy, _ = fresh_randn(2, 2, 3, N)
-        call = softmax_bench.log_softmax if log else softmax_bench.softmax
         grads = []
         for mask in (keep, keep.expand(x.shape).clone()):
-            xg = x.clone().requires_grad_()
-            (dx,) = torch.autograd.grad(call(xg, scale=0.5, mask=mask), xg, dy)
+            if N == 20:
+                xg = x.clone().requires_grad_()
+                (dx,) = torch.autograd.grad(call(xg, scale=0.5, mask=mask), xg, dy)
+            else:
+                y = call(x, scale=0.5, mask=mask, variant="two_pass")
+                fusion = fusion_for(x, -1, 0.5, mask, False, log)
+                dx, _ = softmax_bench.backwards()["two_pass"].launch(y.reshape(-1, N), dy.reshape(-1, N), fusion)
+                dx = dx.reshape(x.shape)
             grads.append(dx)
         torch.testing.assert_close(grads[0], grads[1], atol=1e-6, rtol=1e-5)
         assert bool((grads[0][~keep.expand(x.shape)] == 0).all())

@@ -35,7 +35,8 @@ EVICT = "evict_last"
 def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stride_dx,
                           scale, mask_ptr, mask_stride, causal_m,
                           BLOCK_N: tl.constexpr, ROWS: tl.constexpr, EVICT: tl.constexpr,
-                          HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
+                          HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
+                          mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]

@@ -24,7 +24,8 @@ from .two_pass import L2_ROW_BYTES, launch_config  # the same chunks as two_pass
 def online_kernel(x_ptr, y_ptr, stash_ptr, chunk_max_ptr, N, n_chunks, stride_x, stride_y, stride_stash,
                   scale, mask_ptr, mask_stride, causal_m,
                   BLOCK: tl.constexpr,
-                  HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
+                  HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
+                  mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
     x_row = x_ptr + row * stride_x

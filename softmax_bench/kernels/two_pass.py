@@ -27,7 +27,8 @@ L2_ROW_BYTES = 65536
 @triton.jit
 def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
                     BLOCK: tl.constexpr, VEC: tl.constexpr,
-                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
+                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
+                    mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
     x_row, y_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, y_ptr, row, stride_x, stride_y, N, VEC)
