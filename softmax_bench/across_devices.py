@@ -15,7 +15,8 @@ from .results import KEY
 # Two H200s measured alike to 1.5 % a cell; a device further than this from the others, at the median, is not alike.
 OUTLIER_PCT = 2.0
 MEDIAN_COLUMNS = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_gbps", "expected_ms", "copy_ms", "copy_p20",
-                  "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "pct_of_roofline"]
+                  "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "pct_of_roofline",
+                  "samples", "noise_pct"]
 
 
 def devices_of(meta: dict) -> list[dict]:

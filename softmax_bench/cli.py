@@ -147,6 +147,11 @@ Preset = Annotated[
 ]
 WarmupMs = Annotated[Optional[int], typer.Option(min=0, help="Warm-up before each measurement, ms of GPU time.")]
 RepMs = Annotated[Optional[int], typer.Option(min=1, help="Timed calls of each measurement, ms of GPU time in all.")]
+MaxNoise = Annotated[Optional[float], typer.Option(
+    min=0.0, metavar="PCT",
+    help="Sample each measurement past --rep-ms until the relative noise of its median is at most PCT % (its standard "
+         "error; up to 3 s of sampling a measurement, then the cell is marked !). Rows keep samples and noise_pct. "
+         "Default: --rep-ms of samples.")]
 
 
 def other_rank() -> str | None:
@@ -229,11 +234,12 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, 
 
 
 def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool,
-          pass_=None, say: bool = True):
+          pass_=None, say: bool = True, max_noise=None):
     """The sweep asked for, checked before anything runs; says which preset runs when no shape was given (say:
     False in the process that starts the ranks: rank 0 says it)."""
     plan = build_plan(shape or [], m or [], n or [], config, preset.value if preset else None, values(dtype), variants,
-                      warmup_ms, rep_ms, op.value if op else None, interpret, pass_.value if pass_ else None)
+                      warmup_ms, rep_ms, op.value if op else None, interpret, pass_.value if pass_ else None,
+                      max_noise)
     if plan.default_preset is not None and other_rank() is None and say:
         why = "the default under --interpret" if interpret else "the default"
         err.print(f"no shape options: running the {plan.default_preset} preset, {why}: {plan.description}",
@@ -292,6 +298,7 @@ def sweep(
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure the copy baseline again first.")] = False,
     warmup_ms: WarmupMs = None,
     rep_ms: RepMs = None,
+    max_noise: MaxNoise = None,
     gpus: Annotated[
         Optional[str],
         typer.Option("--gpus", metavar="all|N", help="Measure on several GPUs at once: all, or a number. Starts the "
@@ -345,14 +352,14 @@ def sweep(
         if resume is not None:
             planned = {"--shape": shape, "--m": m, "--n": n, "--config": config, "--preset": preset, "--dtype": dtype,
                        "--variant": variant, "--op": op, "--pass": pass_, "--warmup-ms": warmup_ms,
-                       "--rep-ms": rep_ms, "--run-id": run_id}
+                       "--rep-ms": rep_ms, "--max-noise": max_noise, "--run-id": run_id}
             given = [name for name, value in planned.items() if value not in (None, [], ())]
             if given:
                 raise BenchError(f"--resume finishes {resume} as it was planned, so {', '.join(given)} cannot go with "
                                  "it: drop them, or start a new sweep")
         if resume is None:
             plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret,
-                         pass_, say=ranks is None)
+                         pass_, say=ranks is None, max_noise=max_noise)
         if dry_run:
             if plan is None:
                 raise BenchError("--dry-run says what a new sweep would measure; a --resume goes on with its run")
@@ -414,6 +421,7 @@ def _say_dry_run(plan, interpret: bool) -> None:
     from rich.table import Table
 
     from .sweep import dry_run
+    from .timing import SAMPLING_TIMEOUT_MS
 
     cells, seconds = dry_run(plan, interpret)
     table = Table("dtype", "M×N", "variants and peers", "GPU memory", title=f"sweep --dry-run: {len(cells)} cells, "
@@ -427,6 +435,9 @@ def _say_dry_run(plan, interpret: bool) -> None:
         took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
         eta = (f"about {took} on a GPU of timing alone, compiling and checking on top (warm-up "
                f"{plan.timing.warmup_ms} ms, repetitions {plan.timing.rep_ms} ms a measurement)")
+        if plan.timing.max_noise is not None:
+            eta += (f", and up to {SAMPLING_TIMEOUT_MS / 1000:g} s more a measurement to bring its noise to "
+                    f"{plan.timing.max_noise:g} %")
     out.print(f"{sum(c['measures'] for c in cells)} measurements; {eta}; nothing was measured", markup=False)
 
 

@@ -13,6 +13,7 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100
+    max_noise = 0.5                          # %: sample each cell until its median's noise is this low (timing.py)
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ CONFIG_KEYS = {
     "pass": (lambda v: v in PASS_CHOICES, f"one of {_names(PASS_CHOICES)}"),
     "warmup_ms": (lambda v: _whole(v, 0), "a whole number of milliseconds ≥ 0, e.g. 25"),
     "rep_ms": (lambda v: _whole(v, 1), "a whole number of milliseconds ≥ 1, e.g. 100"),
+    "max_noise": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
+                  "a number of percent > 0, e.g. 0.5"),
 }
 
 
@@ -182,6 +185,7 @@ def build_plan(
     op: str | None = None,
     interpret: bool = False,
     pass_: str | None = None,
+    max_noise: float | None = None,
 ) -> SweepPlan:
     """The sweep the user asked for. With no shape given, the default preset (the smoke preset under the
     interpreter); under the interpreter, no cell larger than INTERPRET_MAX_ELEMS."""
@@ -209,7 +213,8 @@ def build_plan(
             plan.passes = PASS_CHOICES[data["pass"]]
         plan.description = data.get("description", plan.description)
         plan.timing = TimingSettings(
-            warmup_ms=data.get("warmup_ms", plan.timing.warmup_ms), rep_ms=data.get("rep_ms", plan.timing.rep_ms)
+            warmup_ms=data.get("warmup_ms", plan.timing.warmup_ms), rep_ms=data.get("rep_ms", plan.timing.rep_ms),
+            max_noise=data.get("max_noise", plan.timing.max_noise),
         )
         plan.sources.append(source)
     plan.shapes = list(dict.fromkeys(plan.shapes + cli_shapes))
@@ -222,9 +227,12 @@ def build_plan(
         if pass_ not in PASS_CHOICES:
             raise BenchError(f"unknown pass {pass_!r}; choose from {', '.join(PASS_CHOICES)}")
         plan.passes = PASS_CHOICES[pass_]
+    if max_noise is not None and not max_noise > 0:
+        raise BenchError(f"--max-noise {max_noise:g}: no median is that quiet; give a percent > 0, e.g. 0.5")
     plan.timing = TimingSettings(
         warmup_ms=warmup_ms if warmup_ms is not None else plan.timing.warmup_ms,
         rep_ms=rep_ms if rep_ms is not None else plan.timing.rep_ms,
+        max_noise=max_noise if max_noise is not None else plan.timing.max_noise,
     )
     if not plan.shapes:
         raise BenchError(f"{' + '.join(plan.sources)}: no shapes to measure; give `shapes = [\"MxN\"]`, or `n` with "

@@ -16,6 +16,7 @@ from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbp
                              outlier)
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 from .ops import FUSED_OPS
+from .timing import SAMPLING_TIMEOUT_MS
 from .results import WIDE_BAND, cell_label, wide_band
 
 
@@ -128,6 +129,7 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
     replicas = len(devices_of(meta)) if meta.get("placement") == "replicated" else 0
     # a fused op is judged by its own bytes (the mask read, a causal row's skipped columns not): % of its roofline
     own_bytes = meta.get("op", "softmax") in FUSED_OPS and "pct_of_roofline" in rows
+    max_noise = (meta.get("timing") or {}).get("max_noise")
     grids = []
     for (pass_, dtype), part in rows.groupby(["pass", "dtype"], sort=False):
         part = part.sort_values(["N", "M"], kind="stable")  # a sharded run's rows interleave
@@ -149,6 +151,7 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
                 elif r.status == "ok":
                     star = "★" if r.gbps == best else ""
                     marks = star + ("~" if wide_band(r) else "") + ("‡" if host_bound(r) else "")
+                    marks += "!" if max_noise and not getattr(r, "noise_pct", 0) <= max_noise else ""
                     spread = [f"Δ{r.spread_pct:.1f}%"] if replicas and not math.isnan(r.spread_pct) else []
                     pct = f"{_pct(r.pct_of_copy)}{marks}"
                     if own_bytes and not math.isnan(r.pct_of_roofline):
@@ -163,6 +166,9 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
         caption = [f"GB/s = {moved} / median kernel time, over % of a copy of the cell's bytes timed in the run; "
                    f"★ best of the cell; ~ p20–p80 band wider than {WIDE_BAND:g} % of the median (not stable to "
                    f"{WIDE_BAND:g} %); ‡ a call costs ≥ {HOST_BOUND:g}× the kernel (the host sets the pace: call_ms)"]
+        if max_noise:
+            caption.append(f"sampled until the median's noise was at most {max_noise:g} %; ! not reached in "
+                           f"{SAMPLING_TIMEOUT_MS / 1000:g} s of sampling (noise_pct in rows.csv)")
         if own_bytes:
             caption.append("r: % of the cell's roofline, its own bytes (x read, the mask read, y written; a causal "
                            "row's columns past the diagonal are not read) at the copy's bandwidth: "

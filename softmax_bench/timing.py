@@ -14,10 +14,16 @@ another 256 MB, which writes the zeroed lines back to memory and leaves L2 holdi
 nothing. docs/perf-notes.md has the experiment that chose "clean" (scripts/timing-methods.py).
 Under Triton's interpreter all three are the wall clock around each call.
 Times in ms: the median and the 20th and 80th percentiles.
+
+With `max_noise` (%, `sweep --max-noise`), a measurement samples past its rep_ms, in batches, until the relative
+noise of its median (`median_noise_pct`) is at most max_noise, or SAMPLING_TIMEOUT_MS of wall time have passed
+(the Timing says how many samples it took and the noise it reached), as nvbench samples to a noise target.
+Without it, rep_ms of GPU time in samples, at least MIN_REPS.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -32,6 +38,8 @@ CALL_ROUND_MS = 2.0
 MIN_CALLS, MAX_CALLS = 5, 200
 MIN_REPS, MAX_REPS = 10, 500
 HOST_MARGIN = 3  # the sleep before a timed call lasts this many times the host's time for a call
+SAMPLING_TIMEOUT_MS = 3000  # of wall time, sampling past rep_ms to reach max_noise
+MAX_SAMPLES = 20000
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,7 @@ class TimingSettings:
     warmup_ms: int = 25
     rep_ms: int = 100
     l2: str = "clean"
+    max_noise: float | None = None  # %: sample until the median's relative noise is at most this (None: rep_ms)
 
     def describe(self, interpret: bool) -> dict:
         """What a result was timed with, for the run's metadata."""
@@ -66,6 +75,33 @@ class Timing:
     call_p20: float | None = None
     call_p80: float | None = None
     host_us: float | None = None  # the host's time to issue one call (median of five)
+    samples: int | None = None  # kernel times taken
+    noise_pct: float | None = None  # the relative noise of their median (median_noise_pct)
+
+
+def median_noise_pct(times: list[float]) -> float:
+    """The relative noise of the median of `times`, in %: its standard error, 1.2533 · σ / √n, over the median,
+    with σ taken from the interquartile range (IQR / 1.349), so that a few outliers (a sample preempted) do not
+    set it. It falls as samples are added; inf for fewer than four."""
+    if len(times) < 4:
+        return math.inf
+    q1, median, q3 = statistics.quantiles(times, n=4, method="inclusive")
+    return 100 * 1.2533 * (q3 - q1) / 1.349 / math.sqrt(len(times)) / median if median > 0 else math.inf
+
+
+def sampled(take: Callable[[int], list[float]], first: int, settings: TimingSettings,
+            clock: Callable[[], float] = time.perf_counter) -> list[float]:
+    """Times from take(n) (n samples a call): `first` of them, and with settings.max_noise more, in batches as
+    large as what is held, until their median's noise is at most max_noise, MAX_SAMPLES are held, or
+    SAMPLING_TIMEOUT_MS of wall time (by `clock`, in s) have passed since the first."""
+    times = take(first)
+    if settings.max_noise is None:
+        return times
+    began = clock()
+    while (median_noise_pct(times) > settings.max_noise and len(times) < MAX_SAMPLES
+           and (clock() - began) * 1000 < SAMPLING_TIMEOUT_MS):
+        times += take(min(len(times), MAX_SAMPLES - len(times)))
+    return times
 
 
 def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool) -> Timing:
@@ -77,19 +113,23 @@ def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool)
     host_ms, gpu_ms = _estimate(fn, clear, settings.warmup_ms)
     sleep = _sleep_cycles(HOST_MARGIN * host_ms)
     reps = max(MIN_REPS, min(MAX_REPS, int(settings.rep_ms / max(gpu_ms, 1e-3))))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    torch.cuda.synchronize()
-    for start, end in zip(starts, ends):
-        clear()
-        torch.cuda._sleep(sleep)
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    kernel = _quantiles([s.elapsed_time(e) for s, e in zip(starts, ends)])
+
+    def take(n: int) -> list[float]:
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        torch.cuda.synchronize()
+        for start, end in zip(starts, ends):
+            clear()
+            torch.cuda._sleep(sleep)
+            start.record()
+            fn()
+            end.record()
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+    times = sampled(take, reps, settings)
     call = _quantiles(_call_times(fn, gpu_ms))
-    return Timing(*kernel, *call, host_us=1000 * host_ms)
+    return Timing(*_quantiles(times), *call, host_us=1000 * host_ms, samples=len(times), noise_pct=_noise(times))
 
 
 def _call_times(fn, gpu_ms: float) -> list[float]:
@@ -208,11 +248,22 @@ def _quantiles(times: list[float]) -> tuple[float, float, float]:
 
 def _wall_clock(fn: Callable[[], object], settings: TimingSettings) -> Timing:
     fn()  # warm-up: the interpreter rewrites each kernel on its first call
-    times: list[float] = []
-    deadline = time.perf_counter() + settings.rep_ms / 1000
-    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 100):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
+
+    def take(n: int) -> list[float]:
+        times: list[float] = []
+        deadline = time.perf_counter() + settings.rep_ms / 1000
+        while len(times) < n or (time.perf_counter() < deadline and len(times) < 100):
+            start = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - start) * 1000)
+        return times
+
+    times = sampled(take, 3, settings)
     kernel = _quantiles(times)
-    return Timing(*kernel, *kernel, host_us=1000 * kernel[0])
+    return Timing(*kernel, *kernel, host_us=1000 * kernel[0], samples=len(times), noise_pct=_noise(times))
+
+
+def _noise(times: list[float]) -> float | None:
+    """median_noise_pct, None where too few samples say it."""
+    noise = median_noise_pct(times)
+    return noise if math.isfinite(noise) else None
