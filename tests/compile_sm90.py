@@ -60,7 +60,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
         kernel, pointers = cluster_backward.cluster_backward_kernel, ("y_ptr", "dy_ptr", "dx_ptr")
         config = cluster_backward.config_for(N, dtype, fusion)
     if "ctas" in case:  # CTAs and warps of the case's own, else config_for's
-        how = cluster.holding(dtype, fusion)
+        how = cluster.holding(dtype, fusion, N)
         config = dataclasses.replace(cluster.layout(window_lanes(N, dtype), case["ctas"], case["warps"], dtype, how),
                                      evict=config.evict)
     if "max_registers" in case:  # else config_for's own choice

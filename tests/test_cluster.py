@@ -52,13 +52,13 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         assert config.step % unit == 0 and config.step - lanes / config.ctas < unit, \
             "the CTAs share the window evenly, in whole lines where rows are, else in whole vectors"
         assert (config.ctas - 1) * config.step < N, "the last CTA holds columns of the row"
-        budget = cluster.MAX_PER_THREAD[cluster.holding(dtype, fusion)][config.num_warps]
+        budget = cluster.MAX_PER_THREAD[cluster.holding(dtype, fusion, N)][config.num_warps]
         if fusion.causal_m is not None:
             budget = budget * cluster.MASKED_SHARE
         if N <= 262144:  # the widest masked rows may hold more than the budget: they spill rather than fail
             assert config.span // threads <= budget
         assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"
-        if cluster.holding(dtype, fusion) == "fp32":
+        if cluster.holding(dtype, fusion, N) == "fp32":
             assert config.span - config.step < max(config.span // 4, threads * vector_elems(dtype)), "little padding"
         elif fusion.plain and N in cluster.PACKED_SOFTMAX:  # measured there in more pieces, or in one
             assert len(config.pieces) <= cluster.PACKED_SOFTMAX[N][2] and config.span < 2 * config.step
@@ -165,6 +165,17 @@ def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(tmp_pa
         assert case["byte_loads"] == 0, case
     assert all(case["registers"] <= 96 for case in cases[:4]), cases
     assert cases[4]["registers"] <= 160, cases[4]
+
+
+def test_how_fused_forms_hold_16_bit_rows():
+    """Packed under a positive scale, a causal mask, and a keep-mask on rows on the 16-byte grid; fp32 under a
+    negative scale, fp32 output, or a keep-mask read a byte at a time (N off the grid: 50257)."""
+    keep = Fusion(scale=0.125, mask=torch.empty(1, 8, dtype=torch.uint8))
+    assert cluster.holding(torch.bfloat16, keep, 151936) == "packed"
+    assert cluster.holding(torch.bfloat16, keep, 50257) == "fp32"
+    assert cluster.holding(torch.bfloat16, Fusion(scale=0.125, causal_m=7), 50257) == "packed"
+    assert cluster.holding(torch.float16, Fusion(scale=-0.5), 151936) == "fp32"
+    assert cluster.holding(torch.bfloat16, Fusion(out_dtype=torch.float32), 151936) == "fp32"
 
 
 def assert_one_exchange_no_spills(case: dict, pushes: int) -> None:

@@ -109,11 +109,14 @@ CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
 
-def holding(dtype: torch.dtype, fusion: Fusion = PLAIN) -> str:
+def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) -> str:
     """How a CTA holds its span: fp32 for fp32 input, fp32 output or a scale ≤ 0 (the scale is then applied as it
     loads), else the 16-bit values as loaded, masked-out ones as 16-bit -inf, and a positive scale applied to
-    x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0)."""
-    fp32 = dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32
+    x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0). A keep-mask on rows of N off the 16-byte
+    grid is read a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs
+    of 139 registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session)."""
+    unaligned_mask = fusion.mask is not None and N is not None and N % vector_elems(dtype) != 0
+    fp32 = dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or unaligned_mask
     return "fp32" if fp32 else "packed"
 
 
@@ -147,7 +150,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets columns of the row
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None
-    how = holding(dtype, fusion)
+    how = holding(dtype, fusion, N)
     if how == "packed" and fusion.plain and N in PACKED_SOFTMAX:
         ctas, num_warps, most_pieces = PACKED_SOFTMAX[N]
         config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
@@ -644,7 +647,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
-    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion))
+    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N))
 
 
 @lru_cache(maxsize=1024)
