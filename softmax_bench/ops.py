@@ -3,6 +3,8 @@
 - softmax: y = softmax(x)
 - scaled-masked: y = softmax(where(keep, x · 0.125, -inf)), keep a fresh random bool mask of x's shape (90 % kept)
 - causal: y = softmax(x · 0.125) under a bottom-right-aligned causal mask, queries = the M rows
+- key-padded: scaled-masked with a key-padding mask: 64 consecutive rows share a row of it, as a [B, 1, 1, S] mask
+  over [B, H, S, S] scores does (a head's queries), read as it is, not expanded
 - log-softmax: y = log_softmax(x)
 
 The Triton variants do it in one pass (the mask, if any, is one more byte an element to read); eager and
@@ -11,6 +13,7 @@ unfused run the scale and masks as separate torch ops, as a user writes them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
@@ -20,7 +23,7 @@ import torch
 from . import dispatch
 from .errors import BenchError
 from .kernels import Fusion
-from .kernels.eager import causal_mask
+from .kernels.eager import causal_mask, fill_masked_out
 
 ATTENTION_SCALE = 0.125  # 1/sqrt(64), a head dimension of 64
 KEPT_FRACTION = 0.9
@@ -38,6 +41,15 @@ def _scaled_masked(x: torch.Tensor) -> Fusion:
     return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8))
 
 
+KEY_PADDING_ROWS = 64  # the rows (queries of a head) that share a row of a key-padding mask
+
+
+def _key_padded(x: torch.Tensor) -> Fusion:
+    group = math.gcd(x.shape[0], KEY_PADDING_ROWS)
+    keep = torch.rand(x.shape[0] // group, x.shape[1], device=x.device) < KEPT_FRACTION
+    return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8), mask_group=group)
+
+
 OPS = {
     op.name: op
     for op in (
@@ -47,13 +59,16 @@ OPS = {
         Op("causal", f"softmax(x · {ATTENTION_SCALE}) under a bottom-right causal mask, the M rows as queries",
            lambda x: Fusion(scale=ATTENTION_SCALE, causal_m=x.shape[0])),
         Op("log-softmax", "log_softmax(x)", lambda x: Fusion(log=True)),
+        Op("key-padded", f"softmax(x · {ATTENTION_SCALE}, a key-padding mask: {KEY_PADDING_ROWS} consecutive rows share "
+           f"a row of it, {KEPT_FRACTION:.0%} kept; a [B, 1, 1, S] mask over [B, H, S, S] scores, called as such)",
+           _key_padded),
     )
 }
 
 
 # Ops whose bytes are not a copy's (a mask read beside x, a causal row's columns not read): tables show their cells
 # as % of their own roofline.
-FUSED_OPS = ("scaled-masked", "causal")
+FUSED_OPS = ("scaled-masked", "causal", "key-padded")
 
 
 def get_op(name: str) -> Op:
@@ -67,7 +82,7 @@ def reference(x: torch.Tensor, fusion: Fusion, precise: torch.dtype) -> torch.Te
     are zeros (-inf)."""
     z = x.to(precise) * fusion.scale
     if fusion.mask is not None:
-        z = z.masked_fill(fusion.mask == 0, float("-inf"))
+        z = fill_masked_out(z, fusion, float("-inf"))
     if fusion.causal_m is not None:
         z = z.masked_fill(causal_mask(z.shape[0], z.shape[1], fusion.causal_m, str(z.device)), float("-inf"))
     ref = (torch.log_softmax if fusion.log else torch.softmax)(z, dim=-1)
@@ -90,18 +105,22 @@ def backward_reference(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion, precis
     else:
         dx = y * (dy - (dy * y).sum(dim=-1, keepdim=True))
     if fusion.mask is not None:
-        dx = dx.masked_fill(fusion.mask == 0, 0.0)
+        dx = fill_masked_out(dx, fusion, 0.0)
     if fusion.causal_m is not None:
         dx = dx.masked_fill(causal_mask(dx.shape[0], dx.shape[1], fusion.causal_m, str(dx.device)), 0.0)
     return dx * fusion.scale
 
 
 def call_kwargs(fusion: Fusion) -> dict:
-    """A Fusion of an M×N x as softmax_bench.softmax takes it: scale, a bool mask of x's shape, causal."""
+    """A Fusion of an M×N x as softmax_bench.softmax takes it: scale, a bool mask of x's shape (a shared mask: of
+    user_shape's, broadcast over its leading dims), causal."""
     kwargs = {}
     if fusion.scale != 1.0:
         kwargs["scale"] = fusion.scale
-    if fusion.mask is not None:
+    if fusion.mask_shared:
+        rows, N = fusion.mask.shape
+        kwargs["mask"] = fusion.mask.view(torch.bool).view(1, rows, 1, N)
+    elif fusion.mask is not None:
         kwargs["mask"] = fusion.mask.view(torch.bool)
     if fusion.causal_m is not None:
         kwargs["causal"] = True  # a 2-D x: its M rows are the queries, causal_m = M
@@ -113,7 +132,19 @@ def user_function(fusion: Fusion) -> Callable[..., torch.Tensor]:
     return dispatch.log_softmax if fusion.log else dispatch.softmax
 
 
+def user_shape(x: torch.Tensor, fusion: Fusion) -> tuple[int, ...]:
+    """The shape a user calls with x's M×N rows: x's own, or for a shared mask [−1, its rows, the rows sharing
+    each, N], as the scores a [B, 1, 1, S] mask is broadcast over."""
+    if not fusion.mask_shared:
+        return tuple(x.shape)
+    return (-1, fusion.mask.shape[0], fusion.mask_group, x.shape[-1])
+
+
 def user_call(x: torch.Tensor, fusion: Fusion, variant: str) -> Callable[[], torch.Tensor]:
     """softmax_bench.softmax (log_softmax for fusion.log) of x with the fusion's arguments and `variant`, as a user
-    calls it."""
-    return partial(user_function(fusion), x, variant=variant, **call_kwargs(fusion))
+    calls it (on x in user_shape, y back as x's rows)."""
+    call = partial(user_function(fusion), variant=variant, **call_kwargs(fusion))
+    if not fusion.mask_shared:
+        return partial(call, x)
+    shape = user_shape(x, fusion)
+    return lambda: call(x.view(shape)).view(x.shape)

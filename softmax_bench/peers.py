@@ -11,7 +11,7 @@ import torch
 
 from .kernels import Fusion
 from .kernels.eager import prologue
-from .ops import call_kwargs, user_function
+from .ops import call_kwargs, user_function, user_shape
 
 
 class PeerUnavailable(Exception):
@@ -47,7 +47,7 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     op = user_function(fusion)
     compiled = torch.compile(lambda x, mask: op(x, variant="auto", mask=mask, **kwargs), fullgraph=True,
                              dynamic=False)
-    return lambda x: compiled(x, mask)
+    return lambda x: compiled(x.view(user_shape(x, fusion)), mask).view(x.shape)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -263,7 +263,7 @@ def test_killed_sweep_keeps_finished_cells_and_resumes(tmp_path):
     assert json.loads((run_dir / "meta.json").read_text())["status"] == "complete"
 
 
-@pytest.mark.parametrize("op", ["scaled-masked", "causal"])
+@pytest.mark.parametrize("op", ["scaled-masked", "causal", "key-padded"])
 def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
     result = invoke("sweep", *MODE, "--op", op, "--shape", "8x300", "--dtype", "bf16", "--rep-ms", "5",
                     "--out", tmp_path)
@@ -280,8 +280,10 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
         assert fused["model_bytes"] == 8 * 300 * (2 + 2 + 1)  # x, y and a byte of mask an element
         # judged by its own bytes: a copy of x's moves 4 of the 5 bytes an element the masked softmax must
         assert fused["pct_of_roofline"] == pytest.approx(fused["pct_of_copy"] * 5 / 4)
-    else:  # 8 queries of 300 keys: query i reads its i + 293 kept columns, and y is written whole
+    elif op == "causal":  # 8 queries of 300 keys: query i reads its i + 293 kept columns, and y is written whole
         assert fused["model_bytes"] == 2 * sum(i + 293 for i in range(8)) + 2 * 8 * 300
+    else:  # the 8 rows share one row of key-padding mask, read once
+        assert fused["model_bytes"] == 8 * 300 * (2 + 2) + 300
     # the table shows each cell as % of its own roofline, and says so
     from softmax_bench.report import _pct
 
