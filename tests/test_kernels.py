@@ -206,7 +206,7 @@ def test_auto_rule_without_a_table_picks_by_width():
 
 
 # Many segments a row and several blocks a segment, at interpreter cost.
-SMALL_SPLIT = split.SplitConfig(block=16, num_warps=1, per_sm=1, segment_bytes=256, l2_budget=1 << 20)
+SMALL_SPLIT = split.SplitConfig(block=64, num_warps=1, per_sm=1, segment_bytes=256, l2_budget=1 << 20)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
