@@ -38,6 +38,9 @@ CALL_ROUND_MS = 2.0
 MIN_CALLS, MAX_CALLS = 5, 200
 MIN_REPS, MAX_REPS = 10, 500
 HOST_MARGIN = 3  # the sleep before a timed call lasts this many times the host's time for a call
+# Under the interpreter, calls after the warm-up (a call takes 0.1–1 s of CPU there, and its time is the CPU's, not
+# comparable with a GPU's): two give a median and quantiles; the noise rule samples on from them
+INTERPRETED_SAMPLES = 2
 SAMPLING_TIMEOUT_MS = 3000  # of wall time, sampling past rep_ms to reach max_noise
 MAX_SAMPLES = 20000
 
@@ -258,7 +261,7 @@ def _wall_clock(fn: Callable[[], object], settings: TimingSettings) -> Timing:
             times.append((time.perf_counter() - start) * 1000)
         return times
 
-    times = sampled(take, 3, settings)
+    times = sampled(take, INTERPRETED_SAMPLES, settings)
     kernel = _quantiles(times)
     return Timing(*kernel, *kernel, host_us=1000 * kernel[0], samples=len(times), noise_pct=_noise(times))
 
