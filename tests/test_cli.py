@@ -238,7 +238,7 @@ def test_config_file_sweep(tmp_path):
 
 def test_killed_sweep_keeps_finished_cells_and_resumes(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "softmax_bench", "sweep", *MODE, "--preset", "smoke", "--variant", "two_pass",
+    cmd = [sys.executable, "-m", "softmax_bench", "sweep", *MODE, "--preset", "smoke", "--variant", "fused",
            "--variant", "online", "--variant", "eager", "--out", str(tmp_path)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

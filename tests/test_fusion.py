@@ -189,9 +189,8 @@ def test_one_true_per_row_puts_all_the_mass_there(variant):
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="reads the loads of Triton's CPU interpreter")
-@pytest.mark.parametrize("shape", [(40, 100), (100, 48)])  # M < N; M > N: the first 52 queries keep nothing
-@pytest.mark.parametrize("variant", ["fused", "split"])
-def test_causal_rows_read_only_what_the_traffic_model_counts(variant, shape, monkeypatch):
+@pytest.mark.parametrize(("variant", "shape"), [("fused", (40, 100)), ("fused", (100, 48)), ("split", (40, 100))])
+def test_causal_rows_read_only_what_the_traffic_model_counts(variant, shape, monkeypatch):  # (100, 48): 52 rows keep none
     """Every address x's loads touch, from the interpreter: fused reads each row's kept columns and, past them, only
     the rest of the 16-byte vector that holds the last one (8 bf16 values), as one_pass_traffic counts; split reads
     every column, as its model says."""
