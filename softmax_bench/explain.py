@@ -30,7 +30,7 @@ class VariantLine:
     l2_bytes: int  # read and written that L2 serves
     expected_ms: float | None
     flops: int
-    supported: str | None  # None when supported, else why not
+    why_not: str | None  # why it does not run here, None where it does
     n_regs: int | None = None
     n_spills: int | None = None
     measured_ms: float | None = None  # the kernel's time
@@ -139,9 +139,9 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         line = VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
-            flops=variant.flops_per_element * M * N, supported=variant.unsupported(N, torch_dtype, here=run is None),
+            flops=variant.flops_per_element * M * N, why_not=variant.unsupported(N, torch_dtype, here=run is None),
         )
-        if x is not None and line.supported is None:
+        if x is not None and line.why_not is None:
             advance(f"{name}: compile" + (" and time" if measure_time else ""))
             _, launch = variant.launch(x, run_fusion)
             line.n_regs, line.n_spills = launch.n_regs, launch.n_spills
@@ -154,6 +154,6 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         result.backward_lines.append(VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None, flops=0,
-            supported=backward.unsupported(N, torch_dtype, here=run is None),
+            why_not=backward.unsupported(N, torch_dtype, here=run is None),
         ))
     return result

@@ -299,9 +299,9 @@ def explain_report(e) -> list:
     one_pass = 2 * e.input_bytes
     notes = []
     for line in e.lines:
-        if line.supported is not None:
+        if line.why_not is not None:
             table.add_row(line.name, *["—"] * (len(columns) - 1), style="dim")  # why: in the caption
-            notes.append(f"{line.name}: {line.supported}")
+            notes.append(f"{line.name}: {line.why_not}")
             continue
         cells = [line.name, *(_mib(n) for n in (line.read_bytes, line.write_bytes, line.l2_bytes)),
                  f"{(line.read_bytes + line.write_bytes) / one_pass:.2f}",
@@ -353,8 +353,8 @@ def explain_report(e) -> list:
     )
     fits = e.elems_per_thread < e.registers_per_thread * 3 // 4
     holds += " — fits." if fits else " — too close to the budget: expect spills (see regs/spills)."
-    if fused_line.supported is not None:
-        holds = f"fused does not run this shape: {fused_line.supported}."
+    if fused_line.why_not is not None:
+        holds = f"fused does not run this shape: {fused_line.why_not}."
     items.append(Text(holds))
     items.append(Text(f"auto picks {e.auto[0]}: {e.auto[1]}", style="bold"))
     return items
@@ -370,9 +370,9 @@ def _backward_bytes_table(e) -> Table:
     three_passes = 3 * e.input_bytes
     notes = []
     for line in e.backward_lines:
-        if line.supported is not None:
+        if line.why_not is not None:
             table.add_row(line.name, *["—"] * 5, style="dim")
-            notes.append(f"{line.name}: {line.supported}")
+            notes.append(f"{line.name}: {line.why_not}")
             continue
         table.add_row(line.name, *(_mib(n) for n in (line.read_bytes, line.write_bytes, line.l2_bytes)),
                       f"{(line.read_bytes + line.write_bytes) / three_passes:.2f}",

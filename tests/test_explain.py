@@ -83,7 +83,7 @@ def test_measure_shows_measurement_beside_prediction(out_dir):
 def test_wide_rows_say_fused_does_not_run_and_auto_goes_where_softmax_goes(out_dir):
     """On CPU the rule's two_pass; on a GPU what softmax runs there (its table: cluster on an H200 under 3.8)."""
     e = explain(2, 131072, "bf16", out_dir, INTERPRET)
-    assert next(line for line in e.lines if line.name == "fused").supported is not None
+    assert next(line for line in e.lines if line.name == "fused").why_not is not None
     assert e.auto[0] == ("two_pass" if INTERPRET else auto_choice(131072, torch.bfloat16)[0])
     assert e.auto[0] != "fused"
 
