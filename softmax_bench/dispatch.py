@@ -275,7 +275,9 @@ def softmax(
     the registered op softmax_bench::softmax, which decides the variant when it runs.
 
     variant: 'auto' (the table measured on this GPU, else a rule: `auto_choice`), or one of
-    `softmax_bench.variants()`.
+    `softmax_bench.variants()`: 'fused' (the row in registers, N ≤ 32768), 'cluster' (a row across a thread-block
+    cluster; Triton ≥ 3.8 on sm_90), 'split' (a row over programs resident at once), 'two_pass' (any width, two
+    reads), 'online' (one read, an online max), 'eager' (torch's own ops) and 'unfused' (torch ops, pass by pass).
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
     """
     if dim is None:

@@ -105,3 +105,9 @@ def test_tune_writing_a_table_clears_the_decisions(counts, tmp_path, monkeypatch
     result = invoke("tune", *MODE, "--shape", "2x32", "--dtype", "bf16")
     assert result.exit_code == 0, result.output
     assert auto_on("cuda:0") == "split"  # the table tune wrote, not the decision cached before it
+
+
+def test_softmaxs_docstring_names_every_variant():
+    import softmax_bench
+
+    assert all(f"'{name}'" in softmax_bench.softmax.__doc__ for name in [*softmax_bench.variants(), "auto"])
