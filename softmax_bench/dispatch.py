@@ -223,11 +223,11 @@ def shared_mask_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[tor
     kinds = "".join("k" if m == n else "b" for n, m in zip(x.shape[:-1], sizes[:-1]) if n != 1)
     if "k" not in kinds or "b" not in kinds or "bk" in kinds.lstrip("b"):
         return None  # all kept, all broadcast, or kept dims that are not one run
-    dims = [(n, m == n) for n, m in zip(x.shape[:-1], sizes[:-1]) if n != 1]
+    dims = [n for n in x.shape[:-1] if n != 1]  # those `kinds` speaks of
     kept_from = kinds.index("k")
     kept_to = kinds.rindex("k") + 1
-    group = math.prod(n for n, _ in dims[kept_to:])
-    period = math.prod(n for n, _ in dims[kept_from:kept_to]) if kept_from > 0 else 0
+    group = math.prod(dims[kept_to:])
+    period = math.prod(dims[kept_from:kept_to]) if kept_from > 0 else 0
     rows = mask.reshape(sizes)[tuple(slice(None) if m == n != 1 else 0 for n, m in zip(x.shape[:-1], sizes[:-1]))]
     rows = rows.reshape(-1, x.shape[-1])  # a view where the kept dims collapse, else a copy of the mask's own rows
     if rows.stride(-1) != 1:

@@ -118,8 +118,7 @@ def call_kwargs(fusion: Fusion) -> dict:
     if fusion.scale != 1.0:
         kwargs["scale"] = fusion.scale
     if fusion.mask_shared:
-        rows, N = fusion.mask.shape
-        kwargs["mask"] = fusion.mask.view(torch.bool).view(1, rows, 1, N)
+        kwargs["mask"] = fusion.mask.view(torch.bool).view(fusion.shared_mask_shapes(fusion.mask.shape[1])[1])
     elif fusion.mask is not None:
         kwargs["mask"] = fusion.mask.view(torch.bool)
     if fusion.causal_m is not None:
@@ -135,9 +134,7 @@ def user_function(fusion: Fusion) -> Callable[..., torch.Tensor]:
 def user_shape(x: torch.Tensor, fusion: Fusion) -> tuple[int, ...]:
     """The shape a user calls with x's M×N rows: x's own, or for a shared mask [−1, its rows, the rows sharing
     each, N], as the scores a [B, 1, 1, S] mask is broadcast over."""
-    if not fusion.mask_shared:
-        return tuple(x.shape)
-    return (-1, fusion.mask.shape[0], fusion.mask_group, x.shape[-1])
+    return fusion.shared_mask_shapes(x.shape[-1])[0] if fusion.mask_shared else tuple(x.shape)
 
 
 def user_call(x: torch.Tensor, fusion: Fusion, variant: str) -> Callable[[], torch.Tensor]:

@@ -77,6 +77,13 @@ class Fusion:
         """Whether rows of x share rows of the mask (mask_group, mask_period)."""
         return self.mask is not None and (self.mask_group != 1 or self.mask_period != 0)
 
+    def shared_mask_shapes(self, N: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(x's rows viewed as the scores a shared mask broadcasts over, [-1, its rows, mask_group, N]; the mask
+        viewed to broadcast there, [1, its rows, 1, N]): mask row (r // mask_group) mod its rows, as the kernels
+        take it (a mask_period is its row count)."""
+        rows = self.mask.shape[0]
+        return (-1, rows, self.mask_group, N), (1, rows, 1, N)
+
     @property
     def plain(self) -> bool:
         """A bare softmax: nothing fused around it."""

@@ -28,8 +28,8 @@ def fill_masked_out(x: torch.Tensor, fusion: Fusion, value: float) -> torch.Tens
     dropped = fusion.mask == 0  # the user's ~keep_mask
     if not fusion.mask_shared:
         return x.masked_fill(dropped, value)
-    P, G, N = fusion.mask.shape[0], fusion.mask_group, x.shape[-1]
-    return x.reshape(-1, P, G, N).masked_fill(dropped.view(1, P, 1, N), value).reshape(x.shape)
+    scores, broadcast = fusion.shared_mask_shapes(x.shape[-1])
+    return x.reshape(scores).masked_fill(dropped.view(broadcast), value).reshape(x.shape)
 
 
 def prologue(x: torch.Tensor, fusion: Fusion) -> torch.Tensor:
