@@ -7,7 +7,7 @@ tag=$1; shift
 python3 -c "import triton, torch, xdist; print('$tag: triton', triton.__version__, 'torch', torch.__version__, 'xdist', xdist.__version__)"
 for part in "$@"; do
   start=$SECONDS
-  timeout ${PART_TIMEOUT:-140} bash scripts/gpu-tests.sh $part --durations=8 -rfE > $OUT/$tag-$part.txt 2>&1
+  timeout ${PART_TIMEOUT:-140} bash scripts/gpu-tests.sh $part --durations=${DURATIONS:-8} -rfE ${EXTRA:-} > $OUT/$tag-$part.txt 2>&1
   rc=$?
   echo "$tag $part: rc=$rc $((SECONDS - start)) s: $(tail -1 $OUT/$tag-$part.txt)"
 done
