@@ -3,26 +3,38 @@ copy of the same bytes measured in the same process; each configuration checked 
 (log_softmax with `log`; the cluster backward's dx with `backward`) after it was timed. One CSV line per
 measurement, flushed, so an interrupted run keeps what it measured.
 
-    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward] [N ...]
+    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal] [N ...]
+
+COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
+timing run, the kernels come from Triton's cache there.
+
+scaled-masked and causal are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move (x, the
+mask, y; a causal row's kept columns), every configuration whose threads hold up to MAX_PER_THREAD elements (not
+only config_for's masked share of them), in CTAs of 4, 8 or 16 warps (8: also capped at 80 registers), packed
+16-bit rows also in two and three pieces.
 """
 
 import dataclasses
 import itertools
+import os
 import sys
 
 import torch
 
 from config_timing import ELEMS, VOCAB, copy_gbps, csv_rows, pass_inputs, time_checked
 
-from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward
+from softmax_bench import ops
+from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward, one_pass_traffic
 from softmax_bench.kernels.aligned import window_lanes
+FUSED_MODES = ("scaled-masked", "causal")
+COMPILE_ONLY = os.environ.get("COMPILE_ONLY") == "1"
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 
 CAPPED_REGISTERS = cluster.CAPPED_REGISTERS  # at 4 warps: 4 CTAs an SM instead of 3 when the compiler uses 129–168
 
 
-def configs(N: int, dtype: torch.dtype, rows: int = 1):
+def configs(N: int, dtype: torch.dtype, rows: int = 1, fusion: Fusion | None = None):
     """Clusters of 2–16 CTAs of 4 or 8 warps whose threads hold 16 to 128 elements (the ranges where the Gluon
     probe's best configurations lay, ../shared/anchors/probes/README.md, and pairs for rows of 16384–32768,
     where fused's one CTA a row trails Quack in bf16); the 4-warp ones also with their
@@ -31,31 +43,43 @@ def configs(N: int, dtype: torch.dtype, rows: int = 1):
     rows' lanes (y's and dy's): 8 to 64 elements of each, in CTAs of 4, 8 or 16 warps. Packed 16-bit values are
     held padded in one piece (cluster.MAX_PIECES) and, where that differs, in up to three as fp32 is."""
     lanes = window_lanes(N, dtype)
-    for ctas, warps in itertools.product((2, 4, 8, 16), (4, 8) if rows == 1 else (4, 8, 16)):
-        config = cluster.layout(lanes, ctas, warps, dtype, cluster.holding(dtype))
+    how = cluster.holding(dtype) if fusion is None else cluster.holding(dtype, fusion, N)
+    for ctas, warps in itertools.product((2, 4, 8, 16), (4, 8) if rows == 1 and fusion is None else (4, 8, 16)):
+        config = cluster.layout(lanes, ctas, warps, dtype, how)
         per_thread = config.span // (32 * warps)
-        if 16 // rows <= per_thread <= cluster.MAX_PER_THREAD[cluster.holding(dtype)][warps] // rows:
+        if 16 // rows <= per_thread <= cluster.MAX_PER_THREAD[how][warps] // rows:
             yield config
             if warps == 4 and per_thread <= 80:
                 yield dataclasses.replace(config, max_registers=CAPPED_REGISTERS)
-            pieces = cluster.pieces_of(config.step, 32 * warps * (16 // dtype.itemsize), cluster.MAX_PIECES["fp32"])
-            if pieces != config.pieces:  # packed 16-bit values held in up to three pieces, unpadded, as fp32 is
-                yield dataclasses.replace(config, pieces=pieces)
+            if warps == 8 and fusion is not None:  # 80: three CTAs of 8 warps an SM, not two
+                yield dataclasses.replace(config, max_registers=80)
+            unit = 32 * warps * (16 // dtype.itemsize)
+            # packed 16-bit values held in up to two or three pieces, less padded, as fp32 is
+            for most in (2, cluster.MAX_PIECES["fp32"]) if fusion is not None else (cluster.MAX_PIECES["fp32"],):
+                pieces = cluster.pieces_of(config.step, unit, most)
+                if pieces != config.pieces:
+                    yield dataclasses.replace(config, pieces=pieces)
 
 
 def case(M: int, N: int, dtype: torch.dtype, mode: str):
-    """(launch(config), its fp32 reference, tolerances, bytes it moves, config_for's choice) for one M×N cell."""
+    """(launch(config), its fp32 reference, tolerances, bytes it moves, config_for's choice, the op's Fusion or None)
+    for one M×N cell."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+    if mode in FUSED_MODES:
+        fusion = ops.get_op(mode).fusion(x)
+        traffic = one_pass_traffic(M, N, dtype, fusion, skips_causal=True)
+        return (lambda config: cluster.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
+            TOLERANCES, traffic.total_bytes, cluster.config_for(N, dtype, fusion), fusion
     if mode == "log":
         log = Fusion(log=True)
         return (lambda config: cluster.launch(x, log, config=config)), torch.log_softmax(x.float(), -1), \
-            TOLERANCES, 2 * x.nbytes, cluster.config_for(N, dtype, log)
+            TOLERANCES, 2 * x.nbytes, cluster.config_for(N, dtype, log), None
     [inputs], ref, tolerances, nbytes = pass_inputs([x], mode)
     if mode == "forward":
         return (lambda config: cluster.launch(inputs, config=config)), ref, tolerances, nbytes, \
-            cluster.config_for(N, dtype)
+            cluster.config_for(N, dtype), None
     return (lambda config: cluster_backward.launch(*inputs, config=config)), ref, tolerances, nbytes, \
-        cluster_backward.config_for(N, dtype)
+        cluster_backward.config_for(N, dtype), None
 
 
 def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward") -> None:
@@ -65,10 +89,17 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
     for dtype in dtypes:
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
-            run, ref, tolerances, nbytes, default = case(M, N, dtype, mode)
+            run, ref, tolerances, nbytes, default, fusion = case(M, N, dtype, mode)
+            if COMPILE_ONLY:  # fill Triton's cache, in processes side by side, for a timing run after them
+                for config in dict.fromkeys([default, *configs(N, dtype, 2 if mode == "backward" else 1, fusion)]):
+                    try:
+                        run(config)
+                    except Exception as e:  # noqa: BLE001
+                        print(dtype, N, config, "error", type(e).__name__, flush=True)
+                continue
             copy = copy_gbps(dtype, nbytes)
             best = None
-            tried = configs(N, dtype, 2 if mode == "backward" else 1)
+            tried = configs(N, dtype, 2 if mode == "backward" else 1, fusion)
             if mode == "backward":  # loading as the default does (cluster_backward.EVICT)
                 tried = (dataclasses.replace(config, evict=default.evict) for config in tried)
             for config in dict.fromkeys([default, *tried]):
@@ -93,5 +124,5 @@ if __name__ == "__main__":
     named = {"bf16": torch.bfloat16, "fp32": torch.float32}
     args = sys.argv[2:]
     dtypes = [named[a] for a in args if a in named] or list(named.values())
-    mode = next((a for a in args if a in ("log", "backward")), "forward")
+    mode = next((a for a in args if a in ("log", "backward", *FUSED_MODES)), "forward")
     main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode)

@@ -92,11 +92,21 @@ BACKWARD_SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
 # log_softmax, which keeps x, spills under the cap at 151936.
 CAPPED_REGISTERS = 128
 CAPPED_UP_TO = 80
-# A plain 16-bit softmax keeps x packed and takes its exponential again at the end (correct rounding): where that
-# measured faster than SHAPES' choice on the H200 (scripts/cluster-configs.py, docs/perf-notes.md, 2026-12-01
-# eighth session), N: (CTAs, warps, the most pieces). 50257: 97.6 % of a copy against 95.9; 151936, in two
-# pieces, not one padded to 32768 lanes (42 % padding): 94.4 against 92.7.
-PACKED_SOFTMAX = {50257: (4, 4, 1), 151936: (8, 8, 2)}
+# Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
+# docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
+# - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
+#   of a copy against 95.9; 151936 in two pieces, not one padded to 32768 lanes (42 % padding), 94.4 against 92.7.
+# - masked (a keep-mask; tenth session, % of the op's own bytes): bf16 50257 76 against 60, 128256 86 against 57,
+#   151936 77 against 75, 262144 90 against 79 (capped at 80 registers: three 8-warp CTAs an SM, 2 bytes
+#   spilled); fp32 128256 77 against 58, 151936 84 against 48 (CTAs of 16 warps).
+# - causal (tenth session): bf16 128256 68 against 57, 151936 70 against 60, 262144 71 against 63.
+MEASURED: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
+    ("softmax", "packed"): {50257: (4, 4, 1, None), 151936: (8, 8, 2, None)},
+    ("masked", "packed"): {50257: (8, 8, 1, None), 128256: (16, 8, 1, None), 151936: (16, 8, 2, None),
+                           262144: (16, 8, 1, 80)},
+    ("masked", "fp32"): {128256: (16, 16, 3, None), 151936: (16, 16, 2, None)},
+    ("causal", "packed"): {128256: (16, 4, 1, 128), 151936: (16, 4, 1, None), 262144: (16, 8, 1, 80)},
+}
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
 # of a 16-warp CTA 128 registers, one of a smaller CTA 255. Compiled for sm_90: 64 fp32 elements take 115–119
@@ -112,12 +122,20 @@ MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no
 def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) -> str:
     """How a CTA holds its span: fp32 for fp32 input, fp32 output or a scale ≤ 0 (the scale is then applied as it
     loads), else the 16-bit values as loaded, masked-out ones as 16-bit -inf, and a positive scale applied to
-    x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0). A keep-mask on rows of N off the 16-byte
-    grid is read a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs
-    of 139 registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session)."""
-    unaligned_mask = fusion.mask is not None and N is not None and N % vector_elems(dtype) != 0
-    fp32 = dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or unaligned_mask
+    x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0). A keep-mask off x's 16-byte grid is read
+    a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs of 139
+    registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session)."""
+    byte_mask = fusion.mask is not None and N is not None and not mask_on_grid(fusion, N, dtype)
+    fp32 = dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or byte_mask
     return "fp32" if fp32 else "packed"
+
+
+def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
+    """Whether the keep-mask's bytes of each of x's 16-byte vectors (VEC of them) start on a VEC-byte boundary, so
+    that a thread reads them in one load: the mask starts on one and its row stride is x's modulo VEC (x's, after
+    same_alignment, is N's), as a contiguous mask of x's shape is."""
+    vec = vector_elems(dtype)
+    return fusion.mask.data_ptr() % vec == 0 and fusion.mask.stride(0) % vec == N % vec
 
 
 def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
@@ -151,14 +169,28 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None
     how = holding(dtype, fusion, N)
-    if how == "packed" and fusion.plain and N in PACKED_SOFTMAX:
-        ctas, num_warps, most_pieces = PACKED_SOFTMAX[N]
+    measured = MEASURED.get((form_of(fusion), how), {}).get(N)
+    if measured is not None:
+        ctas, num_warps, most_pieces, max_registers = measured
         config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
-        return replace(config, pieces=pieces_of(config.step, 32 * num_warps * vector_elems(dtype), most_pieces))
+        return replace(config, pieces=pieces_of(config.step, 32 * num_warps * vector_elems(dtype), most_pieces),
+                       max_registers=max_registers)
     config = fitting_config(N, dtype, how, masked)
     if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
         return replace(config, max_registers=CAPPED_REGISTERS)
     return config
+
+
+def form_of(fusion: Fusion) -> str:
+    """Which of MEASURED's forms a softmax is: masked (a keep-mask, with or without the rest), causal (a causal
+    mask, no keep-mask), softmax (nothing fused); other for a scale alone and for log_softmax (not measured)."""
+    if fusion.log:
+        return "other"
+    if fusion.mask is not None:
+        return "masked"
+    if fusion.causal_m is not None:
+        return "causal"
+    return "softmax" if fusion.plain else "other"
 
 
 @cache  # ~0.1 ms of Python a call: more than some kernels take
@@ -402,13 +434,15 @@ if gluon is not None:
         return x
 
     @gluon.jit
-    def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, causal_m,
+    def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
               EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
-              HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr):
+              HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
+              MASK_VECTORS: gl.constexpr):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
-        A causal row's vectors past its last kept column are not read; aligned rows start at lane 0 (off = 0),
-        so that the mask's bytes of a vector are one load."""
+        A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
+        load where the mask lies on x's grid (MASK_VECTORS: mask_row is its row's window, as x_row is x's), else
+        a byte at a time (lanes not moved are -inf already, and read no mask)."""
         if ALIGNED:
             cols = lanes
         else:
@@ -425,6 +459,13 @@ if gluon is not None:
                 x = x * scale
                 if not EVEN:
                     x = gl.where(move, x, -float("inf"))  # -inf times a negative scale is +inf
+        if MASK_VECTORS:
+            if CAUSAL:
+                keep = load_lanes(mask_row, lanes, move, 0, False, "")
+            else:
+                keep = load_lanes(mask_row, lanes, move, 0, EVEN, "")
+            x = gl.where(keep != 0, x, -float("inf"))
+            return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL)
         return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
     @gluon.jit
@@ -535,7 +576,8 @@ if gluon is not None:
                        STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
                        VEC: gl.constexpr,
                        EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr, EVICT: gl.constexpr,
-                       HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr):
+                       HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr,
+                       MASK_VECTORS: gl.constexpr):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         max_in = receive_buffer()
@@ -551,19 +593,22 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
+        mask_row = mask_ptr
+        if MASK_VECTORS:
+            mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
 
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
-        x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                   EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
+        x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+                   EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
-            x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
+            x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
-            x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, causal_m,
-                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT)
+            x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS)
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
             end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"), eviction_policy=EVICT).to(gl.float32)
@@ -647,12 +692,14 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
-    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N))
+    mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
+    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N), mask_vectors)
 
 
 @lru_cache(maxsize=1024)
-def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str) -> dict:
-    return {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32"}
+def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str,
+                       mask_vectors: bool) -> dict:
+    return {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32", "MASK_VECTORS": mask_vectors}
 
 
 @lru_cache(maxsize=1024)
