@@ -51,7 +51,8 @@ def compiled_for_sm90(source, options: dict, path: str) -> tuple[str, str, int]:
 def compile_case(case: dict, out_dir: str) -> dict:
     dtype, N = DTYPES[case["dtype"]], case["N"]
     fusion = Fusion(scale=case.get("scale", 1.0), causal_m=7 if case.get("causal") else None,
-                    mask=torch.empty(1, N, dtype=torch.uint8) if case.get("mask") else None, log=case.get("log", False))
+                    mask=torch.empty(1, N, dtype=torch.uint8) if case.get("mask") else None, log=case.get("log", False),
+                    mask_group=64 if case.get("shared") else 1)  # shared: 64 rows of x a row of mask
     aligned = N % vector_elems(dtype) == 0
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
@@ -70,7 +71,8 @@ def compile_case(case: dict, out_dir: str) -> dict:
     else:
         constexprs = cluster.window_constexprs(config, N, dtype, aligned)
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
-                  "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log}
+                  "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
+                  **({"MASK_SHARED": True} if fusion.mask_shared else {})}
     types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32"}
     # the pointers, and N and the row strides where N is a multiple of 16: as a launch specializes them
     divisible = (*pointers, "mask_ptr") + tuple(a for a in kernel.arg_names if N % 16 == 0 and (

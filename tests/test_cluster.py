@@ -272,6 +272,22 @@ def test_scale_mask_causal(N, dtype, log):
 
 
 @on_gpu
+@pytest.mark.parametrize("N", [32768, 32769])
+@pytest.mark.parametrize("mask_shape", [(2, 1, 1), (1, 1, 4), (1, 3, 1)], ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log):
+    """A mask broadcast over x's leading dims (a key-padding [B, 1, 1, S], one [S, S] over the batch, a row a head)
+    is read by each row where it lies, not written out to x's rows first: the result is the expanded mask's, bit
+    for bit, on rows on the 16-byte grid (its bytes of a vector in one load) and off it (a byte at a time)."""
+    x, _ = fresh_randn(2, 3, 4, N, dtype=torch.bfloat16)
+    keep = torch.rand(*mask_shape, N, device=x.device) > 0.3
+    keep[..., 0] = True
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    y = call(x, scale=0.125, mask=keep, variant="cluster")
+    assert torch.equal(y, call(x, scale=0.125, mask=keep.expand(x.shape).contiguous(), variant="cluster"))
+
+
+@on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 def test_causal_rows_cut_early(dtype):
     """9000 queries over 9004 keys: row r keeps r + 5 columns, so the CTAs past an early row's cut read nothing

@@ -289,12 +289,12 @@ def test_a_broadcast_masks_gradient_is_the_expanded_masks(log):
         assert bool((grads[0][~keep.expand(x.shape)] == 0).all())
 
 
-def test_a_shared_masks_bytes_are_its_own_rows_and_cluster_counts_writing_it_out():
+def test_a_shared_masks_bytes_are_its_own_rows_for_fused_and_cluster():
     from softmax_bench.kernels import Fusion, one_pass_traffic
 
     M, N = 4096, 32768  # [2, 16, 128, N] scores, a key-padding mask [2, 1, 1, N]
     fusion = Fusion(scale=0.125, mask=torch.empty(2, N, dtype=torch.uint8, device="meta"), mask_group=2048)
     shared = one_pass_traffic(M, N, torch.bfloat16, fusion)
     assert shared.read_bytes == 2 * M * N + 2 * N  # x and the mask's two rows, once each
-    cluster = softmax_bench.variants()["cluster"].traffic(M, N, torch.bfloat16, fusion)
-    assert cluster.read_bytes == shared.read_bytes + M * N and cluster.write_bytes == shared.write_bytes + M * N
+    for variant in ("fused", "cluster"):  # each row reads its mask row where it is
+        assert softmax_bench.variants()[variant].traffic(M, N, torch.bfloat16, fusion) == shared

@@ -31,10 +31,10 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import (PLAIN, Fusion, Launch, Variant, expanded_mask_traffic, interpreted, launch_kernel, one_pass_traffic,
+from . import (PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic,
                output_like)
 from .aligned import same_alignment, vector_elems, window_lanes
-from .masking import fusion_args, mask_expanded
+from .masking import fusion_args
 
 try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 3.8)
     from triton.experimental import gluon
@@ -133,8 +133,10 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether the keep-mask's bytes of each of x's 16-byte vectors (VEC of them) start on a VEC-byte boundary, so
     that a thread reads them in one load: the mask starts on one and its row stride is x's modulo VEC (x's, after
-    same_alignment, is N's), as a contiguous mask of x's shape is."""
+    same_alignment, is N's), as a contiguous mask of x's shape is; a shared mask's rows, on rows of N on the grid."""
     vec = vector_elems(dtype)
+    if fusion.mask_shared and N % vec:  # a row's mask row is not the row's own: it starts elsewhere on the grid
+        return False
     return fusion.mask.data_ptr() % vec == 0 and fusion.mask.stride(0) % vec == N % vec
 
 
@@ -577,7 +579,7 @@ if gluon is not None:
                        VEC: gl.constexpr,
                        EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr, EVICT: gl.constexpr,
                        HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr,
-                       MASK_VECTORS: gl.constexpr):
+                       MASK_VECTORS: gl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         max_in = receive_buffer()
@@ -593,6 +595,10 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
+        if MASK_SHARED:  # rows share the mask's rows (Fusion.mask_group, mask_period): this row's, stride 0
+            shared = (row.to(gl.int32) // mask_group) % mask_period
+            mask_ptr = mask_ptr + shared.to(gl.int64) * mask_stride
+            mask_stride = 0
         mask_row = mask_ptr
         if MASK_VECTORS:
             mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
@@ -737,7 +743,6 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
         raise ValueError(f"{reason}; use variant='auto'")
     M, N = x.shape
     x = same_alignment(x)
-    fusion = mask_expanded(fusion, M)  # its kernel takes a row of mask for each row of x
     y = output_like(x, fusion)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
@@ -764,7 +769,7 @@ VARIANT = Variant(
     name="cluster",
     summary="each row on chip across a thread-block cluster, partial max/sum pushed to every CTA: one read, one write",
     launch=launch,
-    traffic=lambda M, N, dtype, fusion=PLAIN: expanded_mask_traffic(M, N, dtype, fusion, one_pass_traffic),
+    traffic=one_pass_traffic,
     triton=True,
     limits=unsupported_width,
     here=lambda: why_not_here(),  # looked up at each call, as the launch looks it up

@@ -122,7 +122,7 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
 
 def mask_expanded(fusion: Fusion, M: int) -> Fusion:
     """The fusion with a shared mask written out, a row of mask for each of x's M rows: for a kernel that takes no
-    mask_group (cluster's; `expanded_mask_traffic` counts the pass)."""
+    mask_group (cluster_backward's log_softmax; `expanded_mask_traffic` counts the pass)."""
     if not fusion.mask_shared:
         return fusion
     rows = torch.arange(M, device=fusion.mask.device) // fusion.mask_group
