@@ -91,4 +91,4 @@ def test_a_cell_that_did_not_reach_the_target_is_marked(tmp_path):
 @pytest.mark.parametrize("args", [["--max-noise", "0"], ["--max-noise", "-1"]])
 def test_a_noise_target_must_be_a_positive_percent(tmp_path, args):
     assert_usage_error(invoke("sweep", *MODE, "--shape", "4x64", *args, "--out", tmp_path),
-                       ("give a percent > 0", "0.0<=x", "greater than or equal to 0"))
+                       ("give a percent > 0", "0.0<=x", "x>=0", "greater than or equal to 0"))
