@@ -89,9 +89,10 @@ Op = Annotated[
     Optional[OpName],
     typer.Option(
         "--op",
-        help="What is fused around the softmax: softmax (default), scaled-masked (x · 0.125 and a random keep-mask "
-        "of x's shape), causal (x · 0.125 under a bottom-right causal mask), log-softmax (log_softmax(x)). Eager runs "
-        "them as separate torch ops.",
+        help="What is fused around the softmax: softmax (default), scaled (x · 0.125 alone), scaled-masked (x · 0.125 "
+        "and a random keep-mask of x's shape), causal (x · 0.125 under a bottom-right causal mask), key-padded "
+        "(x · 0.125 and a mask row shared by 64 rows, as [B, 1, 1, S] over [B, H, S, S]), log-softmax "
+        "(log_softmax(x)). Eager runs them as separate torch ops.",
     ),
 ]
 # The filters of show, compare and plot: the rows of these variants, dtypes, shapes and ops only

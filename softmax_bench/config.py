@@ -9,7 +9,8 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     elems = 134217728
     dtypes = ["bf16", "fp32"]
     variants = ["fused", "eager"]            # default: every variant and peer that supports the cell
-    op = "causal"                            # softmax (default), scaled-masked, causal, log-softmax: softmax_bench.ops
+    op = "causal"                            # softmax (default), scaled, scaled-masked, causal, key-padded,
+                                             # log-softmax: softmax_bench.ops
     pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100

@@ -85,7 +85,7 @@ def launch(ranks: int) -> int:
     failed, stopped_at = None, None
     while True:
         try:
-            codes = [p.poll() for p in procs]
+            codes = [exit_status(p.poll()) for p in procs]
             if failed is None:
                 failed = next((code for code in codes if code), None)
             if all(code is not None for code in codes):
@@ -101,6 +101,12 @@ def launch(ranks: int) -> int:
             time.sleep(POLL_S)
         except KeyboardInterrupt:
             continue  # the ranks had the same Ctrl-C: they stop, and keep their finished cells
+
+
+def exit_status(code: int | None) -> int | None:
+    """A rank's exit status as a shell gives it: a rank killed by a signal (a Ctrl-C that came before Python's
+    handler, or after it was gone) is 128 + the signal (130), not Popen's negative code (-2, which exits 254)."""
+    return code if code is None or code >= 0 else 128 - code
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The op axis of a sweep: what is fused around the softmax, and its reference.
 
 - softmax: y = softmax(x)
+- scaled: y = softmax(x · 0.125), a temperature alone (its bytes are a copy's)
 - scaled-masked: y = softmax(where(keep, x · 0.125, -inf)), keep a fresh random bool mask of x's shape (90 % kept)
 - causal: y = softmax(x · 0.125) under a bottom-right-aligned causal mask, queries = the M rows
 - key-padded: scaled-masked with a key-padding mask: 64 consecutive rows share a row of it, as a [B, 1, 1, S] mask
@@ -54,6 +55,7 @@ OPS = {
     op.name: op
     for op in (
         Op("softmax", "softmax(x)", lambda x: Fusion()),
+        Op("scaled", f"softmax(x · {ATTENTION_SCALE}), a temperature alone", lambda x: Fusion(scale=ATTENTION_SCALE)),
         Op("scaled-masked", f"softmax(x · {ATTENTION_SCALE}, a random keep-mask of x's shape, {KEPT_FRACTION:.0%} kept)",
            _scaled_masked),
         Op("causal", f"softmax(x · {ATTENTION_SCALE}) under a bottom-right causal mask, the M rows as queries",

@@ -131,6 +131,10 @@ def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):
     assert "may run above 100 % of a copy" in flat(result.stdout)
     causal = explain(1024, 4096, "bf16", out_dir, INTERPRET, op=OPS["causal"])
     assert {line.name: line for line in causal.lines}["fused"].read_bytes == kept_bytes
+    # a temperature alone: fused moves a copy's bytes, eager a pass more (x · scale, then the softmax)
+    scaled = {line.name: line for line in explain(1024, 4096, "bf16", out_dir, INTERPRET, op=OPS["scaled"]).lines}
+    assert (scaled["fused"].read_bytes, scaled["fused"].write_bytes) == (x_bytes, x_bytes)
+    assert (scaled["eager"].read_bytes, scaled["eager"].write_bytes) == (2 * x_bytes, 2 * x_bytes)
 
 
 def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):

@@ -238,6 +238,22 @@ def test_bad_many_device_options_are_refused_before_any_process_starts(tmp_path,
     assert not any(tmp_path.iterdir())
 
 
+def test_a_rank_killed_by_ctrl_c_exits_130(monkeypatch):
+    """A rank that Ctrl-C killed before Python could turn it into KeyboardInterrupt: the launcher exits 130, as a
+    shell would, not 254 (Popen's -2 as an exit status; seen once in a loaded clean-clone run)."""
+    from softmax_bench import distributed
+
+    class KilledRank:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def poll(self):
+            return -signal.SIGINT
+
+    monkeypatch.setattr(distributed.subprocess, "Popen", KilledRank)
+    assert distributed.launch(2) == 130
+
+
 def test_ctrl_c_under_gpus_stops_every_rank_with_one_message_and_exit_130(tmp_path):
     """Ctrl-C reaches the whole foreground process group: the command, and the ranks it started."""
     command = [sys.executable, "-m", "softmax_bench", "sweep", "--interpret", "--gpus", "2", "--variant", "fused",
