@@ -51,6 +51,8 @@ def _merged(group: pd.DataFrame) -> dict:
     row.update({column: ok[column].median() for column in MEDIAN_COLUMNS})
     row.update(max_err=ok["max_err"].max(), device=f"median of {len(ok)}",
                spread_pct=100 * (1 - ok["gbps"].min() / ok["gbps"].max()))
+    if "throttled" in ok:  # throttled on any device: the median is not a clean measurement either
+        row["throttled"] = ok["throttled"].max()
     return row
 
 

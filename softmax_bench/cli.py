@@ -720,7 +720,8 @@ def check(
     Each cell is taken as % of a copy of its own bytes, measured in its run. A regression is a drop larger than
     --threshold plus the cell's own spread (the wider p20–p80 band of the two runs, in % of its median) whose
     p20–p80 bands do not overlap. A run on several GPUs is taken by each cell's median over its GPUs, so it can be
-    checked against a run of one GPU (and the other way round); a FAIL on any GPU counts. Exit 0: nothing
+    checked against a run of one GPU (and the other way round); a FAIL on any GPU counts. A cell timed while the
+    GPU throttled (its SM clock under 75 % of its maximum, in either run) is named and not gated. Exit 0: nothing
     regressed; 1: a regression, a FAIL, a lost cell or an empty run; 2: unusable input (unreadable runs, different
     GPU models without --allow-device-mismatch, an interpreted run: it timed the CPU, not a kernel).
     """
@@ -740,6 +741,10 @@ def check(
     except BenchError as e:
         fail(str(e))
     out.print(check_table(result, current.id, base.id))
+    if result.throttled:
+        more = f", … ({len(result.throttled)} in all)" if len(result.throttled) > 4 else ""
+        err.print(f"not gated, the GPU throttled while they were timed: {', '.join(result.throttled[:4])}{more}; "
+                  "measure them again on a cool, unthrottled GPU", markup=False, highlight=False)
     if result.exit_code:
         names = ", ".join(c.cell for c in result.regressions) or "none"
         lost = ""

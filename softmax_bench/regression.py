@@ -6,7 +6,8 @@ cell's own measured spread (the wider p20–p80 band of the two runs, relative t
 not overlap: a real slowdown moves the whole distribution, noise does not. A cell that was ok in the baseline and
 is missing, skipped or FAIL in the run fails the check too, unless the caller says why (`allow_missing`); so does
 a FAIL of softmax_bench's code anywhere, while a new FAIL of torch's or a peer's code is reported only.
-Interpreted runs time the CPU, not a kernel: check refuses them.
+Interpreted runs time the CPU, not a kernel: check refuses them. A cell timed while the GPU throttled, in the run or
+the baseline (clocks.py), is not gated: check names it.
 
 A run on several devices is compared by the median over its devices of each cell (each device's row against its
 own copy), so that it can be checked against a run of one device; a FAIL on any of its devices is a FAIL.
@@ -63,6 +64,7 @@ class CheckResult:
     failures: list[str] = field(default_factory=list)  # cells of softmax_bench's code that FAIL in the run
     their_failures: list[str] = field(default_factory=list)  # FAIL cells of torch's or a peer's code: reported
     missing: list[str] = field(default_factory=list)  # ok in the baseline; missing, skipped or FAIL in the run
+    throttled: list[str] = field(default_factory=list)  # timed while the GPU throttled, in the run or baseline
     new: list[str] = field(default_factory=list)  # in the run, not in the baseline
     allow_missing: str | None = None  # why missing cells are accepted
     empty: bool = False  # the run has no rows
@@ -155,6 +157,10 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
                           "copy_p80": r.copy_p80_base})
         change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
                             pct_band(base), pct_band(r))
+        if 1 in (getattr(r, "throttled_base", 0), getattr(r, "throttled", 0)):  # a slow clock, not slow code
+            which = " and ".join(w for w, t in (("the baseline", r.throttled_base), ("the run", r.throttled)) if t == 1)
+            result.throttled.append(f"{change.cell} (throttled in {which})")
+            continue
         result.changes.append(change)
         gate = threshold + change.spread
         if change.change < -gate and change.band[1] < change.base_band[0]:
@@ -183,6 +189,7 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
     for title, items in (("Correctness failures", result.failures),
                          ("Correctness failures of torch's or a peer's code (not gated)", result.their_failures),
                          (missing_title, result.missing),
+                         ("Not gated: the GPU throttled while they were timed", result.throttled),
                          ("New in the run", result.new)):
         lines.append(f"### {title}: {len(items)}")
         lines += [f"- {item}" for item in items] + [""]

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbps_by_device, median_over_devices,
                              outlier)
+from .clocks import MAX_RETAKES, THROTTLE_FRACTION
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 from .ops import FUSED_OPS
 from .timing import SAMPLING_TIMEOUT_MS
@@ -152,6 +153,7 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
                     star = "★" if r.gbps == best else ""
                     marks = star + ("~" if wide_band(r) else "") + ("‡" if host_bound(r) else "")
                     marks += "!" if max_noise and not getattr(r, "noise_pct", 0) <= max_noise else ""
+                    marks += "↓" if getattr(r, "throttled", 0) == 1 else ""
                     spread = [f"Δ{r.spread_pct:.1f}%"] if replicas and not math.isnan(r.spread_pct) else []
                     pct = f"{_pct(r.pct_of_copy)}{marks}"
                     if own_bytes and not math.isnan(r.pct_of_roofline):
@@ -169,6 +171,10 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
         if max_noise:
             caption.append(f"sampled until the median's noise was at most {max_noise:g} %; ! not reached in "
                            f"{SAMPLING_TIMEOUT_MS / 1000:g} s of sampling (noise_pct in rows.csv)")
+        if "throttled" in part and (part["throttled"] == 1).any():
+            caption.append(f"↓ the GPU was throttled while timed: its SM clock was under "
+                           f"{THROTTLE_FRACTION:.0%} of its maximum after {MAX_RETAKES} retakes (sm_mhz_min in "
+                           "rows.csv); check does not gate the cell")
         if own_bytes:
             caption.append("r: % of the cell's roofline, its own bytes (x read, the mask read, y written; a causal "
                            "row's columns past the diagonal are not read) at the copy's bandwidth: "

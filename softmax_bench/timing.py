@@ -19,6 +19,9 @@ With `max_noise` (%, `sweep --max-noise`), a measurement samples past its rep_ms
 noise of its median (`median_noise_pct`) is at most max_noise, or SAMPLING_TIMEOUT_MS of wall time have passed
 (the Timing says how many samples it took and the noise it reached), as nvbench samples to a noise target.
 Without it, rep_ms of GPU time in samples, at least MIN_REPS.
+
+On a GPU the SM clock is read after each batch of samples (clocks.py, NVML): a batch the GPU ran throttled is taken
+again, and the Timing keeps the clocks' range, power and temperature.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import time
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Callable
+
+from .clocks import Watch, clocks_of
 
 QUANTILES = (0.5, 0.2, 0.8)
 L2_POLICIES = ("clean", "dirty", "warm")
@@ -80,6 +85,7 @@ class Timing:
     host_us: float | None = None  # the host's time to issue one call (median of five)
     samples: int | None = None  # kernel times taken
     noise_pct: float | None = None  # the relative noise of their median (median_noise_pct)
+    clocks: dict | None = None  # the GPU's clocks, power and temperature while timed (clocks.Watch.fields)
 
 
 def median_noise_pct(times: list[float]) -> float:
@@ -130,9 +136,11 @@ def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool)
         torch.cuda.synchronize()
         return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
-    times = sampled(take, reps, settings)
+    watch = Watch(clocks_of(torch.cuda.current_device()))
+    times = sampled(watch.watched(take), reps, settings)
     call = _quantiles(_call_times(fn, gpu_ms))
-    return Timing(*_quantiles(times), *call, host_us=1000 * host_ms, samples=len(times), noise_pct=_noise(times))
+    return Timing(*_quantiles(times), *call, host_us=1000 * host_ms, samples=len(times), noise_pct=_noise(times),
+                  clocks=watch.fields())
 
 
 def _call_times(fn, gpu_ms: float) -> list[float]:

@@ -214,7 +214,7 @@ def test_help_teaches(tmp_path):
         assert word in flat(result.stdout)
     assert "do_bench" not in result.stdout  # the timer is softmax_bench/timing.py's
     # the choices are listed, and no type is printed after a flag
-    for choice in ("|".join(MEASURABLE), "default|narrow|seed|smoke", "softmax|scaled-masked|causal", "fp32|bf16|fp16"):
+    for choice in ("|".join(MEASURABLE), "default|narrow|seed|smoke", "softmax|scaled|scaled-masked|causal", "fp32|bf16|fp16"):
         assert choice in result.stdout.replace("list[", "[").replace("<", "[").replace(">", "]")
     assert "<bool>" not in result.stdout and "DESIGN" not in result.stdout
 
