@@ -25,6 +25,21 @@ REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
 
 
+# Fixtures made once and read by many tests: the tests of each run on one pytest-xdist worker (`--dist loadgroup`,
+# in pyproject.toml), so that it is made once (a module's fixture is made again on every worker its tests reach),
+# and no other worker waits for it meanwhile: the smoke sweep (a minute of interpreter on CPU) and the
+# multi-device runs of test_many_devices (15–20 s each).
+SHARED_FIXTURES = {"smoke_run": "smoke", "sharded": "ranks", "replicated": "ranks", "killed": "ranks"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the marks into each test's id
+def pytest_collection_modifyitems(items):
+    for item in items:
+        groups = {SHARED_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SHARED_FIXTURES}
+        for group in groups:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 def runnable_variants(triton_only: bool = False, zero_masked_only: bool = False) -> list[str]:
     """Names of the variants that run here (cluster needs Triton ≥ 3.8 and an sm_90 GPU: tests/test_cluster.py
     checks what it says elsewhere)."""
