@@ -34,7 +34,7 @@ import triton
 from . import (PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic,
                output_like)
 from .aligned import same_alignment, vector_elems, window_lanes
-from .masking import fusion_args
+from .masking import fusion_args, mask_rows
 
 try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 3.8)
     from triton.experimental import gluon
@@ -595,10 +595,7 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
-        if MASK_SHARED:  # rows share the mask's rows (Fusion.mask_group, mask_period): this row's, stride 0
-            shared = (row.to(gl.int32) // mask_group) % mask_period
-            mask_ptr = mask_ptr + shared.to(gl.int64) * mask_stride
-            mask_stride = 0
+        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
         mask_row = mask_ptr
         if MASK_VECTORS:
             mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
