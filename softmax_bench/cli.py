@@ -727,7 +727,7 @@ def check(
     """
     from .regression import check as check_runs
     from .regression import check_markdown
-    from .report import check_table
+    from .report import check_table, listed
     from .results import open_run
 
     try:
@@ -742,15 +742,13 @@ def check(
         fail(str(e))
     out.print(check_table(result, current.id, base.id))
     if result.throttled:
-        more = f", … ({len(result.throttled)} in all)" if len(result.throttled) > 4 else ""
-        err.print(f"not gated, the GPU throttled while they were timed: {', '.join(result.throttled[:4])}{more}; "
+        err.print(f"not gated, the GPU throttled while they were timed: {listed(result.throttled)}; "
                   "measure them again on a cool, unthrottled GPU", markup=False, highlight=False)
     if result.exit_code:
         names = ", ".join(c.cell for c in result.regressions) or "none"
         lost = ""
         if result.missing and not result.allow_missing:
-            more = f", … ({len(result.missing)} in all)" if len(result.missing) > 4 else ""
-            lost = (f"; lost since the baseline: {', '.join(result.missing[:4])}{more}"
+            lost = (f"; lost since the baseline: {listed(result.missing)}"
                     f"{' (' + result.lacks + ')' if result.lacks else ''}; if that is meant, pass --allow-missing WHY")
         empty = "the run has no rows; " if result.empty else ""
         err.print(f"{empty}regressions: {names}; FAIL cells: {len(result.failures)}{lost}", markup=False,

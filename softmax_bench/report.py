@@ -412,10 +412,15 @@ def check_table(result, run_id: str, base_id: str) -> Table:
         f" (allowed: {result.allow_missing})" if result.allow_missing else "")
     for what, cells in ((lost, result.missing), ("new in the run", result.new)):
         if cells:
-            more = f", … ({len(cells)} in all)" if len(cells) > 4 else ""
-            notes.append(f"{what}: {', '.join(cells[:4])}{more}")
+            notes.append(f"{what}: {listed(cells)}")
     table.caption = "\n".join(notes) or None
     return table
+
+
+def listed(items: list[str], most: int = 4) -> str:
+    """The first `most` items, comma-separated, and how many there are in all when there are more."""
+    more = f", … ({len(items)} in all)" if len(items) > most else ""
+    return f"{', '.join(items[:most])}{more}"
 
 
 def compare_table(frame: pd.DataFrame, labels: list[str]) -> Table:
