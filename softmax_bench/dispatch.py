@@ -261,7 +261,7 @@ def softmax(
 
     scale multiplies x before the max. mask is a bool tensor broadcastable to x: False masks a position out. A mask
     broadcast over x's leading dims at either end ([B, 1, 1, S] over [B, H, S, S]; [S, S] over a batch) is read as
-    it is, its rows shared by x's, not expanded (the cluster variant expands it).
+    it is, its rows shared by x's, not expanded (cluster's log_softmax backward expands it).
     causal (dim must be the last) masks column j of row i when j > i + (N - M), for queries i < M (the dim before
     the last) and keys j < N: bottom-right aligned, as FlashAttention does; for a square input, j > i.
 
