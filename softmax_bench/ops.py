@@ -73,6 +73,13 @@ OPS = {
 FUSED_OPS = ("scaled-masked", "causal", "key-padded")
 
 
+def judged_by_roofline(rows, meta: dict) -> bool:
+    """Whether a run's cells are shown as % of their own roofline (tables, plots): a fused op's run whose rows
+    hold pct_of_roofline (runs from before it was a column show % of a copy)."""
+    return (meta.get("op", "softmax") in FUSED_OPS and "pct_of_roofline" in rows
+            and bool(rows["pct_of_roofline"].notna().any()))
+
+
 def get_op(name: str) -> Op:
     if name not in OPS:
         raise BenchError(f"unknown op {name!r}; choose from {', '.join(OPS)}")

@@ -25,7 +25,7 @@ from .across_devices import median_over_devices  # noqa: E402
 from .errors import BenchError  # noqa: E402
 from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT,  # noqa: E402
                       backward_traffic, backwards, one_pass_traffic, variants)
-from .ops import FUSED_OPS, get_op  # noqa: E402
+from .ops import get_op, judged_by_roofline  # noqa: E402
 from .peers import PEERS  # noqa: E402
 from .report import device_text, number  # noqa: E402
 from .results import CellFilter, Run, pct_band  # noqa: E402
@@ -226,7 +226,7 @@ def bands(rows: pd.DataFrame, column: str = "pct_of_copy") -> tuple[list[float],
 def judged_by(rows: pd.DataFrame, meta: dict) -> tuple[str, str]:
     """(the rows' column a figure plots, its axis label): % of the cell's own roofline for a fused op's run (its
     mask read, a causal row's columns past the diagonal not), else % of a copy of the cell's bytes."""
-    if meta.get("op", "softmax") in FUSED_OPS and "pct_of_roofline" in rows and rows["pct_of_roofline"].notna().any():
+    if judged_by_roofline(rows, meta):
         return "pct_of_roofline", "% of the cell's roofline: its own bytes at a copy's speed (band: p20–p80)"
     return "pct_of_copy", "% of a copy of the cell's bytes (band: p20–p80)"
 

@@ -16,7 +16,7 @@ from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbp
                              outlier)
 from .clocks import MAX_RETAKES, THROTTLE_FRACTION
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
-from .ops import FUSED_OPS
+from .ops import judged_by_roofline
 from .timing import SAMPLING_TIMEOUT_MS
 from .results import WIDE_BAND, cell_label, wide_band
 
@@ -129,7 +129,7 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
     rows = median_over_devices(rows)
     replicas = len(devices_of(meta)) if meta.get("placement") == "replicated" else 0
     # a fused op is judged by its own bytes (the mask read, a causal row's skipped columns not): % of its roofline
-    own_bytes = meta.get("op", "softmax") in FUSED_OPS and "pct_of_roofline" in rows
+    own_bytes = judged_by_roofline(rows, meta)
     max_noise = (meta.get("timing") or {}).get("max_noise")
     grids = []
     for (pass_, dtype), part in rows.groupby(["pass", "dtype"], sort=False):
