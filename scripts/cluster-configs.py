@@ -90,8 +90,12 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
             run, ref, tolerances, nbytes, default, fusion = case(M, N, dtype, mode)
+            tried = configs(N, dtype, 2 if mode == "backward" else 1, fusion)
+            if mode == "backward":  # loading as the default does (cluster_backward.EVICT)
+                tried = (dataclasses.replace(config, evict=default.evict) for config in tried)
+            tried = list(dict.fromkeys([default, *tried]))
             if COMPILE_ONLY:  # fill Triton's cache, in processes side by side, for a timing run after them
-                for config in dict.fromkeys([default, *configs(N, dtype, 2 if mode == "backward" else 1, fusion)]):
+                for config in tried:
                     try:
                         run(config)
                     except Exception as e:  # noqa: BLE001
@@ -99,10 +103,7 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 continue
             copy = copy_gbps(dtype, nbytes)
             best = None
-            tried = configs(N, dtype, 2 if mode == "backward" else 1, fusion)
-            if mode == "backward":  # loading as the default does (cluster_backward.EVICT)
-                tried = (dataclasses.replace(config, evict=default.evict) for config in tried)
-            for config in dict.fromkeys([default, *tried]):
+            for config in tried:
                 r = time_checked(run, config, ref, tolerances, dtype, nbytes, copy, (dtype, N, config))
                 if r is None:
                     continue
