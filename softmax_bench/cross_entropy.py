@@ -99,6 +99,9 @@ def _(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, 
 def _setup_context(ctx, inputs, output):
     ctx.reduction = inputs[4]
     ctx.mark_non_differentiable(output[1], output[2])
+    # lse and the gradient output are never differentiated: left None, not zeros of their shape (an M×V memset
+    # each step, a quarter of its bytes)
+    ctx.set_materialize_grads(False)
     ctx.save_for_backward(output[2])
 
 
@@ -117,6 +120,8 @@ def _unit(dloss: Tensor) -> bool:
 
 def _backward(ctx, dloss, dlse, dgrad):
     (grad,) = ctx.saved_tensors
+    if dloss is None:  # the loss was not differentiated (grads are not materialized: see _setup_context)
+        return None, None, None, None, None, None, None, None, None
     if _unit(dloss):
         return grad, None, None, None, None, None, None, None, None
     scale = dloss if ctx.reduction != "none" else dloss.unsqueeze(-1)

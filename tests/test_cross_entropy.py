@@ -112,6 +112,21 @@ def test_loss_backward_hands_the_fused_gradient_on_as_written():
     torch.testing.assert_close(xg.grad.double(), 3 * x64.grad, atol=6e-3, rtol=1.6e-2)
 
 
+def test_loss_backward_touches_nothing_of_the_logits_size():
+    """The step's bytes are the forward's: loss.backward() writes no M×V tensor (before, autograd filled a zero
+    gradient for the op's gradient output, an M×V memset a step) and copies none; the gradient it hands on is the
+    one the forward wrote."""
+    x, target = logits_and_targets(8, 300, torch.bfloat16)
+    xg = x.clone().requires_grad_()
+    loss = softmax_bench.cross_entropy(xg, target)
+    with torch.profiler.profile(record_shapes=True) as profiled:
+        loss.backward()
+    full_size = [e.name for e in profiled.events() if e.name.startswith("aten::") and [8, 300] in e.input_shapes
+                 and e.name not in ("aten::detach", "aten::view", "aten::alias")]
+    assert full_size == [], full_size
+    assert xg.grad is not None and xg.grad.shape == (8, 300)
+
+
 def test_all_rows_ignored_give_what_torch_gives():
     x, target = logits_and_targets(4, 64, torch.float32)
     target[:] = -100
