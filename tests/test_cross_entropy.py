@@ -180,6 +180,52 @@ def test_opcheck_and_one_node_under_torch_compile():
     torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("rows", ["contiguous", "strided", "transposed"])
+def test_inplace_backward_writes_the_gradient_over_the_logits(rows, dtype):
+    """inplace_backward=True: the same loss and gradient as without, in the logits' own buffer: after the forward
+    the logits (a model's op's output) hold their gradient, and the backward hands that buffer on. Rows of any
+    stride, and logits whose columns are not contiguous (the kernel reads those from a copy, then writes back)."""
+    x, target = logits_and_targets(6, 300, dtype)
+    option = {"label_smoothing": 0.1, "z_loss": 1e-3, "softcap": 5.0, "reduction": "sum"}
+    expected_loss = softmax_bench.cross_entropy(x.clone().requires_grad_(), target, **option)
+    x64 = x.double().requires_grad_()
+    reference(x64, target, **option).backward()
+    atol, rtol = GRAD_TOL[dtype]
+    store = {"contiguous": lambda: torch.zeros(6, 300, dtype=dtype, device=DEVICE),
+             "strided": lambda: torch.zeros(6, 512, dtype=dtype, device=DEVICE),
+             "transposed": lambda: torch.zeros(300, 6, dtype=dtype, device=DEVICE).t()}[rows]()
+    store[:, :300] = x
+    h = store.clone().requires_grad_()
+    logits = h[:, :300] * 1.0 if rows != "transposed" else (h * 1.0)[:, :300]
+    handed_on = []
+    logits.register_hook(lambda grad: handed_on.append(grad.data_ptr()))
+    loss = softmax_bench.cross_entropy(logits, target, inplace_backward=True, **option)
+    torch.testing.assert_close(logits.detach().double(), x64.grad, atol=atol, rtol=rtol)  # the gradient now
+    loss.backward()
+    assert handed_on == [logits.data_ptr()]
+    torch.testing.assert_close(h.grad[:, :300].double(), x64.grad, atol=atol, rtol=rtol)
+    torch.testing.assert_close(loss, expected_loss)
+    h.grad = None
+    logits = h[:, :300] * 1.0
+    (2 * softmax_bench.cross_entropy(logits, target, inplace_backward=True, **option)).backward()  # scaled
+    torch.testing.assert_close(h.grad[:, :300].double(), 2 * x64.grad, atol=2 * atol, rtol=rtol)
+
+
+def test_the_inplace_op_passes_opcheck_and_compiles():
+    x, target = logits_and_targets(4, 96, torch.float32)
+    torch.library.opcheck(torch.ops.softmax_bench.cross_entropy_inplace_backward.default,
+                          (x.clone(), target, None, -100, "mean", 0.1, 1e-3, 4.0))
+    torch._dynamo.reset()
+    step = torch.compile(lambda x, t: softmax_bench.cross_entropy(x * 2.0, t, inplace_backward=True),
+                         fullgraph=True, backend=BACKEND)
+    xg = x.clone().requires_grad_()
+    step(xg, target).backward()
+    x64 = x.double().requires_grad_()
+    reference(x64 * 2.0, target).backward()
+    torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
+
+
 @pytest.mark.parametrize(("call", "words"), [
     (lambda x, t: softmax_bench.cross_entropy(x, t[:3]), "need targets of shape (4,)"),
     (lambda x, t: softmax_bench.cross_entropy(x, t.float()), "class indices, an int64 or int32 tensor"),

@@ -162,14 +162,18 @@ def launch_config(V: int, dtype: torch.dtype) -> dict:
 
 def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
            smoothing: float, z_loss: float, softcap: float | None, grad_scale: torch.Tensor | None,
-           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+           dx: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(each row's loss, each row's lse, the logits' gradient scaled by grad_scale or None) of 2-D logits with unit
     column stride (any row stride) and 1-D targets; the gradient (in the logits' dtype) is written only when
-    grad_scale (a one-element fp32 tensor) is given."""
+    grad_scale (a one-element fp32 tensor) is given, into dx when given (the logits themselves: each chunk of a row
+    is read before the same thread writes its gradient there)."""
     M, V = logits.shape
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
-    dx = None if grad_scale is None else torch.empty((M, V), dtype=logits.dtype, device=logits.device)
+    if grad_scale is None:
+        dx = None
+    elif dx is None:
+        dx = torch.empty((M, V), dtype=logits.dtype, device=logits.device)
     launch_kernel(cross_entropy_kernel, (M,), logits, logits.stride(0), target,
                   weight if weight is not None else logits, loss, lse,
                   dx if dx is not None else logits, dx.stride(0) if dx is not None else 0,
