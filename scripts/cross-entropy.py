@@ -4,6 +4,9 @@ backward) as % of one copy of them, both against a copy timed in the same proces
 
     python3 scripts/cross-entropy.py OUT.csv [--dtype bf16|fp32] [MxV ...]
 
+ours_inplace: inplace_backward=True (the gradient over the logits, as Liger's). "kernel" rows: our forward's
+launch alone with the gradient written (pass 1 and pass 2, no autograd), as % of its bytes' roofline (two reads,
+one write, at a copy's speed), to split a step's time between the kernel and the rest.
 Peers: torch (F.cross_entropy on the logits), torch.compile (of F.cross_entropy(x.float(), t): transformers'
 upcast), Liger (LigerCrossEntropyFunction) and Quack (quack.cross_entropy) where installed. Targets uniform at
 random, every 7th ignored (-100). Rows of CSV: who, dtype, M, V, pass, ms, ms_p20, ms_p80, pct, max_err, status.
@@ -16,6 +19,7 @@ import torch.nn.functional as F
 
 import softmax_bench
 from config_timing import SETTINGS, copy_gbps, csv_rows
+from softmax_bench.kernels import cross_entropy as kernel
 from softmax_bench.timing import measure
 
 SHAPES = ["8192x50257", "4096x128256", "2048x151936", "16384x32000"]
@@ -24,12 +28,14 @@ DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 def peers() -> dict:
     """name → loss(x, t), for the peers importable here."""
-    found = {"ours": lambda x, t: softmax_bench.cross_entropy(x, t), "torch": lambda x, t: F.cross_entropy(x, t),
+    found = {"ours": lambda x, t: softmax_bench.cross_entropy(x, t),
+             "ours_inplace": lambda x, t: softmax_bench.cross_entropy(x, t, inplace_backward=True),
+             "torch": lambda x, t: F.cross_entropy(x, t),
              "torch_compile": torch.compile(lambda x, t: F.cross_entropy(x.float(), t))}
     try:
         from liger_kernel.ops.cross_entropy import LigerCrossEntropyFunction
 
-        found["liger"] = lambda x, t: LigerCrossEntropyFunction.apply(x, t)[0]
+        found["liger"] = lambda x, t: LigerCrossEntropyFunction.apply(x, t, None)[0]  # weight is positional
     except ImportError:
         pass
     try:
@@ -72,8 +78,10 @@ def main() -> None:
                 continue
             forward = measure(lambda: loss_of(x, t), SETTINGS, interpret=False)
 
+            scratch = x.clone()  # what a step overwrites when it writes the gradient in place (Liger, ours_inplace)
+
             def step():
-                xs = x.requires_grad_()
+                xs = scratch.requires_grad_()
                 loss_of(xs, t).backward()
                 xs.grad = None
 
@@ -84,7 +92,12 @@ def main() -> None:
                    100 * 2 * nbytes / copy / 1e6 / both.ms, err, status])
             print(f"{who:14s} {args.dtype} {M}x{V}: forward {forward.ms:.3f} ms, step {both.ms:.3f} ms, {status}",
                   flush=True)
-            x.requires_grad_(False)
+        rows, grad_scale = x.view(M, V), torch.ones(1, device="cuda")
+        fused = measure(lambda: kernel.launch(rows, t, None, -100, 0.0, 0.0, None, grad_scale), SETTINGS,
+                        interpret=False)
+        write(["ours", args.dtype, M, V, "kernel", fused.ms, fused.ms_p20, fused.ms_p80,
+               100 * 3 * nbytes / copy / 1e6 / fused.ms, "", "ok"])
+        print(f"ours kernel    {args.dtype} {M}x{V}: forward with the gradient {fused.ms:.3f} ms", flush=True)
 
 
 if __name__ == "__main__":
