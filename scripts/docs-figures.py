@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 from softmax_bench.plots import FIGURES, save_png
 from softmax_bench.results import Run
 
-RUN = Run(Path("results/20261130-020251-h200"))
+RUN = Run(Path("evidence/runs/20261130-020251-h200"))
 # (figure, dtypes, file under docs/)
 DOCS_FIGURES = [
     ("roofline", ["bf16", "fp32"], "roofline-h200.png"),

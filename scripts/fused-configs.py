@@ -1,8 +1,8 @@
 """Experiment: fused's warps a program on rows it holds whole (N = 4096 … 32768; its backward's, N ≤ 16384), as % of
 a copy of the same bytes measured in the same process; each configuration checked against torch's fp32 softmax
 (or its backward). One CSV line per measurement, flushed, so an interrupted run keeps what it measured. Quack
-leads fused at bf16 8192×16384 (97.4 against 93.8 % in results/wide-rows-quack-h200), where fused runs 16 warps,
-32 elements a thread; torch.compile leads fused's backward there (103.7 against 98.6 %, results/backward-h200).
+leads fused at bf16 8192×16384 (97.4 against 93.8 % in evidence/runs/wide-rows-quack-h200), where fused runs 16 warps,
+32 elements a thread; torch.compile leads fused's backward there (103.7 against 98.6 %, evidence/runs/backward-h200).
 With `backward`, also twice the rows a program, and the cluster backward's default configuration is timed beside
 fused's where it runs (printed only).
 

@@ -82,7 +82,7 @@ def wide_band(r) -> bool:
     """The row's p20–p80 band, or that of the copy its % of copy is divided by (where the run keeps it), is wider
     than WIDE_BAND % of its median: tables mark it ~, not stable to 2 %. On the H200 a copy of 64 MB (~18 µs) has
     a band of 2.3 %, and two runs' % of copy of such a cell differ by up to 4 % where each kernel's band is
-    under 2 % (results/default-h200-a2, -b2)."""
+    under 2 % (evidence/runs/default-h200-a2, -b2)."""
     copy_p20, copy_p80 = getattr(r, "copy_p20", math.nan), getattr(r, "copy_p80", math.nan)
     copy_band = 100 * (copy_p80 - copy_p20) / getattr(r, "copy_ms", math.nan)
     copy_band = 0.0 if math.isnan(copy_band) else copy_band  # runs from before the copy's band was kept

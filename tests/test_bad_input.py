@@ -9,7 +9,7 @@ import pytest
 
 from .conftest import MODE, REPO, assert_usage_error, invoke
 
-REFERENCE = REPO / "results" / "ci-reference-h200"
+REFERENCE = REPO / "ci" / "ci-reference-h200"
 
 
 def no_run_folder(out_dir) -> bool:

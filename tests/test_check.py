@@ -8,7 +8,7 @@ import pytest
 
 from .conftest import REPO, assert_usage_error, flat, invoke
 
-REFERENCE = REPO / "results" / "ci-reference-h200"  # the ci sweep's H200 reference (bf16 and fp32), committed
+REFERENCE = REPO / "ci" / "ci-reference-h200"  # the ci sweep's H200 reference (bf16 and fp32), committed
 
 
 def clone(tmp_path, name, edit=None, meta_edit=None):

@@ -327,7 +327,7 @@ def test_tables_fit_80_columns_and_one_reason_is_one_footnote():
     from softmax_bench.report import sweep_tables
     from softmax_bench.results import Run
 
-    run = Run(REPO / "results" / "20261130-020251-h200")  # every variant and torch.compile; fused skips 6 cells
+    run = Run(REPO / "tests" / "data" / "20261130-020251-h200")  # every variant and torch.compile; fused skips 6 cells
     console = Console(width=80, record=True)
     for table in sweep_tables(run.rows(), run.meta()):
         console.print(table)

@@ -142,7 +142,7 @@ def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):
     needed and nothing compiled; variants are judged by their own bounds, not by what this machine runs."""
     from softmax_bench.results import Run
 
-    run = REPO / "results" / "wide-rows-auto-h200-g"
+    run = REPO / "tests" / "data" / "wide-rows-auto-h200-g"
     meta = Run(run).meta()
     result = invoke("explain", "--shape", "2048x151936", "--dtype", "bf16", "--run", run, "--out", tmp_path)
     assert result.exit_code == 0, result.output

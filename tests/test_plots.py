@@ -15,7 +15,8 @@ from softmax_bench.results import Run
 
 from .conftest import REPO, assert_usage_error, invoke
 
-H200_RUN = REPO / "results" / "20261129-235349-h200"  # the bf16 default grid, committed
+DATA = REPO / "tests" / "data"  # H200 runs the tests read (tests/data/README.md)
+H200_RUN = DATA / "20261129-235349-h200"  # the bf16 default grid, committed
 TRITON_VARIANTS = [name for name, v in softmax_bench.variants().items() if v.triton]
 
 
@@ -164,7 +165,7 @@ def test_bandwidth_plot_shows_where_fused_stops_scaling():
 def test_a_fused_ops_bandwidth_plot_is_in_percent_of_its_own_roofline():
     """A causal run's cells are judged by their own bytes: the curve is each cell's pct_of_roofline, above 100 %
     of a copy where the rows skip most of x, and the axis says so."""
-    run = Run(REPO / "results" / "causal-h200-b")
+    run = Run(DATA / "causal-h200-b")
     rows = run.rows()
     fig = bandwidth_vs_n(rows, run.meta())
     ax = fig.axes[0]
@@ -244,7 +245,7 @@ def test_a_band_always_reaches_its_own_point():
 
 
 def test_the_roofline_names_the_n_of_its_slowest_and_fastest_points():
-    run = Run(REPO / "results" / "softmax-auto-h200-g")
+    run = Run(DATA / "softmax-auto-h200-g")
     rows, meta = run.rows(), run.meta()
     ax = roofline(rows, meta).axes[0]  # bf16
     labels = [t.get_text() for t in ax.texts if t.get_text().startswith("auto N=")]
@@ -256,7 +257,7 @@ def test_the_roofline_names_the_n_of_its_slowest_and_fastest_points():
 
 
 def test_plot_of_two_runs_draws_the_speedup_of_the_second_at_each_cell(tmp_path):
-    runs = [REPO / "results" / "softmax-auto-h200-e", REPO / "results" / "softmax-auto-h200-g"]
+    runs = [DATA / "softmax-auto-h200-e", DATA / "softmax-auto-h200-g"]
     result = invoke("plot", *runs, "--dtype", "bf16", "--to", tmp_path)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["speedup-vs-n.png", "speedup-vs-n.svg"]
@@ -281,12 +282,12 @@ def test_plot_of_two_runs_draws_the_speedup_of_the_second_at_each_cell(tmp_path)
 
 
 def test_plot_show_and_compare_take_the_cells_asked_for(tmp_path):
-    run = REPO / "results" / "wide-rows-auto-h200-g"
+    run = DATA / "wide-rows-auto-h200-g"
     shown = invoke("show", run, "--dtype", "fp16", "--shape", "4096x128256")
     assert shown.exit_code == 0, shown.output
     assert "fp16" in shown.stdout and "128256" in shown.stdout and "bf16" not in shown.stdout
     assert "262144" not in shown.stdout
-    compared = invoke("compare", REPO / "results" / "softmax-auto-h200-e", REPO / "results" / "softmax-auto-h200-g",
+    compared = invoke("compare", DATA / "softmax-auto-h200-e", DATA / "softmax-auto-h200-g",
                       "--shape", "2048x151936", "--variant", "auto")
     assert compared.exit_code == 0, compared.output
     assert "151936" in compared.stdout and "4000" not in compared.stdout

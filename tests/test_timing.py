@@ -75,7 +75,7 @@ def test_a_sweep_with_a_noise_target_records_samples_and_noise(tmp_path):
 
 def test_a_cell_that_did_not_reach_the_target_is_marked(tmp_path):
     run_dir = tmp_path / "run"
-    shutil.copytree(REPO / "results" / "causal-h200-b", run_dir)
+    shutil.copytree(REPO / "tests" / "data" / "causal-h200-b", run_dir)
     meta = json.loads((run_dir / "meta.json").read_text())
     meta["timing"]["max_noise"] = 0.5
     (run_dir / "meta.json").write_text(json.dumps(meta))

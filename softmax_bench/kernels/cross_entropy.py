@@ -153,7 +153,7 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
 
 def launch_config(V: int, dtype: torch.dtype) -> dict:
     """Chunks and warps: fp32 rows per lane in 8 KB chunks with 8 warps (the H200's best of 4–32 KB and 4–16
-    warps at 50257 and 128256: 88–94 % of a read, results/experiments/2026-12-01-session11); 16-bit rows in
+    warps at 50257 and 128256: 88–94 % of a read, evidence/experiments/2026-12-01-session11); 16-bit rows in
     two_pass's 16 KB."""
     if elem_size(dtype) == 4:
         return {"BLOCK": min(triton.next_power_of_2(V), 2048), "num_warps": 8, "PER_LANE": True}

@@ -18,7 +18,7 @@ from .masking import fusion_args, mask_rows, normalizer
 CHUNK_BYTES = 16384
 NUM_WARPS = 8
 # Rows of up to 64 KB are still in L2 when pass 2 reads them again: the rows in flight (a row a program, a few
-# programs an SM) fit in the H200's 60 MB. Measured there (results/20261130-020251-h200): rows of 8–64 KB run at
+# programs an SM) fit in the H200's 60 MB. Measured there (evidence/runs/20261130-020251-h200): rows of 8–64 KB run at
 # 70–98 % of a copy, which two reads and a write from HBM could not; rows of 128 KB and wider at 60–66 %, what two
 # reads and a write from HBM give at a copy's speed.
 L2_ROW_BYTES = 65536

@@ -2,7 +2,7 @@
 (forward with the gradient, backward) for each (BLOCK bytes, num_warps), as % of a read / a copy timed in the same
 process; checked against torch's fp32 loss first.
 
-    PYTHONPATH=.:scripts python3 results/experiments/2026-12-01-session11/ce-configs.py OUT.csv [--shipped]
+    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-01-session11/ce-configs.py OUT.csv [--shipped]
 
 --shipped: the configuration the kernel ships with (kernels/cross_entropy.launch_config) alone.
 """
