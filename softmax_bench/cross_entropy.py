@@ -69,7 +69,7 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
                        inplace: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
     """(the loss as reduced, each row's lse, the logits' gradient as rows or None): one launch. inplace: the
-    gradient is written over the logits' rows."""
+    gradient is written over the logits' rows (or a copy of them the kernel needed: then it is that copy)."""
     # imported when first run: importing a kernel module decorates its @triton.jit functions, which decides whether
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
@@ -81,7 +81,7 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     if with_grad:
         grad_scale = (1.0 / divisor if reduction == "mean" else torch.ones((), device=rows.device)).reshape(1)
     losses, lse, dlogits = kernel.launch(rows, targets, weight, ignore_index, label_smoothing, z_loss, softcap,
-                                         grad_scale, rows if inplace else None)
+                                         grad_scale, inplace)
     if reduction == "none":
         loss = losses.view(target.shape)
     else:

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 import softmax_bench
 from softmax_bench.kernels import cross_entropy as kernel
 
+from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE
 
 BACKEND = "inductor" if DEVICE == "cuda" else "aot_eager"
@@ -224,6 +225,44 @@ def test_the_inplace_op_passes_opcheck_and_compiles():
     x64 = x.double().requires_grad_()
     reference(x64 * 2.0, target).backward()
     torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
+
+
+def test_rows_off_the_16_byte_grid_move_16_byte_vectors_on_sm90():
+    """Compiled for the H200 without a GPU, with V not known to be a multiple of anything (as for 50257, whose
+    rows each start at another offset from a 16-byte boundary): the logits are read and the gradient written in
+    16-byte vectors; one 16-bit load is the target's logit, one 16-bit store the partial vectors at a row's ends."""
+    code = """
+import re
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from softmax_bench.kernels import cross_entropy
+from tests.compile_sm90 import signature_of
+kernel = cross_entropy.cross_entropy_kernel
+for dtype, torch_dtype in (("fp32", "float32"), ("bf16", "bfloat16")):
+    import torch
+    config = cross_entropy.launch_config(50257, getattr(torch, torch_dtype))
+    constexprs = {"BLOCK": config["BLOCK"], "PER_LANE": config["PER_LANE"], "VEC": 16 // (4 if dtype == "fp32" else 2),
+                  "HAS_WEIGHT": False, "HAS_SMOOTHING": False, "HAS_SOFTCAP": False, "HAS_Z": False,
+                  "WITH_GRAD": True}
+    types = {"x_ptr": "*" + dtype, "dx_ptr": "*" + dtype, "weight_ptr": "*" + dtype, "target_ptr": "*i64",
+             "loss_ptr": "*fp32", "lse_ptr": "*fp32", "grad_scale_ptr": "*fp32", "smoothing": "fp32",
+             "z_loss": "fp32", "softcap": "fp32"}
+    aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in ("x_ptr", "dx_ptr")}
+    source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
+                       attrs=aligned)
+    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": config["num_warps"]}).asm["ptx"]
+    count = lambda pattern: len(re.findall(pattern, ptx))
+    print(dtype, count(r"ld\\.global[.\\w:]*\\.v4\\."), count(r"st\\.global[.\\w:]*\\.v4\\."),
+          count(r"ld\\.global[.\\w:]*\\.b16 "), count(r"st\\.global[.\\w:]*\\.b16 "))
+"""
+    lines = printed_without_interpreter("-c", code, timeout=300)
+    assert len(lines) == 2, lines
+    for line in lines:
+        dtype, loads, stores, short_loads, short_stores = line.split()
+        assert int(loads) > 0 and int(stores) > 0, line
+        if dtype == "bf16":
+            assert int(short_loads) <= 2 and int(short_stores) <= 1, line
 
 
 @pytest.mark.parametrize(("call", "words"), [

@@ -12,7 +12,8 @@ gradient, pass 2 reads the row again and writes it, scaled by `grad_scale` (1 / 
 
 times 1 − (x_j / c)² after a softcap c (x_j = c·tanh(raw_j / c), Gemma 2's). So a training step reads the logits
 twice (the second time from L2 for rows that stay there) and writes their gradient once; a forward with no
-gradient reads them once and writes M floats.
+gradient reads them once and writes M floats. A row is read from the 16-byte boundary before it in whole vectors
+(aligned.py), its gradient written so too, at any width and row stride.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import triton
 import triton.language as tl
 
 from . import Traffic, elem_size, launch_kernel
+from .aligned import aligned_row, block_values, partial_ends, same_alignment, vector_elems
 from .masking import log_of_sum
 from .two_pass import L2_ROW_BYTES  # the rows whose second read two_pass finds in L2
 from .two_pass import launch_config as two_pass_config  # its 16 KB chunks
@@ -70,13 +72,42 @@ def _row_max_and_sum(m, s):
 
 
 @triton.jit
+def _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap,
+            BLOCK: tl.constexpr, HAS_SOFTCAP: tl.constexpr):
+    """Lanes [start, start + BLOCK) of a row's window (aligned.py: whole 16-byte vectors from the boundary before
+    the row) as fp32 logits after the softcap, -inf outside the row."""
+    x = block_values(x_row, lanes, start, 0, off, row_lanes, first_whole, end_whole, V, 1.0, x_row, 0, 0, "",
+                     BLOCK, False, False, False)
+    if HAS_SOFTCAP:
+        cols = lanes - off
+        x = tl.where((cols >= 0) & (cols < V), softcap * _tanh(x / softcap), -float("inf"))
+    return x
+
+
+@triton.jit
+def _gradient(x, cols, target, lse, a, target_term, scale, smoothing, V, weight_ptr, softcap,
+              HAS_WEIGHT: tl.constexpr, HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr):
+    """dloss/dlogit at cols (x: the capped logits there, -inf outside the row, where it is 0), times scale."""
+    d = a * tl.exp(x - lse) - tl.where(cols == target, target_term, 0.0)
+    if HAS_SMOOTHING:
+        d -= smoothing / V * _class_weights(weight_ptr, cols, (cols >= 0) & (cols < V), HAS_WEIGHT)
+    if HAS_SOFTCAP:
+        d *= tl.where(x == -float("inf"), 0.0, 1.0 - (x / softcap) * (x / softcap))
+    return d * scale
+
+
+@triton.jit
 def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_ptr, dx_ptr, stride_dx,
                          grad_scale_ptr, V, ignore_index, smoothing, z_loss, softcap,
-                         BLOCK: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_SMOOTHING: tl.constexpr,
-                         HAS_SOFTCAP: tl.constexpr, HAS_Z: tl.constexpr, WITH_GRAD: tl.constexpr,
-                         PER_LANE: tl.constexpr):
+                         BLOCK: tl.constexpr, VEC: tl.constexpr, HAS_WEIGHT: tl.constexpr,
+                         HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr, HAS_Z: tl.constexpr,
+                         WITH_GRAD: tl.constexpr, PER_LANE: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large logits
-    x_row = x_ptr + row * stride_x
+    # The row's window from the 16-byte boundary before it, read in whole vectors (aligned.py): a row of 50257
+    # 16-bit logits starts at another offset from a boundary on every row, and masked by column it would be read
+    # element by element.
+    x_row, dx_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, dx_ptr, row, stride_x, stride_dx, V,
+                                                                        VEC)
     target = tl.load(target_ptr + row).to(tl.int64)
     ignored = target == ignore_index
     target = tl.where(ignored, 0, target)
@@ -95,10 +126,9 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
         s = tl.full((), 0.0, tl.float32)
         weighted_x = tl.full((), 0.0, tl.float32)
         weights = tl.full((), 0.0, tl.float32)
-    for start in range(0, V, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        inside = cols < V
-        x = _logits(x_row, cols, inside, softcap, HAS_SOFTCAP)
+    for start in range(0, row_lanes, BLOCK):
+        lanes = start + tl.arange(0, BLOCK)
+        x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
         if PER_LANE:
             m, s = _online_step(m, s, x)
         else:
@@ -107,6 +137,8 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
             s = s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
             m = m_new
         if HAS_SMOOTHING:
+            cols = lanes - off
+            inside = (cols >= 0) & (cols < V)
             w = _class_weights(weight_ptr, cols, inside, HAS_WEIGHT)
             if PER_LANE:
                 weighted_x += w * tl.where(inside, x, 0.0)
@@ -120,7 +152,7 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
             weighted_x = tl.sum(weighted_x, axis=0)
             weights = tl.sum(weights, axis=0)
     lse = m + log_of_sum(s)
-    x_t = _logits(x_row, target, target < V, softcap, HAS_SOFTCAP)
+    x_t = _logits(x_row + off, target, target < V, softcap, HAS_SOFTCAP)
     w_t = tl.sum(_class_weights(weight_ptr, target + tl.arange(0, 1), target + tl.arange(0, 1) < V, HAS_WEIGHT),
                  axis=0)
     loss = (1.0 - smoothing) * w_t * (lse - x_t)
@@ -131,7 +163,6 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
     tl.store(loss_ptr + row, tl.where(ignored, 0.0, loss))
     tl.store(lse_ptr + row, lse)
     if WITH_GRAD:
-        dx_row = dx_ptr + row * stride_dx
         scale = tl.where(ignored, 0.0, tl.load(grad_scale_ptr))
         # p_j's coefficient, then the constant term at j = t
         a = (1.0 - smoothing) * w_t
@@ -139,16 +170,22 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
             a += smoothing / V * weights
         if HAS_Z:
             a += 2.0 * z_loss * lse
-        for start in range(0, V, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            inside = cols < V
-            x = _logits(x_row, cols, inside, softcap, HAS_SOFTCAP)
-            d = a * tl.exp(x - lse) - tl.where(cols == target, (1.0 - smoothing) * w_t, 0.0)
-            if HAS_SMOOTHING:
-                d -= smoothing / V * _class_weights(weight_ptr, cols, inside, HAS_WEIGHT)
-            if HAS_SOFTCAP:
-                d *= tl.where(inside, 1.0 - (x / softcap) * (x / softcap), 0.0)
-            tl.store(dx_row + cols, (d * scale).to(dx_ptr.dtype.element_ty), mask=inside)
+        target_term = (1.0 - smoothing) * w_t
+        # as aligned.normalize stores: whole vectors block by block, then the partial vectors at the row's ends
+        for start in range(0, row_lanes, BLOCK):
+            lanes = start + tl.arange(0, BLOCK)
+            x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
+            d = _gradient(x, lanes - off, target, lse, a, target_term, scale, smoothing, V, weight_ptr, softcap,
+                          HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP).to(dx_ptr.dtype.element_ty)
+            if (start >= first_whole) & (start + BLOCK <= end_whole):
+                tl.store(dx_row + lanes, d)
+            else:
+                tl.store(dx_row + lanes, d, mask=(lanes >= first_whole) & (lanes < end_whole))
+        end_lanes, end_cols, at_end = partial_ends(off, first_whole, end_whole, 0, row_lanes, V, VEC)
+        end_x = _logits(x_row, end_lanes, at_end, softcap, HAS_SOFTCAP)
+        end_d = _gradient(end_x, end_cols, target, lse, a, target_term, scale, smoothing, V, weight_ptr, softcap,
+                          HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
+        tl.store(dx_row + end_lanes, end_d.to(dx_ptr.dtype.element_ty), mask=at_end)
 
 
 def launch_config(V: int, dtype: torch.dtype) -> dict:
@@ -156,31 +193,33 @@ def launch_config(V: int, dtype: torch.dtype) -> dict:
     warps at 50257 and 128256: 88–94 % of a read, evidence/experiments/2026-12-01-session11); 16-bit rows in
     two_pass's 16 KB."""
     if elem_size(dtype) == 4:
-        return {"BLOCK": min(triton.next_power_of_2(V), 2048), "num_warps": 8, "PER_LANE": True}
+        return {"BLOCK": min(max(triton.next_power_of_2(V), 4), 2048), "num_warps": 8, "PER_LANE": True}
     return {**two_pass_config(V, dtype), "PER_LANE": False}
 
 
 def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
            smoothing: float, z_loss: float, softcap: float | None, grad_scale: torch.Tensor | None,
-           dx: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+           inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(each row's loss, each row's lse, the logits' gradient scaled by grad_scale or None) of 2-D logits with unit
     column stride (any row stride) and 1-D targets; the gradient (in the logits' dtype) is written only when
-    grad_scale (a one-element fp32 tensor) is given, into dx when given (the logits themselves: each chunk of a row
-    is read before the same thread writes its gradient there)."""
+    grad_scale (a one-element fp32 tensor) is given; inplace: over the logits' rows (each vector of a row is read
+    before the same thread writes its gradient there), or over the copy that reading them in whole vectors needed
+    (rows at other offsets from a 16-byte boundary than a contiguous gradient's), which it returns."""
+    logits = same_alignment(logits)
     M, V = logits.shape
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
     if grad_scale is None:
         dx = None
-    elif dx is None:
-        dx = torch.empty((M, V), dtype=logits.dtype, device=logits.device)
+    else:
+        dx = logits if inplace else torch.empty((M, V), dtype=logits.dtype, device=logits.device)
     launch_kernel(cross_entropy_kernel, (M,), logits, logits.stride(0), target,
                   weight if weight is not None else logits, loss, lse,
-                  dx if dx is not None else logits, dx.stride(0) if dx is not None else 0,
+                  dx if dx is not None else logits, dx.stride(0) if dx is not None else logits.stride(0),
                   grad_scale if grad_scale is not None else loss, V, ignore_index, float(smoothing), float(z_loss),
-                  float(softcap or 1.0), HAS_WEIGHT=weight is not None, HAS_SMOOTHING=smoothing != 0,
-                  HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0, WITH_GRAD=dx is not None,
-                  **launch_config(V, logits.dtype))
+                  float(softcap or 1.0), VEC=vector_elems(logits.dtype), HAS_WEIGHT=weight is not None,
+                  HAS_SMOOTHING=smoothing != 0, HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0,
+                  WITH_GRAD=dx is not None, **launch_config(V, logits.dtype))
     return loss, lse, dx
 
 
