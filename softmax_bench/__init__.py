@@ -1,5 +1,12 @@
 """softmax-bench: row softmax kernels in Triton, and an instrument that measures them against a device copy."""
 
+import os
+
+if os.environ.get("TRITON_INTERPRET") == "1":  # the CPU interpreter, at a launch's cost and not a helper call's
+    from .interpreter import patch_language_once_a_launch
+
+    patch_language_once_a_launch()
+
 from . import library  # noqa: F401  registers softmax_bench::softmax and ::log_softmax with torch
 from .cross_entropy import CrossEntropyLoss, causal_lm_loss, cross_entropy
 from .dispatch import SoftmaxInputError, auto_choice, log_softmax, softmax

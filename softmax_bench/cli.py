@@ -178,7 +178,10 @@ def use_interpreter(interpret: bool) -> bool:
         if not interpreted():  # and TRITON_INTERPRET stays unset: kernels loaded later would be interpreted too
             raise BenchError("the kernels were already compiled for the GPU in this process; run a new process")
     if interpret:
+        from .interpreter import patch_language_once_a_launch
+
         os.environ["TRITON_INTERPRET"] = "1"  # read when the kernels are first loaded, just below
+        patch_language_once_a_launch()
     require_gpu_or_interpret(interpret)
     from .kernels import interpreted
 

@@ -13,52 +13,6 @@ from filelock import FileLock
 if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
 
-
-def _interpreter_patches_the_language_once_a_launch() -> None:
-    """Triton's interpreter re-patches all of triton.language at every call of a @triton.jit helper inside a
-    kernel (`_patch_lang`, ~1.7 ms each under 3.8: about 40 % of the CPU suite's interpreter time). Within one
-    launch the language is already patched, so a helper's call that sees only modules the launch patched skips it;
-    the launch's own patch, and its restore, are Triton's. Where the interpreter is laid out otherwise (another
-    Triton), nothing is changed."""
-    import inspect
-
-    import triton.language as tl
-    from triton.runtime import interpreter
-
-    patch_lang, scope_type = getattr(interpreter, "_patch_lang", None), getattr(interpreter, "_LangPatchScope", None)
-    grid_executor = getattr(interpreter, "GridExecutor", None)
-    if patch_lang is None or scope_type is None or grid_executor is None:
-        return
-    launches: list[set[int]] = []  # per launch under way, the language modules it has patched
-
-    def languages(fn) -> set[int]:
-        return {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
-
-    def patch_once(fn):
-        seen = languages(fn)
-        if launches and launches[-1] and seen <= launches[-1]:
-            return scope_type()  # nothing to restore: the launch's own scope restores what it patched
-        scope = patch_lang(fn)
-        if launches:
-            launches[-1].update(seen)
-        return scope
-
-    launch = grid_executor.__call__
-
-    def launch_patching_once(self, *args, **kwargs):
-        launches.append(set())
-        try:
-            return launch(self, *args, **kwargs)
-        finally:
-            launches.pop()
-
-    interpreter._patch_lang = patch_once
-    grid_executor.__call__ = launch_patching_once
-
-
-if os.environ.get("TRITON_INTERPRET") == "1":
-    _interpreter_patches_the_language_once_a_launch()
-
 import pytest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
