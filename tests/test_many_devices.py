@@ -256,8 +256,10 @@ def test_a_rank_killed_by_ctrl_c_exits_130(monkeypatch):
 
 def test_ctrl_c_under_gpus_stops_every_rank_with_one_message_and_exit_130(tmp_path):
     """Ctrl-C reaches the whole foreground process group: the command, and the ranks it started."""
+    # no shape options: the smoke preset, said once; each cell timed for a second (the interpreter's timing runs
+    # until rep-ms has passed), so that the sweep is still running when the signal comes
     command = [sys.executable, "-m", "softmax_bench", "sweep", "--interpret", "--gpus", "2", "--variant", "fused",
-               "--variant", "eager", "--out", str(tmp_path)]  # no shape options: the smoke preset, said once
+               "--variant", "eager", "--rep-ms", "1000", "--out", str(tmp_path)]
     proc = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
