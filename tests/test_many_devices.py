@@ -256,10 +256,13 @@ def test_a_rank_killed_by_ctrl_c_exits_130(monkeypatch):
 
 def test_ctrl_c_under_gpus_stops_every_rank_with_one_message_and_exit_130(tmp_path):
     """Ctrl-C reaches the whole foreground process group: the command, and the ranks it started."""
-    # no shape options: the smoke preset, said once; each cell timed for a second (the interpreter's timing runs
-    # until rep-ms has passed), so that the sweep is still running when the signal comes
-    command = [sys.executable, "-m", "softmax_bench", "sweep", "--interpret", "--gpus", "2", "--variant", "fused",
-               "--variant", "eager", "--rep-ms", "1000", "--out", str(tmp_path)]
+    # As a shell's foreground command is started: with Ctrl-C's default disposition. A test run whose processes
+    # ignore SIGINT (started in the background by a shell without job control) would hand that on to the sweep,
+    # and Python turns an ignored SIGINT into no KeyboardInterrupt: the sweep would finish as if never interrupted.
+    with_ctrl_c = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                   "sys.argv[0] = 'softmax_bench'; runpy.run_module('softmax_bench', run_name='__main__')")
+    command = [sys.executable, "-c", with_ctrl_c, "sweep", "--interpret", "--gpus", "2", "--variant", "fused",
+               "--variant", "eager", "--out", str(tmp_path)]  # no shape options: the smoke preset, said once
     proc = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
