@@ -1,10 +1,11 @@
 """Triton's CPU interpreter (TRITON_INTERPRET=1, `--interpret`), made to patch triton.language once a launch.
 
 The interpreter re-patches the whole of triton.language each time a kernel calls a @triton.jit helper
-(`_patch_lang`, ~1.7 ms under Triton 3.8): in the smoke sweep, 40 % of its time. Within one launch the language is
-already patched, by the launch, so a helper's call that sees only language modules the launch patched skips it;
-the launch's own patch, and its restore at the launch's end, are Triton's as they were. What a kernel computes is
-unchanged. Where the interpreter is laid out otherwise (another Triton), nothing is changed.
+(`_patch_lang`, under Triton 3.8): `sweep --interpret` of the smoke preset took 28 s without this change and 22 s
+with it, and the test suite on 2 cores 305 s and 271–276 s. Within one launch the language is already patched, by
+the launch, so a helper's call that sees only language modules the launch patched skips it; the launch's own
+patch, and its restore at the launch's end, are Triton's as they were. What a kernel computes is unchanged. Where
+the interpreter is laid out otherwise (another Triton), nothing is changed.
 """
 
 from __future__ import annotations

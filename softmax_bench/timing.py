@@ -44,8 +44,9 @@ MIN_CALLS, MAX_CALLS = 5, 200
 MIN_REPS, MAX_REPS = 10, 500
 HOST_MARGIN = 3  # the sleep before a timed call lasts this many times the host's time for a call
 # Under the interpreter, calls after the warm-up (a call takes 0.1–1 s of CPU there, and its time is the CPU's, not
-# comparable with a GPU's): two give a median and quantiles; the noise rule samples on from them
-INTERPRETED_SAMPLES = 2
+# comparable with a GPU's): one is the median of a call slower than rep_ms (faster ones are sampled for rep_ms); the
+# noise rule samples on from it
+INTERPRETED_SAMPLES = 1
 SAMPLING_TIMEOUT_MS = 3000  # of wall time, sampling past rep_ms to reach max_noise
 MAX_SAMPLES = 20000
 
