@@ -213,6 +213,16 @@ def test_inplace_backward_writes_the_gradient_over_the_logits(rows, dtype):
     torch.testing.assert_close(h.grad[:, :300].double(), 2 * x64.grad, atol=2 * atol, rtol=rtol)
 
 
+def test_inplace_backward_over_logits_their_producer_still_needs_is_an_error_not_a_wrong_gradient():
+    """exp's backward reads its own output: once the loss has written the gradient over it, autograd's version check
+    says so, rather than giving a gradient computed from the gradient."""
+    x, target = logits_and_targets(4, 64, torch.float32)
+    z = x.clone().requires_grad_()
+    loss = softmax_bench.cross_entropy(torch.exp(z / 10), target, inplace_backward=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
 def test_the_inplace_op_passes_opcheck_and_compiles():
     x, target = logits_and_targets(4, 96, torch.float32)
     torch.library.opcheck(torch.ops.softmax_bench.cross_entropy_inplace_backward.default,
