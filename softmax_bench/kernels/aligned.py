@@ -97,12 +97,18 @@ def max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, seg_start, s
         lanes = start + tl.arange(0, BLOCK)
         x = block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
                          scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
-        m_new = tl.maximum(m, tl.max(x, axis=0))
-        # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
-        shift = tl.where(m_new == -float("inf"), 0.0, m_new)
-        s = s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
-        m = m_new
+        m, s = running_max_and_sum(m, s, x)
     return m, s
+
+
+@triton.jit
+def running_max_and_sum(m, s, x):
+    """A running max m and sum s = Σ e^(x_i − m) after one more block x: the block's max, and the sum rescaled
+    when the max grows."""
+    m_new = tl.maximum(m, tl.max(x, axis=0))
+    # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
+    shift = tl.where(m_new == -float("inf"), 0.0, m_new)
+    return m_new, s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
 
 
 @triton.jit

@@ -23,7 +23,7 @@ import triton
 import triton.language as tl
 
 from . import Traffic, elem_size, launch_kernel
-from .aligned import aligned_row, block_values, partial_ends, same_alignment, vector_elems
+from .aligned import aligned_row, block_values, partial_ends, running_max_and_sum, same_alignment, vector_elems
 from .masking import log_of_sum
 from .two_pass import L2_ROW_BYTES  # the rows whose second read two_pass finds in L2
 from .two_pass import launch_config as two_pass_config  # its 16 KB chunks
@@ -132,10 +132,7 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
         if PER_LANE:
             m, s = _online_step(m, s, x)
         else:
-            m_new = tl.maximum(m, tl.max(x, axis=0))
-            shift = tl.where(m_new == -float("inf"), 0.0, m_new)  # while all is -inf: exp(-inf − -inf) is NaN
-            s = s * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)
-            m = m_new
+            m, s = running_max_and_sum(m, s, x)
         if HAS_SMOOTHING:
             cols = lanes - off
             inside = (cols >= 0) & (cols < V)
@@ -155,7 +152,8 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
     x_t = _logits(x_row + off, target, target < V, softcap, HAS_SOFTCAP)
     w_t = tl.sum(_class_weights(weight_ptr, target + tl.arange(0, 1), target + tl.arange(0, 1) < V, HAS_WEIGHT),
                  axis=0)
-    loss = (1.0 - smoothing) * w_t * (lse - x_t)
+    target_term = (1.0 - smoothing) * w_t  # the target's share of the loss, and of p_t's gradient
+    loss = target_term * (lse - x_t)
     if HAS_SMOOTHING:
         loss += smoothing / V * (weights * lse - weighted_x)
     if HAS_Z:
@@ -164,13 +162,12 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
     tl.store(lse_ptr + row, lse)
     if WITH_GRAD:
         scale = tl.where(ignored, 0.0, tl.load(grad_scale_ptr))
-        # p_j's coefficient, then the constant term at j = t
-        a = (1.0 - smoothing) * w_t
+        # p_j's coefficient; the constant term at j = t is target_term
+        a = target_term
         if HAS_SMOOTHING:
             a += smoothing / V * weights
         if HAS_Z:
             a += 2.0 * z_loss * lse
-        target_term = (1.0 - smoothing) * w_t
         # as aligned.normalize stores: whole vectors block by block, then the partial vectors at the row's ends
         for start in range(0, row_lanes, BLOCK):
             lanes = start + tl.arange(0, BLOCK)
