@@ -59,9 +59,25 @@ def options_for(option: dict, V: int) -> dict:
     return option
 
 
+def chunks_of(block: int):
+    """A launch_config that walks every row in chunks of `block` lanes (per lane in fp32), never held on chip."""
+    def config(V, dtype, with_grad):
+        return {"BLOCK": block, "num_warps": 4, "PER_LANE": dtype == torch.float32, "ON_CHIP": False}
+    return config
+
+
+@pytest.fixture(params=["on_chip", "chunks"])
+def row_path(request, monkeypatch):
+    """With the gradient, rows as wide as these tests' are held on chip (kernels/cross_entropy.launch_config);
+    "chunks" walks every row in 256-lane chunks, as a forward with no gradient and rows past 32768 lanes are."""
+    if request.param == "chunks":
+        monkeypatch.setattr(kernel, "launch_config", chunks_of(256))
+    return request.param
+
+
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()) or "plain")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
-def test_loss_and_gradient_match_float64(dtype, option):
+def test_loss_and_gradient_match_float64(dtype, option, row_path):
     x, target = logits_and_targets(6, 1000, dtype)
     kwargs = options_for(option, 1000)
     xg = x.clone().requires_grad_()
@@ -79,13 +95,24 @@ def test_loss_and_gradient_match_float64(dtype, option):
     assert not dx[target == -100].any(), "ignored rows get no gradient"
 
 
-@pytest.mark.parametrize("V", [4095, 4096, 4097, 8193, 50257 if DEVICE == "cuda" else 8191])
-def test_widths_around_the_chunks(V):
-    """fp32 chunks of 4096 logits, 16-bit ones of 8192: one chunk, a partial one, several."""
+WIDTHS_ON_GPU = [32000, 32761, 32768, 32769, 50257]  # around the 32768 lanes held on chip, and past them
+
+
+@pytest.mark.parametrize("V", [255, 256, 257, 1000] + (WIDTHS_ON_GPU if DEVICE == "cuda" else []))
+def test_widths_around_the_chunks_and_the_rows_on_chip(V, row_path):
+    """One chunk, a partial one, several (chunks of 256 lanes), or the whole row on chip; the loss and the fused
+    gradient (for a loss gradient of 1, the one the forward wrote)."""
     for dtype in (torch.float32, torch.bfloat16):
         x, target = logits_and_targets(3, V, dtype)
-        torch.testing.assert_close(softmax_bench.cross_entropy(x, target).double(), reference(x, target),
-                                   atol=2e-5, rtol=1e-5)
+        xg = x.clone().requires_grad_()
+        loss = softmax_bench.cross_entropy(xg, target)
+        x64 = x.double().requires_grad_()
+        expected = reference(x64, target)
+        torch.testing.assert_close(loss.double(), expected, atol=2e-5, rtol=1e-5)
+        loss.backward()
+        expected.backward()
+        atol, rtol = GRAD_TOL[dtype]
+        torch.testing.assert_close(xg.grad.double(), x64.grad, atol=atol, rtol=rtol)
 
 
 def test_extreme_logits_and_minus_infinity():
@@ -183,7 +210,7 @@ def test_opcheck_and_one_node_under_torch_compile():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("rows", ["contiguous", "strided", "transposed"])
-def test_inplace_backward_writes_the_gradient_over_the_logits(rows, dtype):
+def test_inplace_backward_writes_the_gradient_over_the_logits(rows, dtype, row_path):
     """inplace_backward=True: the same loss and gradient as without, in the logits' own buffer: after the forward
     the logits (a model's op's output) hold their gradient, and the backward hands that buffer on. Rows of any
     stride, and logits whose columns are not contiguous (the kernel reads those from a copy, then writes back)."""
@@ -237,44 +264,67 @@ def test_the_inplace_op_passes_opcheck_and_compiles():
     torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
 
 
-def test_rows_off_the_16_byte_grid_move_16_byte_vectors_on_sm90():
-    """Compiled for the H200 without a GPU, with V not known to be a multiple of anything (as for 50257, whose
-    rows each start at another offset from a 16-byte boundary): the logits are read and the gradient written in
-    16-byte vectors. In bf16 what is left of 16-bit accesses is the target's logit and the partial vectors at a
-    row's ends (two loads, one store), where the element by element reading had 65 loads and 32 stores."""
-    code = """
-import re
+SM90_ACCESSES = """
+import re, sys
 import triton
 from triton.backends.compiler import GPUTarget
 import torch
 from triton.compiler import ASTSource
 from softmax_bench.kernels import cross_entropy
-from tests.compile_sm90 import signature_of
+from tests.compile_sm90 import compiled_for_sm90, signature_of
 kernel = cross_entropy.cross_entropy_kernel
-for dtype, torch_dtype in (("fp32", "float32"), ("bf16", "bfloat16")):
-    config = cross_entropy.launch_config(50257, getattr(torch, torch_dtype))
-    constexprs = {"BLOCK": config["BLOCK"], "PER_LANE": config["PER_LANE"],
-                  "VEC": 16 // getattr(torch, torch_dtype).itemsize, "HAS_WEIGHT": False, "HAS_SMOOTHING": False, "HAS_SOFTCAP": False, "HAS_Z": False,
-                  "WITH_GRAD": True}
-    types = {"x_ptr": "*" + dtype, "dx_ptr": "*" + dtype, "weight_ptr": "*" + dtype, "target_ptr": "*i64",
-             "loss_ptr": "*fp32", "lse_ptr": "*fp32", "grad_scale_ptr": "*fp32", "smoothing": "fp32",
-             "z_loss": "fp32", "softcap": "fp32"}
-    aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in ("x_ptr", "dx_ptr")}
-    source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
-                       attrs=aligned)
-    options = {"num_warps": config["num_warps"]}
-    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options).asm["ptx"]
-    count = lambda pattern: len(re.findall(pattern, ptx))
-    print(dtype, count(r"ld\\.global[.\\w:]*\\.v4\\."), count(r"st\\.global[.\\w:]*\\.v4\\."),
-          count(r"ld\\.global[.\\w:]*\\.b16 "), count(r"st\\.global[.\\w:]*\\.b16 "))
+for V in map(int, sys.argv[2:]):
+    for dtype, torch_dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        config = cross_entropy.launch_config(V, torch_dtype, True)
+        constexprs = {"BLOCK": config["BLOCK"], "PER_LANE": config["PER_LANE"], "ON_CHIP": config["ON_CHIP"],
+                      "VEC": 16 // torch_dtype.itemsize, "HAS_WEIGHT": False, "HAS_SMOOTHING": False,
+                      "HAS_SOFTCAP": False, "HAS_Z": False, "WITH_GRAD": True}
+        types = {"x_ptr": "*" + dtype, "dx_ptr": "*" + dtype, "weight_ptr": "*" + dtype, "target_ptr": "*i64",
+                 "loss_ptr": "*fp32", "lse_ptr": "*fp32", "grad_scale_ptr": "*fp32", "smoothing": "fp32",
+                 "z_loss": "fp32", "softcap": "fp32"}
+        # V not known to be a multiple of anything (as for 50257, whose rows each start at another offset from a
+        # 16-byte boundary): only the pointers are
+        aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in ("x_ptr", "dx_ptr")}
+        source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
+                           attrs=aligned)
+        ptx, report, spilled = compiled_for_sm90(source, {"num_warps": config["num_warps"]},
+                                                 f"{sys.argv[1]}/ce-{dtype}-{V}.ptx")
+        count = lambda pattern: len(re.findall(pattern, ptx))
+        print(V, dtype, config["BLOCK"] // (32 * config["num_warps"]), count(r"ld\\.global[.\\w:]*\\.v4\\."),
+              count(r"st\\.global[.\\w:]*\\.v4\\."), count(r"ld\\.global[.\\w:]*\\.b16 "),
+              count(r"st\\.global[.\\w:]*\\.b16 "), spilled)
 """
-    lines = printed_without_interpreter("-c", code, timeout=300)
-    assert len(lines) == 2, lines
-    for line in lines:
-        dtype, loads, stores, short_loads, short_stores = line.split()
-        assert int(loads) > 0 and int(stores) > 0, line
+
+
+def accesses_on_sm90(tmp_path, *widths: int) -> list[tuple]:
+    """(V, dtype, lanes a thread holds per chunk, v4 loads, v4 stores, 16-bit loads, 16-bit stores, bytes
+    spilled) of the kernel with the gradient, compiled for the H200 without a GPU."""
+    lines = printed_without_interpreter("-c", SM90_ACCESSES, str(tmp_path), *map(str, widths), timeout=300)
+    assert len(lines) == 2 * len(widths), lines
+    return [(int(V), dtype, *map(int, rest)) for V, dtype, *rest in (line.split() for line in lines)]
+
+
+def test_rows_off_the_16_byte_grid_move_16_byte_vectors_on_sm90(tmp_path):
+    """Rows of 50257 logits are read and their gradient written in 16-byte vectors. In bf16 what is left of 16-bit
+    accesses is the target's logit and the partial vectors at a row's ends (two loads, one store), where the
+    element by element reading had 65 loads and 32 stores."""
+    for V, dtype, _, loads, stores, short_loads, short_stores, _ in accesses_on_sm90(tmp_path, 50257):
+        assert loads > 0 and stores > 0, (dtype, loads, stores)
         if dtype == "bf16":
-            assert int(short_loads) <= 2 and int(short_stores) <= 1, line
+            assert short_loads <= 2 and short_stores <= 1, (short_loads, short_stores)
+
+
+def test_a_row_held_on_chip_is_read_once_and_spills_nothing_on_sm90(tmp_path):
+    """A 32000-logit row fits on chip: with the gradient, each thread loads its lanes once and stores them once, with
+    no spills. The PTX has two v4 loads a 16-byte vector a thread holds: the row read whole where it fills the
+    window, or with its vectors past the row masked off (aligned.block_values), one of the two at run time; a
+    second pass would add a loop's loads, as wider rows' kernel has. In bf16 one 16-bit store more than the row's
+    partial end vectors take: the target's element, written after the row."""
+    for V, dtype, lanes, loads, stores, short_loads, short_stores, spilled in accesses_on_sm90(tmp_path, 32000):
+        vectors = lanes * (2 if dtype == "bf16" else 4) // 16
+        assert (loads, stores, spilled) == (2 * vectors, vectors, 0), (dtype, lanes, loads, stores, spilled)
+        if dtype == "bf16":
+            assert short_stores <= 2, short_stores
 
 
 @pytest.mark.parametrize(("call", "words"), [

@@ -22,8 +22,9 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Traffic, elem_size, launch_kernel
-from .aligned import aligned_row, block_values, partial_ends, running_max_and_sum, same_alignment, vector_elems
+from . import Traffic, elem_size, fused, launch_kernel
+from .aligned import (aligned_row, block_values, partial_ends, running_max_and_sum, same_alignment, vector_elems,
+                      window_lanes)
 from .masking import log_of_sum
 from .two_pass import L2_ROW_BYTES  # the rows whose second read two_pass finds in L2
 from .two_pass import launch_config as two_pass_config  # its 16 KB chunks
@@ -85,10 +86,14 @@ def _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, soft
 
 
 @triton.jit
-def _gradient(x, cols, target, lse, a, target_term, scale, smoothing, V, weight_ptr, softcap,
-              HAS_WEIGHT: tl.constexpr, HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr):
-    """dloss/dlogit at cols (x: the capped logits there, -inf outside the row, where it is 0), times scale."""
-    d = a * tl.exp(x - lse) - tl.where(cols == target, target_term, 0.0)
+def _gradient(p, x, cols, target, a, target_term, scale, smoothing, V, weight_ptr, softcap,
+              HAS_WEIGHT: tl.constexpr, HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr,
+              AT_TARGET: tl.constexpr = True):
+    """dloss/dlogit at cols (p: the probabilities there, x: the capped logits, -inf outside the row, where it is 0),
+    times scale; AT_TARGET=False leaves out the target's own term (−target_term at cols == target)."""
+    d = a * p
+    if AT_TARGET:
+        d -= tl.where(cols == target, target_term, 0.0)
     if HAS_SMOOTHING:
         d -= smoothing / V * _class_weights(weight_ptr, cols, (cols >= 0) & (cols < V), HAS_WEIGHT)
     if HAS_SOFTCAP:
@@ -101,7 +106,7 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
                          grad_scale_ptr, V, ignore_index, smoothing, z_loss, softcap,
                          BLOCK: tl.constexpr, VEC: tl.constexpr, HAS_WEIGHT: tl.constexpr,
                          HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr, HAS_Z: tl.constexpr,
-                         WITH_GRAD: tl.constexpr, PER_LANE: tl.constexpr):
+                         WITH_GRAD: tl.constexpr, PER_LANE: tl.constexpr, ON_CHIP: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large logits
     # The row's window from the 16-byte boundary before it, read in whole vectors (aligned.py): a row of 50257
     # 16-bit logits starts at another offset from a boundary on every row, and masked by column it would be read
@@ -113,8 +118,9 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
     target = tl.where(ignored, 0, target)
     if PER_LANE:
         # fp32: per lane, a running max and sum, and the sums label smoothing needs, reduced across the row once
-        # after the loop. Reduced every chunk instead, each chunk waits on two block-wide reductions before the
-        # next is loaded: on the H200 that held the fp32 forward to 24–32 % of a read (94 % per lane).
+        # after the loop, not every chunk. On the H200 the forward with no gradient takes the same time either way
+        # (4096×128256: 0.525 ms per lane, 0.508–0.521 per chunk of 8 or 16 KB); the 24–32 % of a read once given
+        # for per-chunk reductions was a forward with the gradient (docs/perf-notes.md, twelfth session).
         m = tl.full((BLOCK,), -float("inf"), tl.float32)
         s = tl.zeros((BLOCK,), tl.float32)
         weighted_x = tl.zeros((BLOCK,), tl.float32)  # Σ w_j·x_j (label smoothing)
@@ -126,28 +132,43 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
         s = tl.full((), 0.0, tl.float32)
         weighted_x = tl.full((), 0.0, tl.float32)
         weights = tl.full((), 0.0, tl.float32)
-    for start in range(0, row_lanes, BLOCK):
-        lanes = start + tl.arange(0, BLOCK)
-        x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
-        if PER_LANE:
-            m, s = _online_step(m, s, x)
-        else:
-            m, s = running_max_and_sum(m, s, x)
+    if ON_CHIP:
+        # The whole row in registers (BLOCK covers its window): read once, and the gradient written from the same
+        # exponentials, so a step reads the logits once and writes their gradient once.
+        lanes = tl.arange(0, BLOCK)
+        x = _window(x_row, lanes, 0, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
+        m = tl.max(x, axis=0)
+        e = tl.exp(x - tl.where(m == -float("inf"), 0.0, m))  # an all -inf row: exp(-inf − -inf) would be NaN
+        s = tl.sum(e, axis=0)
         if HAS_SMOOTHING:
             cols = lanes - off
             inside = (cols >= 0) & (cols < V)
             w = _class_weights(weight_ptr, cols, inside, HAS_WEIGHT)
+            weighted_x = tl.sum(w * tl.where(inside, x, 0.0), axis=0)
+            weights = tl.sum(w, axis=0)
+    else:
+        for start in range(0, row_lanes, BLOCK):
+            lanes = start + tl.arange(0, BLOCK)
+            x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
             if PER_LANE:
-                weighted_x += w * tl.where(inside, x, 0.0)
-                weights += w
+                m, s = _online_step(m, s, x)
             else:
-                weighted_x += tl.sum(w * tl.where(inside, x, 0.0), axis=0)
-                weights += tl.sum(w, axis=0)
-    if PER_LANE:
-        m, s = _row_max_and_sum(m, s)
-        if HAS_SMOOTHING:
-            weighted_x = tl.sum(weighted_x, axis=0)
-            weights = tl.sum(weights, axis=0)
+                m, s = running_max_and_sum(m, s, x)
+            if HAS_SMOOTHING:
+                cols = lanes - off
+                inside = (cols >= 0) & (cols < V)
+                w = _class_weights(weight_ptr, cols, inside, HAS_WEIGHT)
+                if PER_LANE:
+                    weighted_x += w * tl.where(inside, x, 0.0)
+                    weights += w
+                else:
+                    weighted_x += tl.sum(w * tl.where(inside, x, 0.0), axis=0)
+                    weights += tl.sum(w, axis=0)
+        if PER_LANE:
+            m, s = _row_max_and_sum(m, s)
+            if HAS_SMOOTHING:
+                weighted_x = tl.sum(weighted_x, axis=0)
+                weights = tl.sum(weights, axis=0)
     lse = m + log_of_sum(s)
     x_t = _logits(x_row + off, target, target < V, softcap, HAS_SOFTCAP)
     w_t = tl.sum(_class_weights(weight_ptr, target + tl.arange(0, 1), target + tl.arange(0, 1) < V, HAS_WEIGHT),
@@ -169,29 +190,52 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
         if HAS_Z:
             a += 2.0 * z_loss * lse
         # as aligned.normalize stores: whole vectors block by block, then the partial vectors at the row's ends
-        for start in range(0, row_lanes, BLOCK):
-            lanes = start + tl.arange(0, BLOCK)
-            x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
-            d = _gradient(x, lanes - off, target, lse, a, target_term, scale, smoothing, V, weight_ptr, softcap,
-                          HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP).to(dx_ptr.dtype.element_ty)
-            if (start >= first_whole) & (start + BLOCK <= end_whole):
-                tl.store(dx_row + lanes, d)
-            else:
-                tl.store(dx_row + lanes, d, mask=(lanes >= first_whole) & (lanes < end_whole))
+        if ON_CHIP:
+            # without the target's term: comparing each of a thread's 64 columns with the target took registers
+            # that the row needs (sm_90, bf16 32000 at 16 warps: 128 registers and 116 bytes spilled, 116 and none
+            # without); the target's element is written again below
+            d = _gradient(e * (1.0 / s), x, lanes - off, target, a, target_term, scale, smoothing, V, weight_ptr,
+                          softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP, AT_TARGET=False)
+            tl.store(dx_row + lanes, d.to(dx_ptr.dtype.element_ty), mask=(lanes >= first_whole) & (lanes < end_whole))
+        else:
+            for start in range(0, row_lanes, BLOCK):
+                lanes = start + tl.arange(0, BLOCK)
+                x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK,
+                            HAS_SOFTCAP)
+                d = _gradient(tl.exp(x - lse), x, lanes - off, target, a, target_term, scale, smoothing, V,
+                              weight_ptr, softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP).to(dx_ptr.dtype.element_ty)
+                if (start >= first_whole) & (start + BLOCK <= end_whole):
+                    tl.store(dx_row + lanes, d)
+                else:
+                    tl.store(dx_row + lanes, d, mask=(lanes >= first_whole) & (lanes < end_whole))
         end_lanes, end_cols, at_end = partial_ends(off, first_whole, end_whole, 0, row_lanes, V, VEC)
         end_x = _logits(x_row, end_lanes, at_end, softcap, HAS_SOFTCAP)
-        end_d = _gradient(end_x, end_cols, target, lse, a, target_term, scale, smoothing, V, weight_ptr, softcap,
-                          HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
+        end_d = _gradient(tl.exp(end_x - lse), end_x, end_cols, target, a, target_term, scale, smoothing, V,
+                          weight_ptr, softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
         tl.store(dx_row + end_lanes, end_d.to(dx_ptr.dtype.element_ty), mask=at_end)
+        if ON_CHIP:
+            # the target's element, after every store of the row (another thread's may have held it), from x_t as
+            # read before any of them (inplace: the logits are overwritten by now)
+            tl.debug_barrier()
+            d_t = _gradient(tl.exp(x_t - lse), x_t, target, target, a, target_term, scale, smoothing, V, weight_ptr,
+                            softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
+            tl.store(dx_row + off + target, d_t.to(dx_ptr.dtype.element_ty))
 
 
-def launch_config(V: int, dtype: torch.dtype) -> dict:
-    """Chunks and warps: fp32 rows per lane in 8 KB chunks with 8 warps (the H200's best of 4–32 KB and 4–16
-    warps at 50257 and 128256: 88–94 % of a read, evidence/experiments/2026-12-01-session11); 16-bit rows in
+def launch_config(V: int, dtype: torch.dtype, with_grad: bool) -> dict:
+    """With the gradient, rows whose window fits fused's registers (up to 32768 lanes, fused.MAX_N) are held on
+    chip, with fused's warps: one read and one write, where chunks read the row twice (H200, 16384×32000: the
+    kernel 1.50 → 1.07 ms in fp32, 0.76 → 0.72 in bf16). A forward with no gradient reads in chunks even so: held
+    on chip, a row takes a whole SM's registers and the next row's loads wait for it (bf16 0.35 → 0.54 ms; docs/
+    perf-notes.md, twelfth session). fp32 rows are walked per lane in 8 KB chunks with 8 warps, 16-bit rows in
     two_pass's 16 KB."""
+    lanes = triton.next_power_of_2(window_lanes(V, dtype))
+    if with_grad and lanes <= fused.MAX_N:
+        warps = fused.launch_config(1, lanes, dtype)["num_warps"]
+        return {"BLOCK": max(lanes, vector_elems(dtype)), "num_warps": warps, "PER_LANE": False, "ON_CHIP": True}
     if elem_size(dtype) == 4:
-        return {"BLOCK": min(max(triton.next_power_of_2(V), 4), 2048), "num_warps": 8, "PER_LANE": True}
-    return {**two_pass_config(V, dtype), "PER_LANE": False}
+        return {"BLOCK": 2048, "num_warps": 8, "PER_LANE": True, "ON_CHIP": False}
+    return {**two_pass_config(V, dtype), "PER_LANE": False, "ON_CHIP": False}
 
 
 def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
@@ -216,17 +260,20 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
                   grad_scale if grad_scale is not None else loss, V, ignore_index, float(smoothing), float(z_loss),
                   float(softcap or 1.0), VEC=vector_elems(logits.dtype), HAS_WEIGHT=weight is not None,
                   HAS_SMOOTHING=smoothing != 0, HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0,
-                  WITH_GRAD=dx is not None, **launch_config(V, logits.dtype))
+                  WITH_GRAD=dx is not None, **launch_config(V, logits.dtype, dx is not None))
     return loss, lse, dx
 
 
 def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool) -> Traffic:
-    """Pass 1 reads the logits (and M targets, M losses and lses written); with a gradient, pass 2 reads them again
-    — from L2 for rows of up to two_pass's L2_ROW_BYTES, as its second read — and writes the gradient."""
+    """Pass 1 reads the logits (and M targets, M losses and lses written); with a gradient, a row held on chip is
+    written from its registers, and a wider one is read again by pass 2 — from L2 for rows of up to two_pass's
+    L2_ROW_BYTES, as its second read — and written."""
     nbytes = M * V * elem_size(dtype)
     passes = (("pass 1: read the logits (lse, loss)", nbytes + M * 8, M * 8),)
     if not with_grad:
         return Traffic(passes)
+    if launch_config(V, dtype, with_grad)["ON_CHIP"]:
+        return Traffic(passes + (("write the gradient from the row held on chip", 0, nbytes),))
     again = (("pass 2: read the logits again", nbytes, 0),)
     store = (("pass 2: write the gradient", 0, nbytes),)
     if V * elem_size(dtype) <= L2_ROW_BYTES:
