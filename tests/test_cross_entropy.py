@@ -61,7 +61,7 @@ def options_for(option: dict, V: int) -> dict:
 
 def chunks_of(block: int):
     """A launch_config that walks every row in chunks of `block` lanes (per lane in fp32), never held on chip."""
-    def config(V, dtype, with_grad):
+    def config(V, dtype, with_grad, column_terms=False):
         return {"BLOCK": block, "num_warps": 4, "PER_LANE": dtype == torch.float32, "ON_CHIP": False}
     return config
 
@@ -273,12 +273,14 @@ from triton.compiler import ASTSource
 from softmax_bench.kernels import cross_entropy
 from tests.compile_sm90 import compiled_for_sm90, signature_of
 kernel = cross_entropy.cross_entropy_kernel
-for V in map(int, sys.argv[2:]):
+for case in sys.argv[2:]:  # V, or V+all: with class weights, label smoothing, a softcap and the z-loss
+    V, every_option = int(case.split("+")[0]), case.endswith("+all")
     for dtype, torch_dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
-        config = cross_entropy.launch_config(V, torch_dtype, True)
+        config = cross_entropy.launch_config(V, torch_dtype, True, every_option)
         constexprs = {"BLOCK": config["BLOCK"], "PER_LANE": config["PER_LANE"], "ON_CHIP": config["ON_CHIP"],
-                      "VEC": 16 // torch_dtype.itemsize, "HAS_WEIGHT": False, "HAS_SMOOTHING": False,
-                      "HAS_SOFTCAP": False, "HAS_Z": False, "WITH_GRAD": True}
+                      "VEC": 16 // torch_dtype.itemsize, "HAS_WEIGHT": every_option,
+                      "HAS_SMOOTHING": every_option, "HAS_SOFTCAP": every_option, "HAS_Z": every_option,
+                      "WITH_GRAD": True}
         types = {"x_ptr": "*" + dtype, "dx_ptr": "*" + dtype, "weight_ptr": "*" + dtype, "target_ptr": "*i64",
                  "loss_ptr": "*fp32", "lse_ptr": "*fp32", "grad_scale_ptr": "*fp32", "smoothing": "fp32",
                  "z_loss": "fp32", "softcap": "fp32"}
@@ -288,20 +290,21 @@ for V in map(int, sys.argv[2:]):
         source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                            attrs=aligned)
         ptx, report, spilled = compiled_for_sm90(source, {"num_warps": config["num_warps"]},
-                                                 f"{sys.argv[1]}/ce-{dtype}-{V}.ptx")
+                                                 f"{sys.argv[1]}/ce-{dtype}-{case}.ptx")
         count = lambda pattern: len(re.findall(pattern, ptx))
-        print(V, dtype, config["BLOCK"] // (32 * config["num_warps"]), count(r"ld\\.global[.\\w:]*\\.v4\\."),
+        print(case, dtype, config["BLOCK"] // (32 * config["num_warps"]), count(r"ld\\.global[.\\w:]*\\.v4\\."),
               count(r"st\\.global[.\\w:]*\\.v4\\."), count(r"ld\\.global[.\\w:]*\\.b16 "),
               count(r"st\\.global[.\\w:]*\\.b16 "), spilled)
 """
 
 
-def accesses_on_sm90(tmp_path, *widths: int) -> list[tuple]:
-    """(V, dtype, lanes a thread holds per chunk, v4 loads, v4 stores, 16-bit loads, 16-bit stores, bytes
-    spilled) of the kernel with the gradient, compiled for the H200 without a GPU."""
-    lines = printed_without_interpreter("-c", SM90_ACCESSES, str(tmp_path), *map(str, widths), timeout=300)
-    assert len(lines) == 2 * len(widths), lines
-    return [(int(V), dtype, *map(int, rest)) for V, dtype, *rest in (line.split() for line in lines)]
+def accesses_on_sm90(tmp_path, *cases) -> list[tuple]:
+    """(case, dtype, lanes a thread holds per chunk, v4 loads, v4 stores, 16-bit loads, 16-bit stores, bytes
+    spilled) of the kernel with the gradient, compiled for the H200 without a GPU; a case is V, or "V+all" for
+    every option on."""
+    lines = printed_without_interpreter("-c", SM90_ACCESSES, str(tmp_path), *map(str, cases), timeout=300)
+    assert len(lines) == 2 * len(cases), lines
+    return [(case, dtype, *map(int, rest)) for case, dtype, *rest in (line.split() for line in lines)]
 
 
 def test_rows_off_the_16_byte_grid_move_16_byte_vectors_on_sm90(tmp_path):
@@ -319,12 +322,17 @@ def test_a_row_held_on_chip_is_read_once_and_spills_nothing_on_sm90(tmp_path):
     no spills. The PTX has two v4 loads a 16-byte vector a thread holds: the row read whole where it fills the
     window, or with its vectors past the row masked off (aligned.block_values), one of the two at run time; a
     second pass would add a loop's loads, as wider rows' kernel has. In bf16 one 16-bit store more than the row's
-    partial end vectors take: the target's element, written after the row."""
-    for V, dtype, lanes, loads, stores, short_loads, short_stores, spilled in accesses_on_sm90(tmp_path, 32000):
-        vectors = lanes * (2 if dtype == "bf16" else 4) // 16
-        assert (loads, stores, spilled) == (2 * vectors, vectors, 0), (dtype, lanes, loads, stores, spilled)
-        if dtype == "bf16":
-            assert short_stores <= 2, short_stores
+    partial end vectors take: the target's element, written after the row. With every option on (label smoothing
+    and a softcap need each column's weight and logit too, which spilled there) the row is read in chunks, and
+    nothing spills either."""
+    for case, dtype, lanes, loads, stores, short_loads, short_stores, spilled in accesses_on_sm90(
+            tmp_path, 32000, "32000+all"):
+        assert spilled == 0, (case, dtype, spilled)
+        if case == "32000":
+            vectors = lanes * (2 if dtype == "bf16" else 4) // 16
+            assert (loads, stores) == (2 * vectors, vectors), (dtype, lanes, loads, stores)
+            if dtype == "bf16":
+                assert short_stores <= 2, short_stores
 
 
 @pytest.mark.parametrize(("call", "words"), [

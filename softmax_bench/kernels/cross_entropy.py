@@ -222,15 +222,16 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
             tl.store(dx_row + off + target, d_t.to(dx_ptr.dtype.element_ty))
 
 
-def launch_config(V: int, dtype: torch.dtype, with_grad: bool) -> dict:
+def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> dict:
     """With the gradient, rows whose window fits fused's registers (up to 32768 lanes, fused.MAX_N) are held on
     chip, with fused's warps: one read and one write, where chunks read the row twice (H200, 16384×32000: the
-    kernel 1.50 → 1.07 ms in fp32, 0.76 → 0.72 in bf16). A forward with no gradient reads in chunks even so: held
-    on chip, a row takes a whole SM's registers and the next row's loads wait for it (bf16 0.35 → 0.54 ms; docs/
-    perf-notes.md, twelfth session). fp32 rows are walked per lane in 8 KB chunks with 8 warps, 16-bit rows in
-    two_pass's 16 KB."""
+    kernel 1.50 → 1.07 ms in fp32, 0.76 → 0.72 in bf16). Not with column_terms (label smoothing, a softcap: the
+    gradient needs each column's weight or logit beside its probability), which spill there (sm_90, 32000: 160–4000
+    bytes), nor for a forward with no gradient: held on chip, a row takes a whole SM's registers and the next row's
+    loads wait for it (bf16 0.35 → 0.54 ms; docs/perf-notes.md, twelfth session). Else fp32 rows are walked per
+    lane in 8 KB chunks with 8 warps, 16-bit rows in two_pass's 16 KB."""
     lanes = triton.next_power_of_2(window_lanes(V, dtype))
-    if with_grad and lanes <= fused.MAX_N:
+    if with_grad and not column_terms and lanes <= fused.MAX_N:
         warps = fused.launch_config(1, lanes, dtype)["num_warps"]
         return {"BLOCK": max(lanes, vector_elems(dtype)), "num_warps": warps, "PER_LANE": False, "ON_CHIP": True}
     if elem_size(dtype) == 4:
@@ -260,11 +261,12 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
                   grad_scale if grad_scale is not None else loss, V, ignore_index, float(smoothing), float(z_loss),
                   float(softcap or 1.0), VEC=vector_elems(logits.dtype), HAS_WEIGHT=weight is not None,
                   HAS_SMOOTHING=smoothing != 0, HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0,
-                  WITH_GRAD=dx is not None, **launch_config(V, logits.dtype, dx is not None))
+                  WITH_GRAD=dx is not None,
+                  **launch_config(V, logits.dtype, dx is not None, smoothing != 0 or softcap is not None))
     return loss, lse, dx
 
 
-def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool) -> Traffic:
+def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> Traffic:
     """Pass 1 reads the logits (and M targets, M losses and lses written); with a gradient, a row held on chip is
     written from its registers, and a wider one is read again by pass 2 — from L2 for rows of up to two_pass's
     L2_ROW_BYTES, as its second read — and written."""
@@ -272,7 +274,7 @@ def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool) -> Traffic:
     passes = (("pass 1: read the logits (lse, loss)", nbytes + M * 8, M * 8),)
     if not with_grad:
         return Traffic(passes)
-    if launch_config(V, dtype, with_grad)["ON_CHIP"]:
+    if launch_config(V, dtype, with_grad, column_terms)["ON_CHIP"]:
         return Traffic(passes + (("write the gradient from the row held on chip", 0, nbytes),))
     again = (("pass 2: read the logits again", nbytes, 0),)
     store = (("pass 2: write the gradient", 0, nbytes),)
