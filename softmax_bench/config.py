@@ -10,7 +10,7 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     dtypes = ["bf16", "fp32"]
     variants = ["fused", "eager"]            # default: every variant and peer that supports the cell
     op = "causal"                            # softmax (default), scaled, scaled-masked, causal, key-padded,
-                                             # log-softmax: softmax_bench.ops
+                                             # log-softmax, cross-entropy: softmax_bench.ops
     pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100
@@ -224,6 +224,10 @@ def build_plan(
     plan.dtypes = check_dtypes(dtypes or plan.dtypes or DEFAULT_DTYPES)
     plan.variants = list(dict.fromkeys(variants or plan.variants))
     plan.op = get_op(op or plan.op).name
+    measures = get_op(plan.op).measures
+    for name in plan.variants:
+        if measures is not None and name not in measures:
+            raise BenchError(f"--op {plan.op} measures {', '.join(measures)}; {name!r} is not one of them")
     if pass_ is not None:
         if pass_ not in PASS_CHOICES:
             raise BenchError(f"unknown pass {pass_!r}; choose from {', '.join(PASS_CHOICES)}")

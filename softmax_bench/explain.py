@@ -111,6 +111,10 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             advance: Callable[[str], None] = lambda what: None, run: Run | None = None) -> Explanation:
     """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before).
     With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
+    if op.name == "cross-entropy":
+        raise BenchError("explain shows the softmax variants' bytes, not the cross-entropy's yet: a cross-entropy "
+                         "sweep's rows hold each pass's bytes (model_bytes; softmax_bench/kernels/cross_entropy.py, "
+                         "traffic)")
     torch_dtype = DTYPES[dtype]
     if run is not None:
         bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype)

@@ -7,6 +7,8 @@
 - key-padded: scaled-masked with a key-padding mask: 64 consecutive rows share a row of it, as a [B, 1, 1, S] mask
   over [B, H, S, S] scores does (a head's queries), read as it is, not expanded
 - log-softmax: y = log_softmax(x)
+- cross-entropy: the loss over x's rows as logits (N the vocabulary), against random targets; its backward pass is
+  a training step (softmax_bench.cross_entropy_providers)
 
 The Triton variants do it in one pass (the mask, if any, is one more byte an element to read); eager and
 unfused run the scale and masks as separate torch ops, as a user writes them.
@@ -35,6 +37,7 @@ class Op:
     name: str
     summary: str
     fusion: Callable[[torch.Tensor], Fusion]  # x (M×N) → the fusion to apply, masks built on x's device
+    measures: tuple[str, ...] | None = None  # the variants and peers a sweep of the op can run (None: all)
 
 
 def _scaled_masked(x: torch.Tensor) -> Fusion:
@@ -64,6 +67,9 @@ OPS = {
         Op("key-padded", f"softmax(x · {ATTENTION_SCALE}, a key-padding mask: {KEY_PADDING_ROWS} consecutive rows share "
            f"a row of it, {KEPT_FRACTION:.0%} kept; a [B, 1, 1, S] mask over [B, H, S, S] scores, called as such)",
            _key_padded),
+        Op("cross-entropy", "the mean cross-entropy of x's rows as logits (N: the vocabulary) against random targets, "
+           "every 7th ignored; backward: a training step, the forward with the gradient and loss.backward()",
+           lambda x: Fusion(), measures=("fused", "eager", "torch_compile", "liger", "quack")),
     )
 }
 
@@ -71,6 +77,14 @@ OPS = {
 # Ops whose bytes are not a copy's (a mask read beside x, a causal row's columns not read): tables show their cells
 # as % of their own roofline.
 FUSED_OPS = ("scaled-masked", "causal", "key-padded")
+
+
+def pass_bytes(op: str, pass_: str) -> tuple[int, str]:
+    """How many M·N elements a pass's GB/s counts (sweep.moved_bytes), and what they are, as tables and plots say."""
+    backward = pass_ == "backward"
+    if op == "cross-entropy":
+        return (2, "a training step: read the logits, write their gradient") if backward else (1, "read the logits")
+    return (3, "read y and dy, write dx") if backward else (2, "read x, write y")
 
 
 def judged_by_roofline(rows, meta: dict) -> bool:

@@ -25,7 +25,7 @@ from .across_devices import median_over_devices  # noqa: E402
 from .errors import BenchError  # noqa: E402
 from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT,  # noqa: E402
                       backward_traffic, backwards, one_pass_traffic, variants)
-from .ops import get_op, judged_by_roofline  # noqa: E402
+from .ops import get_op, judged_by_roofline, pass_bytes  # noqa: E402
 from .peers import PEERS  # noqa: E402
 from .report import device_text, number  # noqa: E402
 from .results import CellFilter, Run, pct_band  # noqa: E402
@@ -69,7 +69,8 @@ def _title(kind: str, meta: dict, dtypes: list[str], pass_: str = "forward") -> 
     device = device_text(meta) + (", median over the devices" if meta.get("placement") == "replicated" else "")
     date = (meta.get("started_at") or "")[:10]
     interpreted = " — INTERPRETED on CPU" if meta.get("interpreted") else ""
-    kind += " — BACKWARD (read y and dy, write dx)" if pass_ == "backward" else ""
+    if pass_ == "backward":
+        kind += f" — BACKWARD ({pass_bytes(meta.get('op', 'softmax'), pass_)[1]})"
     return f"{kind} — {device}{interpreted}\n{', '.join(dtypes)} — {date} — run {meta.get('run_id', '?')}"
 
 
@@ -88,18 +89,30 @@ def _registered(name: str, config: object, pass_: str):
     return (backwards() if pass_ == "backward" else variants()).get(name)
 
 
+CROSS_ENTROPY_GRADIENT_FLOPS = 3  # a step's gradient an element: the probability's coefficient, the target's term, the scale
+
+
+def useful_flops_per_element(op: str, pass_: str) -> int:
+    """The op's FLOPs an element, the same for every variant."""
+    if op == "cross-entropy":
+        return SOFTMAX_FLOPS_PER_ELEMENT + (CROSS_ENTROPY_GRADIENT_FLOPS if pass_ == "backward" else 0)
+    return BACKWARD_FLOPS_PER_ELEMENT if pass_ == "backward" else SOFTMAX_FLOPS_PER_ELEMENT
+
+
 def flops_and_hbm_bytes(row, op: str, pass_: str = "forward") -> tuple[int, int]:
     """A row's useful FLOPs — the op's, the same for every variant: work a variant does twice (two_pass's second
     exp) is not more work done — and its HBM bytes by its variant's or backward's traffic model (a peer counts as
     a one-pass softmax, or a backward that reads y and dy once and writes dx once)."""
-    registered = _registered(row.variant, row.config, pass_)
     M, N = int(row.M), int(row.N)
+    if op == "cross-entropy":  # the loss's own providers: the bytes their model gave the row (sweep.measure_cell)
+        return useful_flops_per_element(op, pass_) * M * N, int(row.model_bytes)
+    registered = _registered(row.variant, row.config, pass_)
     fusion = get_op(op).fusion(torch.empty(M, N, device="meta"))  # shapes only
     if pass_ == "backward":
         traffic = (registered.traffic if registered else backward_traffic)(M, N, DTYPES[row.dtype], fusion)
-        return BACKWARD_FLOPS_PER_ELEMENT * M * N, traffic.total_bytes
-    traffic = (registered.traffic if registered else one_pass_traffic)(M, N, DTYPES[row.dtype], fusion)
-    return SOFTMAX_FLOPS_PER_ELEMENT * M * N, traffic.total_bytes
+    else:
+        traffic = (registered.traffic if registered else one_pass_traffic)(M, N, DTYPES[row.dtype], fusion)
+    return useful_flops_per_element(op, pass_) * M * N, traffic.total_bytes
 
 
 def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figure:
@@ -137,7 +150,7 @@ def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figu
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
         ax.set_ylim(gflops.min() / 2, max(gflops.max(), peak or 0) * 2)
-        flops = BACKWARD_FLOPS_PER_ELEMENT if pass_ == "backward" else SOFTMAX_FLOPS_PER_ELEMENT
+        flops = useful_flops_per_element(op, pass_)
         ax.set_xlabel(f"arithmetic intensity (useful FLOP per HBM byte: {flops} an element for every variant,\n"
                       "bytes by each variant's traffic model)", fontsize="small")
         ax.set_ylabel("achieved GFLOP/s (useful FLOPs)")

@@ -27,6 +27,8 @@ class Cell:
     ref: torch.Tensor | None = None  # the forward's, fully masked rows as the Triton variants give them
     ref_nan_rows: torch.Tensor | None = None  # the same with torch's NaN there
     dy: torch.Tensor | None = None  # the gradient of y, for a backward
+    target: torch.Tensor | None = None  # a loss's class indices, one a row (cross_entropy_providers)
+    ref_grad: torch.Tensor | None = None  # a loss's reference gradient of the logits
 
 
 # A provider's call (output, Launch) and what it must give.
@@ -45,6 +47,9 @@ class Provider:
     pass_: str = "forward"
     # The call a user makes, which is checked and timed (None: prepare's); prepare's run says what was launched.
     user_call: Callable[[Cell], Callable[[], torch.Tensor]] | None = None
+    # The cell's dtype → the output's dtype (None: whatever float dtype it has) and tolerances by dtype (check_as
+    # None: the cell's dtype, and TOLERANCES or, for a backward, GRAD_TOLERANCES)
+    check_as: Callable[[torch.dtype], tuple[torch.dtype, dict]] | None = None
 
 
 def _softmax_call(name: str) -> Callable[[Cell], Callable[[], torch.Tensor]]:
@@ -162,9 +167,13 @@ def _backward_peer_provider(peer: Peer) -> Provider:
     return Provider(peer.name, "peer", backward_traffic, _peer_unsupported(peer), prepare, "backward")
 
 
-def providers(names: list[str], passes: list[str] = ["forward"]) -> list[Provider]:
+def providers(names: list[str], passes: list[str] = ["forward"], op: str = "softmax") -> list[Provider]:
     """For each pass: our variants (backward: our backwards), auto, then the peers; only `names` when given
-    (unknown names are an error)."""
+    (unknown names are an error). The cross-entropy op has its own (cross_entropy_providers)."""
+    if op == "cross-entropy":
+        from .cross_entropy_providers import cross_entropy_providers
+
+        return cross_entropy_providers(names, passes)
     every = []
     if "forward" in passes:
         every += [_variant_provider(v) for v in variants().values()] + [_auto_provider()]

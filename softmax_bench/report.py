@@ -16,7 +16,7 @@ from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbp
                              outlier)
 from .clocks import MAX_RETAKES, THROTTLE_FRACTION
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
-from .ops import judged_by_roofline
+from .ops import judged_by_roofline, pass_bytes
 from .timing import SAMPLING_TIMEOUT_MS
 from .results import WIDE_BAND, cell_label, wide_band
 
@@ -164,7 +164,8 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
                     texts.append(([("FAIL" if r.status == "FAIL" else "skip"), f"[{mark}]"],
                                   "bold red" if r.status == "FAIL" else "dim"))
             cells.append(((int(M), int(N)), texts))
-        moved = "3·M·N·elem (read y and dy, write dx)" if pass_ == "backward" else "2·M·N·elem"
+        count, what = pass_bytes(meta.get("op", "softmax"), pass_)
+        moved = f"{count}·M·N·elem ({what})"
         caption = [f"GB/s = {moved} / median kernel time, over % of a copy of the cell's bytes timed in the run; "
                    f"★ best of the cell; ~ p20–p80 band wider than {WIDE_BAND:g} % of the median (not stable to "
                    f"{WIDE_BAND:g} %); ‡ a call costs ≥ {HOST_BOUND:g}× the kernel (the host sets the pace: call_ms)"]

@@ -103,7 +103,7 @@ def resume_run(ref: str, out_dir: Path, interpret: bool,
     meta = run.meta()
     try:
         plan = plan_from_meta(meta)
-        providers(plan.variants, plan.passes)
+        providers(plan.variants, plan.passes, plan.op)
         if not all(dtype in meta["copy_gbps"] for dtype in plan.dtypes):
             raise KeyError("copy_gbps")
     except (KeyError, TypeError, AttributeError, BenchError) as err:

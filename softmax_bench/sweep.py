@@ -13,7 +13,7 @@ import torch
 from . import device as devices
 from .config import SweepPlan
 from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, elem_size
-from .ops import get_op, masked_rows, reference
+from .ops import get_op, masked_rows, pass_bytes, reference
 from .peers import THEIRS, PeerUnavailable
 from .providers import Cell, Provider, cell_input, check, providers
 from .results import KEY, Run
@@ -25,18 +25,22 @@ from .timing import CALL_ROUND_MS, CALL_ROUNDS, Timing, TimingSettings, measure
 TodoCell = tuple[str, int, int, list[tuple[str, str]]]
 
 
-def memory_needed(M: int, N: int, dtype: torch.dtype, passes: list[str] = ["forward"]) -> int:
+def memory_needed(M: int, N: int, dtype: torch.dtype, passes: list[str] = ["forward"], op: str = "softmax") -> int:
     """Input, output, a mask, the fp32 reference and the check's temporaries, with room for unfused's fp32
-    intermediates; for the backward, y, dy, dx and the reference's temporaries too."""
+    intermediates; for the backward, y, dy, dx and the reference's temporaries too. Cross-entropy: the logits, a
+    peer's copy of them and its fp32 upcast, and the reference's logits and gradient."""
+    if op == "cross-entropy":
+        return M * N * (2 * elem_size(dtype) + 4 + (elem_size(dtype) + 2 * 4 + 4 * 2 if "backward" in passes else 0))
     forward = 2 * elem_size(dtype) + 1 + 4 * 5
     backward = 3 * elem_size(dtype) + 4 * 3 if "backward" in passes else 0
     return M * N * (forward + backward)
 
 
-def moved_bytes(M: int, N: int, dtype: torch.dtype, pass_: str) -> int:
+def moved_bytes(M: int, N: int, dtype: torch.dtype, pass_: str, op: str = "softmax") -> int:
     """What every variant's GB/s counts, the same for all: read x and write y (2 row passes); backward: read y and
-    dy, write dx (3)."""
-    return (3 if pass_ == "backward" else 2) * M * N * elem_size(dtype)
+    dy, write dx (3). Cross-entropy: its forward reads the logits (1), its step reads them and writes their
+    gradient, one copy (2)."""
+    return pass_bytes(op, pass_)[0] * M * N * elem_size(dtype)
 
 
 COPY_TRIALS = 3
@@ -71,7 +75,8 @@ def timed(call: Callable[[], object], cell: Cell, pass_: str, nbytes: int, setti
     timings, left = [], []
     for trial in range(trials):
         if trial:
-            moved = cell.dy if pass_ == "backward" else cell.x  # never x in a backward: its graph may have saved x
+            # never x in a backward: its graph may have saved x (a loss's step, which has no dy, builds its own)
+            moved = cell.dy if pass_ == "backward" and cell.dy is not None else cell.x
             left.append(moved.untyped_storage())
             moved.set_(moved.clone())
         timings.append(measure(call, settings, interpret))
@@ -109,7 +114,7 @@ def measure_cell(
         row = {**base, "variant": provider.name, "pass": provider.pass_, "model_bytes": model_bytes, **fields}
         cell_copy_gbps = copy_gbps
         if timing is not None:
-            nbytes = moved_bytes(M, N, dtype, provider.pass_)
+            nbytes = moved_bytes(M, N, dtype, provider.pass_, plan.op)
             copy = copies[(dtype_name, nbytes)]
             cell_copy_gbps = nbytes / copy.ms / 1e6
             row.update(ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, call_ms=timing.call_ms,
@@ -129,8 +134,9 @@ def measure_cell(
     if not interpret:
         torch.cuda.empty_cache()
         free, _ = torch.cuda.mem_get_info()
-        if memory_needed(M, N, dtype, passes) > free:
-            reason = f"needs ~{memory_needed(M, N, dtype, passes) / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
+        needed = memory_needed(M, N, dtype, passes, plan.op)
+        if needed > free:
+            reason = f"needs ~{needed / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
             fusion = op.fusion(torch.empty(M, N, device="meta"))  # shapes only, for the traffic model
             for provider in todo:
                 store(provider, status="skipped", reason=reason)
@@ -138,12 +144,16 @@ def measure_cell(
 
     x = cell_input(M, N, dtype, device)
     for pass_ in passes:
-        nbytes = moved_bytes(M, N, dtype, pass_)
+        nbytes = moved_bytes(M, N, dtype, pass_, plan.op)
         if (dtype_name, nbytes) not in copies:
             copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
     fusion = op.fusion(x)
     cell = Cell(x, fusion, torch.float64 if interpret else torch.float32)
-    if "forward" in passes:
+    if plan.op == "cross-entropy":
+        from .cross_entropy_providers import loss_cell
+
+        cell = loss_cell(cell, passes)
+    elif "forward" in passes:
         ref = reference(x, fusion, cell.precise)
         rows = masked_rows(ref, fusion)  # fully masked: zeros (log: -inf), or NaN for torch's semantics
         cell = replace(cell, ref=ref, ref_nan_rows=ref.masked_fill(rows, float("nan")) if bool(rows.any()) else ref)
@@ -172,8 +182,12 @@ def measure_cell(
         except Exception as err:  # a crash is a result: recorded, and the sweep goes on
             store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=error_line(err))
             continue
-        tolerances = GRAD_TOLERANCES if provider.pass_ == "backward" else TOLERANCES
-        max_err, wrong = check(y, expected, dtype, tolerances)
+        if provider.check_as is not None:
+            out_dtype, tolerances = provider.check_as(dtype)
+            out_dtype = out_dtype or y.dtype
+        else:
+            out_dtype, tolerances = dtype, GRAD_TOLERANCES if provider.pass_ == "backward" else TOLERANCES
+        max_err, wrong = check(y, expected, out_dtype, tolerances)
         del y, expected
         extra = {"max_err": max_err, "n_regs": launch.n_regs, "n_spills": launch.n_spills,
                  "config": " ".join(f"{k}={v}" for k, v in launch.config.items()) or None}
@@ -183,7 +197,7 @@ def measure_cell(
                 wrong = f"{owner} own result, not softmax_bench's: {wrong}"
             store(provider, status="FAIL", reason=wrong, **extra)
             continue
-        nbytes = moved_bytes(M, N, dtype, provider.pass_)
+        nbytes = moved_bytes(M, N, dtype, provider.pass_, plan.op)
         store(provider, timed(call, cell, provider.pass_, nbytes, plan.timing, interpret), status="ok", **extra)
         del call, run_launch
     del x, cell, fusion
@@ -192,7 +206,7 @@ def measure_cell(
 def todo_cells(plan: SweepPlan, rows: pd.DataFrame) -> list[TodoCell]:
     """The plan's cells in sweep order, each with the (variant or peer, pass) not yet in `rows`; finished cells left
     out."""
-    names = [(p.name, p.pass_) for p in providers(plan.variants, plan.passes)]
+    names = [(p.name, p.pass_) for p in providers(plan.variants, plan.passes, plan.op)]
     done = {tuple(r) for r in rows[KEY].astype(str).itertuples(index=False)}
     cells = []
     for dtype_name, M, N in plan.cells():
@@ -206,16 +220,16 @@ def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]
     """What a sweep of the plan would measure, cell by cell — its variants and peers, the GPU memory it needs —
     and about how long it would take on a GPU (None under the interpreter, whose speed is the CPU's): each variant
     and each copy timed for warm-up + repetitions + the call rounds, in TRIALS trials for a small cell."""
-    names = [p.name for p in providers(plan.variants, plan.passes)]
+    names = [p.name for p in providers(plan.variants, plan.passes, plan.op)]
     cells, seconds = [], 0.0
     per_measure = (plan.timing.warmup_ms + plan.timing.rep_ms + CALL_ROUNDS * CALL_ROUND_MS) / 1000
     for dtype_name, M, N in plan.cells():
         dtype = DTYPES[dtype_name]
-        trials = TRIALS if moved_bytes(M, N, dtype, "forward") < TRIALS_BELOW_BYTES else 1
+        trials = TRIALS if moved_bytes(M, N, dtype, "forward", plan.op) < TRIALS_BELOW_BYTES else 1
         copy_trials = TRIALS if trials > 1 else COPY_TRIALS
         seconds += per_measure * (trials * len(names) + copy_trials * len(plan.passes))
         cells.append({"dtype": dtype_name, "M": M, "N": N, "measures": len(names),
-                      "memory_gb": memory_needed(M, N, dtype, plan.passes) / 1e9})
+                      "memory_gb": memory_needed(M, N, dtype, plan.passes, plan.op) / 1e9})
     return cells, None if interpret else seconds
 
 
@@ -231,7 +245,7 @@ def measure_cells(
     interpret: bool,
     advance: Callable[[str], None],
 ) -> None:
-    by_name = {(p.name, p.pass_): p for p in providers(plan.variants, plan.passes)}
+    by_name = {(p.name, p.pass_): p for p in providers(plan.variants, plan.passes, plan.op)}
     copies: dict = {}  # the copies of each cell's bytes, per (dtype, bytes), for the whole of these cells
     for dtype_name, M, N, names in cells:
         todo = [by_name[name] for name in names]

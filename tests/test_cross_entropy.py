@@ -298,26 +298,36 @@ for case in sys.argv[2:]:  # V, or V+all: with class weights, label smoothing, a
 """
 
 
-def accesses_on_sm90(tmp_path, *cases) -> list[tuple]:
-    """(case, dtype, lanes a thread holds per chunk, v4 loads, v4 stores, 16-bit loads, 16-bit stores, bytes
-    spilled) of the kernel with the gradient, compiled for the H200 without a GPU; a case is V, or "V+all" for
-    every option on."""
-    lines = printed_without_interpreter("-c", SM90_ACCESSES, str(tmp_path), *map(str, cases), timeout=300)
-    assert len(lines) == 2 * len(cases), lines
-    return [(case, dtype, *map(int, rest)) for case, dtype, *rest in (line.split() for line in lines)]
+SM90_CASES = ("50257", "32000", "32000+all")
 
 
-def test_rows_off_the_16_byte_grid_move_16_byte_vectors_on_sm90(tmp_path):
+@pytest.fixture(scope="module")
+def accesses_on_sm90(tmp_path_factory) -> dict[str, list[tuple]]:
+    """case → (dtype, lanes a thread holds per chunk, v4 loads, v4 stores, 16-bit loads, 16-bit stores, bytes
+    spilled) of the kernel with the gradient, compiled for the H200 without a GPU, in one process; a case is V, or
+    "V+all" for every option on."""
+    lines = printed_without_interpreter("-c", SM90_ACCESSES, str(tmp_path_factory.mktemp("sm90")), *SM90_CASES,
+                                        timeout=300)
+    assert len(lines) == 2 * len(SM90_CASES), lines
+    found = {case: [] for case in SM90_CASES}
+    for case, dtype, *rest in (line.split() for line in lines):
+        found[case].append((dtype, *map(int, rest)))
+    return found
+
+
+@pytest.mark.xdist_group("cross-entropy-sm90")  # one worker compiles them, once
+def test_rows_off_the_16_byte_grid_move_16_byte_vectors_on_sm90(accesses_on_sm90):
     """Rows of 50257 logits are read and their gradient written in 16-byte vectors. In bf16 what is left of 16-bit
     accesses is the target's logit and the partial vectors at a row's ends (two loads, one store), where the
     element by element reading had 65 loads and 32 stores."""
-    for V, dtype, _, loads, stores, short_loads, short_stores, _ in accesses_on_sm90(tmp_path, 50257):
+    for dtype, _, loads, stores, short_loads, short_stores, _ in accesses_on_sm90["50257"]:
         assert loads > 0 and stores > 0, (dtype, loads, stores)
         if dtype == "bf16":
             assert short_loads <= 2 and short_stores <= 1, (short_loads, short_stores)
 
 
-def test_a_row_held_on_chip_is_read_once_and_spills_nothing_on_sm90(tmp_path):
+@pytest.mark.xdist_group("cross-entropy-sm90")  # one worker compiles them, once
+def test_a_row_held_on_chip_is_read_once_and_spills_nothing_on_sm90(accesses_on_sm90):
     """A 32000-logit row fits on chip: with the gradient, each thread loads its lanes once and stores them once, with
     no spills. The PTX has two v4 loads a 16-byte vector a thread holds: the row read whole where it fills the
     window, or with its vectors past the row masked off (aligned.block_values), one of the two at run time; a
@@ -325,14 +335,14 @@ def test_a_row_held_on_chip_is_read_once_and_spills_nothing_on_sm90(tmp_path):
     partial end vectors take: the target's element, written after the row. With every option on (label smoothing
     and a softcap need each column's weight and logit too, which spilled there) the row is read in chunks, and
     nothing spills either."""
-    for case, dtype, lanes, loads, stores, short_loads, short_stores, spilled in accesses_on_sm90(
-            tmp_path, 32000, "32000+all"):
-        assert spilled == 0, (case, dtype, spilled)
-        if case == "32000":
-            vectors = lanes * (2 if dtype == "bf16" else 4) // 16
-            assert (loads, stores) == (2 * vectors, vectors), (dtype, lanes, loads, stores)
-            if dtype == "bf16":
-                assert short_stores <= 2, short_stores
+    for case in ("32000", "32000+all"):
+        for dtype, lanes, loads, stores, short_loads, short_stores, spilled in accesses_on_sm90[case]:
+            assert spilled == 0, (case, dtype, spilled)
+            if case == "32000":
+                vectors = lanes * (2 if dtype == "bf16" else 4) // 16
+                assert (loads, stores) == (2 * vectors, vectors), (dtype, lanes, loads, stores)
+                if dtype == "bf16":
+                    assert short_stores <= 2, short_stores
 
 
 @pytest.mark.parametrize(("call", "words"), [

@@ -99,3 +99,66 @@ def test_our_compiled_op_as_a_peer_forward_and_backward(tmp_path):
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     rows = pd.read_csv(run_dir / "rows.csv")
     assert (rows["status"] == "ok").all(), rows[["variant", "pass", "status", "reason"]]
+
+
+def test_sweep_cross_entropy_forward_and_step(tmp_path):
+    """--op cross-entropy: the loss's forward (GB/s over one read of the logits) and its training step (one copy),
+    ours and torch's checked and timed; the GPU peers run on a GPU. Tables, show and plot say what a pass counts."""
+    from softmax_bench.kernels import cross_entropy as kernel
+
+    result = invoke("sweep", *MODE, "--shape", "6x300", "--dtype", "bf16", "--op", "cross-entropy", "--pass", "both",
+                    "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    rows = pd.read_csv(run_dir / "rows.csv").set_index(["variant", "pass"])
+    assert set(rows["op"]) == {"cross-entropy"}
+    for name in ("fused", "eager"):
+        assert list(rows.loc[[(name, "forward"), (name, "backward")], "status"]) == ["ok", "ok"]
+    if DEVICE == "cpu":
+        assert "a GPU peer" in rows.loc[("torch_compile", "backward"), "reason"]
+    else:
+        assert rows.loc[("torch_compile", "backward"), "status"] == "ok"
+    forward, step = rows.loc[("fused", "forward")], rows.loc[("fused", "backward")]
+    assert abs(forward["gbps"] - 6 * 300 * 2 / forward["ms"] / 1e6) < 1e-9 * forward["gbps"]  # one read
+    assert abs(step["gbps"] - 2 * 6 * 300 * 2 / step["ms"] / 1e6) < 1e-9 * step["gbps"]  # one copy
+    assert step["model_bytes"] == kernel.traffic(6, 300, torch.bfloat16, with_grad=True).total_bytes
+    printed = flat(result.stdout)
+    assert "1·M·N·elem (read the logits)" in printed
+    assert "2·M·N·elem (a training step: read the logits, write their gradient)" in printed
+    assert invoke("show", run_dir).exit_code == 0
+    from softmax_bench.plots import flops_and_hbm_bytes, roofline
+    from softmax_bench.results import Run
+
+    run = Run(run_dir)
+    stored = run.rows()
+    (fused_step,) = stored[(stored["variant"] == "fused") & (stored["pass"] == "backward")].itertuples()
+    assert flops_and_hbm_bytes(fused_step, "cross-entropy", "backward") == (8 * 6 * 300, step["model_bytes"])
+    title = roofline(stored, run.meta(), "backward")._suptitle.get_text()
+    assert title.startswith("roofline — BACKWARD (a training step: read the logits, write their gradient)")
+
+
+def test_a_cross_entropy_sweep_takes_only_what_it_measures(tmp_path):
+    result = invoke("sweep", *MODE, "--shape", "2x64", "--op", "cross-entropy", "--variant", "two_pass", "--out",
+                    tmp_path)
+    assert_usage_error(result, "--op cross-entropy measures fused, eager, torch_compile, liger, quack")
+    assert not list(tmp_path.iterdir()), "no run is started"
+
+
+def test_the_loss_check_fails_a_wrong_loss_or_gradient():
+    """The sweep's check of a loss provider can fail: a loss off by 1e-3, a gradient off at one element."""
+    from softmax_bench.cross_entropy_providers import LOSSES, cross_entropy_providers, loss_cell
+    from softmax_bench.ops import OPS
+    from softmax_bench.providers import Cell, cell_input, check
+
+    assert tuple(LOSSES) == OPS["cross-entropy"].measures
+    x = cell_input(4, 96, torch.float32, DEVICE)
+    cell = loss_cell(Cell(x, OPS["cross-entropy"].fusion(x), torch.float64), ["forward", "backward"])
+    for provider in cross_entropy_providers(["fused"], ["forward", "backward"]):
+        call, expected = provider.prepare(cell)
+        y = call()[0]
+        out_dtype, tolerances = provider.check_as(torch.float32)
+        out_dtype = out_dtype or y.dtype
+        assert check(y, expected, out_dtype, tolerances)[1] is None, provider.pass_
+        wrong = y + 1e-3 if provider.pass_ == "forward" else y.clone().index_put_((torch.tensor([1]),) * 2,
+                                                                                    torch.tensor(1e-3), accumulate=True)
+        assert check(wrong, expected, out_dtype, tolerances)[1] is not None, provider.pass_
