@@ -688,6 +688,16 @@ def explain(
         from .explain import explain as explain_shape  # loads the kernels: after use_interpreter
         from .report import explain_report
 
+        if op is not None and op.value == "cross-entropy":
+            if measure:
+                raise BenchError("--measure times softmax variants; time the cross-entropy with `sweep --op "
+                                 "cross-entropy`")
+            from .explain import explain_loss
+            from .report import loss_explain_report
+
+            for item in loss_explain_report(explain_loss(M, N, dtype.value, out_dir, interpret, run=stored)):
+                out.print(item)
+            return
         with _progress() as progress:
             task = progress.add_task("explain", total=None)
             explanation = explain_shape(M, N, dtype.value, out_dir, interpret, measure,

@@ -111,10 +111,6 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             advance: Callable[[str], None] = lambda what: None, run: Run | None = None) -> Explanation:
     """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before).
     With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
-    if op.name == "cross-entropy":
-        raise BenchError("explain shows the softmax variants' bytes, not the cross-entropy's yet: a cross-entropy "
-                         "sweep's rows hold each pass's bytes (model_bytes; softmax_bench/kernels/cross_entropy.py, "
-                         "traffic)")
     torch_dtype = DTYPES[dtype]
     if run is not None:
         bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype)
@@ -161,3 +157,39 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
             why_not=backward.unsupported(N, torch_dtype, here=run is None),
         ))
     return result
+
+
+@dataclass
+class LossExplanation:
+    """The cross-entropy's byte arithmetic at one shape: each pass's least bytes and our kernel's own."""
+
+    M: int
+    V: int
+    dtype: str
+    bandwidth_gbps: float | None
+    bandwidth_source: str
+    config: dict  # the kernel's launch for the step (kernels/cross_entropy.launch_config)
+    lines: list[tuple[str, int, int, int, int, int]]  # (pass, least read, least written, ours read, written, L2)
+
+    @property
+    def logits_bytes(self) -> int:
+        return self.M * self.V * elem_size(DTYPES[self.dtype])
+
+
+def explain_loss(M: int, V: int, dtype: str, out_dir: Path, interpret: bool, run: Run | None = None) -> LossExplanation:
+    """The cross-entropy's passes at M×V: the forward (the loss, no gradient) must read the logits once, a training
+    step read them and write their gradient (one copy); beside it, what our kernel moves (a row read twice unless it
+    is held on chip) at the stored (or the run's) copy bandwidth."""
+    from .kernels import cross_entropy as kernel
+
+    torch_dtype = DTYPES[dtype]
+    if run is not None:
+        bandwidth, source = _from_run(run, V, dtype)[:2]
+    else:
+        bandwidth, source = _bandwidth(out_dir, dtype, interpret)[:2]
+    nbytes = M * V * elem_size(torch_dtype)
+    lines = []
+    for pass_, least in (("forward", (nbytes, 0)), ("backward", (nbytes, nbytes))):
+        ours = kernel.traffic(M, V, torch_dtype, with_grad=pass_ == "backward")
+        lines.append((pass_, *least, ours.read_bytes, ours.write_bytes, ours.l2_bytes))
+    return LossExplanation(M, V, dtype, bandwidth, source, kernel.launch_config(V, torch_dtype, True), lines)

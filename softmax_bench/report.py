@@ -368,6 +368,37 @@ def explain_report(e) -> list:
 
 
 
+def loss_explain_report(e) -> list:
+    """Rich renderables for a LossExplanation (softmax_bench.explain.explain_loss)."""
+    head = Text()
+    head.append(f"{e.M}×{e.V} {e.dtype} · op cross-entropy", style="bold")
+    head.append(f" — logits {e.logits_bytes:,} bytes ({e.logits_bytes / 2**20:,.1f} MiB); the loss must read them "
+                f"once, a training step read them and write their gradient: {2 * e.logits_bytes:,} bytes, one copy")
+    items: list = [head]
+    if e.bandwidth_gbps:
+        items.append(Text(f"bandwidth: {e.bandwidth_gbps:,.0f} GB/s — {e.bandwidth_source}"))
+    else:
+        items.append(Text(f"bandwidth: unknown — {e.bandwidth_source}; bytes only", style="yellow"))
+    table = Table(title="MiB each pass must move and the fused kernel's own, through HBM (and through L2 only), and "
+                        "the time at that bandwidth", title_justify="left", caption_justify="left", **COMPACT)
+    for column in ("pass", "least\nread", "least\nwritten", "least\nms", "fused\nread", "fused\nwritten",
+                   "L2\nonly", "fused\nms"):
+        table.add_column(column, justify="left" if column == "pass" else "right")
+    for pass_, least_read, least_written, read, written, l2 in e.lines:
+        times = [_ms(n / e.bandwidth_gbps / 1e6) if e.bandwidth_gbps else "—"
+                 for n in (least_read + least_written, read + written)]
+        table.add_row("forward (the loss)" if pass_ == "forward" else "backward (a step)",
+                      _mib(least_read), _mib(least_written), times[0], _mib(read), _mib(written), _mib(l2), times[1])
+    c = e.config
+    held = (f"a row's {c['BLOCK']} lanes held on chip ({c['num_warps']} warps): read once, the gradient written from "
+            "the same registers" if c["ON_CHIP"] else
+            f"rows walked in chunks of {c['BLOCK']} lanes ({c['num_warps']} warps), twice with the gradient")
+    table.caption = (f"the step's kernel here: {held}; a forward with no gradient walks in chunks. `sweep --op "
+                     "cross-entropy` times both passes beside torch, torch.compile, Liger and Quack")
+    items.append(table)
+    return items
+
+
 def _backward_bytes_table(e) -> Table:
     """The backward's byte arithmetic: dx from y and dy, whose floor is three row passes (read y and dy, write dx)."""
     table = Table(title="the backward (dx from y and dy): MiB each moves through HBM (and through L2 only), and the "

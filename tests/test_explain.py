@@ -162,3 +162,26 @@ def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):
     assert_usage_error(invoke("explain", "--shape", "8x8", "--dtype", "bf16", "--run", fp32_only),
                        "measured no bf16 copy (it has fp32)")
     assert_usage_error(invoke("explain", "--shape", "8x8", "--run", "nope", "--out", tmp_path), "nope")
+
+
+def test_the_cross_entropys_bytes_from_a_stored_run(tmp_path):
+    """--op cross-entropy: each pass's least bytes (the loss: one read; a step: one copy) beside the fused kernel's,
+    at the run's copy bandwidth. A 32000 vocabulary's step reads its rows once (held on chip), 128256's twice."""
+    from softmax_bench.kernels import cross_entropy as kernel
+    from softmax_bench.report import _mib
+
+    run = REPO / "tests" / "data" / "wide-rows-auto-h200-g"
+    for M, V, reads in ((16384, 32000, 1), (4096, 128256, 2)):
+        result = invoke("explain", "--shape", f"{M}x{V}", "--dtype", "bf16", "--op", "cross-entropy", "--run", run,
+                        "--out", tmp_path)
+        assert result.exit_code == 0, result.output
+        logits = M * V * 2
+        step = kernel.traffic(M, V, torch.bfloat16, with_grad=True)
+        assert step.read_bytes - logits * reads < logits // 1000  # and the targets, losses and lses
+        step_line = next(line for line in result.stdout.splitlines() if line.startswith("backward (a step)"))
+        least_read, least_written, _, fused_read, fused_written = step_line.split()[3:8]
+        assert (least_read, least_written) == (_mib(logits), _mib(logits)), step_line
+        assert (fused_read, fused_written) == (_mib(step.read_bytes), _mib(step.write_bytes)), step_line
+        assert ("held on chip" in flat(result.stdout)) == (reads == 1)
+    assert_usage_error(invoke("explain", "--shape", "8x64", "--op", "cross-entropy", "--measure", *MODE),
+                       "sweep --op cross-entropy")
