@@ -75,7 +75,17 @@ def row_path(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("option", OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()) or "plain")
+def option_paths():
+    """Each option with the row paths its gradient can take: label smoothing and a softcap are never held on chip
+    (kernels/cross_entropy.launch_config), so for them "on_chip" would run the chunks again."""
+    for option in OPTIONS:
+        name = "-".join(f"{k}={v}" for k, v in option.items()) or "plain"
+        chunks_only = "label_smoothing" in option or "softcap" in option
+        for path in ("chunks",) if chunks_only else ("on_chip", "chunks"):
+            yield pytest.param(option, path, id=f"{path}-{name}")
+
+
+@pytest.mark.parametrize(("option", "row_path"), option_paths(), indirect=["row_path"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 def test_loss_and_gradient_match_float64(dtype, option, row_path):
     x, target = logits_and_targets(6, 1000, dtype)
@@ -210,12 +220,15 @@ def test_opcheck_and_one_node_under_torch_compile():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("rows", ["contiguous", "strided", "transposed"])
-def test_inplace_backward_writes_the_gradient_over_the_logits(rows, dtype, row_path):
+@pytest.mark.parametrize(("row_path", "option"), [
+    ("on_chip", {"z_loss": 1e-3, "reduction": "sum"}),  # the target's element written after its row, over x_t
+    ("chunks", {"label_smoothing": 0.1, "z_loss": 1e-3, "softcap": 5.0, "reduction": "sum"}),
+], indirect=["row_path"], ids=["on_chip", "chunks"])
+def test_inplace_backward_writes_the_gradient_over_the_logits(rows, dtype, row_path, option):
     """inplace_backward=True: the same loss and gradient as without, in the logits' own buffer: after the forward
     the logits (a model's op's output) hold their gradient, and the backward hands that buffer on. Rows of any
     stride, and logits whose columns are not contiguous (the kernel reads those from a copy, then writes back)."""
     x, target = logits_and_targets(6, 300, dtype)
-    option = {"label_smoothing": 0.1, "z_loss": 1e-3, "softcap": 5.0, "reduction": "sum"}
     expected_loss = softmax_bench.cross_entropy(x.clone().requires_grad_(), target, **option)
     x64 = x.double().requires_grad_()
     reference(x64, target, **option).backward()
