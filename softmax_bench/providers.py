@@ -47,9 +47,9 @@ class Provider:
     pass_: str = "forward"
     # The call a user makes, which is checked and timed (None: prepare's); prepare's run says what was launched.
     user_call: Callable[[Cell], Callable[[], torch.Tensor]] | None = None
-    # The cell's dtype → the output's dtype (None: whatever float dtype it has) and tolerances by dtype (check_as
-    # None: the cell's dtype, and TOLERANCES or, for a backward, GRAD_TOLERANCES)
-    check_as: Callable[[torch.dtype], tuple[torch.dtype, dict]] | None = None
+    # The cell → the output's dtype (None: whatever float dtype it has) and tolerances by dtype (check_as None: the
+    # cell's dtype, and TOLERANCES or, for a backward, GRAD_TOLERANCES)
+    check_as: Callable[[Cell], tuple[torch.dtype | None, dict]] | None = None
 
 
 def _softmax_call(name: str) -> Callable[[Cell], Callable[[], torch.Tensor]]:

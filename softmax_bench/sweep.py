@@ -183,7 +183,7 @@ def measure_cell(
             store(provider, status="skipped" if provider.kind == "peer" else "FAIL", reason=error_line(err))
             continue
         if provider.check_as is not None:
-            out_dtype, tolerances = provider.check_as(dtype)
+            out_dtype, tolerances = provider.check_as(cell)
             out_dtype = out_dtype or y.dtype
         else:
             out_dtype, tolerances = dtype, GRAD_TOLERANCES if provider.pass_ == "backward" else TOLERANCES

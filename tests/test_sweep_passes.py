@@ -145,20 +145,30 @@ def test_a_cross_entropy_sweep_takes_only_what_it_measures(tmp_path):
 
 
 def test_the_loss_check_fails_a_wrong_loss_or_gradient():
-    """The sweep's check of a loss provider can fail: a loss off by 1e-3, a gradient off at one element."""
+    """The sweep's check of a loss provider can fail: a loss off by 1e-3, a gradient off at one element, and, at
+    4096 rows, a gradient of zeros (the mean's gradient is that small everywhere: its atol is scaled to it)."""
     from softmax_bench.cross_entropy_providers import LOSSES, cross_entropy_providers, loss_cell
     from softmax_bench.ops import OPS
     from softmax_bench.providers import Cell, cell_input, check
 
     assert tuple(LOSSES) == OPS["cross-entropy"].measures
-    x = cell_input(4, 96, torch.float32, DEVICE)
-    cell = loss_cell(Cell(x, OPS["cross-entropy"].fusion(x), torch.float64), ["forward", "backward"])
+
+    def cell_of(M, N, dtype):
+        x = cell_input(M, N, dtype, DEVICE)
+        return loss_cell(Cell(x, OPS["cross-entropy"].fusion(x), torch.float64), ["forward", "backward"])
+
+    cell = cell_of(4, 96, torch.float32)
     for provider in cross_entropy_providers(["fused"], ["forward", "backward"]):
         call, expected = provider.prepare(cell)
         y = call()[0]
-        out_dtype, tolerances = provider.check_as(torch.float32)
+        out_dtype, tolerances = provider.check_as(cell)
         out_dtype = out_dtype or y.dtype
         assert check(y, expected, out_dtype, tolerances)[1] is None, provider.pass_
         wrong = y + 1e-3 if provider.pass_ == "forward" else y.clone().index_put_((torch.tensor([1]),) * 2,
                                                                                     torch.tensor(1e-3), accumulate=True)
         assert check(wrong, expected, out_dtype, tolerances)[1] is not None, provider.pass_
+    (step,) = cross_entropy_providers(["eager"], ["backward"])
+    tall = cell_of(4096, 64, torch.bfloat16)
+    out_dtype, tolerances = step.check_as(tall)
+    assert check(step.prepare(tall)[0]()[0], tall.ref_grad, out_dtype, tolerances)[1] is None  # torch's own: right
+    assert check(torch.zeros_like(tall.x), tall.ref_grad, out_dtype, tolerances)[1] is not None
