@@ -2,8 +2,8 @@
 N), ours and its peers, each checked against torch's loss in `precise` before it is timed.
 
 - forward: the loss of logits that need no gradient (one read of the logits).
-- backward: a training step, the forward with the gradient and `loss.backward()`; its output, the logits'
-  gradient, is checked. Its bytes at the least are one copy of the logits (read them, write their gradient).
+- backward: a training step, the forward with the gradient and its backward (`torch.autograd.grad`); its output, the
+  logits' gradient, is checked. Its bytes at the least are one copy of the logits (read them, write their gradient).
 
 Providers: `fused` (softmax_bench.cross_entropy), `eager` (torch.nn.functional.cross_entropy), `torch_compile`
 (torch.compile of F.cross_entropy(x.float(), t), the upcast transformers' loss does), `liger`
@@ -101,9 +101,10 @@ def _provider(name: str, pass_: str) -> Provider:
         logits = cell.x.clone() if in_place else cell.x  # a step that overwrites its logits gets a copy of its own
 
         def step():
+            # autograd.grad, not backward(): a gradient written over the logits (Liger's) is their own storage,
+            # which AccumulateGrad would copy into .grad of a leaf; a model's logits are no leaf
             xs = logits.detach().requires_grad_()
-            loss_of(xs, cell.target).backward()
-            return xs.grad, Launch()
+            return torch.autograd.grad(loss_of(xs, cell.target), xs)[0], Launch()
 
         return step, cell.ref_grad
 

@@ -68,7 +68,7 @@ OPS = {
            f"a row of it, {KEPT_FRACTION:.0%} kept; a [B, 1, 1, S] mask over [B, H, S, S] scores, called as such)",
            _key_padded),
         Op("cross-entropy", "the mean cross-entropy of x's rows as logits (N: the vocabulary) against random targets, "
-           "every 7th ignored; backward: a training step, the forward with the gradient and loss.backward()",
+           "every 7th ignored; backward: a training step, the forward with the gradient and its backward",
            lambda x: Fusion(), measures=("fused", "eager", "torch_compile", "liger", "quack")),
     )
 }
