@@ -134,18 +134,14 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
         weights = tl.full((), 0.0, tl.float32)
     if ON_CHIP:
         # The whole row in registers (BLOCK covers its window): read once, and the gradient written from the same
-        # exponentials, so a step reads the logits once and writes their gradient once.
+        # exponentials, so a step reads the logits once and writes their gradient once. Not with label smoothing or
+        # a softcap, whose columns' weights and logits spill there (launch_config).
+        tl.static_assert(not (HAS_SMOOTHING or HAS_SOFTCAP), "rows with column terms are walked in chunks")
         lanes = tl.arange(0, BLOCK)
         x = _window(x_row, lanes, 0, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
         m = tl.max(x, axis=0)
         e = tl.exp(x - tl.where(m == -float("inf"), 0.0, m))  # an all -inf row: exp(-inf − -inf) would be NaN
         s = tl.sum(e, axis=0)
-        if HAS_SMOOTHING:
-            cols = lanes - off
-            inside = (cols >= 0) & (cols < V)
-            w = _class_weights(weight_ptr, cols, inside, HAS_WEIGHT)
-            weighted_x = tl.sum(w * tl.where(inside, x, 0.0), axis=0)
-            weights = tl.sum(w, axis=0)
     else:
         for start in range(0, row_lanes, BLOCK):
             lanes = start + tl.arange(0, BLOCK)
