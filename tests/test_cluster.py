@@ -108,14 +108,8 @@ def test_says_why_where_it_does_not_run():
 
 # --- compiled code (CPU, for sm_90) --------------------------------------------------------------------------
 
-@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
-    """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
-    widths too), pushes its pair with two st.async, meets the cluster barrier once (split: arrive, then wait) and
-    does not spill — a fused causal mask at 262144 fp32 included, and fp32 151936 and 24576 with their registers
-    capped as config_for caps them; bf16 16384 in a pair of CTAs. fp32 151936, held in three pieces, meets as many
-    of the CTA's barriers as fp32 131072 in one."""
-    cases = compile_in_subprocess([
+FORWARD_CASES = {
+    "plain": [
         {"kernel": "forward", "dtype": "bf16", "N": 50257}, {"kernel": "forward", "dtype": "bf16", "N": 262144},
         {"kernel": "forward", "dtype": "fp32", "N": 151936, "max_registers": None},
         {"kernel": "forward", "dtype": "fp16", "N": 100003, "scale": -0.5, "causal": True},
@@ -124,7 +118,39 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
         {"kernel": "forward", "dtype": "fp32", "N": 24576}, {"kernel": "forward", "dtype": "bf16", "N": 16384},
         {"kernel": "forward", "dtype": "bf16", "N": 24576, "ctas": 4, "warps": 8},
         {"kernel": "forward", "dtype": "fp32", "N": 131072},
-    ], tmp_path)
+    ],
+    "log_softmax": [
+        {"kernel": "forward", "dtype": dtype, "N": N, "log": True, **fusion}
+        for dtype in ("fp32", "bf16", "fp16") for N in (32768, 50257, 131072, 151936, 262144)
+        for fusion in ({}, {"scale": 0.5, "causal": True})],
+    "fused forms": [
+        {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "mask": True},
+        {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "causal": True, "ctas": 16, "warps": 8},
+        {"kernel": "forward", "dtype": "bf16", "N": 32768, "scale": 0.125, "mask": True, "log": True},
+        {"kernel": "forward", "dtype": "fp16", "N": 131072, "scale": 0.125, "mask": True},
+        {"kernel": "forward", "dtype": "fp32", "N": 151936, "scale": 0.125, "mask": True},
+        {"kernel": "forward", "dtype": "bf16", "N": 50257, "scale": 0.125, "mask": True},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def compiled_forwards(tmp_path_factory) -> dict[str, list[dict]]:
+    """FORWARD_CASES compiled for sm_90, in one process (the tests that read them share an xdist group)."""
+    cases = [case for group in FORWARD_CASES.values() for case in group]
+    compiled = iter(compile_in_subprocess(cases, tmp_path_factory.mktemp("cluster-sm90")))
+    return {name: [next(compiled) for _ in group] for name, group in FORWARD_CASES.items()}
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+@pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
+def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(compiled_forwards):
+    """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
+    widths too), pushes its pair with two st.async, meets the cluster barrier once (split: arrive, then wait) and
+    does not spill — a fused causal mask at 262144 fp32 included, and fp32 151936 and 24576 with their registers
+    capped as config_for caps them; bf16 16384 in a pair of CTAs. fp32 151936, held in three pieces, meets as many
+    of the CTA's barriers as fp32 131072 in one."""
+    cases = compiled_forwards["plain"]
     assert len(cases) == 10
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=2)
@@ -141,33 +167,25 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-def test_log_softmax_compiled_for_sm90_no_spills(tmp_path):
+@pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
+def test_log_softmax_compiled_for_sm90_no_spills(compiled_forwards):
     """log_softmax keeps x, not its exponentials: held as softmax holds it (fp32, or 16-bit packed), at the widths
     of the wide and vocabulary shapes, plain and with a scale and a causal mask, it does not spill."""
-    cases = compile_in_subprocess([
-        {"kernel": "forward", "dtype": dtype, "N": N, "log": True, **fusion}
-        for dtype in ("fp32", "bf16", "fp16") for N in (32768, 50257, 131072, 151936, 262144)
-        for fusion in ({}, {"scale": 0.5, "causal": True})], tmp_path)
+    cases = compiled_forwards["log_softmax"]
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=2)
         assert case["lg2_approx"] >= 1, "log s as lg2.approx · ln 2, not gl.log's 30 instructions"
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(tmp_path):
+@pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
+def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(compiled_forwards):
     """A positive scale, a keep-mask and a causal mask leave 16-bit rows packed (the scale applied to x − max at the
     end), as a plain row is held: bf16 151936 with a scale and a mask in 89–90 registers, not 238 as when it held
     fp32 (docs/perf-notes.md, 2026-12-01 ninth session; causal in 16 × 8 CTAs, as the rule gives it, not the 16 × 4
     measured at 151936). A mask on x's grid is read a thread's bytes of a vector in one load (8 bytes for bf16, 4
     for fp32), not one byte at a time."""
-    cases = compile_in_subprocess([
-        {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "mask": True},
-        {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "causal": True, "ctas": 16, "warps": 8},
-        {"kernel": "forward", "dtype": "bf16", "N": 32768, "scale": 0.125, "mask": True, "log": True},
-        {"kernel": "forward", "dtype": "fp16", "N": 131072, "scale": 0.125, "mask": True},
-        {"kernel": "forward", "dtype": "fp32", "N": 151936, "scale": 0.125, "mask": True},
-        {"kernel": "forward", "dtype": "bf16", "N": 50257, "scale": 0.125, "mask": True},
-    ], tmp_path)
+    cases = compiled_forwards["fused forms"]
     for case in cases[:5]:
         assert_one_exchange_no_spills(case, pushes=2)
         assert case["byte_loads"] == 0, case
