@@ -89,7 +89,8 @@ def _registered(name: str, config: object, pass_: str):
     return (backwards() if pass_ == "backward" else variants()).get(name)
 
 
-CROSS_ENTROPY_GRADIENT_FLOPS = 3  # a step's gradient an element: the probability's coefficient, the target's term, the scale
+# a step's gradient an element: the probability's coefficient, the target's term, the scale
+CROSS_ENTROPY_GRADIENT_FLOPS = 3
 
 
 def useful_flops_per_element(op: str, pass_: str) -> int:

@@ -167,8 +167,9 @@ def test_the_loss_check_fails_a_wrong_loss_or_gradient():
         wrong = y + 1e-3 if provider.pass_ == "forward" else y.clone().index_put_((torch.tensor([1]),) * 2,
                                                                                     torch.tensor(1e-3), accumulate=True)
         assert check(wrong, expected, out_dtype, tolerances)[1] is not None, provider.pass_
-    (step,) = cross_entropy_providers(["eager"], ["backward"])
+    (step,) = cross_entropy_providers(["fused"], ["backward"])
     tall = cell_of(4096, 64, torch.bfloat16)
     out_dtype, tolerances = step.check_as(tall)
-    assert check(step.prepare(tall)[0]()[0], tall.ref_grad, out_dtype, tolerances)[1] is None  # torch's own: right
+    rounded_once = tall.ref_grad.to(torch.bfloat16)  # what a kernel that computes in fp32 and rounds once writes
+    assert check(rounded_once, tall.ref_grad, out_dtype, tolerances)[1] is None
     assert check(torch.zeros_like(tall.x), tall.ref_grad, out_dtype, tolerances)[1] is not None
