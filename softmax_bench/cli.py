@@ -91,7 +91,8 @@ Op = Annotated[
         "--op",
         help="What is fused around the softmax: softmax (default), scaled (x · 0.125 alone), scaled-masked (x · 0.125 "
         "and a random keep-mask of x's shape), causal (x · 0.125 under a bottom-right causal mask), key-padded "
-        "(x · 0.125 and a mask row shared by 64 rows, as [B, 1, 1, S] over [B, H, S, S]), log-softmax "
+        "(x · 0.125 and a mask row shared by 64 rows, as [B, 1, 1, S] over [B, H, S, S]), biased (x · 0.125 plus a "
+        "random bias of x's shape and dtype: an attention bias), log-softmax "
         "(log_softmax(x)). Eager runs them as separate torch ops. cross-entropy: the mean loss of x's rows as "
         "logits (N the vocabulary; fused, eager, torch_compile, liger, quack); its backward pass is a training step.",
     ),

@@ -10,7 +10,7 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     dtypes = ["bf16", "fp32"]
     variants = ["fused", "eager"]            # default: every variant and peer that supports the cell
     op = "causal"                            # softmax (default), scaled, scaled-masked, causal, key-padded,
-                                             # log-softmax, cross-entropy: softmax_bench.ops
+                                             # biased, log-softmax, cross-entropy: softmax_bench.ops
     pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100

@@ -24,8 +24,11 @@ class SoftmaxInputError(ValueError):
     """Bad input to softmax: the message says what to do."""
 
 
+BIASED = Fusion(bias=torch.empty(1, 1, device="meta"))  # what resolving a variant asks of one: that it adds a bias
+
+
 def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
-                capturing: bool | None = None, log: bool = False) -> tuple[str, str]:
+                capturing: bool | None = None, log: bool = False, biased: bool = False) -> tuple[str, str]:
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
     From the table measured on that GPU under this Triton (softmax_bench.auto_table, whose docstring gives the
@@ -35,7 +38,18 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
     being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over. log:
     for log_softmax, which every variant computes and the same table picks for (it was measured on softmax).
+    biased: with a bias (`bias=`), which not every variant adds: where the pick does not, fused while it holds
+    the row, else two_pass.
     """
+    name, why = _plain_auto_choice(N, dtype, device, capturing)
+    if not biased or variants()[name].fuses_bias:
+        return name, why
+    fallback = "fused" if variants()["fused"].supports(N, dtype) else "two_pass"
+    return fallback, f"{name} adds no bias: {fallback}, which does ({why})"
+
+
+def _plain_auto_choice(N: int, dtype: torch.dtype, device: torch.device | None,
+                       capturing: bool | None) -> tuple[str, str]:
     registry = variants()
     if dtype == torch.float64:
         return "eager", "float64: torch's own softmax (the Triton variants take fp32, bf16 and fp16)"
@@ -79,7 +93,7 @@ def _table_of(device: torch.device | None) -> AutoTable | None:
 
 
 def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None,
-                    log: bool = False) -> Variant:
+                    log: bool = False, biased: bool = False) -> Variant:
     """The Variant for `name` ('auto' included) on rows of N elements of dtype on `device` (None: as auto_choice
     takes it), for log_softmax when `log`, or a SoftmaxInputError that says what to use. Decided once per key
     (`_resolve`)."""
@@ -89,20 +103,20 @@ def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device 
     on_gpu = device.type == "cuda"
     if on_gpu and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing(), log)
+    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing(), log, biased)
 
 
 @lru_cache(maxsize=4096)
 def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, capturing: bool,
-             log: bool = False) -> Variant:
+             log: bool = False, biased: bool = False) -> Variant:
     registry = variants()
     if name == "auto":
-        name = auto_choice(N, dtype, device, capturing, log)[0]
+        name = auto_choice(N, dtype, device, capturing, log, biased)[0]
     if name not in registry:
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
     variant = registry[name]
-    reason = variant.unsupported(N, dtype)
+    reason = variant.unsupported(N, dtype, fusion=BIASED if biased else PLAIN)
     if reason is not None:
         raise SoftmaxInputError(reason)
     if variant.triton and device.type != "cuda" and not interpreted():
@@ -175,9 +189,10 @@ def as_rows(x_last: torch.Tensor) -> torch.Tensor:
 
 
 def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool = False,
-               out_dtype: torch.dtype | None = None) -> Fusion:
-    """Check scale, mask and causal against x and bring the mask to x's rows (uint8, unit column stride)."""
-    if scale is None and mask is None and not causal and not log and out_dtype is None:
+               out_dtype: torch.dtype | None = None, bias: torch.Tensor | None = None) -> Fusion:
+    """Check scale, mask, causal and bias against x and bring the mask (uint8) and the bias to x's rows (unit
+    column stride; shared rows as they are)."""
+    if scale is None and mask is None and not causal and not log and out_dtype is None and bias is None:
         return PLAIN
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number, got {type(scale).__name__}")
@@ -188,31 +203,54 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
             raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
         if mask.device != x.device:
             raise SoftmaxInputError(f"mask is on {mask.device} and x on {x.device}; move the mask to x's device")
-        shared = None
-        if mask.shape != x.shape:
-            try:
-                expanded = mask.expand(x.shape)
-            except RuntimeError:
-                raise SoftmaxInputError(
-                    f"mask of shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}"
-                ) from None
-            shared = shared_mask_rows(mask, x, dim)
-            mask = expanded
-        if shared is not None:
-            rows_mask, mask_group, mask_period = shared
-        else:  # a broadcast row keeps row stride 0: read once
-            rows_mask = as_rows(dim_last(mask, dim)).view(torch.uint8)
+        rows_mask, mask_group, mask_period = broadcast_rows(mask, x, dim, "mask")
+        rows_mask = rows_mask.view(torch.uint8)
+    rows_bias, bias_group, bias_period = None, 1, 0
+    if bias is not None:
+        check_bias(bias, x)
+        rows_bias, bias_group, bias_period = broadcast_rows(bias, x, dim, "bias")
     causal_m = None
     if causal:
         if x.dim() > 0 and dim % x.dim() != x.dim() - 1:
             raise SoftmaxInputError("causal masks the last dim (keys) against the one before it (queries); use dim=-1")
         causal_m = x.shape[-2] if x.dim() >= 2 else 1
     return Fusion(scale=1.0 if scale is None else float(scale), mask=rows_mask, causal_m=causal_m, log=log,
-                  out_dtype=out_dtype, mask_group=mask_group, mask_period=mask_period)
+                  out_dtype=out_dtype, mask_group=mask_group, mask_period=mask_period, bias=rows_bias,
+                  bias_group=bias_group, bias_period=bias_period)
 
 
-def shared_mask_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int] | None:
-    """A mask broadcast over some of x's leading dims as the rows it has, not expanded to x's: (its rows as uint8,
+def check_bias(bias, x: torch.Tensor) -> None:
+    """A bias is a float tensor on x's device (float64 only beside float64 x, which torch's softmax takes)."""
+    if not isinstance(bias, torch.Tensor):
+        raise TypeError(f"bias must be a float tensor broadcastable to x, got {type(bias).__name__}")
+    if bias.dtype not in DTYPES.values() and not (bias.dtype == torch.float64 == x.dtype):
+        raise TypeError(f"bias must be a float32, bfloat16 or float16 tensor, got {bias.dtype}; convert it first, "
+                        "e.g. bias.to(x.dtype)")
+    if bias.device != x.device:
+        raise SoftmaxInputError(f"bias is on {bias.device} and x on {x.device}; move the bias to x's device")
+
+
+def broadcast_rows(t: torch.Tensor, x: torch.Tensor, dim: int, what: str) -> tuple[torch.Tensor, int, int]:
+    """A mask or bias broadcastable to x as the kernels take it: (its rows, with unit column stride; the group and
+    period of rows of x that share each, Fusion's mask_group and mask_period): a tensor broadcast over x's leading
+    dims at either end keeps its own rows (`shared_rows`); any other is expanded to x's rows, a row broadcast to
+    all of them keeping row stride 0 (read once)."""
+    if t.shape != x.shape:
+        try:
+            expanded = t.expand(x.shape)
+        except RuntimeError:
+            raise SoftmaxInputError(
+                f"{what} of shape {tuple(t.shape)} does not broadcast to x's shape {tuple(x.shape)}"
+            ) from None
+        shared = shared_rows(t, x, dim)
+        if shared is not None:
+            return shared
+        t = expanded
+    return as_rows(dim_last(t, dim)), 1, 0
+
+
+def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int] | None:
+    """A mask (or bias) broadcast over some of x's leading dims as the rows it has, not expanded to x's: (its rows,
     mask_group, mask_period; Fusion's), or None where expanding it costs nothing (no dim broadcast, or all of them:
     one row, read with row stride 0) or the kernels cannot share its rows (dim is not the last, the mask is
     broadcast over the keys, or its broadcast dims are not at the ends: [B, 1, S, S] over [B, H, S, S])."""
@@ -232,13 +270,14 @@ def shared_mask_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[tor
     rows = rows.reshape(-1, x.shape[-1])  # a view where the kept dims collapse, else a copy of the mask's own rows
     if rows.stride(-1) != 1:
         rows = rows.contiguous()
-    return rows.view(torch.uint8), group, period
+    return rows, group, period
 
 
-def through_op(x) -> bool:
+def through_op(x, bias=None) -> bool:
     """Whether a call goes through the registered op (softmax_bench.library): only where it is needed — while
-    torch.compile traces, or when x needs a gradient — since the dispatcher costs tens of µs a call."""
-    return torch.compiler.is_compiling() or (torch.is_grad_enabled() and getattr(x, "requires_grad", False))
+    torch.compile traces, or when x or the bias needs a gradient — since the dispatcher costs tens of µs a call."""
+    return torch.compiler.is_compiling() or (torch.is_grad_enabled() and (
+        getattr(x, "requires_grad", False) or getattr(bias, "requires_grad", False)))
 
 
 def softmax(
@@ -250,6 +289,7 @@ def softmax(
     mask: torch.Tensor | None = None,
     causal: bool = False,
     variant: str = "auto",
+    bias: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Softmax of `x` over `dim`, for a tensor of any rank; the output has x's shape, and x's dtype or `dtype`.
 
@@ -264,6 +304,11 @@ def softmax(
     it is, its rows shared by x's, not expanded (cluster's log_softmax backward expands it).
     causal (dim must be the last) masks column j of row i when j > i + (N - M), for queries i < M (the dim before
     the last) and keys j < N: bottom-right aligned, as FlashAttention does; for a square input, j > i.
+    bias is a float tensor broadcastable to x (fp32, bf16 or fp16: an attention bias, ALiBi, transformers' additive
+    mask), added after the scale: softmax(where(keep, x · scale + bias, -inf)), in fp32. Shared rows are read as a
+    shared mask's are. In the Triton variants a bias at or below its dtype's minimum masks its position out, as -inf
+    does (eager and unfused add it as torch does). It gets a gradient when it requires one: dx summed over the dims
+    it is broadcast over. fused, two_pass, eager and unfused add a bias; `auto` picks among them.
 
     Every variant accumulates in fp32, and every Triton variant but cluster rounds its fp32 result once to a 16-bit
     output (cluster's 16-bit softmax rounds twice: its exponentials, then the output; within two ulps).
@@ -283,9 +328,9 @@ def softmax(
     if dim is None:
         dim = implicit_dim(x, "softmax")
     x, out_dtype = with_dtype(x, dtype)
-    if through_op(x):
-        return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant, out_dtype)
-    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=False, out_dtype=out_dtype)
+    if through_op(x, bias):
+        return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant, out_dtype, bias)
+    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=False, out_dtype=out_dtype, bias=bias)
 
 
 def log_softmax(
@@ -297,6 +342,7 @@ def log_softmax(
     mask: torch.Tensor | None = None,
     causal: bool = False,
     variant: str = "auto",
+    bias: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """log_softmax of `x` over `dim`: softmax's arguments and variants, computed as
     x − max − log Σ e^(x − max) in fp32. A slice that is entirely -inf or masked out gives -inf in the Triton
@@ -306,23 +352,24 @@ def log_softmax(
     if dim is None:
         dim = implicit_dim(x, "log_softmax")
     x, out_dtype = with_dtype(x, dtype)
-    if through_op(x):
-        return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant, out_dtype)
-    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True, out_dtype=out_dtype)
+    if through_op(x, bias):
+        return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant, out_dtype, bias)
+    return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True, out_dtype=out_dtype, bias=bias)
 
 
 def replayed_or_forward(x, dim, scale, mask, causal, variant: str, log: bool,
-                        out_dtype: torch.dtype | None = None) -> torch.Tensor:
+                        out_dtype: torch.dtype | None = None, bias: torch.Tensor | None = None) -> torch.Tensor:
     """The call's recorded plan replayed when there is one (softmax_bench.replay), else softmax_forward, which
     records one where it can."""
     try:
-        key = replay.plan_key(x, dim, scale, mask, causal, variant, log, out_dtype)
+        key = replay.plan_key(x, dim, scale, mask, causal, variant, log, out_dtype, bias)
         plan = replay.PLANS.get(key)
     except (AttributeError, TypeError):  # not tensors, an unhashable argument: checked below, the long way
         key = plan = None
     if plan is not None:
-        return plan(x, mask)
-    return softmax_forward(x, dim, scale, mask, causal, variant, log=log, replay_key=key, out_dtype=out_dtype)
+        return plan(x, mask, bias)
+    return softmax_forward(x, dim, scale, mask, causal, variant, log=log, replay_key=key, out_dtype=out_dtype,
+                           bias=bias)
 
 
 def check_dim(x: torch.Tensor, dim: int) -> None:
@@ -335,7 +382,7 @@ def check_dim(x: torch.Tensor, dim: int) -> None:
 
 def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None, causal: bool,
                     variant: str, log: bool = False, replay_key: tuple | None = None,
-                    out_dtype: torch.dtype | None = None) -> torch.Tensor:
+                    out_dtype: torch.dtype | None = None, bias: torch.Tensor | None = None) -> torch.Tensor:
     """softmax (log_softmax when `log`) of x over dim, with no autograd: what `softmax` runs, and the registered
     ops' implementation. Arguments as `softmax`'s (out_dtype: with_dtype's); with a replay_key
     (softmax_bench.replay), the launches are recorded and kept as the plan that replays calls of that key."""
@@ -345,13 +392,13 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
         raise TypeError(f"variant must be a str, one of {', '.join([*variants(), 'auto'])}; got "
                         f"{type(variant).__name__}")
     if x.device.type == "meta":  # shapes only, as torch.compile's fake tensors: the output's layout, no kernel
-        fusion_for(x, dim, scale, mask, causal, log, out_dtype)
+        fusion_for(x, dim, scale, mask, causal, log, out_dtype, bias)
         return like_output(x, dim, out_dtype)
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
     capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()
-    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing, log)
-    fusion = fusion_for(x, dim, scale, mask, causal, log, out_dtype)
+    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing, log, bias is not None)
+    fusion = fusion_for(x, dim, scale, mask, causal, log, out_dtype, bias)
     if x.numel() == 0:
         return like_output(x, dim, out_dtype)
     rows = as_rows(x_last)
@@ -361,7 +408,7 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     else:
         with replay.recording() as launches:
             y, _ = chosen.launch(rows, fusion)
-        plan = replay.make_plan(launches, rows, y, fusion.mask, x, mask)
+        plan = replay.make_plan(launches, rows, y, fusion.mask, x, mask, bias_rows=fusion.bias, bias=bias)
         if plan is not None:
             replay.keep(replay_key, plan)
     return from_rows(y, x, x_last, dim)

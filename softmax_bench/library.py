@@ -27,11 +27,11 @@ def _register(name: str, log: bool) -> None:
 
     @torch.library.custom_op(f"softmax_bench::{name}", mutates_args=())
     def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
-                variant: str, out_dtype: Optional[torch.dtype] = None) -> Tensor:
-        return softmax_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype)
+                variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
+        return softmax_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
 
     @forward.register_fake
-    def _(x, dim, scale, mask, causal, variant, out_dtype=None):
+    def _(x, dim, scale, mask, causal, variant, out_dtype=None, bias=None):
         check_tensor(x, variant)
         check_dim(x, dim)
         return like_output(x, dim, out_dtype)
@@ -46,15 +46,25 @@ def _register(name: str, log: bool) -> None:
         return like_output(y, dim)
 
     def setup_context(ctx, inputs, output):
-        x, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant, _ = inputs
+        x, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant, _, bias = inputs
         ctx.x_dtype = x.dtype
+        ctx.bias_layout = None if bias is None else (bias.shape, bias.dtype)
         ctx.save_for_backward(output, mask)
 
     def backward(ctx, dy):
         y, mask = ctx.saved_tensors
-        dx = backward_op(y, dy, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant)
+        if ctx.bias_layout is None or not ctx.needs_input_grad[7]:
+            dx = backward_op(y, dy, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant)
+            dbias = None
+        else:
+            # the gradient of x · scale + bias: dbias is it summed over the dims the bias is broadcast over, and
+            # dx it times the scale (one more pass, only where the bias needs a gradient)
+            dz = backward_op(y, dy, ctx.dim, None, mask, ctx.causal, ctx.variant)
+            shape, dtype = ctx.bias_layout
+            dbias = dz.sum_to_size(shape).to(dtype)
+            dx = dz if ctx.scale is None or ctx.scale == 1 else dz * ctx.scale
         # y in fp32 from 16-bit x (out_dtype): dx computed in fp32, rounded once to x's dtype, as torch's is
-        return dx.to(ctx.x_dtype), None, None, None, None, None, None
+        return dx.to(ctx.x_dtype), None, None, None, None, None, None, dbias
 
     forward.register_autograd(backward, setup_context=setup_context)
 

@@ -6,18 +6,20 @@
 - causal: y = softmax(x · 0.125) under a bottom-right-aligned causal mask, queries = the M rows
 - key-padded: scaled-masked with a key-padding mask: 64 consecutive rows share a row of it, as a [B, 1, 1, S] mask
   over [B, H, S, S] scores does (a head's queries), read as it is, not expanded
+- biased: y = softmax(x · 0.125 + bias), bias a random tensor of x's shape and dtype (an attention bias as
+  transformers adds it), read beside x
 - log-softmax: y = log_softmax(x)
 - cross-entropy: the loss over x's rows as logits (N the vocabulary), against random targets; its backward pass is
   a training step (softmax_bench.cross_entropy_providers)
 
-The Triton variants do it in one pass (the mask, if any, is one more byte an element to read); eager and
-unfused run the scale and masks as separate torch ops, as a user writes them.
+The Triton variants do it in one pass (the mask, if any, is one more byte an element to read, a bias one more
+element); eager and unfused run the scale, bias and masks as separate torch ops, as a user writes them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable
 
@@ -26,7 +28,7 @@ import torch
 from . import dispatch
 from .errors import BenchError
 from .kernels import Fusion
-from .kernels.eager import causal_mask, fill_masked_out
+from .kernels.eager import add_bias, causal_mask, fill_masked_out
 
 ATTENTION_SCALE = 0.125  # 1/sqrt(64), a head dimension of 64
 KEPT_FRACTION = 0.9
@@ -54,6 +56,10 @@ def _key_padded(x: torch.Tensor) -> Fusion:
     return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8), mask_group=group)
 
 
+def _biased(x: torch.Tensor) -> Fusion:
+    return Fusion(scale=ATTENTION_SCALE, bias=torch.randn(x.shape, device=x.device).to(x.dtype))
+
+
 OPS = {
     op.name: op
     for op in (
@@ -63,6 +69,7 @@ OPS = {
            _scaled_masked),
         Op("causal", f"softmax(x · {ATTENTION_SCALE}) under a bottom-right causal mask, the M rows as queries",
            lambda x: Fusion(scale=ATTENTION_SCALE, causal_m=x.shape[0])),
+        Op("biased", f"softmax(x · {ATTENTION_SCALE} + bias), a random bias of x's shape and dtype", _biased),
         Op("log-softmax", "log_softmax(x)", lambda x: Fusion(log=True)),
         Op("key-padded", f"softmax(x · {ATTENTION_SCALE}, a key-padding mask: {KEY_PADDING_ROWS} consecutive rows share "
            f"a row of it, {KEPT_FRACTION:.0%} kept; a [B, 1, 1, S] mask over [B, H, S, S] scores, called as such)",
@@ -76,7 +83,7 @@ OPS = {
 
 # Ops whose bytes are not a copy's (a mask read beside x, a causal row's columns not read): tables show their cells
 # as % of their own roofline.
-FUSED_OPS = ("scaled-masked", "causal", "key-padded")
+FUSED_OPS = ("scaled-masked", "causal", "key-padded", "biased")
 
 
 def pass_bytes(op: str, pass_: str) -> tuple[int, str]:
@@ -101,9 +108,12 @@ def get_op(name: str) -> Op:
 
 
 def reference(x: torch.Tensor, fusion: Fusion, precise: torch.dtype) -> torch.Tensor:
-    """softmax (log_softmax) of where(keep, x · scale, -inf) in `precise` (float64 on CPU, fp32 on GPU); masked rows
-    are zeros (-inf)."""
+    """softmax (log_softmax) of where(keep, x · scale + bias, -inf) in `precise` (float64 on CPU, fp32 on GPU), a bias
+    at or below its dtype's minimum masking its position out; masked rows are zeros (-inf)."""
     z = x.to(precise) * fusion.scale
+    if fusion.bias is not None:
+        bias = fusion.bias.to(precise).masked_fill(fusion.bias <= torch.finfo(fusion.bias.dtype).min, float("-inf"))
+        z = add_bias(z, replace(fusion, bias=bias))
     if fusion.mask is not None:
         z = fill_masked_out(z, fusion, float("-inf"))
     if fusion.causal_m is not None:
@@ -144,6 +154,8 @@ def call_kwargs(fusion: Fusion) -> dict:
         kwargs["mask"] = fusion.mask.view(torch.bool).view(fusion.shared_mask_shapes(fusion.mask.shape[1])[1])
     elif fusion.mask is not None:
         kwargs["mask"] = fusion.mask.view(torch.bool)
+    if fusion.bias is not None:  # the biased op's bias has x's shape
+        kwargs["bias"] = fusion.bias
     if fusion.causal_m is not None:
         kwargs["causal"] = True  # a 2-D x: its M rows are the queries, causal_m = M
     return kwargs

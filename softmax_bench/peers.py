@@ -44,10 +44,11 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     kwargs = call_kwargs(fusion)
     mask = kwargs.pop("mask", None)  # an input of the compiled model, as a model's mask is (a constant bool view
     # of the uint8 mask fails Inductor's lowering on the GPU: "torch.bool is not supported by torch.iinfo")
+    bias = kwargs.pop("bias", None)  # likewise
     op = user_function(fusion)
-    compiled = torch.compile(lambda x, mask: op(x, variant="auto", mask=mask, **kwargs), fullgraph=True,
-                             dynamic=False)
-    return lambda x: compiled(x.view(user_shape(x, fusion)), mask).view(x.shape)
+    compiled = torch.compile(lambda x, mask, bias: op(x, variant="auto", mask=mask, bias=bias, **kwargs),
+                             fullgraph=True, dynamic=False)
+    return lambda x: compiled(x.view(user_shape(x, fusion)), mask, bias).view(x.shape)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -62,12 +62,13 @@ def _variant_provider(variant: Variant) -> Provider:
         expected = cell.ref if variant.masked_rows_zero else cell.ref_nan_rows  # eager: NaN, as torch gives them
         return (lambda: variant.launch(cell.x, cell.fusion)), expected
 
-    return Provider(variant.name, "variant", variant.traffic, lambda N, dtype, fusion: variant.unsupported(N, dtype),
-                    prepare, user_call=_softmax_call(variant.name))
+    return Provider(variant.name, "variant", variant.traffic,
+                    lambda N, dtype, fusion: variant.unsupported(N, dtype, fusion=fusion), prepare,
+                    user_call=_softmax_call(variant.name))
 
 
 def _picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Variant:
-    return variants()[auto_choice(N, dtype, log=fusion.log)[0]]
+    return variants()[auto_choice(N, dtype, log=fusion.log, biased=fusion.bias is not None)[0]]
 
 
 def _auto_provider() -> Provider:
@@ -83,7 +84,7 @@ def _auto_provider() -> Provider:
     return Provider(
         "auto", "auto",
         lambda M, N, dtype, fusion: _picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
-        lambda N, dtype, fusion: _picked(N, dtype, fusion).unsupported(N, dtype),
+        lambda N, dtype, fusion: _picked(N, dtype, fusion).unsupported(N, dtype, fusion=fusion),
         prepare,
         user_call=_softmax_call("auto"),
     )
@@ -110,8 +111,8 @@ def _our_y(cell: Cell) -> torch.Tensor:
 def _backward_provider(backward: Backward) -> Provider:
     def prepare(cell: Cell) -> Prepared:
         y = _our_y(cell)
-        return (lambda: backward.launch(y, cell.dy, cell.fusion)), backward_reference(y, cell.dy, cell.fusion,
-                                                                                      cell.precise)
+        fusion = cell.fusion.without_bias()
+        return (lambda: backward.launch(y, cell.dy, fusion)), backward_reference(y, cell.dy, fusion, cell.precise)
 
     return Provider(backward.name, "variant", backward.traffic, lambda N, dtype, fusion: backward.unsupported(N, dtype),
                     prepare, "backward")
@@ -131,8 +132,10 @@ def _auto_backward_provider() -> Provider:
         y = _our_y(cell)
         chosen = picked(cell.x.shape[1], cell.x.dtype, cell.fusion)
 
+        fusion = cell.fusion.without_bias()
+
         def call():
-            dx, launch = chosen.launch(y, cell.dy, cell.fusion)
+            dx, launch = chosen.launch(y, cell.dy, fusion)
             return dx, Launch({"picked": chosen.name, **launch.config}, launch.compiled)
 
         return call, backward_reference(y, cell.dy, cell.fusion, cell.precise)

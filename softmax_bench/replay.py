@@ -6,13 +6,13 @@ cache, ~12 µs of Python on the H200 before the kernel is queued; softmax_bench'
 much again. For inputs alike in everything the launch depended on — the variant asked for, x's shape, strides,
 dtype, device and pointer alignment, dim, scale, causal, the mask's layout — the launches are the same but for
 the tensors. So the first such call is recorded (every variant launches through `kernels.launch_kernel`) and
-kept as a Plan, which later calls run: allocate y, then each compiled kernel's launcher with x, y and the mask
-put in their places.
+kept as a Plan, which later calls run: allocate y, then each compiled kernel's launcher with x, y, the mask and
+the bias put in their places.
 
 A call is recorded only when replaying it is safe: a compiled GPU launch (not the interpreter), a graph-safe
 variant (a plan made outside a CUDA graph capture then serves captures too, where `auto` would choose the same),
-the rows handed to the kernels being x's own memory (no copy made for them), and every tensor argument x, y or
-the mask. `clear_caches` (dispatch) forgets the plans.
+the rows handed to the kernels being x's own memory (no copy made for them; the mask's and the bias's theirs),
+and every tensor argument x, y, the mask or the bias. `clear_caches` (dispatch) forgets the plans.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import torch
 from . import kernels
 
 MAX_PLANS = 4096  # distinct input kinds kept; past it, the plans start over
-X, Y, MASK = 0, 1, 2  # where a launch argument comes from at replay
+X, Y, MASK, BIAS = 0, 1, 2, 3  # where a launch argument comes from at replay
 
 
 class Plan:
@@ -40,10 +40,10 @@ class Plan:
         self.device_index = device_index
         self.out_dtype = out_dtype
 
-    def __call__(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    def __call__(self, x: torch.Tensor, mask: torch.Tensor | None, bias: torch.Tensor | None = None) -> torch.Tensor:
         y = torch.empty_like(x, dtype=self.out_dtype, memory_format=torch.contiguous_format)
         stream = self.stream_of(self.device_index)
-        tensors = (x, y, mask)
+        tensors = (x, y, mask, bias)
         for launch, template, slots in self.steps:
             args = template.copy()
             for position, source in slots:
@@ -107,14 +107,17 @@ def recording():
 
 
 def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_rows: torch.Tensor | None,
-              x: torch.Tensor, mask: torch.Tensor | None, stream_of=None) -> Plan | None:
-    """A Plan for the recorded `launches` of a call that gave `rows` (x's rows) and `mask_rows` (the mask's) to
-    the variant and got `y_rows`; None when one cannot be replayed from x, a fresh y and the mask. stream_of:
-    device index → the stream to launch on (None: Triton's, the current torch stream)."""
+              x: torch.Tensor, mask: torch.Tensor | None, stream_of=None, bias_rows: torch.Tensor | None = None,
+              bias: torch.Tensor | None = None) -> Plan | None:
+    """A Plan for the recorded `launches` of a call that gave `rows` (x's rows), `mask_rows` and `bias_rows` (the
+    mask's and the bias's) to the variant and got `y_rows`; None when one cannot be replayed from x, a fresh y, the
+    mask and the bias. stream_of: device index → the stream to launch on (None: Triton's, the current torch
+    stream)."""
     if not launches or rows.data_ptr() != x.data_ptr():
         return None
-    if mask_rows is not None and mask_rows.data_ptr() != mask.data_ptr():
-        return None
+    for given, user in ((mask_rows, mask), (bias_rows, bias)):
+        if given is not None and given.data_ptr() != user.data_ptr():
+            return None
     steps = []
     for kernel, grid, args, kwargs, compiled in launches:
         if compiled is None or not hasattr(compiled, "run"):
@@ -124,7 +127,8 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
         for param in kernel.params:
             value = values[param.name] if param.name in values else param.default
             if isinstance(value, torch.Tensor):
-                source = X if value is rows else Y if value is y_rows else MASK if value is mask_rows else None
+                source = next((where for where, tensor in ((X, rows), (Y, y_rows), (MASK, mask_rows),
+                                                           (BIAS, bias_rows)) if value is tensor), None)
                 if source is None:
                     return None  # a buffer of the variant's own (scratch): not replayed
                 slots.append((len(template), source))
@@ -141,13 +145,16 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
 PLANS: dict[tuple, Plan] = {}
 
 
-def plan_key(x, dim, scale, mask, causal, variant, log: bool = False, out_dtype=None) -> tuple:
+def plan_key(x, dim, scale, mask, causal, variant, log: bool = False, out_dtype=None, bias=None) -> tuple:
     """What a call's launches depend on, beyond the tensors' memory (raises on arguments that are not tensors
     or not hashable: such a call is checked, and refused, the long way)."""
-    mask_key = None if mask is None else (mask.shape, mask.stride(), mask.dtype, mask.get_device(),
-                                          mask.data_ptr() % 16)
-    return (variant, x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() % 16, dim, scale, causal, mask_key,
-            log, out_dtype)
+    return (variant, x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() % 16, dim, scale, causal,
+            _layout(mask), log, out_dtype, _layout(bias))
+
+
+def _layout(t) -> tuple | None:
+    """What a launch takes from a mask or bias beside its memory: its shape, strides, dtype, device, alignment."""
+    return None if t is None else (t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() % 16)
 
 
 def keep(key: tuple, plan: Plan) -> None:

@@ -1,6 +1,7 @@
 """Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
+"bias" (True: a bias of x's dtype on x's grid; "off": one element off it),
 "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers and spills.
 """
@@ -53,6 +54,9 @@ def compile_case(case: dict, out_dir: str) -> dict:
     fusion = Fusion(scale=case.get("scale", 1.0), causal_m=7 if case.get("causal") else None,
                     mask=torch.empty(1, N, dtype=torch.uint8) if case.get("mask") else None, log=case.get("log", False),
                     mask_group=64 if case.get("shared") else 1)  # shared: 64 rows of x a row of mask
+    if case.get("bias"):
+        bias = torch.empty(2, N + 1, dtype=dtype)[:, 1:] if case["bias"] == "off" else torch.empty(2, N, dtype=dtype)
+        fusion = dataclasses.replace(fusion, bias=bias)
     aligned = N % vector_elems(dtype) == 0
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
@@ -72,11 +76,15 @@ def compile_case(case: dict, out_dir: str) -> dict:
         constexprs = cluster.window_constexprs(config, N, dtype, aligned)
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
-                  **({"MASK_SHARED": True} if fusion.mask_shared else {})}
-    types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32"}
+                  **({"MASK_SHARED": True} if fusion.mask_shared else {}),
+                  **({"HAS_BIAS": True, "BIAS_MIN": float(torch.finfo(dtype).min)} if case.get("bias") else {})}
+    types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32",
+             "bias_ptr": "*" + case["dtype"]}
     # the pointers, and N and the row strides where N is a multiple of 16: as a launch specializes them
-    divisible = (*pointers, "mask_ptr") + tuple(a for a in kernel.arg_names if N % 16 == 0 and (
-        a == "N" or a.startswith("stride") or a == "mask_stride"))
+    on_grid = case.get("bias") is True  # a bias off the grid starts off a 16-byte boundary: not specialized so
+    divisible = (*pointers, "mask_ptr", *(("bias_ptr",) if on_grid else ())) + tuple(
+        a for a in kernel.arg_names if N % 16 == 0 and (
+            a == "N" or a.startswith("stride") or a == "mask_stride" or (a == "bias_stride" and on_grid)))
     aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs=aligned_pointers)

@@ -268,14 +268,14 @@ def test_killed_sweep_keeps_finished_cells_and_resumes(tmp_path):
     assert json.loads((run_dir / "meta.json").read_text())["status"] == "complete"
 
 
-@pytest.mark.parametrize("op", ["scaled-masked", "causal", "key-padded"])
+@pytest.mark.parametrize("op", ["scaled-masked", "causal", "key-padded", "biased"])
 def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
     result = invoke("sweep", *MODE, "--op", op, "--shape", "8x300", "--dtype", "bf16", "--rep-ms", "5",
                     "--out", tmp_path)
     assert result.exit_code == 0, result.output
     rows = pd.read_csv(next(tmp_path.glob("*/rows.csv")))
     assert set(rows["op"]) == {op}
-    mine = rows[rows["variant"].isin(OUR_VARIANTS)]
+    mine = rows[rows["variant"].isin(OUR_VARIANTS) & ~rows["reason"].fillna("").str.contains("adds no bias")]
     assert (mine["status"] == "ok").all(), mine[["variant", "status", "reason"]]
     assert f"op {op}" in flat(result.stdout)
     fused = mine[(mine["variant"] == "fused") & (mine["N"] == 300)].iloc[0]
@@ -287,8 +287,11 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
         assert fused["pct_of_roofline"] == pytest.approx(fused["pct_of_copy"] * 5 / 4)
     elif op == "causal":  # 8 queries of 300 keys: query i reads its i + 293 kept columns, and y is written whole
         assert fused["model_bytes"] == 2 * sum(i + 293 for i in range(8)) + 2 * 8 * 300
-    else:  # the 8 rows share one row of key-padding mask, read once
+    elif op == "key-padded":  # the 8 rows share one row of key-padding mask, read once
         assert fused["model_bytes"] == 8 * 300 * (2 + 2) + 300
+    else:  # x, y and a bf16 bias of x's shape; the variants that add no bias say so
+        assert fused["model_bytes"] == 8 * 300 * (2 + 2 + 2)
+        assert set(rows.loc[rows["reason"].fillna("").str.contains("adds no bias"), "variant"]) == {"split", "online"}
     # the table shows each cell as % of its own roofline, and says so
     from softmax_bench.report import _pct
 

@@ -131,6 +131,10 @@ FORWARD_CASES = {
         {"kernel": "forward", "dtype": "fp32", "N": 151936, "scale": 0.125, "mask": True},
         {"kernel": "forward", "dtype": "bf16", "N": 50257, "scale": 0.125, "mask": True},
     ],
+    "biased": [
+        {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "bias": True},
+        {"kernel": "forward", "dtype": "fp32", "N": 131072, "scale": 0.125, "bias": "off"},
+    ],
 }
 
 
@@ -196,6 +200,19 @@ def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(compil
     assert cases[5]["byte_loads"] <= 2 and cases[5]["registers"] <= 96, cases[5]
 
 
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+@pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
+def test_a_bias_on_x_grid_is_read_in_vectors_beside_x(compiled_forwards):
+    """A bias of x's layout is read in 16-byte vectors as x is (as many vector loads as x's, which are as many as
+    the stores), the row held in fp32, with no spills: bf16 151936 in 141 registers (docs/perf-notes.md, thirteenth
+    session); a bias off the grid element by element, x still in vectors."""
+    on_grid, off_grid = compiled_forwards["biased"]
+    for case in (on_grid, off_grid):
+        assert_one_exchange_no_spills(case, pushes=2)
+    assert on_grid["loads_v4"] == 2 * on_grid["stores_v4"] and on_grid["registers"] <= 160, on_grid
+    assert off_grid["loads_v4"] == off_grid["stores_v4"], off_grid
+
+
 def test_how_fused_forms_hold_16_bit_rows():
     """Packed under a positive scale, a causal mask, and a keep-mask whose bytes of a vector are one load: rows on
     the 16-byte grid, or a mask on x's grid (a contiguous mask of x's shape); fp32 under a negative scale, fp32
@@ -211,6 +228,7 @@ def test_how_fused_forms_hold_16_bit_rows():
     assert cluster.holding(torch.bfloat16, Fusion(scale=0.125, causal_m=7), 50257) == "packed"
     assert cluster.holding(torch.float16, Fusion(scale=-0.5), 151936) == "fp32"
     assert cluster.holding(torch.bfloat16, Fusion(out_dtype=torch.float32), 151936) == "fp32"
+    assert cluster.holding(torch.bfloat16, Fusion(bias=torch.empty(1, 8, dtype=torch.bfloat16)), 151936) == "fp32"
 
 
 def assert_one_exchange_no_spills(case: dict, pushes: int) -> None:
@@ -310,6 +328,34 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log):
     z = (x.double() * 0.125).masked_fill(~keep, float("-inf"))
     reference = (torch.log_softmax if log else torch.softmax)(z, dim=-1)
     torch.testing.assert_close(y.double(), reference, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("N", [32768, 50257, 151936])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_a_bias_against_float64(N, dtype, log):
+    """A bias of x's shape on x's grid (read in vectors) and one element off it (element by element), a row of it
+    for every row, one shared by a head's queries ([B, 1, 1, S]); beside a mask and causal; transformers' additive
+    mask (the dtype's minimum) masking as -inf does; a row biased to -inf everywhere zeros (-inf)."""
+    from .test_bias import reference
+
+    x, _ = fresh_randn(2, 3, 4, N, dtype=dtype)
+    wide = torch.randn(2, 3, 4, N + 1, device=x.device).to(dtype)
+    full, off_grid = wide[..., :N].contiguous(), wide[..., 1:]
+    full[0, 1, 2] = float("-inf")
+    keep = torch.rand(2, 3, 4, N, device=x.device) > 0.3
+    additive = torch.zeros_like(full).masked_fill(~keep, torch.finfo(dtype).min)
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    causal = torch.arange(N, device=x.device) <= torch.arange(4, device=x.device)[:, None] + N - 4
+    cases = [({"bias": full}, None), ({"bias": off_grid}, None),
+             ({"bias": full[:, :, :1, :1].expand(2, 3, 1, N)}, None), ({"bias": full[:, :1, :1]}, None), ({"bias": full, "mask": keep}, keep), ({"bias": additive}, None),
+             ({"bias": full, "causal": True}, causal)]
+    for number, (kwargs, kept) in enumerate(cases):
+        y = call(x, scale=0.125, variant="cluster", **kwargs)
+        expected = reference(x, kwargs["bias"], 0.125, kept, log)
+        torch.testing.assert_close(y.double().cpu(), expected, atol=TOL[dtype][0], rtol=TOL[dtype][1],
+                                   msg=lambda m: f"case {number}: {m}")
 
 
 @on_gpu

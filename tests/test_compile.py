@@ -17,7 +17,7 @@ FUNCTIONS = [softmax_bench.softmax, softmax_bench.log_softmax]
 
 
 def attention_scores(fn):
-    return lambda x, keep: fn(x, scale=0.125, mask=keep, causal=True)
+    return lambda x, keep, bias: fn(x, scale=0.125, mask=keep, causal=True, bias=bias)
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
@@ -29,15 +29,17 @@ def test_compiled_forward_and_backward_match_eager_in_one_graph(fn, dynamic):
     for M, N in ((8, 40), (16, 72)):  # a second shape: dynamic reuses the graph, static traces again
         x, _ = fresh_randn(2, M, N)
         keep = torch.rand(N, device=DEVICE) > 0.2
+        bias = torch.randn(M, N, device=DEVICE, requires_grad=True)  # a bias for each query, shared by the batch
         x.requires_grad_()
-        y = compiled(x, keep)
-        expected = scores(x, keep)
+        y = compiled(x, keep, bias)
+        expected = scores(x, keep, bias)
         torch.testing.assert_close(y, expected, equal_nan=True)
         dy, _ = fresh_randn(2, M, N)
-        (dx,) = torch.autograd.grad(y, x, dy)
-        (expected_dx,) = torch.autograd.grad(expected, x, dy)
+        dx, dbias = torch.autograd.grad(y, (x, bias), dy)
+        expected_dx, expected_dbias = torch.autograd.grad(expected, (x, bias), dy)
         torch.testing.assert_close(dx, expected_dx)
-    explained = torch._dynamo.explain(scores)(x, keep)
+        torch.testing.assert_close(dbias, expected_dbias)
+    explained = torch._dynamo.explain(scores)(x, keep, bias)
     assert explained.graph_count == 1 and explained.graph_break_count == 0
 
 
@@ -84,7 +86,8 @@ def test_opcheck(op):
     packet = getattr(torch.ops.softmax_bench, op)
     for args in ((x, -1, None, None, False, "auto"), (x.requires_grad_(), 1, 0.5, None, False, "fused"),
                  (x, -1, 2.0, keep, True, "auto"), (x[0], 0, None, None, False, "eager"),
-                 (torch.empty(0, 4, device=DEVICE), -1, None, None, False, "auto")):
+                 (torch.empty(0, 4, device=DEVICE), -1, None, None, False, "auto"),
+                 (x, -1, 0.5, keep, False, "auto", None, torch.randn(8, device=DEVICE, requires_grad=True))):
         torch.library.opcheck(packet.default, args)
 
 

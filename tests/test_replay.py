@@ -108,13 +108,18 @@ def test_a_replayed_call_gives_what_the_long_way_gives(op, variant, dtype):
         x = torch.randn(*shape, device="cuda", dtype=dtype)
         if "mask" in kwargs:
             kwargs["mask"] = torch.rand(kwargs["mask"], device="cuda") > 0.3
+        if "bias" in kwargs:
+            kwargs["bias"] = torch.randn(kwargs["bias"], device="cuda", dtype=dtype)
         return x, kwargs
 
-    cases = [  # 2-D, 4-D with a scale, a broadcast mask, causal; rows at an odd offset (a copy for some: no plan)
+    cases = [  # 2-D, 4-D with a scale, a broadcast mask, causal, a bias of x's shape and one shared by a head's
+        # queries; rows at an odd offset (a copy for some: no plan)
         lambda: alike((64, 16384)),
         lambda: alike((2, 3, 7, 16384), scale=0.25),
         lambda: alike((8, 16384), mask=(1, 16384)),
         lambda: alike((8, 16384), causal=True, scale=0.5),
+        lambda: alike((8, 16384), bias=(8, 16384), scale=0.5),
+        lambda: alike((2, 3, 7, 16384), bias=(2, 1, 1, 16384), mask=(2, 3, 7, 16384)),
         lambda: (torch.randn(9, 16387, device="cuda", dtype=dtype)[1:, 3:], {}),
     ]
     for number, case in enumerate(cases):

@@ -62,6 +62,10 @@ class Fusion:
     None. mask_group, mask_period: where rows of x share rows of the mask (a broadcast mask, not expanded): row r's
     mask row is (r // mask_group) mod mask_period (mask_period 0: no repeat), e.g. mask_group = H·S for a
     key-padding mask [B, 1, 1, S] over [B, H, S, S] scores, mask_period = S for a [1, 1, S, S] mask over a batch.
+    bias: rows of an additive bias (fp32, bf16 or fp16), added after the scale and before the mask:
+    y = softmax(where(keep, x · scale + bias, -inf)); laid out and shared (bias_group, bias_period) as the mask's
+    rows are. In the Triton variants a bias at or below its dtype's minimum (transformers' additive mask) masks
+    its position out, as -inf does: a row biased so everywhere gives what a fully masked row gives.
     """
 
     scale: float = 1.0
@@ -71,31 +75,60 @@ class Fusion:
     out_dtype: torch.dtype | None = None
     mask_group: int = 1
     mask_period: int = 0
+    bias: torch.Tensor | None = None
+    bias_group: int = 1
+    bias_period: int = 0
 
     @property
     def mask_shared(self) -> bool:
         """Whether rows of x share rows of the mask (mask_group, mask_period)."""
         return self.mask is not None and (self.mask_group != 1 or self.mask_period != 0)
 
+    @property
+    def bias_shared(self) -> bool:
+        """Whether rows of x share rows of the bias (bias_group, bias_period)."""
+        return self.bias is not None and (self.bias_group != 1 or self.bias_period != 0)
+
     def shared_mask_shapes(self, N: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(x's rows viewed as the scores a shared mask broadcasts over, [-1, its rows, mask_group, N]; the mask
         viewed to broadcast there, [1, its rows, 1, N]): mask row (r // mask_group) mod its rows, as the kernels
         take it (a mask_period is its row count)."""
-        rows = self.mask.shape[0]
-        return (-1, rows, self.mask_group, N), (1, rows, 1, N)
+        return shared_shapes(self.mask.shape[0], self.mask_group, N)
+
+    def shared_bias_shapes(self, N: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """shared_mask_shapes for the bias's rows."""
+        return shared_shapes(self.bias.shape[0], self.bias_group, N)
 
     @property
     def plain(self) -> bool:
         """A bare softmax: nothing fused around it."""
-        return self.scale == 1.0 and self.mask is None and self.causal_m is None and not self.log
+        return (self.scale == 1.0 and self.mask is None and self.causal_m is None and not self.log
+                and self.bias is None)
+
+    def without_bias(self) -> Fusion:
+        """The fusion a backward takes: dx comes from y, whatever bias made it (its gradient is taken from dx)."""
+        return replace(self, bias=None, bias_group=1, bias_period=0) if self.bias is not None else self
 
     def mask_bytes(self) -> int:
         """Bytes of mask read from memory: a broadcast row, and a row shared by several rows of x, is read once
         (the rows that share it come together, or the mask is small: it stays in L2)."""
-        if self.mask is None:
-            return 0
-        rows = 1 if self.mask.stride(0) == 0 else self.mask.shape[0]
-        return rows * self.mask.shape[1]
+        return rows_bytes(self.mask)
+
+    def bias_bytes(self) -> int:
+        """Bytes of bias read from memory, counted as the mask's are."""
+        return rows_bytes(self.bias)
+
+
+def shared_shapes(rows: int, group: int, N: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(x's rows viewed as [-1, rows, group, N]; a tensor of `rows` shared rows viewed as [1, rows, 1, N])."""
+    return (-1, rows, group, N), (1, rows, 1, N)
+
+
+def rows_bytes(rows: torch.Tensor | None) -> int:
+    """Bytes of a mask's or bias's rows read from memory: a broadcast row (row stride 0) once."""
+    if rows is None:
+        return 0
+    return (1 if rows.stride(0) == 0 else rows.shape[0]) * rows.shape[1] * rows.element_size()
 
 
 PLAIN = Fusion()
@@ -172,6 +205,7 @@ class Variant:
     limits(N, dtype), where given, says why the variant cannot run rows of N elements of dtype (its own bounds), or
     None; here(), where given, why this process cannot run it at all (its Triton, its GPU), or None.
     float64 is True for a variant that also takes float64 input (eager: what gradcheck runs through).
+    fuses_bias is True for a variant that adds an additive bias (Fusion.bias).
     """
 
     name: str
@@ -186,12 +220,16 @@ class Variant:
     limits: Callable[[int, torch.dtype], str | None] | None = None
     float64: bool = False
     here: Callable[[], str | None] | None = None
+    fuses_bias: bool = False
 
-    def unsupported(self, N: int, dtype: torch.dtype, here: bool = True) -> str | None:
+    def unsupported(self, N: int, dtype: torch.dtype, here: bool = True, fusion: Fusion = PLAIN) -> str | None:
         """Why this variant cannot run rows of N elements of `dtype` (here: in this process; else on a GPU it
-        builds for), or None when it can."""
+        builds for) with `fusion` fused in, or None when it can."""
         if (reason := _not_here(self, here)) is not None:
             return reason
+        if fusion.bias is not None and not self.fuses_bias:
+            takes = ", ".join(v.name for v in variants().values() if v.fuses_bias)
+            return f"variant {self.name!r} adds no bias; bias= runs in {takes} (variant='auto' picks among them)"
         if dtype not in DTYPES.values() and not (self.float64 and dtype == torch.float64):
             return f"dtype {dtype} is not one of {', '.join(DTYPES)}"
         if self.max_n is not None and N > self.max_n:
@@ -331,7 +369,7 @@ def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN)
     for any softmax backward."""
     nbytes = M * N * elem_size(dtype)
     passes = (("read y and dy", 2 * nbytes, 0), ("write dx", 0, nbytes))
-    return Traffic(passes + (mask_pass(fusion) if fusion.log else ()))
+    return Traffic(passes + (mask_pass(fusion.without_bias()) if fusion.log else ()))
 
 
 def expanded_mask_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion, traffic: Callable) -> Traffic:
@@ -346,5 +384,6 @@ def expanded_mask_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion, tr
 
 
 def mask_pass(fusion: Fusion) -> tuple[tuple[str, int, int], ...]:
-    """The mask a fused kernel reads beside x (a causal mask is computed from indices: no bytes)."""
-    return (("read mask", fusion.mask_bytes(), 0),) if fusion.mask is not None else ()
+    """The mask and the bias a fused kernel reads beside x (a causal mask is computed from indices: no bytes)."""
+    passes = (("read mask", fusion.mask_bytes(), 0),) if fusion.mask is not None else ()
+    return passes + ((("read bias", fusion.bias_bytes(), 0),) if fusion.bias is not None else ())

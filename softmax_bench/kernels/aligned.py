@@ -58,36 +58,40 @@ def aligned_row(x_ptr, y_ptr, row, stride_x, stride_y, N, VEC: tl.constexpr):
 
 @triton.jit
 def row_values(x, row, cols, N, scale, mask_ptr, mask_stride, causal_m,
-               HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+               HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
+               bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0):
     """x in fp32 with the fusion applied. Lanes outside the row (cols < 0 or ≥ N: the neighbouring rows' values)
     become -inf: they never win the max and add exp(-inf) = 0 to the sum."""
     inside = (cols >= 0) & (cols < N)
     x = tl.where(inside, x.to(tl.float32), -float("inf"))
     return scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
-                          HAS_SCALE, HAS_MASK, CAUSAL)
+                          HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
 
 
 @triton.jit
 def block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
                  scale, mask_ptr, mask_stride, causal_m, EVICTION: tl.constexpr,
-                 BLOCK: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                 BLOCK: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
+                 bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0):
     """The block of lanes [start, start + BLOCK) of a row, in fp32 with the fusion applied, -inf outside the row."""
     if (start >= first_whole) & (start + BLOCK <= end_whole):
         # Whole vectors inside the row: no masks. In bf16 per-element masks cost more instructions than the
         # loads leave time for (docs/perf-notes.md).
         x = tl.load(x_row + lanes, eviction_policy=EVICTION).to(tl.float32)
         x = scale_and_mask(x, row, lanes - off, lanes >= 0, scale, mask_ptr, mask_stride, causal_m, N,
-                           HAS_SCALE, HAS_MASK, CAUSAL)
+                           HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
     else:
         x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"), eviction_policy=EVICTION)
-        x = row_values(x, row, lanes - off, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL)
+        x = row_values(x, row, lanes - off, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL,
+                       bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
     return x
 
 
 @triton.jit
 def max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N,
                 scale, mask_ptr, mask_stride, causal_m, EVICTION: tl.constexpr,
-                BLOCK: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
+                BLOCK: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
+                bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0):
     """The max of lanes [seg_start, seg_end) of a row and the sum of exp(x - max), in fp32 whatever the dtype:
     a running max, and a running sum rescaled when the max grows. seg_start is a multiple of BLOCK; loads use
     the L2 eviction policy EVICTION ("" for the default)."""
@@ -96,7 +100,8 @@ def max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, seg_start, s
     for start in range(seg_start, seg_end, BLOCK):
         lanes = start + tl.arange(0, BLOCK)
         x = block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
-                         scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
+                         scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL,
+                         bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
         m, s = running_max_and_sum(m, s, x)
     return m, s
 
@@ -115,14 +120,16 @@ def running_max_and_sum(m, s, x):
 def normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, seg_start, seg_end, N, shift, norm,
               scale, mask_ptr, mask_stride, causal_m, EVICTION: tl.constexpr,
               BLOCK: tl.constexpr, VEC: tl.constexpr,
-              HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr):
+              HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
+              bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0):
     """Store y = exp(x - shift) · norm (log_softmax: x − shift − norm; masking.normalized) over lanes
     [seg_start, seg_end) of a row (loads and stores with the L2 eviction policy EVICTION): the whole vectors block
     by block, then element by element the partial vectors at the row's ends (`partial_ends`)."""
     for start in range(seg_start, seg_end, BLOCK):
         lanes = start + tl.arange(0, BLOCK)
         x = block_values(x_row, lanes, start, row, off, row_lanes, first_whole, end_whole, N,
-                         scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
+                         scale, mask_ptr, mask_stride, causal_m, EVICTION, BLOCK, HAS_SCALE, HAS_MASK, CAUSAL,
+                         bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
         y = normalized(x, shift, norm, LOG).to(y_row.dtype.element_ty)
         if (start >= first_whole) & (start + BLOCK <= end_whole):
             tl.store(y_row + lanes, y, eviction_policy=EVICTION)
@@ -131,7 +138,8 @@ def normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, seg_sta
             tl.store(y_row + lanes, y, mask=whole, eviction_policy=EVICTION)
     end_lanes, end_cols, at_end = partial_ends(off, first_whole, end_whole, seg_start, seg_end, N, VEC)
     end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
-    end_x = row_values(end_x, row, end_cols, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL)
+    end_x = row_values(end_x, row, end_cols, N, scale, mask_ptr, mask_stride, causal_m, HAS_SCALE, HAS_MASK, CAUSAL,
+                       bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
     tl.store(y_row + end_lanes, normalized(end_x, shift, norm, LOG).to(y_row.dtype.element_ty), mask=at_end)
 
 

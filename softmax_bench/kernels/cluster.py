@@ -124,9 +124,11 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
     loads), else the 16-bit values as loaded, masked-out ones as 16-bit -inf, and a positive scale applied to
     x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0). A keep-mask off x's 16-byte grid is read
     a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs of 139
-    registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session)."""
+    registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session). A bias is
+    added to x · scale as it loads: fp32."""
     byte_mask = fusion.mask is not None and N is not None and not mask_on_grid(fusion, N, dtype)
-    fp32 = dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or byte_mask
+    fp32 = (dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or byte_mask
+            or fusion.bias is not None)
     return "fp32" if fp32 else "packed"
 
 
@@ -134,10 +136,18 @@ def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether the keep-mask's bytes of each of x's 16-byte vectors (VEC of them) start on a VEC-byte boundary, so
     that a thread reads them in one load: the mask starts on one and its row stride is x's modulo VEC (x's, after
     same_alignment, is N's), as a contiguous mask of x's shape is; a shared mask's rows, on rows of N on the grid."""
+    return on_grid(fusion.mask, fusion.mask_shared, N, dtype)
+
+
+def on_grid(rows: torch.Tensor, shared: bool, N: int, dtype: torch.dtype) -> bool:
+    """mask_on_grid for a mask's or a bias's rows (`shared`: rows of x share them): each of x's vectors of VEC
+    elements has its VEC elements of `rows` at a multiple of VEC from the tensor's start, which is on such a
+    boundary."""
     vec = vector_elems(dtype)
-    if fusion.mask_shared and N % vec:  # a row's mask row is not the row's own: it starts elsewhere on the grid
+    if shared and N % vec:  # a row's mask row is not the row's own: it starts elsewhere on the grid
         return False
-    return fusion.mask.data_ptr() % vec == 0 and fusion.mask.stride(0) % vec == N % vec
+    start, misaligned = divmod(rows.data_ptr(), rows.element_size())
+    return not misaligned and start % vec == 0 and rows.stride(0) % vec == N % vec
 
 
 def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
@@ -169,7 +179,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     """The cluster for rows of N elements: SHAPES' CTAs and warps, else the nearest shape whose threads hold at
     most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets columns of the row
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
-    masked = fusion.mask is not None or fusion.causal_m is not None
+    masked = fusion.mask is not None or fusion.causal_m is not None or fusion.bias is not None
     how = holding(dtype, fusion, N)
     measured = MEASURED.get((form_of(fusion), how), {}).get(N)
     if measured is not None:
@@ -185,8 +195,8 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
 
 def form_of(fusion: Fusion) -> str:
     """Which of MEASURED's forms a softmax is: masked (a keep-mask, with or without the rest), causal (a causal
-    mask, no keep-mask), softmax (nothing fused); other for a scale alone and for log_softmax (not measured)."""
-    if fusion.log:
+    mask, no keep-mask), softmax (nothing fused); other for a scale alone, a bias and log_softmax (not measured)."""
+    if fusion.log or fusion.bias is not None:
         return "other"
     if fusion.mask is not None:
         return "masked"
@@ -439,12 +449,14 @@ if gluon is not None:
     def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
               EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
-              MASK_VECTORS: gl.constexpr):
+              MASK_VECTORS: gl.constexpr, bias_ptr, bias_stride, bias_row, BIAS_MIN: gl.constexpr,
+              HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
         load where the mask lies on x's grid (MASK_VECTORS: mask_row is its row's window, as x_row is x's), else
-        a byte at a time (lanes not moved are -inf already, and read no mask)."""
+        a byte at a time (lanes not moved are -inf already, and read no mask). A bias (held in fp32) is added after
+        the scale, read as the mask is (BIAS_VECTORS: bias_row its row's window), else element by element."""
         if ALIGNED:
             cols = lanes
         else:
@@ -461,6 +473,12 @@ if gluon is not None:
                 x = x * scale
                 if not EVEN:
                     x = gl.where(move, x, -float("inf"))  # -inf times a negative scale is +inf
+            if HAS_BIAS:
+                if BIAS_VECTORS:
+                    bias = load_lanes(bias_row, lanes, move, 0.0, EVEN and not CAUSAL, "")
+                else:
+                    bias = gl.load(bias_ptr + row * bias_stride + cols, mask=move, other=0.0)
+                x = _biased(x, bias, BIAS_MIN)
         if MASK_VECTORS:
             if CAUSAL:
                 keep = load_lanes(mask_row, lanes, move, 0, False, "")
@@ -469,6 +487,12 @@ if gluon is not None:
             x = gl.where(keep != 0, x, -float("inf"))
             return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL)
         return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+
+    @gluon.jit
+    def _biased(x, bias, BIAS_MIN: gl.constexpr):
+        """x + bias in fp32, -inf where the bias is at or below its dtype's minimum (a NaN bias is added)."""
+        bias = bias.to(gl.float32)
+        return gl.where(bias <= BIAS_MIN, -float("inf"), x + bias)
 
     @gluon.jit
     def _max16(a, b):
@@ -579,7 +603,10 @@ if gluon is not None:
                        VEC: gl.constexpr,
                        EVEN: gl.constexpr, ALIGNED: gl.constexpr, HOLD_F32: gl.constexpr, EVICT: gl.constexpr,
                        HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr,
-                       MASK_VECTORS: gl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: gl.constexpr = False):
+                       MASK_VECTORS: gl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: gl.constexpr = False,
+                       bias_ptr=None, bias_stride=0, HAS_BIAS: gl.constexpr = False, BIAS_MIN: gl.constexpr = 0.0,
+                       bias_group=1, bias_period=0, BIAS_SHARED: gl.constexpr = False,
+                       BIAS_VECTORS: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         max_in = receive_buffer()
@@ -599,24 +626,34 @@ if gluon is not None:
         mask_row = mask_ptr
         if MASK_VECTORS:
             mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
+        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
+        bias_row = bias_ptr
+        if BIAS_VECTORS:
+            bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
 
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
-                   EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS)
+                   EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
-                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS)
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
-                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS)
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS)
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
             end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"), eviction_policy=EVICT).to(gl.float32)
             if HAS_SCALE and HOLD_F32:
                 end_x = gl.where(at_end, end_x * scale, -float("inf"))
+            if HAS_BIAS:
+                end_bias = gl.load(bias_ptr + row * bias_stride + end_cols, mask=at_end, other=0.0)
+                end_x = _biased(end_x, end_bias, BIAS_MIN)
             end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
         # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
@@ -696,13 +733,16 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
-    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N), mask_vectors)
+    bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
+    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N), mask_vectors, bias_vectors)
 
 
 @lru_cache(maxsize=1024)
 def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str,
-                       mask_vectors: bool) -> dict:
-    return {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32", "MASK_VECTORS": mask_vectors}
+                       mask_vectors: bool, bias_vectors: bool = False) -> dict:
+    constexprs = {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32",
+                  "MASK_VECTORS": mask_vectors}
+    return {**constexprs, "BIAS_VECTORS": True} if bias_vectors else constexprs
 
 
 @lru_cache(maxsize=1024)
@@ -770,4 +810,5 @@ VARIANT = Variant(
     triton=True,
     limits=unsupported_width,
     here=lambda: why_not_here(),  # looked up at each call, as the launch looks it up
+    fuses_bias=True,
 )

@@ -32,10 +32,20 @@ def fill_masked_out(x: torch.Tensor, fusion: Fusion, value: float) -> torch.Tens
     return x.reshape(scores).masked_fill(dropped.view(broadcast), value).reshape(x.shape)
 
 
+def add_bias(x: torch.Tensor, fusion: Fusion) -> torch.Tensor:
+    """x + bias, the bias broadcast as the user's was (a shared bias's own rows, as fill_masked_out's mask)."""
+    if not fusion.bias_shared:
+        return x + fusion.bias
+    scores, broadcast = fusion.shared_bias_shapes(x.shape[-1])
+    return (x.reshape(scores) + fusion.bias.view(broadcast)).reshape(x.shape)
+
+
 def prologue(x: torch.Tensor, fusion: Fusion) -> torch.Tensor:
-    """The scale and masks as separate torch ops, as a user would write them."""
+    """The scale, bias and masks as separate torch ops, as a user would write them."""
     if fusion.scale != 1.0:
         x = x * fusion.scale
+    if fusion.bias is not None:
+        x = add_bias(x, fusion)
     if fusion.mask is not None:
         x = fill_masked_out(x, fusion, float("-inf"))
     if fusion.causal_m is not None:
@@ -50,6 +60,8 @@ def prologue_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion) -> tupl
     passes = []
     if fusion.scale != 1.0:
         passes.append(("scale: read x, write x · scale", nbytes, nbytes))
+    if fusion.bias is not None:
+        passes.append(("add the bias: read x and bias, write", nbytes + fusion.bias_bytes(), nbytes))
     if fusion.mask is not None:
         passes += mask_fill_passes(fusion, bool_bytes, nbytes, "x")
     if fusion.causal_m is not None:
@@ -66,7 +78,9 @@ def mask_fill_passes(fusion: Fusion, bool_bytes: int, nbytes: int, what: str) ->
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
     op = torch.log_softmax if fusion.log else torch.softmax
-    return op(prologue(x, fusion), dim=-1, dtype=fusion.out_dtype), Launch()
+    y = op(prologue(x, fusion), dim=-1, dtype=fusion.out_dtype)
+    # a bias of a wider dtype than x's promotes x + bias, as in a user's code; softmax's output is x's dtype
+    return y.to(fusion.out_dtype or x.dtype), Launch()
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
@@ -80,6 +94,7 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=False,
+    fuses_bias=True,
     masked_rows_zero=False,
     float64=True,
 )

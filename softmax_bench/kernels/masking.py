@@ -18,17 +18,26 @@ except ImportError:  # pragma: no cover - depends on the installed Triton
 
 @triton.jit
 def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
-                   HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
-    """x (fp32) times scale, with padding and masked-out positions at -inf so they add exp(-inf) = 0 to the sum.
+                   HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
+                   bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0):
+    """x (fp32) times scale, plus the bias, with padding and masked-out positions at -inf so they add
+    exp(-inf) = 0 to the sum.
 
     rows (int64) and cols broadcast against x; inside is False on padding lanes, which were loaded as -inf.
+    A bias at or below BIAS_MIN (its dtype's minimum, -inf included) masks its position out. A causal row's bias
+    is read up to its diagonal only.
     A plain softmax compiles to nothing here: on the H200 even an always-true select cost two_pass a third of its
     bandwidth on misaligned bf16 rows (docs/perf-notes.md).
     """
     if HAS_SCALE:
         x = x * scale
-    if HAS_SCALE or HAS_MASK or CAUSAL:
+    if HAS_SCALE or HAS_MASK or CAUSAL or HAS_BIAS:
         keep = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
+        if HAS_BIAS:
+            read = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, False, CAUSAL)
+            bias = tl.load(bias_ptr + rows * bias_stride + cols, mask=read, other=0.0).to(tl.float32)
+            keep = keep & ~(bias <= BIAS_MIN)  # a NaN bias is kept: NaN in a row gives NaN in that row
+            x = x + bias
         x = tl.where(keep, x, -float("inf"))  # padding back to -inf whatever the sign of scale
     return x
 
@@ -145,4 +154,9 @@ def fusion_args(fusion: Fusion, x) -> dict:
     }
     if fusion.mask_shared:  # only then: a kernel without these arguments (cluster's) takes the rest
         args.update(mask_group=fusion.mask_group, mask_period=fusion.mask_period or 2**31 - 1, MASK_SHARED=True)
+    if fusion.bias is not None:  # only then: a plain call passes no more arguments than before (its host cost)
+        args.update(bias_ptr=fusion.bias, bias_stride=fusion.bias.stride(0), HAS_BIAS=True,
+                    BIAS_MIN=float(torch.finfo(fusion.bias.dtype).min))
+        if fusion.bias_shared:
+            args.update(bias_group=fusion.bias_group, bias_period=fusion.bias_period or 2**31 - 1, BIAS_SHARED=True)
     return args

@@ -28,15 +28,20 @@ L2_ROW_BYTES = 65536
 def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m,
                     BLOCK: tl.constexpr, VEC: tl.constexpr,
                     HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
-                    mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
+                    mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
+                    bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
+                    bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
+    bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
     x_row, y_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, y_ptr, row, stride_x, stride_y, N, VEC)
     m, s = max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, 0, row_lanes, N,
-                       scale, mask_ptr, mask_stride, causal_m, "", BLOCK, HAS_SCALE, HAS_MASK, CAUSAL)
+                       scale, mask_ptr, mask_stride, causal_m, "", BLOCK, HAS_SCALE, HAS_MASK, CAUSAL,
+                       bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
     shift = tl.where(m == -float("inf"), 0.0, m)  # an all -inf row: zeros, not NaN
     normalize(x_row, y_row, row, off, row_lanes, first_whole, end_whole, 0, row_lanes, N, shift, normalizer(s, LOG),
-              scale, mask_ptr, mask_stride, causal_m, "", BLOCK, VEC, HAS_SCALE, HAS_MASK, CAUSAL, LOG)
+              scale, mask_ptr, mask_stride, causal_m, "", BLOCK, VEC, HAS_SCALE, HAS_MASK, CAUSAL, LOG,
+              bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
 
 
 @lru_cache(maxsize=1024)
@@ -75,5 +80,6 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=True,
+    fuses_bias=True,
     flops_per_element=7,  # pass 2 subtracts and exponentiates again
 )

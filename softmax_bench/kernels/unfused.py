@@ -13,14 +13,14 @@ from .eager import prologue, prologue_traffic
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
-    x = prologue(x, fusion)  # a scale and masks as eager runs them
+    y = output_like(x, fusion)
+    x = prologue(x, fusion)  # a scale, bias and masks as eager runs them
     row_max = x.amax(dim=-1, keepdim=True).float()
     row_max.masked_fill_(row_max == float("-inf"), 0.0)  # all -inf row: shift by 0, not NaN
     shifted = torch.sub(x, row_max)  # fp32, by type promotion
     e = shifted.exp() if fusion.log else shifted.exp_()
     den = e.sum(dim=-1, keepdim=True)
     den.masked_fill_(den == 0.0, 1.0)  # all -inf row: 0 / 1 (or -inf − log 1), not 0 / 0
-    y = output_like(x, fusion)
     if fusion.log:
         torch.sub(shifted, den.log_(), out=y)
     else:
@@ -49,4 +49,5 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=False,
+    fuses_bias=True,
 )

@@ -1,0 +1,198 @@
+"""An additive bias (`bias=`) fused into the softmax, against a float64 reference: broadcast shapes, beside a mask
+and a causal mask, rows it masks out, its gradient, the bytes it costs and the input it refuses."""
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench import SoftmaxInputError
+from softmax_bench.dispatch import fusion_for
+from softmax_bench.kernels import TOLERANCES, GRAD_TOLERANCES, variants
+
+from .conftest import DEVICE, runnable_variants
+
+BIASED = [name for name in runnable_variants() if variants()[name].fuses_bias]
+# Triton variants that add a bias, cluster included where it runs (it takes only wide rows: test_cluster's width)
+TRITON_BIASED = [name for name in BIASED if variants()[name].triton]
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+
+
+def reference(x, bias, scale=1.0, keep=None, log=False):
+    """softmax (log_softmax) of where(keep, x · scale + bias, -inf) in float64, a bias at or below its dtype's
+    minimum masking its position out; fully masked rows zeros (-inf)."""
+    b = bias.double().cpu().masked_fill(bias.cpu() <= torch.finfo(bias.dtype).min, float("-inf"))
+    z = x.double().cpu() * scale + b
+    if keep is not None:
+        z = z.masked_fill(~keep.cpu().expand(z.shape), float("-inf"))
+    ref = (torch.log_softmax if log else torch.softmax)(z, dim=-1)
+    dead = (z == float("-inf")).all(dim=-1, keepdim=True)
+    return ref.masked_fill(dead, float("-inf") if log else 0.0)
+
+
+def assert_matches(y, ref, dtype):
+    assert y.dtype == dtype
+    atol, rtol = TOLERANCES[dtype]
+    torch.testing.assert_close(y.double().cpu(), ref, atol=atol, rtol=rtol)
+
+
+# x's shape, then the bias's: full, one row for all, a key-padding row shared by a head's queries ([B, 1, 1, S]),
+# one [H, S, S] bias for the batch (ALiBi's shape), a bias per (batch, head) over the queries, and one broadcast in
+# the middle ([B, 1, S, S], expanded)
+SHAPES = [
+    ((6, 300), (6, 300)),
+    ((6, 300), (300,)),
+    ((2, 3, 4, 136), (2, 1, 1, 136)),
+    ((2, 3, 4, 136), (3, 4, 136)),
+    ((2, 3, 4, 136), (2, 3, 1, 136)),
+    ((2, 3, 4, 136), (2, 1, 4, 136)),
+]
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: f"{s[0]}+{s[1]}")
+@pytest.mark.parametrize("variant", BIASED)
+def test_a_broadcast_bias_is_added_after_the_scale(variant, shapes, log):
+    x_shape, bias_shape = shapes
+    x = torch.randn(x_shape, device=DEVICE) * 3
+    bias = torch.randn(bias_shape, device=DEVICE)
+    op = softmax_bench.log_softmax if log else softmax_bench.softmax
+    y = op(x, scale=0.5, bias=bias, variant=variant)
+    assert_matches(y, reference(x, bias, 0.5, log=log), torch.float32)
+
+
+@pytest.mark.parametrize("bias_dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("variant", BIASED)
+def test_a_bias_of_any_float_dtype_beside_x_of_any(variant, dtype, bias_dtype):
+    """The output is x's dtype whatever the bias's (eager casts back what x + bias promoted). The Triton variants
+    add in fp32; eager and unfused in torch's promoted dtype, as a user's x + bias does (16-bit when both are)."""
+    x = torch.randn(5, 1000, device=DEVICE).mul(3).to(dtype)
+    bias = torch.randn(5, 1000, device=DEVICE).to(bias_dtype)
+    ref = reference(x, bias) if variants()[variant].triton else torch.softmax((x + bias).double().cpu(), dim=-1)
+    assert_matches(softmax_bench.softmax(x, bias=bias, variant=variant), ref, dtype)
+
+
+@pytest.mark.parametrize("variant", BIASED)
+def test_a_bias_beside_a_mask_and_a_causal_mask(variant):
+    x = torch.randn(2, 8, 300, device=DEVICE)
+    bias = torch.randn(8, 300, device=DEVICE)
+    keep = torch.rand(2, 1, 300, device=DEVICE) > 0.3
+    y = softmax_bench.softmax(x, scale=0.125, bias=bias, mask=keep, causal=True, variant=variant)
+    causal = torch.arange(300)[None, :] <= torch.arange(8)[:, None] + (300 - 8)
+    assert_matches(y, reference(x, bias, 0.125, keep.cpu() & causal), torch.float32)
+    assert bool((y.cpu()[~(keep.cpu() & causal).expand(y.shape)] == 0).all())
+
+
+@pytest.mark.parametrize("variant", [name for name in TRITON_BIASED])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_a_bias_at_its_minimum_masks_out_as_minus_infinity_does(variant, dtype):
+    """transformers' additive mask (0 kept, the dtype's minimum masked): partly masked rows as a keep-mask gives
+    them, and a row masked everywhere, by -inf or the minimum, zeros (log_softmax: -inf) as a fully masked row."""
+    x = torch.randn(4, 700, device=DEVICE).to(dtype)
+    keep = torch.rand(4, 700, device=DEVICE) > 0.5
+    keep[1] = False
+    low = torch.finfo(dtype).min
+    additive = torch.zeros(4, 700, device=DEVICE, dtype=dtype).masked_fill(~keep, low)
+    additive[2] = float("-inf")
+    keep[2] = False
+    for log in (False, True):
+        op = softmax_bench.log_softmax if log else softmax_bench.softmax
+        y = op(x, bias=additive, variant=variant)
+        masked = op(x, mask=keep, variant=variant)
+        assert torch.equal(y, masked), (y - masked).abs().max()
+        assert bool((y[1:3] == (float("-inf") if log else 0.0)).all())
+
+
+@pytest.mark.parametrize("variant", BIASED)
+def test_nan_in_a_bias_gives_nan_in_its_row_only(variant):
+    x = torch.randn(3, 500, device=DEVICE)
+    bias = torch.zeros(3, 500, device=DEVICE)
+    bias[1, 17] = float("nan")
+    y = softmax_bench.softmax(x, bias=bias, variant=variant).cpu()
+    assert bool(y[1].isnan().all()) and not bool(y[[0, 2]].isnan().any())
+
+
+@pytest.mark.parametrize("variant", BIASED)
+def test_a_scale_of_zero_leaves_the_softmax_of_the_bias(variant):
+    x = torch.randn(3, 400, device=DEVICE)
+    bias = torch.randn(3, 400, device=DEVICE)
+    y = softmax_bench.softmax(x, scale=0.0, bias=bias, variant=variant)
+    assert_matches(y, torch.softmax(bias.double().cpu(), dim=-1), torch.float32)
+
+
+@pytest.mark.parametrize("bias_shape", [(3, 2, 2, 8), (3, 1, 1, 8), (2, 8), (8,), (1, 2, 2, 1)], ids=str)
+def test_the_bias_gradient_is_dx_summed_over_its_broadcast_dims(bias_shape):
+    """gradcheck through eager in float64 (x and the bias), and the Triton backward against float64 autograd."""
+    x64 = torch.randn(3, 2, 2, 8, dtype=torch.float64, device=DEVICE, requires_grad=True)
+    b64 = torch.randn(bias_shape, dtype=torch.float64, device=DEVICE, requires_grad=True)
+    for op in (softmax_bench.softmax, softmax_bench.log_softmax):
+        assert torch.autograd.gradcheck(lambda x, b: op(x, scale=0.7, bias=b, variant="eager"), (x64, b64))
+        torch_op = torch.softmax if op is softmax_bench.softmax else torch.log_softmax
+        x, b = x64.detach().float().requires_grad_(), b64.detach().float().requires_grad_()
+        y = op(x, scale=0.7, bias=b, variant="auto")
+        dy = torch.randn_like(y)
+        dx, db = torch.autograd.grad(y, (x, b), dy)
+        dx_ref, db_ref = torch.autograd.grad(torch_op(x64 * 0.7 + b64, dim=-1), (x64, b64), dy.double())
+        assert db.shape == b.shape and db.dtype == b.dtype
+        atol, rtol = GRAD_TOLERANCES[torch.float32]
+        torch.testing.assert_close(dx.double(), dx_ref, atol=atol, rtol=rtol)
+        torch.testing.assert_close(db.double(), db_ref, atol=atol * 12, rtol=rtol)  # a sum of up to 12 dx
+
+
+def test_a_bias_that_needs_no_gradient_gets_none_and_x_still_gets_one():
+    x = torch.randn(4, 64, device=DEVICE, requires_grad=True)
+    bias = torch.randn(4, 64, device=DEVICE)
+    y = softmax_bench.softmax(x, scale=2.0, bias=bias)
+    dy = torch.randn_like(y)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    x64 = x.detach().double().requires_grad_()
+    (dx_ref,) = torch.autograd.grad(torch.softmax(x64 * 2 + bias.double(), -1), x64, dy.double())
+    torch.testing.assert_close(dx.double(), dx_ref, atol=1e-5, rtol=1e-4)
+    b = bias.clone().requires_grad_()  # only the bias needs one: the call still goes through autograd
+    (db,) = torch.autograd.grad(softmax_bench.softmax(x.detach(), bias=b), b, dy)
+    assert db.shape == b.shape and bool(db.abs().sum() > 0)
+
+
+def test_the_kernels_read_the_bias_once_beside_x():
+    """Bytes: x, the bias and y once in fused's model; a shared bias row (a [B, 1, 1, S] bias) once for the rows that
+    share it; two_pass reads both twice, the second from L2 for rows that fit there."""
+    x = torch.randn(2, 3, 4, 128, dtype=torch.bfloat16)
+    full = fusion_for(x, -1, None, None, False, bias=torch.randn(2, 3, 4, 128, dtype=torch.bfloat16))
+    shared = fusion_for(x, -1, None, None, False, bias=torch.randn(2, 1, 1, 128))
+    assert shared.bias_shared and (shared.bias_group, shared.bias.shape) == (12, (2, 128))
+    fused, two_pass = variants()["fused"], variants()["two_pass"]
+    assert fused.traffic(24, 128, torch.bfloat16, full).total_bytes == 24 * 128 * 2 * 3
+    assert fused.traffic(24, 128, torch.bfloat16, shared).total_bytes == 24 * 128 * 2 * 2 + 2 * 128 * 4
+    two = two_pass.traffic(24, 128, torch.bfloat16, full)
+    assert two.total_bytes == 24 * 128 * 2 * 3 and two.l2_bytes == 24 * 128 * 2 * 2
+
+
+@pytest.mark.parametrize("bias, error, words", [
+    (torch.ones(6, 300, dtype=torch.int32), TypeError, "float32, bfloat16 or float16"),
+    (torch.ones(6, 300, dtype=torch.bool), TypeError, "float32, bfloat16 or float16"),
+    (torch.ones(6, 300, dtype=torch.float64), TypeError, "float32, bfloat16 or float16"),
+    (torch.ones(5, 300), SoftmaxInputError, "does not broadcast"),
+    ([0.0] * 300, TypeError, "float tensor"),
+], ids=["int", "bool", "float64 beside fp32", "shape", "a list"])
+def test_a_bad_bias_says_what_is_accepted(bias, error, words):
+    x = torch.randn(6, 300, device=DEVICE)
+    if isinstance(bias, torch.Tensor):
+        bias = bias.to(DEVICE)
+    with pytest.raises(error, match=words) as raised:
+        softmax_bench.softmax(x, bias=bias)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("variant", [name for name in runnable_variants() if not variants()[name].fuses_bias])
+def test_a_variant_that_adds_no_bias_says_which_do(variant):
+    with pytest.raises(SoftmaxInputError, match="adds no bias.*variant='auto'"):
+        softmax_bench.softmax(torch.randn(4, 300, device=DEVICE), bias=torch.randn(300, device=DEVICE),
+                              variant=variant)
+
+
+def test_a_float64_bias_beside_float64_x_runs_torch():
+    x = torch.randn(3, 50, dtype=torch.float64, device=DEVICE)
+    bias = torch.randn(50, dtype=torch.float64, device=DEVICE)
+    y = softmax_bench.softmax(x, bias=bias)
+    assert y.dtype == torch.float64
+    torch.testing.assert_close(y, torch.softmax(x + bias, -1))
