@@ -122,6 +122,16 @@ def cell_filter(variants, dtypes, shapes, ops):
 
 ShowFormat = _choices("ShowFormat", ["table", "md", "csv", "json"])
 PassName = _choices("PassName", PASS_CHOICES)
+MaskShape = Annotated[
+    Optional[str],
+    typer.Option(
+        "--mask-shape", metavar="full|row|rows/K|period/K",
+        help="How the mask of --op scaled-masked, or the bias of --op biased, lies over x's rows, as a user's "
+        "broadcast one does: full (x's shape, the default), row (one row for all), rows/K (K consecutive rows share "
+        "a row: a key-padding [B, 1, 1, S] mask over [B, H, S, S] scores, K = H·S), period/K (K rows repeated over "
+        "the batch: an [S, S] mask, K = S). Read as it is, not expanded; the traffic model counts its own bytes.",
+    ),
+]
 Pass = Annotated[
     Optional[PassName],
     typer.Option(
@@ -240,12 +250,12 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, 
 
 
 def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool,
-          pass_=None, say: bool = True, max_noise=None):
+          pass_=None, say: bool = True, max_noise=None, mask_shape=None):
     """The sweep asked for, checked before anything runs; says which preset runs when no shape was given (say:
     False in the process that starts the ranks: rank 0 says it)."""
     plan = build_plan(shape or [], m or [], n or [], config, preset.value if preset else None, values(dtype), variants,
                       warmup_ms, rep_ms, op.value if op else None, interpret, pass_.value if pass_ else None,
-                      max_noise)
+                      max_noise, mask_shape)
     if plan.default_preset is not None and other_rank() is None and say:
         why = "the default under --interpret" if interpret else "the default"
         err.print(f"no shape options: running the {plan.default_preset} preset, {why}: {plan.description}",
@@ -293,6 +303,7 @@ def sweep(
                      help="A variant or peer to measure; repeatable. Default: all that support the cell."),
     ] = None,
     op: Op = None,
+    mask_shape: MaskShape = None,
     pass_: Pass = None,
     out_dir: OutDir = Path("results"),
     run_id: Annotated[
@@ -357,7 +368,8 @@ def sweep(
             interpret = use_interpreter(interpret)
         if resume is not None:
             planned = {"--shape": shape, "--m": m, "--n": n, "--config": config, "--preset": preset, "--dtype": dtype,
-                       "--variant": variant, "--op": op, "--pass": pass_, "--warmup-ms": warmup_ms,
+                       "--variant": variant, "--op": op, "--mask-shape": mask_shape, "--pass": pass_,
+                       "--warmup-ms": warmup_ms,
                        "--rep-ms": rep_ms, "--max-noise": max_noise, "--run-id": run_id}
             given = [name for name, value in planned.items() if value not in (None, [], ())]
             if given:
@@ -365,7 +377,7 @@ def sweep(
                                  "it: drop them, or start a new sweep")
         if resume is None:
             plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret,
-                         pass_, say=ranks is None, max_noise=max_noise)
+                         pass_, say=ranks is None, max_noise=max_noise, mask_shape=mask_shape)
         if dry_run:
             if plan is None:
                 raise BenchError("--dry-run says what a new sweep would measure; a --resume goes on with its run")
@@ -431,7 +443,8 @@ def _say_dry_run(plan, interpret: bool) -> None:
 
     cells, seconds = dry_run(plan, interpret)
     table = Table("dtype", "M×N", "variants and peers", "GPU memory", title=f"sweep --dry-run: {len(cells)} cells, "
-                  f"op {plan.op}, {' and '.join(plan.passes)}")
+                  f"op {plan.op}" + (f" (mask {plan.mask_shape})" if plan.mask_shape != "full" else "")
+                  + f", {' and '.join(plan.passes)}")
     for cell in cells:
         table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
     out.print(table)
@@ -655,6 +668,7 @@ def explain(
     dtype: Annotated[DtypeName, typer.Option("--dtype")] = DtypeName["fp32"],
     measure: Annotated[bool, typer.Option("--measure", help="Also time each variant and show it beside the prediction.")] = False,
     op: Op = None,
+    mask_shape: MaskShape = None,
     out_dir: OutDir = Path("results"),
     interpret: Interpret = False,
     from_run: Annotated[Optional[str], typer.Option(
@@ -668,13 +682,18 @@ def explain(
     that from a stored run instead of this machine: an H200 explained on a laptop.
     """
     from .config import check_interpretable, parse_shape
-    from .ops import get_op
+    from .ops import check_mask_shape, get_op
 
     try:
         try:
             M, N = parse_shape(shape)
         except BenchError as e:
             raise BenchError(f"--shape: {e}") from None
+        the_op = get_op(op.value if op else "softmax")
+        if mask_shape is not None and not the_op.shaped:
+            check_mask_shape(mask_shape)
+            raise BenchError(f"--mask-shape {mask_shape}: op {the_op.name} has no mask or bias to lay out; give "
+                             "--op scaled-masked or --op biased")
         if interpret and measure:
             check_interpretable(M, N, "explain --measure")
         stored = None
@@ -701,9 +720,9 @@ def explain(
             return
         with _progress() as progress:
             task = progress.add_task("explain", total=None)
-            explanation = explain_shape(M, N, dtype.value, out_dir, interpret, measure,
-                                        op=get_op(op.value if op else "softmax"),
-                                        advance=lambda what: progress.update(task, description=what), run=stored)
+            explanation = explain_shape(M, N, dtype.value, out_dir, interpret, measure, op=the_op,
+                                        advance=lambda what: progress.update(task, description=what), run=stored,
+                                        mask_shape=check_mask_shape(mask_shape or "full"))
     except BenchError as e:
         fail(str(e))
     for item in explain_report(explanation):

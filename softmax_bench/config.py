@@ -11,6 +11,8 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     variants = ["fused", "eager"]            # default: every variant and peer that supports the cell
     op = "causal"                            # softmax (default), scaled, scaled-masked, causal, key-padded,
                                              # biased, log-softmax, cross-entropy: softmax_bench.ops
+    mask_shape = "rows/64"                   # scaled-masked's mask, biased's bias: full (default), row, rows/K or
+                                             # period/K over x's rows (softmax_bench.ops.MASK_SHAPES)
     pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from .errors import BenchError
 from .kernels import DTYPES, VARIANT_MODULES
-from .ops import OPS, get_op
+from .ops import MASK_SHAPES, OPS, check_mask_shape, get_op
 from .peers import PEERS
 from .timing import TimingSettings
 
@@ -60,6 +62,14 @@ def _names(names) -> str:
     return ", ".join(f'"{n}"' for n in names)
 
 
+def _is_mask_shape(text: str) -> bool:
+    try:
+        check_mask_shape(text)
+    except BenchError:
+        return False
+    return True
+
+
 # key: (is a value acceptable?, what is accepted)
 CONFIG_KEYS = {
     "description": (lambda v: isinstance(v, str), "a string"),
@@ -73,6 +83,8 @@ CONFIG_KEYS = {
                  'e.g. ["fused", "eager"]'),
     "op": (lambda v: isinstance(v, str) and v in OPS, f"one of {_names(OPS)}"),
     "pass": (lambda v: v in PASS_CHOICES, f"one of {_names(PASS_CHOICES)}"),
+    "mask_shape": (lambda v: isinstance(v, str) and _is_mask_shape(v),
+                   f'one of {_names(MASK_SHAPES)} (K a whole number ≥ 1), e.g. "rows/64"'),
     "warmup_ms": (lambda v: _whole(v, 0), "a whole number of milliseconds ≥ 0, e.g. 25"),
     "rep_ms": (lambda v: _whole(v, 1), "a whole number of milliseconds ≥ 1, e.g. 100"),
     "max_noise": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
@@ -86,6 +98,7 @@ class SweepPlan:
     dtypes: list[str] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)  # empty: all
     op: str = "softmax"  # what is fused around it: softmax_bench.ops
+    mask_shape: str = "full"  # how the op's mask or bias is laid out over x's rows: softmax_bench.ops.MASK_SHAPES
     passes: list[str] = field(default_factory=lambda: ["forward"])  # forward, backward or both
     timing: TimingSettings = field(default_factory=TimingSettings)
     sources: list[str] = field(default_factory=list)
@@ -187,6 +200,7 @@ def build_plan(
     interpret: bool = False,
     pass_: str | None = None,
     max_noise: float | None = None,
+    mask_shape: str | None = None,
 ) -> SweepPlan:
     """The sweep the user asked for. With no shape given, the default preset (the smoke preset under the
     interpreter); under the interpreter, no cell larger than INTERPRET_MAX_ELEMS."""
@@ -210,6 +224,7 @@ def build_plan(
         plan.dtypes += data.get("dtypes", [])
         plan.variants += data.get("variants", [])
         plan.op = data.get("op", plan.op)
+        plan.mask_shape = data.get("mask_shape", plan.mask_shape)
         if "pass" in data:
             plan.passes = PASS_CHOICES[data["pass"]]
         plan.description = data.get("description", plan.description)
@@ -224,6 +239,11 @@ def build_plan(
     plan.dtypes = check_dtypes(dtypes or plan.dtypes or DEFAULT_DTYPES)
     plan.variants = list(dict.fromkeys(variants or plan.variants))
     plan.op = get_op(op or plan.op).name
+    plan.mask_shape = check_mask_shape(mask_shape or plan.mask_shape)
+    if plan.mask_shape != "full" and not get_op(plan.op).shaped:
+        shaped = ", ".join(name for name, op in OPS.items() if op.shaped)
+        raise BenchError(f"mask shape {plan.mask_shape}: op {plan.op} has no mask or bias to lay out; mask shapes "
+                         f"apply to --op {shaped}")
     measures = get_op(plan.op).measures
     for name in plan.variants:
         if measures is not None and name not in measures:

@@ -108,7 +108,8 @@ def _from_run(run: Run, N: int, dtype: str) -> tuple[float, str, float | None, s
 
 def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_time: bool = False,
             settings: TimingSettings = TimingSettings(), op: Op = OPS["softmax"],
-            advance: Callable[[str], None] = lambda what: None, run: Run | None = None) -> Explanation:
+            advance: Callable[[str], None] = lambda what: None, run: Run | None = None,
+            mask_shape: str = "full") -> Explanation:
     """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before).
     With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
     torch_dtype = DTYPES[dtype]
@@ -127,7 +128,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         auto=auto, interpreted=interpret and run is None, op=op.name,
     )
     x = None
-    fusion = op.fusion(torch.empty(M, N, device="meta", dtype=torch_dtype))  # shapes only, for the traffic model
+    fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=torch_dtype), mask_shape)  # the traffic model
     result.floor = one_pass_traffic(M, N, torch_dtype, fusion).passes
     if result.auto is None:
         result.auto = auto_choice(N, torch_dtype, log=fusion.log, biased=fusion.bias is not None)
@@ -135,7 +136,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         device = "cpu" if interpret else "cuda"
         rows = M if measure_time else min(M, 4096)  # the compiled kernel is the same for fewer rows
         x = torch.randn(rows, N, device=device).to(torch_dtype)
-        run_fusion = op.fusion(x)
+        run_fusion = op.fusion_for(x, mask_shape)
     for name, variant in variants().items():
         traffic = variant.traffic(M, N, torch_dtype, fusion)
         line = VariantLine(

@@ -5,12 +5,16 @@
 - scaled-masked: y = softmax(where(keep, x · 0.125, -inf)), keep a fresh random bool mask of x's shape (90 % kept)
 - causal: y = softmax(x · 0.125) under a bottom-right-aligned causal mask, queries = the M rows
 - key-padded: scaled-masked with a key-padding mask: 64 consecutive rows share a row of it, as a [B, 1, 1, S] mask
-  over [B, H, S, S] scores does (a head's queries), read as it is, not expanded
+  over [B, H, S, S] scores does (a head's queries), read as it is, not expanded (scaled-masked with
+  mask_shape "rows/64")
 - biased: y = softmax(x · 0.125 + bias), bias a random tensor of x's shape and dtype (an attention bias as
   transformers adds it), read beside x
 - log-softmax: y = log_softmax(x)
 - cross-entropy: the loss over x's rows as logits (N the vocabulary), against random targets; its backward pass is
   a training step (softmax_bench.cross_entropy_providers)
+
+The mask of scaled-masked and the bias of biased have x's shape, or the one a sweep's mask_shape gives
+(MASK_SHAPES): broadcast over x's rows, and called as a user calls with such a mask.
 
 The Triton variants do it in one pass (the mask, if any, is one more byte an element to read, a bias one more
 element); eager and unfused run the scale, bias and masks as separate torch ops, as a user writes them.
@@ -19,6 +23,7 @@ element); eager and unfused run the scale, bias and masks as separate torch ops,
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable
@@ -34,30 +39,77 @@ ATTENTION_SCALE = 0.125  # 1/sqrt(64), a head dimension of 64
 KEPT_FRACTION = 0.9
 
 
+# How a sweep lays out a masked or biased op's mask (bias) over x's M rows, as a user's broadcast one is:
+MASK_SHAPES = {
+    "full": "x's shape, a row for each row",
+    "row": "one row for all of them (a [S] mask)",
+    "rows/K": "K consecutive rows share a row (a key-padding [B, 1, 1, S] over [B, H, S, S] scores, K = H·S)",
+    "period/K": "K rows, repeated over the batch (an [S, S] or [1, H, S, S] one, K = S or H·S)",
+}
+
+
+def check_mask_shape(spec: str) -> str:
+    """spec, if it is one of MASK_SHAPES (K a whole number ≥ 1), else a BenchError that lists them."""
+    if spec in ("full", "row") or re.fullmatch(r"(rows|period)/[1-9]\d*", spec):
+        return spec
+    accepted = "; ".join(f"{name}: {what}" for name, what in MASK_SHAPES.items())
+    raise BenchError(f"mask shape {spec!r} is not one of: {accepted} (e.g. rows/64)")
+
+
+def mask_layout(spec: str, M: int) -> tuple[int, int, int]:
+    """(rows of mask, the rows of x that share each: Fusion's mask_group, its mask_period) for M rows of x; a K that
+    does not divide M is taken as gcd(M, K)."""
+    kind, _, k = check_mask_shape(spec).partition("/")
+    if kind == "full":
+        return M, 1, 0
+    if kind == "row":
+        return 1, 1, 0  # a row of row stride 0 (expanded), read once
+    k = math.gcd(M, int(k))
+    return (M // k, k, 0) if kind == "rows" else (k, 1, k)
+
+
 @dataclass(frozen=True)
 class Op:
     name: str
     summary: str
-    fusion: Callable[[torch.Tensor], Fusion]  # x (M×N) → the fusion to apply, masks built on x's device
+    # x (M×N) → the fusion to apply, masks built on x's device; an op with a mask or bias laid out by mask_shape
+    # (shaped) also takes mask_layout's (rows, group, period)
+    fusion: Callable[..., Fusion]
     measures: tuple[str, ...] | None = None  # the variants and peers a sweep of the op can run (None: all)
+    shaped: bool = False
+
+    def fusion_for(self, x: torch.Tensor, mask_shape: str = "full") -> Fusion:
+        """The op's fusion for x, its mask or bias laid out as mask_shape says (MASK_SHAPES)."""
+        if self.shaped:
+            return self.fusion(x, *mask_layout(mask_shape, x.shape[0]))
+        if mask_shape != "full":
+            shaped = ", ".join(op.name for op in OPS.values() if op.shaped)
+            raise BenchError(f"op {self.name} has no mask or bias to lay out as {mask_shape!r}; mask shapes apply to "
+                             f"{shaped}")
+        return self.fusion(x)
 
 
-def _scaled_masked(x: torch.Tensor) -> Fusion:
-    keep = torch.rand(x.shape, device=x.device) < KEPT_FRACTION
-    return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8))
+def _rows(make: Callable, x: torch.Tensor, rows: int) -> torch.Tensor:
+    """`rows` rows of x's width made by make(shape); one row expanded to x's rows (row stride 0)."""
+    made = make((rows, x.shape[1]))
+    return made.expand(x.shape) if rows == 1 < x.shape[0] else made
+
+
+def _scaled_masked(x: torch.Tensor, rows: int, group: int, period: int) -> Fusion:
+    keep = _rows(lambda shape: torch.rand(shape, device=x.device) < KEPT_FRACTION, x, rows)
+    return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8), mask_group=group, mask_period=period)
 
 
 KEY_PADDING_ROWS = 64  # the rows (queries of a head) that share a row of a key-padding mask
 
 
 def _key_padded(x: torch.Tensor) -> Fusion:
-    group = math.gcd(x.shape[0], KEY_PADDING_ROWS)
-    keep = torch.rand(x.shape[0] // group, x.shape[1], device=x.device) < KEPT_FRACTION
-    return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8), mask_group=group)
+    return _scaled_masked(x, *mask_layout(f"rows/{KEY_PADDING_ROWS}", x.shape[0]))
 
 
-def _biased(x: torch.Tensor) -> Fusion:
-    return Fusion(scale=ATTENTION_SCALE, bias=torch.randn(x.shape, device=x.device).to(x.dtype))
+def _biased(x: torch.Tensor, rows: int, group: int, period: int) -> Fusion:
+    bias = _rows(lambda shape: torch.randn(shape, device=x.device).to(x.dtype), x, rows)
+    return Fusion(scale=ATTENTION_SCALE, bias=bias, bias_group=group, bias_period=period)
 
 
 OPS = {
@@ -66,10 +118,11 @@ OPS = {
         Op("softmax", "softmax(x)", lambda x: Fusion()),
         Op("scaled", f"softmax(x · {ATTENTION_SCALE}), a temperature alone", lambda x: Fusion(scale=ATTENTION_SCALE)),
         Op("scaled-masked", f"softmax(x · {ATTENTION_SCALE}, a random keep-mask of x's shape, {KEPT_FRACTION:.0%} kept)",
-           _scaled_masked),
+           _scaled_masked, shaped=True),
         Op("causal", f"softmax(x · {ATTENTION_SCALE}) under a bottom-right causal mask, the M rows as queries",
            lambda x: Fusion(scale=ATTENTION_SCALE, causal_m=x.shape[0])),
-        Op("biased", f"softmax(x · {ATTENTION_SCALE} + bias), a random bias of x's shape and dtype", _biased),
+        Op("biased", f"softmax(x · {ATTENTION_SCALE} + bias), a random bias of x's shape and dtype", _biased,
+           shaped=True),
         Op("log-softmax", "log_softmax(x)", lambda x: Fusion(log=True)),
         Op("key-padded", f"softmax(x · {ATTENTION_SCALE}, a key-padding mask: {KEY_PADDING_ROWS} consecutive rows share "
            f"a row of it, {KEPT_FRACTION:.0%} kept; a [B, 1, 1, S] mask over [B, H, S, S] scores, called as such)",
@@ -154,7 +207,9 @@ def call_kwargs(fusion: Fusion) -> dict:
         kwargs["mask"] = fusion.mask.view(torch.bool).view(fusion.shared_mask_shapes(fusion.mask.shape[1])[1])
     elif fusion.mask is not None:
         kwargs["mask"] = fusion.mask.view(torch.bool)
-    if fusion.bias is not None:  # the biased op's bias has x's shape
+    if fusion.bias_shared:
+        kwargs["bias"] = fusion.bias.view(fusion.shared_bias_shapes(fusion.bias.shape[1])[1])
+    elif fusion.bias is not None:
         kwargs["bias"] = fusion.bias
     if fusion.causal_m is not None:
         kwargs["causal"] = True  # a 2-D x: its M rows are the queries, causal_m = M
@@ -167,16 +222,18 @@ def user_function(fusion: Fusion) -> Callable[..., torch.Tensor]:
 
 
 def user_shape(x: torch.Tensor, fusion: Fusion) -> tuple[int, ...]:
-    """The shape a user calls with x's M×N rows: x's own, or for a shared mask [−1, its rows, the rows sharing
-    each, N], as the scores a [B, 1, 1, S] mask is broadcast over."""
-    return fusion.shared_mask_shapes(x.shape[-1])[0] if fusion.mask_shared else tuple(x.shape)
+    """The shape a user calls with x's M×N rows: x's own, or for a shared mask (bias) [−1, its rows, the rows
+    sharing each, N], as the scores a [B, 1, 1, S] mask is broadcast over."""
+    if fusion.mask_shared:
+        return fusion.shared_mask_shapes(x.shape[-1])[0]
+    return fusion.shared_bias_shapes(x.shape[-1])[0] if fusion.bias_shared else tuple(x.shape)
 
 
 def user_call(x: torch.Tensor, fusion: Fusion, variant: str) -> Callable[[], torch.Tensor]:
     """softmax_bench.softmax (log_softmax for fusion.log) of x with the fusion's arguments and `variant`, as a user
     calls it (on x in user_shape, y back as x's rows)."""
     call = partial(user_function(fusion), variant=variant, **call_kwargs(fusion))
-    if not fusion.mask_shared:
+    if not (fusion.mask_shared or fusion.bias_shared):
         return partial(call, x)
     shape = user_shape(x, fusion)
     return lambda: call(x.view(shape)).view(x.shape)

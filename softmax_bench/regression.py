@@ -90,6 +90,10 @@ def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, n
     op, base_op = meta.get("op", "softmax"), base_meta.get("op", "softmax")
     if op != base_op:
         raise BenchError(f"the runs measure different ops ({op} against {base_op}); check a run against one of its op")
+    shape, base_shape = meta.get("mask_shape", "full"), base_meta.get("mask_shape", "full")
+    if shape != base_shape:
+        raise BenchError(f"the runs lay out their masks differently (mask shape {shape} against {base_shape}); check "
+                         "a run against one of its --mask-shape")
     if bool(meta.get("interpreted")) != bool(base_meta.get("interpreted")):
         raise BenchError("one run is interpreted (CPU) and the other ran on a GPU: their timings cannot be compared")
     names, base_names = _device_names(meta), _device_names(base_meta)

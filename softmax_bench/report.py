@@ -65,6 +65,8 @@ def _copy_text(meta: dict, dtype: str) -> str:
 def run_title(meta: dict, dtype: str, pass_: str = "forward") -> str:
     device, copy_text = device_text(meta), _copy_text(meta, dtype)
     op = meta.get("op", "softmax")
+    if meta.get("mask_shape", "full") != "full":
+        op += f" (mask {meta['mask_shape']})"
     title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op}"
     title += f"{' · BACKWARD' if pass_ == 'backward' else ''} · {copy_text}"
     if meta.get("interpreted"):

@@ -153,6 +153,17 @@ def test_a_bias_that_needs_no_gradient_gets_none_and_x_still_gets_one():
     assert db.shape == b.shape and bool(db.abs().sum() > 0)
 
 
+def test_x_and_a_bias_of_its_shape_get_gradients_of_their_own():
+    """With no scale the two gradients are one tensor in the backward: x.grad and bias.grad must still be two, as
+    a second backward adds to them in place (autograd copies a gradient it cannot take alone)."""
+    x = torch.randn(4, 64, device=DEVICE, requires_grad=True)
+    bias = torch.randn(4, 64, device=DEVICE, requires_grad=True)
+    softmax_bench.log_softmax(x, bias=bias).sum().backward()
+    assert torch.equal(x.grad, bias.grad) and x.grad.data_ptr() != bias.grad.data_ptr()
+    softmax_bench.log_softmax(x, bias=bias).sum().backward()
+    assert torch.equal(x.grad, bias.grad)
+
+
 def test_the_kernels_read_the_bias_once_beside_x():
     """Bytes: x, the bias and y once in fused's model; a shared bias row (a [B, 1, 1, S] bias) once for the rows that
     share it; two_pass reads both twice, the second from L2 for rows that fit there."""

@@ -298,6 +298,35 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
     assert "% of the cell's roofline" in flat(result.stdout) and f"{_pct(fused['pct_of_roofline'])}r" in result.stdout
 
 
+def test_a_broadcast_mask_or_bias_is_measured_as_it_is_and_recorded(tmp_path):
+    """--mask-shape (or a config's mask_shape) lays the mask or bias over x's rows as a user's broadcast one lies:
+    its own bytes are counted, every variant that takes it is checked against the reference, and the run says how
+    it was laid out."""
+    config = tmp_path / "shared.toml"
+    config.write_text('op = "biased"\nmask_shape = "rows/4"\nshapes = ["8x300"]\ndtypes = ["bf16"]\n')
+    runs = {}
+    for name, args in {"bias rows/4": ["--config", config],
+                       "mask row": ["--op", "scaled-masked", "--mask-shape", "row", "--shape", "8x300",
+                                    "--dtype", "bf16"]}.items():
+        out = tmp_path / name.replace(" ", "-").replace("/", "-")
+        result = invoke("sweep", *MODE, *args, "--rep-ms", "5", "--variant", "fused", "--variant", "two_pass",
+                        "--variant", "eager", "--out", out)
+        assert result.exit_code == 0, result.output
+        run_dir = next(out.glob("*/"))
+        runs[name] = pd.read_csv(run_dir / "rows.csv"), json.loads((run_dir / "meta.json").read_text())
+    rows, meta = runs["bias rows/4"]
+    assert meta["mask_shape"] == "rows/4" and (rows["status"] == "ok").all(), rows[["variant", "status", "reason"]]
+    # x and y, and the two bf16 rows of bias the 8 rows share four by four
+    assert set(rows.loc[rows["variant"] != "eager", "model_bytes"]) == {8 * 300 * 4 + 2 * 300 * 2}
+    rows, meta = runs["mask row"]
+    assert meta["mask_shape"] == "row" and (rows["status"] == "ok").all(), rows[["variant", "status", "reason"]]
+    assert set(rows.loc[rows["variant"] != "eager", "model_bytes"]) == {8 * 300 * 4 + 300}  # one row of mask
+    assert_usage_error(invoke("sweep", *MODE, "--op", "causal", "--mask-shape", "rows/4", "--shape", "8x300"),
+                       "op causal has no mask or bias to lay out")
+    assert_usage_error(invoke("sweep", *MODE, "--op", "biased", "--mask-shape", "heads", "--shape", "8x300"),
+                       "rows/K: K consecutive rows share a row")
+
+
 def test_softmax_bench_commit_names_the_code_even_in_a_checkout(monkeypatch):
     from softmax_bench import run_life
 

@@ -128,6 +128,7 @@ def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):
     kept_bytes = 2 * sum(i + 3073 for i in range(1024))
     assert f"op causal must move {kept_bytes + x_bytes:,} bytes" in flat(result.stdout)
     assert "(88 % of x: causal rows skip the rest)" in flat(result.stdout)
+
     assert "may run above 100 % of a copy" in flat(result.stdout)
     causal = explain(1024, 4096, "bf16", out_dir, INTERPRET, op=OPS["causal"])
     assert {line.name: line for line in causal.lines}["fused"].read_bytes == kept_bytes
@@ -135,6 +136,18 @@ def test_explain_an_op_shows_the_bytes_fusion_saves(out_dir):
     scaled = {line.name: line for line in explain(1024, 4096, "bf16", out_dir, INTERPRET, op=OPS["scaled"]).lines}
     assert (scaled["fused"].read_bytes, scaled["fused"].write_bytes) == (x_bytes, x_bytes)
     assert (scaled["eager"].read_bytes, scaled["eager"].write_bytes) == (2 * x_bytes, 2 * x_bytes)
+
+
+def test_explain_the_biased_op_counts_a_bias_of_x_dtype_and_the_variants_that_add_none(out_dir):
+    from softmax_bench.ops import OPS
+
+    e = explain(1024, 4096, "bf16", out_dir, INTERPRET, op=OPS["biased"])
+    lines = {line.name: line for line in e.lines}
+    x_bytes = 8_388_608
+    assert sum(r + w for _, r, w in e.floor) == 3 * x_bytes  # x and a bf16 bias read, y written
+    assert lines["fused"].read_bytes == 2 * x_bytes and lines["fused"].write_bytes == x_bytes
+    assert "adds no bias" in lines["split"].why_not and "adds no bias" in lines["online"].why_not
+    assert e.auto[0] == "fused"
 
 
 def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):
