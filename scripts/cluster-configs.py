@@ -3,15 +3,15 @@ copy of the same bytes measured in the same process; each configuration checked 
 (log_softmax with `log`; the cluster backward's dx with `backward`) after it was timed. One CSV line per
 measurement, flushed, so an interrupted run keeps what it measured.
 
-    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal] [N ...]
+    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal|biased] [N ...]
 
 COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
 timing run, the kernels come from Triton's cache there.
 
-scaled-masked and causal are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move (x, the
-mask, y; a causal row's kept columns), every configuration whose threads hold up to MAX_PER_THREAD elements (not
-only config_for's masked share of them), in CTAs of 4, 8 or 16 warps (8: also capped at 80 registers), packed
-16-bit rows also in two and three pieces.
+scaled-masked, causal and biased are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move
+(x, the mask or bias, y; a causal row's kept columns), every configuration whose threads hold up to MAX_PER_THREAD
+elements (not only config_for's masked share of them), in CTAs of 4, 8 or 16 warps (8: also capped at 80
+registers), packed 16-bit rows also in two and three pieces.
 """
 
 import dataclasses
@@ -26,7 +26,7 @@ from config_timing import ELEMS, VOCAB, copy_gbps, csv_rows, pass_inputs, time_c
 from softmax_bench import ops
 from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward, one_pass_traffic
 from softmax_bench.kernels.aligned import window_lanes
-FUSED_MODES = ("scaled-masked", "causal")
+FUSED_MODES = ("scaled-masked", "causal", "biased")
 COMPILE_ONLY = os.environ.get("COMPILE_ONLY") == "1"
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
@@ -66,7 +66,7 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str):
     for one M×N cell."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     if mode in FUSED_MODES:
-        fusion = ops.get_op(mode).fusion(x)
+        fusion = ops.get_op(mode).fusion_for(x)
         traffic = one_pass_traffic(M, N, dtype, fusion, skips_causal=True)
         return (lambda config: cluster.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
             TOLERANCES, traffic.total_bytes, cluster.config_for(N, dtype, fusion), fusion

@@ -123,7 +123,7 @@ def no_launch():
 
 def softmax_kwargs(x: torch.Tensor, op: str) -> dict:
     """The op's scale, mask and causal as softmax_bench.softmax takes them, for an M×N x."""
-    return call_kwargs(OPS[op].fusion(x))
+    return call_kwargs(OPS[op].fusion_for(x))
 
 
 def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
@@ -153,7 +153,7 @@ def calls_with_launches(x: torch.Tensor, ops: list[str]):
               "arguments ready, no output allocated: the floor of a replayed call")
     registry = softmax_bench.variants()
     for op in ops:
-        fusion = OPS[op].fusion(x)
+        fusion = OPS[op].fusion_for(x)
         for name in ["auto", *registry]:
             reason = None if name == "auto" else registry[name].unsupported(N, x.dtype)
             note = f"picks {dispatch.resolve_variant(name, N, x.dtype, x.device, log=fusion.log).name}" \
@@ -172,7 +172,7 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     N = x.shape[1]
     registry = softmax_bench.variants()
     for op in ops:
-        fusion = OPS[op].fusion(x)
+        fusion = OPS[op].fusion_for(x)
         for name in ["auto", *(name for name, v in registry.items() if v.triton)]:
             if name == "auto" or registry[name].supports(N, x.dtype):
                 yield Row(f"no launch {name}", op, user_call(x, fusion, name), cheap=True,

@@ -243,6 +243,9 @@ def test_compare_needs_two_runs():
 def test_runs_of_different_ops_are_refused(tmp_path):
     causal = clone(tmp_path, "causal", meta_edit=lambda meta: meta.update(op="causal"))
     assert_usage_error(invoke("check", causal, "--baseline", REFERENCE), "different ops")
+    shared = clone(tmp_path, "shared", meta_edit=lambda meta: meta.update(op="biased", mask_shape="rows/64"))
+    full = clone(tmp_path, "full", meta_edit=lambda meta: meta.update(op="biased"))
+    assert_usage_error(invoke("check", shared, "--baseline", full), "mask shape rows/64 against full")
 
 
 def test_compare_runs_that_share_an_id(tmp_path):

@@ -626,10 +626,12 @@ if gluon is not None:
         mask_row = mask_ptr
         if MASK_VECTORS:
             mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
-        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
         bias_row = bias_ptr
-        if BIAS_VECTORS:
-            bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
+        if HAS_BIAS:  # only then, as fused's
+            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
+            bias_row = bias_ptr
+            if BIAS_VECTORS:
+                bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
 
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)

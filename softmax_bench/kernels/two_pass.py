@@ -33,7 +33,8 @@ def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_s
                     bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
-    bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
+    if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
+        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
     x_row, y_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, y_ptr, row, stride_x, stride_y, N, VEC)
     m, s = max_and_sum(x_row, row, off, row_lanes, first_whole, end_whole, 0, row_lanes, N,
                        scale, mask_ptr, mask_stride, causal_m, "", BLOCK, HAS_SCALE, HAS_MASK, CAUSAL,
