@@ -89,14 +89,15 @@ class Op:
         return self.fusion(x)
 
 
-def _rows(make: Callable, x: torch.Tensor, rows: int) -> torch.Tensor:
-    """`rows` rows of x's width made by make(shape); one row expanded to x's rows (row stride 0)."""
+def _rows(make: Callable, x: torch.Tensor, rows: int, group: int, period: int) -> torch.Tensor:
+    """`rows` rows of x's width made by make(shape); a row that no rows share (mask_layout's "row") expanded to
+    x's rows (row stride 0)."""
     made = make((rows, x.shape[1]))
-    return made.expand(x.shape) if rows == 1 < x.shape[0] else made
+    return made.expand(x.shape) if rows == 1 and group == 1 and period == 0 else made
 
 
 def _scaled_masked(x: torch.Tensor, rows: int, group: int, period: int) -> Fusion:
-    keep = _rows(lambda shape: torch.rand(shape, device=x.device) < KEPT_FRACTION, x, rows)
+    keep = _rows(lambda shape: torch.rand(shape, device=x.device) < KEPT_FRACTION, x, rows, group, period)
     return Fusion(scale=ATTENTION_SCALE, mask=keep.view(torch.uint8), mask_group=group, mask_period=period)
 
 
@@ -108,7 +109,7 @@ def _key_padded(x: torch.Tensor) -> Fusion:
 
 
 def _biased(x: torch.Tensor, rows: int, group: int, period: int) -> Fusion:
-    bias = _rows(lambda shape: torch.randn(shape, device=x.device).to(x.dtype), x, rows)
+    bias = _rows(lambda shape: torch.randn(shape, device=x.device).to(x.dtype), x, rows, group, period)
     return Fusion(scale=ATTENTION_SCALE, bias=bias, bias_group=group, bias_period=period)
 
 

@@ -242,7 +242,7 @@ def judged_by(rows: pd.DataFrame, meta: dict) -> tuple[str, str]:
     """(the rows' column a figure plots, its axis label): % of the cell's own roofline for a fused op's run (its
     mask read, a causal row's columns past the diagonal not), else % of a copy of the cell's bytes."""
     if judged_by_roofline(rows, meta):
-        return "pct_of_roofline", "% of the cell's roofline: its own bytes at a copy's speed (band: p20–p80)"
+        return "pct_of_roofline", "% of the roofline of its own bytes: at a copy's speed (band: p20–p80)"
     return "pct_of_copy", "% of a copy of the cell's bytes (band: p20–p80)"
 
 

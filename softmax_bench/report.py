@@ -179,8 +179,9 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
                            f"{THROTTLE_FRACTION:.0%} of its maximum after {MAX_RETAKES} retakes (sm_mhz_min in "
                            "rows.csv); check does not gate the cell")
         if own_bytes:
-            caption.append("r: % of the cell's roofline, its own bytes (x read, the mask or bias read, y written; a "
-                           "causal row's columns past the diagonal are not read) at the copy's bandwidth: "
+            caption.append("r: % of the roofline of the bytes each moves (its traffic model: ours read x and the "
+                           "mask or bias once, a causal row's columns up to its diagonal, and write y; eager's and "
+                           "unfused's passes count too, so compare them by GB/s or ★) at the copy's bandwidth: "
                            "expected_ms / ms in rows.csv, pct_of_copy beside it")
         if replicas:
             caption.append(f"median over the {replicas} devices, each against its own copy; Δ: how far the slowest "
