@@ -308,7 +308,7 @@ def softmax(
     mask), added after the scale: softmax(where(keep, x · scale + bias, -inf)), in fp32. Shared rows are read as a
     shared mask's are. In the Triton variants a bias at or below its dtype's minimum masks its position out, as -inf
     does (eager and unfused add it as torch does). It gets a gradient when it requires one: dx summed over the dims
-    it is broadcast over. fused, two_pass, eager and unfused add a bias; `auto` picks among them.
+    it is broadcast over. fused, cluster, two_pass, eager and unfused add a bias; `auto` picks among them.
 
     Every variant accumulates in fp32, and every Triton variant but cluster rounds its fp32 result once to a 16-bit
     output (cluster's 16-bit softmax rounds twice: its exponentials, then the output; within two ulps).

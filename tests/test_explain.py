@@ -148,6 +148,12 @@ def test_explain_the_biased_op_counts_a_bias_of_x_dtype_and_the_variants_that_ad
     assert lines["fused"].read_bytes == 2 * x_bytes and lines["fused"].write_bytes == x_bytes
     assert "adds no bias" in lines["split"].why_not and "adds no bias" in lines["online"].why_not
     assert e.auto[0] == "fused"
+    # a bias row shared by 64 rows (--mask-shape rows/64): 16 rows of it
+    result = invoke("explain", *MODE, "--shape", "1024x4096", "--dtype", "bf16", "--op", "biased", "--mask-shape",
+                    "rows/64", "--out", out_dir)
+    assert result.exit_code == 0 and f"read bias: {16 * 4096 * 2:,} bytes" in flat(result.stdout), result.output
+    assert_usage_error(invoke("explain", *MODE, "--shape", "1024x4096", "--op", "causal", "--mask-shape", "row"),
+                       "op causal has no mask or bias")
 
 
 def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):
