@@ -24,11 +24,8 @@ class SoftmaxInputError(ValueError):
     """Bad input to softmax: the message says what to do."""
 
 
-BIASED = Fusion(bias=torch.empty(1, 1, device="meta"))  # what resolving a variant asks of one: that it adds a bias
-
-
 def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
-                capturing: bool | None = None, log: bool = False, biased: bool = False) -> tuple[str, str]:
+                capturing: bool | None = None, log: bool = False) -> tuple[str, str]:
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
     From the table measured on that GPU under this Triton (softmax_bench.auto_table, whose docstring gives the
@@ -38,18 +35,7 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
     being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over. log:
     for log_softmax, which every variant computes and the same table picks for (it was measured on softmax).
-    biased: with a bias (`bias=`), which not every variant adds: where the pick does not, fused while it holds
-    the row, else two_pass.
     """
-    name, why = _plain_auto_choice(N, dtype, device, capturing)
-    if not biased or variants()[name].fuses_bias:
-        return name, why
-    fallback = "fused" if variants()["fused"].supports(N, dtype) else "two_pass"
-    return fallback, f"{name} adds no bias: {fallback}, which does ({why})"
-
-
-def _plain_auto_choice(N: int, dtype: torch.dtype, device: torch.device | None,
-                       capturing: bool | None) -> tuple[str, str]:
     registry = variants()
     if dtype == torch.float64:
         return "eager", "float64: torch's own softmax (the Triton variants take fp32, bf16 and fp16)"
@@ -93,7 +79,7 @@ def _table_of(device: torch.device | None) -> AutoTable | None:
 
 
 def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None,
-                    log: bool = False, biased: bool = False) -> Variant:
+                    log: bool = False) -> Variant:
     """The Variant for `name` ('auto' included) on rows of N elements of dtype on `device` (None: as auto_choice
     takes it), for log_softmax when `log`, or a SoftmaxInputError that says what to use. Decided once per key
     (`_resolve`)."""
@@ -103,20 +89,20 @@ def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device 
     on_gpu = device.type == "cuda"
     if on_gpu and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing(), log, biased)
+    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing(), log)
 
 
 @lru_cache(maxsize=4096)
 def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, capturing: bool,
-             log: bool = False, biased: bool = False) -> Variant:
+             log: bool = False) -> Variant:
     registry = variants()
     if name == "auto":
-        name = auto_choice(N, dtype, device, capturing, log, biased)[0]
+        name = auto_choice(N, dtype, device, capturing, log)[0]
     if name not in registry:
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
     variant = registry[name]
-    reason = variant.unsupported(N, dtype, fusion=BIASED if biased else PLAIN)
+    reason = variant.unsupported(N, dtype)
     if reason is not None:
         raise SoftmaxInputError(reason)
     if variant.triton and device.type != "cuda" and not interpreted():
@@ -308,7 +294,7 @@ def softmax(
     mask), added after the scale: softmax(where(keep, x · scale + bias, -inf)), in fp32. Shared rows are read as a
     shared mask's are. In the Triton variants a bias at or below its dtype's minimum masks its position out, as -inf
     does (eager and unfused add it as torch does). It gets a gradient when it requires one: dx summed over the dims
-    it is broadcast over. fused, cluster, two_pass, eager and unfused add a bias; `auto` picks among them.
+    it is broadcast over. Every variant adds it.
 
     Every variant accumulates in fp32, and every Triton variant but cluster rounds its fp32 result once to a 16-bit
     output (cluster's 16-bit softmax rounds twice: its exponentials, then the output; within two ulps).
@@ -397,7 +383,7 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
     capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()
-    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing, log, bias is not None)
+    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing, log)
     fusion = fusion_for(x, dim, scale, mask, causal, log, out_dtype, bias)
     if x.numel() == 0:
         return like_output(x, dim, out_dtype)

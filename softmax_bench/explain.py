@@ -117,7 +117,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype)
     else:
         bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
-        auto = None  # below, from the op's fusion
+        auto = auto_choice(N, torch_dtype)
     config = fused.launch_config(M, N, torch_dtype)
     # a block of fewer elements than threads still gives each thread one (Triton's layout wraps: copies)
     elems_per_thread = -(-config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"]))
@@ -130,8 +130,6 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     x = None
     fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=torch_dtype), mask_shape)  # the traffic model
     result.floor = one_pass_traffic(M, N, torch_dtype, fusion).passes
-    if result.auto is None:
-        result.auto = auto_choice(N, torch_dtype, log=fusion.log, biased=fusion.bias is not None)
     if run is None and (measure_time or not interpret):
         device = "cpu" if interpret else "cuda"
         rows = M if measure_time else min(M, 4096)  # the compiled kernel is the same for fewer rows
@@ -142,8 +140,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         line = VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
-            flops=variant.flops_per_element * M * N,
-            why_not=variant.unsupported(N, torch_dtype, here=run is None, fusion=fusion),
+            flops=variant.flops_per_element * M * N, why_not=variant.unsupported(N, torch_dtype, here=run is None),
         )
         if x is not None and line.why_not is None:
             advance(f"{name}: compile" + (" and time" if measure_time else ""))

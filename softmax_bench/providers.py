@@ -62,13 +62,12 @@ def _variant_provider(variant: Variant) -> Provider:
         expected = cell.ref if variant.masked_rows_zero else cell.ref_nan_rows  # eager: NaN, as torch gives them
         return (lambda: variant.launch(cell.x, cell.fusion)), expected
 
-    return Provider(variant.name, "variant", variant.traffic,
-                    lambda N, dtype, fusion: variant.unsupported(N, dtype, fusion=fusion), prepare,
-                    user_call=_softmax_call(variant.name))
+    return Provider(variant.name, "variant", variant.traffic, lambda N, dtype, fusion: variant.unsupported(N, dtype),
+                    prepare, user_call=_softmax_call(variant.name))
 
 
 def _picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Variant:
-    return variants()[auto_choice(N, dtype, log=fusion.log, biased=fusion.bias is not None)[0]]
+    return variants()[auto_choice(N, dtype, log=fusion.log)[0]]
 
 
 def _auto_provider() -> Provider:
@@ -84,7 +83,7 @@ def _auto_provider() -> Provider:
     return Provider(
         "auto", "auto",
         lambda M, N, dtype, fusion: _picked(N, dtype, fusion).traffic(M, N, dtype, fusion),
-        lambda N, dtype, fusion: _picked(N, dtype, fusion).unsupported(N, dtype, fusion=fusion),
+        lambda N, dtype, fusion: _picked(N, dtype, fusion).unsupported(N, dtype),
         prepare,
         user_call=_softmax_call("auto"),
     )

@@ -31,9 +31,9 @@ class Counts:
             self.scans += 1
             return pick(table, *args)
 
-        def counted_unsupported(variant, *args, **kwargs):
+        def counted_unsupported(variant, *args):
             self.supports += 1
-            return unsupported(variant, *args, **kwargs)
+            return unsupported(variant, *args)
 
         monkeypatch.setattr(torch.cuda, "get_device_name", name)
         monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)

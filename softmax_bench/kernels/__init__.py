@@ -205,7 +205,6 @@ class Variant:
     limits(N, dtype), where given, says why the variant cannot run rows of N elements of dtype (its own bounds), or
     None; here(), where given, why this process cannot run it at all (its Triton, its GPU), or None.
     float64 is True for a variant that also takes float64 input (eager: what gradcheck runs through).
-    fuses_bias is True for a variant that adds an additive bias (Fusion.bias).
     """
 
     name: str
@@ -220,16 +219,12 @@ class Variant:
     limits: Callable[[int, torch.dtype], str | None] | None = None
     float64: bool = False
     here: Callable[[], str | None] | None = None
-    fuses_bias: bool = False
 
-    def unsupported(self, N: int, dtype: torch.dtype, here: bool = True, fusion: Fusion = PLAIN) -> str | None:
+    def unsupported(self, N: int, dtype: torch.dtype, here: bool = True) -> str | None:
         """Why this variant cannot run rows of N elements of `dtype` (here: in this process; else on a GPU it
-        builds for) with `fusion` fused in, or None when it can."""
+        builds for), or None when it can."""
         if (reason := _not_here(self, here)) is not None:
             return reason
-        if fusion.bias is not None and not self.fuses_bias:
-            takes = ", ".join(v.name for v in variants().values() if v.fuses_bias)
-            return f"variant {self.name!r} adds no bias; bias= runs in {takes} (variant='auto' picks among them)"
         if dtype not in DTYPES.values() and not (self.float64 and dtype == torch.float64):
             return f"dtype {dtype} is not one of {', '.join(DTYPES)}"
         if self.max_n is not None and N > self.max_n:

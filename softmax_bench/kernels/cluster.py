@@ -812,5 +812,4 @@ VARIANT = Variant(
     triton=True,
     limits=unsupported_width,
     here=lambda: why_not_here(),  # looked up at each call, as the launch looks it up
-    fuses_bias=True,
 )

@@ -94,7 +94,6 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=False,
-    fuses_bias=True,
     masked_rows_zero=False,
     float64=True,
 )

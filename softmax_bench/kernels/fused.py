@@ -107,6 +107,5 @@ VARIANT = Variant(
     launch=launch,
     traffic=one_pass_traffic,
     triton=True,
-    fuses_bias=True,
     max_n=MAX_N,
 )

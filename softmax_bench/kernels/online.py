@@ -25,9 +25,13 @@ def online_kernel(x_ptr, y_ptr, stash_ptr, chunk_max_ptr, N, n_chunks, stride_x,
                   scale, mask_ptr, mask_stride, causal_m,
                   BLOCK: tl.constexpr,
                   HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
-                  mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
+                  mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
+                  bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
+                  bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: row · stride passes 2^31 on large tensors
     mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
+    if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
+        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
     stash_row = stash_ptr + row * stride_stash  # fp32; y_row itself for fp32 output
@@ -39,7 +43,7 @@ def online_kernel(x_ptr, y_ptr, stash_ptr, chunk_max_ptr, N, n_chunks, stride_x,
         inside = cols < N
         x = tl.load(x_row + cols, mask=inside, other=-float("inf")).to(tl.float32)
         x = scale_and_mask(x, row, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
-                           HAS_SCALE, HAS_MASK, CAUSAL)
+                           HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
         shift = tl.where(m_new == -float("inf"), 0.0, m_new)

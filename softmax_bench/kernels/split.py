@@ -57,7 +57,9 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
                  scale, mask_ptr, mask_stride, causal_m,
                  BLOCK: tl.constexpr, VEC: tl.constexpr, K_POW2: tl.constexpr, PHASE: tl.constexpr,
                  HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
-                 mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
+                 mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
+                 bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
+                 bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False):
     k = tl.program_id(0) % K  # which segment of its rows this program takes
     group = tl.program_id(0) // K
     n_groups = tl.num_programs(0) // K
@@ -68,6 +70,10 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
     for row in range(group, M, n_groups):
         r = tl.cast(row, tl.int64)  # row · stride passes 2^31 on large tensors
         row_mask, row_mask_stride = mask_rows(mask_ptr, mask_stride, r, mask_group, mask_period, MASK_SHARED)
+        if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
+            row_bias, row_bias_stride = mask_rows(bias_ptr, bias_stride, r, bias_group, bias_period, BIAS_SHARED)
+        else:
+            row_bias, row_bias_stride = bias_ptr, bias_stride
         # Lanes count from the 16-byte boundary at or before the row's start, `off` elements before it. y's rows
         # start as far past a boundary as x's (the launch sees to it).
         off = ((r * stride_x) % VEC).to(tl.int32)
@@ -90,11 +96,11 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
                 # bf16 the per-element masks cost more instructions than the loads allow (docs/perf-notes.md).
                 x = tl.load(x_row + lanes, eviction_policy="evict_last").to(tl.float32)
                 x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, row_mask, row_mask_stride, causal_m, N,
-                                   HAS_SCALE, HAS_MASK, CAUSAL)
+                                   HAS_SCALE, HAS_MASK, CAUSAL, row_bias, row_bias_stride, HAS_BIAS, BIAS_MIN)
             else:
                 x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"), eviction_policy="evict_last")
                 x = row_values(x, r, lanes - off, N, scale, row_mask, row_mask_stride, causal_m,
-                               HAS_SCALE, HAS_MASK, CAUSAL)
+                               HAS_SCALE, HAS_MASK, CAUSAL, row_bias, row_bias_stride, HAS_BIAS, BIAS_MIN)
             m_new = tl.maximum(m, tl.max(x, axis=0))
             # While every value so far is -inf, shift by 0: exp(-inf - -inf) would be NaN.
             shift = tl.where(m_new == -float("inf"), 0.0, m_new)
@@ -131,14 +137,14 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
                 if (start >= first_whole) & (start + BLOCK <= end_whole):
                     x = tl.load(x_row + lanes, eviction_policy="evict_first").to(tl.float32)
                     x = scale_and_mask(x, r, lanes - off, lanes >= 0, scale, row_mask, row_mask_stride, causal_m, N,
-                                       HAS_SCALE, HAS_MASK, CAUSAL)
+                                       HAS_SCALE, HAS_MASK, CAUSAL, row_bias, row_bias_stride, HAS_BIAS, BIAS_MIN)
                     y = normalized(x, shift, norm, LOG)
                     tl.store(y_row + lanes, y.to(y_ptr.dtype.element_ty), eviction_policy="evict_first")
                 else:
                     x = tl.load(x_row + lanes, mask=lanes < row_lanes, other=-float("inf"),
                                 eviction_policy="evict_first")
                     x = row_values(x, r, lanes - off, N, scale, row_mask, row_mask_stride, causal_m,
-                                   HAS_SCALE, HAS_MASK, CAUSAL)
+                                   HAS_SCALE, HAS_MASK, CAUSAL, row_bias, row_bias_stride, HAS_BIAS, BIAS_MIN)
                     y = normalized(x, shift, norm, LOG)
                     whole = (lanes >= first_whole) & (lanes < end_whole)
                     tl.store(y_row + lanes, y.to(y_ptr.dtype.element_ty), mask=whole, eviction_policy="evict_first")
@@ -150,7 +156,7 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
             at_end = is_partial & (end_cols >= 0) & (end_cols < N) & (end_lanes >= seg_start) & (end_lanes < seg_end)
             end_x = tl.load(x_row + end_lanes, mask=at_end, other=-float("inf"))
             end_x = row_values(end_x, r, end_cols, N, scale, row_mask, row_mask_stride, causal_m,
-                               HAS_SCALE, HAS_MASK, CAUSAL)
+                               HAS_SCALE, HAS_MASK, CAUSAL, row_bias, row_bias_stride, HAS_BIAS, BIAS_MIN)
             tl.store(y_row + end_lanes, normalized(end_x, shift, norm, LOG).to(y_ptr.dtype.element_ty), mask=at_end)
 
 

@@ -81,6 +81,5 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=True,
-    fuses_bias=True,
     flops_per_element=7,  # pass 2 subtracts and exponentiates again
 )

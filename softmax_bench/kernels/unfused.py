@@ -49,5 +49,4 @@ VARIANT = Variant(
     launch=launch,
     traffic=traffic,
     triton=False,
-    fuses_bias=True,
 )
