@@ -72,15 +72,25 @@ def test_a_bias_of_any_float_dtype_beside_x_of_any(variant, dtype, bias_dtype):
     assert_matches(softmax_bench.softmax(x, bias=bias, variant=variant), ref, dtype)
 
 
+@pytest.mark.parametrize("queries, keys", [(8, 300), (24, 10)], ids=["M<N", "M>N"])
 @pytest.mark.parametrize("variant", BIASED)
-def test_a_bias_beside_a_mask_and_a_causal_mask(variant):
-    x = torch.randn(2, 8, 300, device=DEVICE)
-    bias = torch.randn(8, 300, device=DEVICE)
-    keep = torch.rand(2, 1, 300, device=DEVICE) > 0.3
-    y = softmax_bench.softmax(x, scale=0.125, bias=bias, mask=keep, causal=True, variant=variant)
-    causal = torch.arange(300)[None, :] <= torch.arange(8)[:, None] + (300 - 8)
-    assert_matches(y, reference(x, bias, 0.125, keep.cpu() & causal), torch.float32)
-    assert bool((y.cpu()[~(keep.cpu() & causal).expand(y.shape)] == 0).all())
+def test_a_bias_beside_a_mask_and_a_causal_mask(variant, queries, keys):
+    """With more queries than keys the first ones keep nothing (bottom-right aligned): zeros whatever the bias (eager:
+    NaN, as torch gives them)."""
+    x = torch.randn(2, queries, keys, device=DEVICE)
+    bias = torch.randn(queries, keys, device=DEVICE)
+    keep = torch.rand(2, 1, keys, device=DEVICE) > 0.3
+    y = softmax_bench.softmax(x, scale=0.125, bias=bias, mask=keep, causal=True, variant=variant).cpu()
+    kept = (keep.cpu() & (torch.arange(keys)[None, :] <= torch.arange(queries)[:, None] + (keys - queries)))
+    ref = reference(x, bias, 0.125, kept)
+    kept = kept.expand(y.shape)
+    live = kept.any(dim=-1)
+    assert bool(live.all()) == (queries < keys)
+    if not variants()[variant].masked_rows_zero:
+        assert bool(y[~live].isnan().all())
+        y, ref, kept = y[live], ref[live], kept[live]
+    assert_matches(y, ref, torch.float32)
+    assert bool((y[~kept] == 0).all())
 
 
 @pytest.mark.parametrize("variant", [name for name in TRITON_BIASED])
