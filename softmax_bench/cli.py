@@ -250,12 +250,12 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, 
 
 
 def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool,
-          pass_=None, say: bool = True, max_noise=None, mask_shape=None):
+          pass_=None, say: bool = True, max_noise=None, mask_shape=None, log=None):
     """The sweep asked for, checked before anything runs; says which preset runs when no shape was given (say:
     False in the process that starts the ranks: rank 0 says it)."""
     plan = build_plan(shape or [], m or [], n or [], config, preset.value if preset else None, values(dtype), variants,
                       warmup_ms, rep_ms, op.value if op else None, interpret, pass_.value if pass_ else None,
-                      max_noise, mask_shape)
+                      max_noise, mask_shape, log)
     if plan.default_preset is not None and other_rank() is None and say:
         why = "the default under --interpret" if interpret else "the default"
         err.print(f"no shape options: running the {plan.default_preset} preset, {why}: {plan.description}",
@@ -304,6 +304,9 @@ def sweep(
     ] = None,
     op: Op = None,
     mask_shape: MaskShape = None,
+    log: Annotated[Optional[bool], typer.Option(
+        "--log/--no-log", help="Time the log_softmax of the op (its scale, mask, bias or causal mask fused the same "
+        "way) instead of its softmax; --op log-softmax is --op softmax --log.")] = None,
     pass_: Pass = None,
     out_dir: OutDir = Path("results"),
     run_id: Annotated[
@@ -368,7 +371,7 @@ def sweep(
             interpret = use_interpreter(interpret)
         if resume is not None:
             planned = {"--shape": shape, "--m": m, "--n": n, "--config": config, "--preset": preset, "--dtype": dtype,
-                       "--variant": variant, "--op": op, "--mask-shape": mask_shape, "--pass": pass_,
+                       "--variant": variant, "--op": op, "--mask-shape": mask_shape, "--log": log, "--pass": pass_,
                        "--warmup-ms": warmup_ms,
                        "--rep-ms": rep_ms, "--max-noise": max_noise, "--run-id": run_id}
             given = [name for name, value in planned.items() if value not in (None, [], ())]
@@ -377,7 +380,7 @@ def sweep(
                                  "it: drop them, or start a new sweep")
         if resume is None:
             plan = _plan(shape, m, n, config, preset, dtype, values(variant), warmup_ms, rep_ms, op, interpret,
-                         pass_, say=ranks is None, max_noise=max_noise, mask_shape=mask_shape)
+                         pass_, say=ranks is None, max_noise=max_noise, mask_shape=mask_shape, log=log)
         if dry_run:
             if plan is None:
                 raise BenchError("--dry-run says what a new sweep would measure; a --resume goes on with its run")
@@ -444,7 +447,7 @@ def _say_dry_run(plan, interpret: bool) -> None:
     cells, seconds = dry_run(plan, interpret)
     table = Table("dtype", "M×N", "variants and peers", "GPU memory", title=f"sweep --dry-run: {len(cells)} cells, "
                   f"op {plan.op}" + (f" (mask {plan.mask_shape})" if plan.mask_shape != "full" else "")
-                  + f", {' and '.join(plan.passes)}")
+                  + (", its log_softmax" if plan.log else "") + f", {' and '.join(plan.passes)}")
     for cell in cells:
         table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
     out.print(table)

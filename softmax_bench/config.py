@@ -13,6 +13,7 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
                                              # biased, log-softmax, cross-entropy: softmax_bench.ops
     mask_shape = "rows/64"                   # scaled-masked's mask, biased's bias: full (default), row, rows/K or
                                              # period/K over x's rows (softmax_bench.ops.MASK_SHAPES)
+    log = true                               # the log_softmax of the op (default false)
     pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100
@@ -83,6 +84,7 @@ CONFIG_KEYS = {
                  'e.g. ["fused", "eager"]'),
     "op": (lambda v: isinstance(v, str) and v in OPS, f"one of {_names(OPS)}"),
     "pass": (lambda v: v in PASS_CHOICES, f"one of {_names(PASS_CHOICES)}"),
+    "log": (lambda v: isinstance(v, bool), "true or false"),
     "mask_shape": (lambda v: isinstance(v, str) and _is_mask_shape(v),
                    f'one of {_names(MASK_SHAPES)} (K a whole number ≥ 1), e.g. "rows/64"'),
     "warmup_ms": (lambda v: _whole(v, 0), "a whole number of milliseconds ≥ 0, e.g. 25"),
@@ -99,6 +101,7 @@ class SweepPlan:
     variants: list[str] = field(default_factory=list)  # empty: all
     op: str = "softmax"  # what is fused around it: softmax_bench.ops
     mask_shape: str = "full"  # how the op's mask or bias is laid out over x's rows: softmax_bench.ops.MASK_SHAPES
+    log: bool = False  # the log_softmax of the op
     passes: list[str] = field(default_factory=lambda: ["forward"])  # forward, backward or both
     timing: TimingSettings = field(default_factory=TimingSettings)
     sources: list[str] = field(default_factory=list)
@@ -201,6 +204,7 @@ def build_plan(
     pass_: str | None = None,
     max_noise: float | None = None,
     mask_shape: str | None = None,
+    log: bool | None = None,
 ) -> SweepPlan:
     """The sweep the user asked for. With no shape given, the default preset (the smoke preset under the
     interpreter); under the interpreter, no cell larger than INTERPRET_MAX_ELEMS."""
@@ -225,6 +229,7 @@ def build_plan(
         plan.variants += data.get("variants", [])
         plan.op = data.get("op", plan.op)
         plan.mask_shape = data.get("mask_shape", plan.mask_shape)
+        plan.log = data.get("log", plan.log)
         if "pass" in data:
             plan.passes = PASS_CHOICES[data["pass"]]
         plan.description = data.get("description", plan.description)
@@ -244,6 +249,9 @@ def build_plan(
         shaped = ", ".join(name for name, op in OPS.items() if op.shaped)
         raise BenchError(f"mask shape {plan.mask_shape}: op {plan.op} has no mask or bias to lay out; mask shapes "
                          f"apply to --op {shaped}")
+    plan.log = log if log is not None else plan.log
+    if plan.log and plan.op == "cross-entropy":
+        raise BenchError("--log takes the log_softmax of a softmax op; cross-entropy is a loss (it takes one already)")
     measures = get_op(plan.op).measures
     for name in plan.variants:
         if measures is not None and name not in measures:

@@ -78,15 +78,18 @@ class Op:
     measures: tuple[str, ...] | None = None  # the variants and peers a sweep of the op can run (None: all)
     shaped: bool = False
 
-    def fusion_for(self, x: torch.Tensor, mask_shape: str = "full") -> Fusion:
-        """The op's fusion for x, its mask or bias laid out as mask_shape says (MASK_SHAPES)."""
+    def fusion_for(self, x: torch.Tensor, mask_shape: str = "full", log: bool = False) -> Fusion:
+        """The op's fusion for x, its mask or bias laid out as mask_shape says (MASK_SHAPES); with `log`, the
+        log_softmax of the op (a sweep's --log)."""
         if self.shaped:
-            return self.fusion(x, *mask_layout(mask_shape, x.shape[0]))
-        if mask_shape != "full":
+            fusion = self.fusion(x, *mask_layout(mask_shape, x.shape[0]))
+        elif mask_shape != "full":
             shaped = ", ".join(op.name for op in OPS.values() if op.shaped)
             raise BenchError(f"op {self.name} has no mask or bias to lay out as {mask_shape!r}; mask shapes apply to "
                              f"{shaped}")
-        return self.fusion(x)
+        else:
+            fusion = self.fusion(x)
+        return replace(fusion, log=True) if log else fusion
 
 
 def _rows(make: Callable, x: torch.Tensor, rows: int, group: int, period: int) -> torch.Tensor:

@@ -100,7 +100,8 @@ def useful_flops_per_element(op: str, pass_: str) -> int:
     return BACKWARD_FLOPS_PER_ELEMENT if pass_ == "backward" else SOFTMAX_FLOPS_PER_ELEMENT
 
 
-def flops_and_hbm_bytes(row, op: str, pass_: str = "forward", mask_shape: str = "full") -> tuple[int, int]:
+def flops_and_hbm_bytes(row, op: str, pass_: str = "forward", mask_shape: str = "full",
+                        log: bool = False) -> tuple[int, int]:
     """A row's useful FLOPs — the op's, the same for every variant: work a variant does twice (two_pass's second
     exp) is not more work done — and its HBM bytes by its variant's or backward's traffic model (a peer counts as
     a one-pass softmax, or a backward that reads y and dy once and writes dx once)."""
@@ -108,7 +109,7 @@ def flops_and_hbm_bytes(row, op: str, pass_: str = "forward", mask_shape: str = 
     if op == "cross-entropy":  # the loss's own providers: the bytes their model gave the row (sweep.measure_cell)
         return useful_flops_per_element(op, pass_) * M * N, int(row.model_bytes)
     registered = _registered(row.variant, row.config, pass_)
-    fusion = get_op(op).fusion_for(torch.empty(M, N, device="meta", dtype=DTYPES[row.dtype]), mask_shape)
+    fusion = get_op(op).fusion_for(torch.empty(M, N, device="meta", dtype=DTYPES[row.dtype]), mask_shape, log)
     if pass_ == "backward":
         traffic = (registered.traffic if registered else backward_traffic)(M, N, DTYPES[row.dtype], fusion)
     else:
@@ -127,7 +128,7 @@ def roofline(rows: pd.DataFrame, meta: dict, pass_: str = "forward") -> plt.Figu
     op = meta.get("op", "softmax")
     for ax, dtype in zip(axes[0], dtypes):
         part = ok[ok["dtype"] == dtype]
-        model = pd.DataFrame([flops_and_hbm_bytes(r, op, pass_, meta.get("mask_shape", "full"))
+        model = pd.DataFrame([flops_and_hbm_bytes(r, op, pass_, meta.get("mask_shape", "full"), meta.get("log", False))
                               for r in part.itertuples()], index=part.index,
                              columns=["flops", "hbm_bytes"])
         intensity = model["flops"] / model["hbm_bytes"]

@@ -94,6 +94,9 @@ def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, n
     if shape != base_shape:
         raise BenchError(f"the runs lay out their masks differently (mask shape {shape} against {base_shape}); check "
                          "a run against one of its --mask-shape")
+    if bool(meta.get("log")) != bool(base_meta.get("log")):
+        raise BenchError("one run takes the log_softmax of its op (--log) and the other its softmax; check a run "
+                         "against one of its kind")
     if bool(meta.get("interpreted")) != bool(base_meta.get("interpreted")):
         raise BenchError("one run is interpreted (CPU) and the other ran on a GPU: their timings cannot be compared")
     names, base_names = _device_names(meta), _device_names(base_meta)

@@ -67,6 +67,8 @@ def run_title(meta: dict, dtype: str, pass_: str = "forward") -> str:
     op = meta.get("op", "softmax")
     if meta.get("mask_shape", "full") != "full":
         op += f" (mask {meta['mask_shape']})"
+    if meta.get("log"):
+        op += ", its log_softmax"
     title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op}"
     title += f"{' · BACKWARD' if pass_ == 'backward' else ''} · {copy_text}"
     if meta.get("interpreted"):

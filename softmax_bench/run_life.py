@@ -42,7 +42,8 @@ def git_commit() -> str | None:
 
 def plan_to_meta(plan: SweepPlan) -> dict:
     return {"shapes": [f"{m}x{n}" for m, n in plan.shapes], "dtypes": plan.dtypes, "variants": plan.variants,
-            "op": plan.op, "mask_shape": plan.mask_shape, "passes": plan.passes, "sources": plan.sources}
+            "op": plan.op, "mask_shape": plan.mask_shape, "log": plan.log, "passes": plan.passes,
+            "sources": plan.sources}
 
 
 def plan_from_meta(meta: dict) -> SweepPlan:
@@ -55,6 +56,7 @@ def plan_from_meta(meta: dict) -> SweepPlan:
                               meta["timing"].get("max_noise")),
         op=stored.get("op", "softmax"),
         mask_shape=stored.get("mask_shape", "full"),
+        log=stored.get("log", False),
         passes=stored.get("passes", ["forward"]),
         sources=stored["sources"],
     )
@@ -87,6 +89,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
         "op": plan.op,
         "mask_shape": plan.mask_shape,
+        "log": plan.log,
         "passes": plan.passes,
         "plan": plan_to_meta(plan),
     }

@@ -137,7 +137,8 @@ def measure_cell(
         needed = memory_needed(M, N, dtype, passes, plan.op)
         if needed > free:
             reason = f"needs ~{needed / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
-            fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=dtype), plan.mask_shape)  # the traffic model
+            # shapes only, for the traffic model
+            fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=dtype), plan.mask_shape, plan.log)
             for provider in todo:
                 store(provider, status="skipped", reason=reason)
             return
@@ -147,7 +148,7 @@ def measure_cell(
         nbytes = moved_bytes(M, N, dtype, pass_, plan.op)
         if (dtype_name, nbytes) not in copies:
             copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
-    fusion = op.fusion_for(x, plan.mask_shape)
+    fusion = op.fusion_for(x, plan.mask_shape, plan.log)
     cell = Cell(x, fusion, torch.float64 if interpret else torch.float32)
     if plan.op == "cross-entropy":
         from .cross_entropy_providers import loss_cell

@@ -246,6 +246,8 @@ def test_runs_of_different_ops_are_refused(tmp_path):
     shared = clone(tmp_path, "shared", meta_edit=lambda meta: meta.update(op="biased", mask_shape="rows/64"))
     full = clone(tmp_path, "full", meta_edit=lambda meta: meta.update(op="biased"))
     assert_usage_error(invoke("check", shared, "--baseline", full), "mask shape rows/64 against full")
+    log = clone(tmp_path, "log", meta_edit=lambda meta: meta.update(op="biased", log=True))
+    assert_usage_error(invoke("check", log, "--baseline", full), "log_softmax of its op")
 
 
 def test_compare_runs_that_share_an_id(tmp_path):

@@ -327,6 +327,20 @@ def test_a_broadcast_mask_or_bias_is_measured_as_it_is_and_recorded(tmp_path):
                        "rows/K: K consecutive rows share a row")
 
 
+def test_log_takes_the_log_softmax_of_a_fused_op(tmp_path):
+    """--log: the op's log_softmax, its bias (or mask) fused the same way, checked against the log reference and
+    recorded; the loss, which is a log_softmax already, refuses it."""
+    result = invoke("sweep", *MODE, "--op", "biased", "--log", "--shape", "8x300", "--dtype", "bf16", "--rep-ms", "5",
+                    "--variant", "fused", "--variant", "two_pass", "--variant", "eager", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    run_dir = next(tmp_path.glob("*/"))
+    rows, meta = pd.read_csv(run_dir / "rows.csv"), json.loads((run_dir / "meta.json").read_text())
+    assert meta["log"] is True and (rows["status"] == "ok").all(), rows[["variant", "status", "reason"]]
+    assert "op biased, its log_softmax" in flat(result.stdout)
+    assert_usage_error(invoke("sweep", *MODE, "--op", "cross-entropy", "--log", "--shape", "8x300"),
+                       "cross-entropy is a loss")
+
+
 def test_softmax_bench_commit_names_the_code_even_in_a_checkout(monkeypatch):
     from softmax_bench import run_life
 
