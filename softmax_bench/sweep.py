@@ -27,11 +27,12 @@ TodoCell = tuple[str, int, int, list[tuple[str, str]]]
 
 def memory_needed(M: int, N: int, dtype: torch.dtype, passes: list[str] = ["forward"], op: str = "softmax") -> int:
     """Input, output, a mask, the fp32 reference and the check's temporaries, with room for unfused's fp32
-    intermediates; for the backward, y, dy, dx and the reference's temporaries too. Cross-entropy: the logits, a
-    peer's copy of them and its fp32 upcast, and the reference's logits and gradient."""
+    intermediates (a bias of x's shape, and the reference's copy of it, beside them); for the backward, y, dy, dx
+    and the reference's temporaries too. Cross-entropy: the logits, a peer's copy of them and its fp32 upcast, and
+    the reference's logits and gradient."""
     if op == "cross-entropy":
         return M * N * (2 * elem_size(dtype) + 4 + (elem_size(dtype) + 2 * 4 + 4 * 2 if "backward" in passes else 0))
-    forward = 2 * elem_size(dtype) + 1 + 4 * 5
+    forward = 2 * elem_size(dtype) + 1 + 4 * 5 + (elem_size(dtype) + 4 if op == "biased" else 0)
     backward = 3 * elem_size(dtype) + 4 * 3 if "backward" in passes else 0
     return M * N * (forward + backward)
 

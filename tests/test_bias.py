@@ -186,6 +186,11 @@ def test_the_kernels_read_the_bias_once_beside_x():
     assert fused.traffic(24, 128, torch.bfloat16, shared).total_bytes == 24 * 128 * 2 * 2 + 2 * 128 * 4
     two = two_pass.traffic(24, 128, torch.bfloat16, full)
     assert two.total_bytes == 24 * 128 * 2 * 3 and two.l2_bytes == 24 * 128 * 2 * 2
+    # a sweep of the biased op asks for the GPU memory of its bias and of the reference's fp32 copy of it too
+    from softmax_bench.sweep import memory_needed
+
+    extra = memory_needed(24, 128, torch.bfloat16, op="biased") - memory_needed(24, 128, torch.bfloat16, op="scaled")
+    assert extra == 24 * 128 * (2 + 4)
 
 
 def test_every_triton_kernel_compiles_a_bias_for_sm90_and_fused_reads_it_in_vectors():
