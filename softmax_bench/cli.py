@@ -23,7 +23,7 @@ from .config import MEASURABLE, PASS_CHOICES, build_plan, preset_names
 from .distributed import RANK_TIMEOUT_S
 from .errors import BenchError, RankHung, RefusedByRank0
 from .kernels import DTYPES
-from .ops import OPS
+from .ops import OPS, op_label
 from .regression import DEFAULT_THRESHOLD
 
 try:  # typer ≥ 0.20 carries its own copy of click
@@ -446,8 +446,7 @@ def _say_dry_run(plan, interpret: bool) -> None:
 
     cells, seconds = dry_run(plan, interpret)
     table = Table("dtype", "M×N", "variants and peers", "GPU memory", title=f"sweep --dry-run: {len(cells)} cells, "
-                  f"op {plan.op}" + (f" (mask {plan.mask_shape})" if plan.mask_shape != "full" else "")
-                  + (", its log_softmax" if plan.log else "") + f", {' and '.join(plan.passes)}")
+                  f"op {op_label(plan.op, plan.mask_shape, plan.log)}, {' and '.join(plan.passes)}")
     for cell in cells:
         table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
     out.print(table)
@@ -685,7 +684,7 @@ def explain(
     that from a stored run instead of this machine: an H200 explained on a laptop.
     """
     from .config import check_interpretable, parse_shape
-    from .ops import check_mask_shape, get_op
+    from .ops import get_op
 
     try:
         try:
@@ -693,10 +692,7 @@ def explain(
         except BenchError as e:
             raise BenchError(f"--shape: {e}") from None
         the_op = get_op(op.value if op else "softmax")
-        if mask_shape is not None and not the_op.shaped:
-            check_mask_shape(mask_shape)
-            raise BenchError(f"--mask-shape {mask_shape}: op {the_op.name} has no mask or bias to lay out; give "
-                             "--op scaled-masked or --op biased")
+        mask_shape = the_op.check_mask_shape(mask_shape or "full")
         if interpret and measure:
             check_interpretable(M, N, "explain --measure")
         stored = None
@@ -725,7 +721,7 @@ def explain(
             task = progress.add_task("explain", total=None)
             explanation = explain_shape(M, N, dtype.value, out_dir, interpret, measure, op=the_op,
                                         advance=lambda what: progress.update(task, description=what), run=stored,
-                                        mask_shape=check_mask_shape(mask_shape or "full"))
+                                        mask_shape=mask_shape)
     except BenchError as e:
         fail(str(e))
     for item in explain_report(explanation):

@@ -244,11 +244,7 @@ def build_plan(
     plan.dtypes = check_dtypes(dtypes or plan.dtypes or DEFAULT_DTYPES)
     plan.variants = list(dict.fromkeys(variants or plan.variants))
     plan.op = get_op(op or plan.op).name
-    plan.mask_shape = check_mask_shape(mask_shape or plan.mask_shape)
-    if plan.mask_shape != "full" and not get_op(plan.op).shaped:
-        shaped = ", ".join(name for name, op in OPS.items() if op.shaped)
-        raise BenchError(f"mask shape {plan.mask_shape}: op {plan.op} has no mask or bias to lay out; mask shapes "
-                         f"apply to --op {shaped}")
+    plan.mask_shape = get_op(plan.op).check_mask_shape(mask_shape or plan.mask_shape)
     plan.log = log if log is not None else plan.log
     if plan.log and plan.op == "cross-entropy":
         raise BenchError("--log takes the log_softmax of a softmax op; cross-entropy is a loss (it takes one already)")

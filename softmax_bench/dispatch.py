@@ -187,8 +187,6 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
         if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
             got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
             raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
-        if mask.device != x.device:
-            raise SoftmaxInputError(f"mask is on {mask.device} and x on {x.device}; move the mask to x's device")
         rows_mask, mask_group, mask_period = broadcast_rows(mask, x, dim, "mask")
         rows_mask = rows_mask.view(torch.uint8)
     rows_bias, bias_group, bias_period = None, 1, 0
@@ -206,21 +204,21 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
 
 
 def check_bias(bias, x: torch.Tensor) -> None:
-    """A bias is a float tensor on x's device (float64 only beside float64 x, which torch's softmax takes)."""
+    """A bias is a float tensor (float64 only beside float64 x, which torch's softmax takes)."""
     if not isinstance(bias, torch.Tensor):
         raise TypeError(f"bias must be a float tensor broadcastable to x, got {type(bias).__name__}")
     if bias.dtype not in DTYPES.values() and not (bias.dtype == torch.float64 == x.dtype):
         raise TypeError(f"bias must be a float32, bfloat16 or float16 tensor, got {bias.dtype}; convert it first, "
                         "e.g. bias.to(x.dtype)")
-    if bias.device != x.device:
-        raise SoftmaxInputError(f"bias is on {bias.device} and x on {x.device}; move the bias to x's device")
 
 
 def broadcast_rows(t: torch.Tensor, x: torch.Tensor, dim: int, what: str) -> tuple[torch.Tensor, int, int]:
     """A mask or bias broadcastable to x as the kernels take it: (its rows, with unit column stride; the group and
     period of rows of x that share each, Fusion's mask_group and mask_period): a tensor broadcast over x's leading
     dims at either end keeps its own rows (`shared_rows`); any other is expanded to x's rows, a row broadcast to
-    all of them keeping row stride 0 (read once)."""
+    all of them keeping row stride 0 (read once). It must be on x's device."""
+    if t.device != x.device:
+        raise SoftmaxInputError(f"{what} is on {t.device} and x on {x.device}; move the {what} to x's device")
     if t.shape != x.shape:
         try:
             expanded = t.expand(x.shape)

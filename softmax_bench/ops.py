@@ -78,16 +78,22 @@ class Op:
     measures: tuple[str, ...] | None = None  # the variants and peers a sweep of the op can run (None: all)
     shaped: bool = False
 
+    def check_mask_shape(self, spec: str) -> str:
+        """spec, if it is one of MASK_SHAPES and the op has a mask or bias to lay out (any op takes "full"), else a
+        BenchError that says what is accepted."""
+        if check_mask_shape(spec) != "full" and not self.shaped:
+            shaped = ", ".join(op.name for op in OPS.values() if op.shaped)
+            raise BenchError(f"mask shape {spec}: op {self.name} has no mask or bias to lay out; mask shapes apply to "
+                             f"--op {shaped}")
+        return spec
+
     def fusion_for(self, x: torch.Tensor, mask_shape: str = "full", log: bool = False) -> Fusion:
         """The op's fusion for x, its mask or bias laid out as mask_shape says (MASK_SHAPES); with `log`, the
         log_softmax of the op (a sweep's --log)."""
         if self.shaped:
             fusion = self.fusion(x, *mask_layout(mask_shape, x.shape[0]))
-        elif mask_shape != "full":
-            shaped = ", ".join(op.name for op in OPS.values() if op.shaped)
-            raise BenchError(f"op {self.name} has no mask or bias to lay out as {mask_shape!r}; mask shapes apply to "
-                             f"{shaped}")
         else:
+            self.check_mask_shape(mask_shape)
             fusion = self.fusion(x)
         return replace(fusion, log=True) if log else fusion
 
@@ -149,6 +155,11 @@ def pass_bytes(op: str, pass_: str) -> tuple[int, str]:
     if op == "cross-entropy":
         return (2, "a training step: read the logits, write their gradient") if backward else (1, "read the logits")
     return (3, "read y and dy, write dx") if backward else (2, "read x, write y")
+
+
+def op_label(op: str, mask_shape: str = "full", log: bool = False) -> str:
+    """How titles name a run's op: its name, its mask shape where not full, and whether its log_softmax is taken."""
+    return op + (f" (mask {mask_shape})" if mask_shape != "full" else "") + (", its log_softmax" if log else "")
 
 
 def judged_by_roofline(rows, meta: dict) -> bool:

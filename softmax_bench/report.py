@@ -16,7 +16,7 @@ from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbp
                              outlier)
 from .clocks import MAX_RETAKES, THROTTLE_FRACTION
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
-from .ops import judged_by_roofline, pass_bytes
+from .ops import judged_by_roofline, op_label, pass_bytes
 from .timing import SAMPLING_TIMEOUT_MS
 from .results import WIDE_BAND, cell_label, wide_band
 
@@ -64,11 +64,7 @@ def _copy_text(meta: dict, dtype: str) -> str:
 
 def run_title(meta: dict, dtype: str, pass_: str = "forward") -> str:
     device, copy_text = device_text(meta), _copy_text(meta, dtype)
-    op = meta.get("op", "softmax")
-    if meta.get("mask_shape", "full") != "full":
-        op += f" (mask {meta['mask_shape']})"
-    if meta.get("log"):
-        op += ", its log_softmax"
+    op = op_label(meta.get("op", "softmax"), meta.get("mask_shape", "full"), meta.get("log", False))
     title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op}"
     title += f"{' · BACKWARD' if pass_ == 'backward' else ''} · {copy_text}"
     if meta.get("interpreted"):
