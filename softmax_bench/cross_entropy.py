@@ -1,8 +1,9 @@
 """`cross_entropy(logits, target, …)` and `CrossEntropyLoss`: the loss over a vocabulary, fused.
 
 The forward reads the logits and writes one loss a row (kernels/cross_entropy.py); when the logits need a gradient,
-the same launch writes it too (in their dtype), so that the backward only scales it by the incoming gradient. No
-M×V fp32 intermediate is made. The op is registered (`torch.ops.softmax_bench.cross_entropy`) with a fake
+the same launch writes it too (in their dtype), so that the backward only scales it by the incoming gradient, in
+place, on the device: nothing when that gradient is 1, and the host never waits to learn which. No M×V fp32
+intermediate is made. The op is registered (`torch.ops.softmax_bench.cross_entropy`) with a fake
 implementation and autograd: torch.compile traces it as one node, and torch.library.opcheck passes.
 """
 
@@ -134,32 +135,50 @@ def _setup_context(ctx, inputs, output):
     ctx.save_for_backward(output[2])
 
 
-def _unit(dloss: Tensor) -> bool:
-    """Whether the loss's gradient is exactly 1 (`loss.backward()` of a mean or a sum), asked only where it can be
-    (eager, not while a CUDA graph is captured): then the gradient the forward wrote is the logits' as it is, and
-    the backward costs no pass over it. The question costs a synchronization."""
-    # A tensor subclass is a tracer's (torch.compile's AOT autograd traces the backward with functional and fake
-    # tensors, outside what is_compiling sees): its value is unknown, and asking for it fails the compile.
-    if dloss.dim() != 0 or torch.compiler.is_compiling() or type(dloss) is not torch.Tensor:
-        return False
-    if dloss.is_cuda and torch.cuda.is_current_stream_capturing():
-        return False
-    return bool(dloss == 1)
+def _on_device(dloss: Tensor) -> bool:
+    """Whether the loss's gradient is a real tensor whose value the device may decide on: not a tracer's
+    (torch.compile's AOT autograd traces the backward with functional and fake tensors, outside what is_compiling
+    sees, and an in-place scale of a saved tensor there becomes a copy), and not one that needs a gradient itself."""
+    return (type(dloss) is torch.Tensor and not torch.compiler.is_compiling() and not dloss.requires_grad)
 
 
-def _logits_gradient(grad: Tensor, dloss: Tensor, reduction: str) -> Tensor:
-    """The gradient the forward wrote (for a loss gradient of 1), scaled by the loss's actual gradient."""
-    if _unit(dloss):
-        return grad
+def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor:
+    """The gradient the forward wrote (for a loss gradient of 1), scaled by the loss's actual gradient.
+
+    In eager the first backward scales it in place on the device, which skips the pass when the scale is exactly 1
+    (`loss.backward()` of a mean or a sum) and waits for nothing: asking the host whether it is 1 cost a
+    synchronization, and the GPU then idled while the host finished the backward (0.2–0.3 ms a step on the H200,
+    docs/perf-notes.md). A second backward through the same forward (retain_graph=True) must not scale the
+    buffer again, nor change what the first one returned: it scales out of place, once it has checked that the
+    first left the buffer as the forward wrote it."""
     scale = dloss if reduction != "none" else dloss.unsqueeze(-1)
-    return (grad * scale).to(grad.dtype)
+    if not _on_device(dloss):
+        return (grad * scale).to(grad.dtype)
+    first = getattr(ctx, "first_dloss", None)
+    if first is not None:  # a second backward through this forward: a synchronization, on this rare path only
+        if grad.is_cuda and torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("softmax_bench.cross_entropy: a second backward through one forward cannot be "
+                               "captured in a CUDA graph; run the forward again for each backward")
+        if not bool((first == 1).all()):
+            raise RuntimeError("softmax_bench.cross_entropy: a second backward through one forward, after one whose "
+                               "loss gradient was not 1: the first scaled the gradient the forward wrote in place. "
+                               "Run the forward again for each backward, or use torch.nn.functional.cross_entropy")
+        return (grad * scale).to(grad.dtype)
+    ctx.first_dloss = dloss
+    from .kernels import cross_entropy as kernel  # imported when first run, as in _loss_and_gradient
+
+    rows = grad if grad.dim() == 2 else grad.reshape(-1, grad.shape[-1])  # a view where the strides allow
+    if rows.data_ptr() != grad.data_ptr():  # a copy: leading dims that do not collapse
+        return (grad * scale).to(grad.dtype)
+    kernel.scale_unless_one(rows, dloss)
+    return grad
 
 
 def _backward(ctx, dloss, dlse, dgrad):
     (grad,) = ctx.saved_tensors
     if dloss is None:  # the loss was not differentiated (grads are not materialized: see _setup_context)
         return None, None, None, None, None, None, None, None, None
-    return _logits_gradient(grad, dloss, ctx.reduction), None, None, None, None, None, None, None, None
+    return _logits_gradient(ctx, grad, dloss, ctx.reduction), None, None, None, None, None, None, None, None
 
 
 _cross_entropy.register_autograd(_backward, setup_context=_setup_context)
@@ -184,7 +203,7 @@ class _InplaceBackward(torch.autograd.Function):
         (grad,) = ctx.saved_tensors
         if dloss is None:
             return None, None, None, None, None, None, None, None
-        return _logits_gradient(grad, dloss, ctx.reduction), None, None, None, None, None, None, None
+        return _logits_gradient(ctx, grad, dloss, ctx.reduction), None, None, None, None, None, None, None
 
 
 def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, reduction: str = "mean",
@@ -200,8 +219,9 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     (loss, lse) — lse fp32, one a row, no gradient flows through it.
 
     When the logits need a gradient the forward writes it as it computes the loss; the backward multiplies it by
-    the loss's gradient (one more elementwise pass), or, when that is exactly 1 (`loss.backward()` in eager),
-    hands it on as it is. inplace_backward=True writes that gradient over the logits' own buffer instead of a
+    the loss's gradient in place (one more elementwise pass), decided on the device: when that is exactly 1
+    (`loss.backward()`), the pass is skipped and nothing waits for the GPU. One backward a forward, unless the first
+    had a loss gradient of 1 (compiled: out of place, a pass). inplace_backward=True writes that gradient over the logits' own buffer instead of a
     new one (at 8k tokens of a 128256 vocabulary, 2 GB of bf16 not allocated): after the forward the logits hold
     their gradient, so nothing else may read them (a leaf's .grad is a copy: autograd keeps a leaf's own data).
     A target outside [0, V) that is not ignore_index raises an error, as torch's does.

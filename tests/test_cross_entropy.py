@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 import softmax_bench
 from softmax_bench.kernels import cross_entropy as kernel
+from softmax_bench.kernels import interpreted
 
 from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE
@@ -158,10 +159,73 @@ def test_loss_backward_touches_nothing_of_the_logits_size():
     loss = softmax_bench.cross_entropy(xg, target)
     with torch.profiler.profile(record_shapes=True) as profiled:
         loss.backward()
+    # views, and the interpreter's own 0-element host tensor of each kernel argument (new_empty(0)): no bytes
     full_size = [e.name for e in profiled.events() if e.name.startswith("aten::") and [8, 300] in e.input_shapes
-                 and e.name not in ("aten::detach", "aten::view", "aten::alias")]
+                 and e.name not in ("aten::detach", "aten::view", "aten::alias", "aten::reshape")
+                 and not (e.name == "aten::new_empty" and interpreted())]
     assert full_size == [], full_size
     assert xg.grad is not None and xg.grad.shape == (8, 300)
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="CUDA's synchronization debug mode")
+@pytest.mark.parametrize("dloss", [1.0, 3.0])
+def test_a_training_step_waits_for_the_gpu_nowhere(dloss):
+    """Forward and backward with torch's synchronization debug mode set to fail on any host wait: the backward
+    decides on the device whether the loss's gradient is 1 (before, it asked the host, a wait each step)."""
+    x, target = logits_and_targets(64, 4000, torch.bfloat16)
+    xg = x.clone().requires_grad_()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        (softmax_bench.cross_entropy(xg, target) * dloss).backward()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    x64 = x.double().requires_grad_()
+    (reference(x64, target) * dloss).backward()
+    torch.testing.assert_close(xg.grad.double(), x64.grad, atol=2e-3 * dloss, rtol=1.6e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16] + ([torch.bfloat16] if DEVICE == "cuda" else []),
+                         ids=str)
+def test_the_backward_scale_is_one_rounding_in_place_and_none_at_one(dtype):
+    """kernel.scale_unless_one: each row times its scale in fp32, rounded once, in place (torch's grad * scale, to
+    the bit); a scale of exactly 1 leaves the row untouched (a signalling NaN is not quieted), however many programs
+    a row takes. bf16 on the GPU only: the interpreter truncates fp32 to bf16."""
+    rows = (torch.randn(3, 5000, dtype=torch.float64) * 3).to(dtype).to(DEVICE)
+    # a signalling NaN, which any arithmetic would quiet (its bits change): in row 1, whose scale is 1
+    rows.view({4: torch.int32, 2: torch.int16}[dtype.itemsize])[1, 7] = {
+        torch.float32: 0x7F800001, torch.float16: 0x7C01, torch.bfloat16: 0x7F81}[dtype]
+    scales = torch.tensor([3.0, 1.0, 0.1], device=DEVICE)
+    expected = (rows * scales.unsqueeze(-1)).to(dtype)
+    before = rows.clone()
+    kernel.scale_unless_one(rows, scales)
+    assert torch.equal(rows[[0, 2]], expected[[0, 2]])
+    assert torch.equal(rows[1].view(torch.uint8), before[1].view(torch.uint8))
+    clean = expected.nan_to_num(0.0)
+    transposed = clean.t().contiguous().t()  # column stride 3
+    kernel.scale_unless_one(transposed, torch.tensor(0.5, device=DEVICE))
+    assert torch.equal(transposed, (clean * torch.tensor(0.5, device=DEVICE)).to(dtype))
+    flat = clean.clone()  # contiguous under one scale: one flat row of 15000, its last chunk partial
+    kernel.scale_unless_one(flat, torch.tensor(3.0, device=DEVICE))
+    assert torch.equal(flat, (clean * torch.tensor(3.0, device=DEVICE)).to(dtype))
+
+
+def test_a_second_backward_through_one_forward():
+    """retain_graph=True: after a first backward with a loss gradient of 1 the buffer is as the forward wrote it, so
+    a second one is scaled out of place and leaves the first one's result as it was; after one that scaled it in
+    place, a second is an error that says what to do, never a gradient scaled twice."""
+    x, target = logits_and_targets(4, 300, torch.float32)
+    xg = x.clone().requires_grad_()
+    loss = softmax_bench.cross_entropy(xg, target)
+    (first,) = torch.autograd.grad(loss, xg, retain_graph=True)
+    kept = first.clone()
+    (second,) = torch.autograd.grad(loss, xg, torch.tensor(2.0, device=DEVICE), retain_graph=True)
+    assert torch.equal(first, kept)
+    torch.testing.assert_close(second, 2 * kept)
+    loss = softmax_bench.cross_entropy(xg, target)
+    torch.autograd.grad(loss, xg, torch.tensor(2.0, device=DEVICE), retain_graph=True)
+    with pytest.raises(RuntimeError, match="second backward through one forward.*Run the forward again"):
+        torch.autograd.grad(loss, xg, retain_graph=True)
 
 
 def test_all_rows_ignored_give_what_torch_gives():

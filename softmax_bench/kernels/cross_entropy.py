@@ -218,6 +218,47 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
             tl.store(dx_row + off + target, d_t.to(dx_ptr.dtype.element_ty))
 
 
+@triton.jit
+def scale_unless_one_kernel(g_ptr, stride_g, stride_col, V, scale_ptr, scale_stride, BLOCK: tl.constexpr):
+    """Row `row` of g times its scale, in place (computed in fp32, rounded once to g's dtype), unless that scale is
+    exactly 1: then the program reads one float and ends. Program (row, p) takes the row's chunks p, p + P, …;
+    whole chunks unmasked, so that a row on the 16-byte grid moves in vectors."""
+    row = tl.program_id(0).to(tl.int64)
+    scale = tl.load(scale_ptr + row * scale_stride).to(tl.float32)
+    if scale != 1.0:
+        g_row = g_ptr + row * stride_g
+        for start in range(tl.program_id(1) * BLOCK, V, tl.num_programs(1) * BLOCK):
+            at = g_row + (start + tl.arange(0, BLOCK)) * stride_col
+            if start + BLOCK <= V:
+                tl.store(at, (tl.load(at).to(tl.float32) * scale).to(g_ptr.dtype.element_ty))
+            else:
+                inside = start + tl.arange(0, BLOCK) < V
+                g = tl.load(at, mask=inside)
+                tl.store(at, (g.to(tl.float32) * scale).to(g_ptr.dtype.element_ty), mask=inside)
+
+
+SCALE_BLOCK = 2048
+SCALE_PROGRAMS = 1024  # programs enough to fill an H200 (132 SMs) when a scale is not 1, however few the rows
+
+
+def scale_unless_one(rows: torch.Tensor, scale: torch.Tensor) -> None:
+    """rows (M, V, any strides) times scale in place, row by row (scale: M floats, or one for all rows),
+    decided on the device: a scale of exactly 1 costs a launch and no pass over the rows, and nothing waits for the
+    GPU to say which it is. Contiguous rows under one scale are taken as one flat row, so that widths off the
+    16-byte grid (50257) still move in vectors."""
+    M, V = rows.shape
+    if M == 0 or V == 0:
+        return
+    scale = scale.reshape(-1)
+    if scale.numel() == 1 and rows.is_contiguous():
+        rows = rows.view(1, M * V)
+        M, V = rows.shape
+    chunks = triton.cdiv(V, SCALE_BLOCK)
+    launch_kernel(scale_unless_one_kernel, (M, min(chunks, max(1, SCALE_PROGRAMS // M))), rows,
+                  rows.stride(0), rows.stride(1), V, scale, scale.stride(0) if scale.numel() > 1 else 0,
+                  BLOCK=SCALE_BLOCK, num_warps=4)
+
+
 def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> dict:
     """With the gradient, rows whose window fits fused's registers (up to 32768 lanes, fused.MAX_N) are held on
     chip, with fused's warps: one read and one write, where chunks read the row twice (H200, 16384×32000: the
