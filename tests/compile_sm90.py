@@ -1,7 +1,7 @@
 """Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
-"bias" (True: a bias of x's dtype on x's grid; "off": one element off it),
+"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED),
 "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers and spills.
 """
@@ -77,6 +77,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
                   **({"MASK_SHARED": True} if fusion.mask_shared else {}),
+                  **({"MASK_PACKED": True} if case.get("mask_packed") else {}),
                   **({"HAS_BIAS": True, "BIAS_MIN": float(torch.finfo(dtype).min)} if case.get("bias") else {})}
     types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32",
              "bias_ptr": "*" + case["dtype"]}

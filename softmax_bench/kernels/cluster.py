@@ -115,6 +115,11 @@ WARPS = (4, 8, 16)
 # spilled; 96: 190 registers).
 MAX_PER_THREAD = {"packed": {4: 128, 8: 128, 16: 96}, "fp32": {4: 128, 8: 128, 16: 64}}
 MASKED_SHARE = 0.75
+# A keep-mask on x's grid over 16-bit rows held packed, selected four values at a time (a prmt and a lop3 a pair)
+# instead of a byte unpacked, compared and selected an element. Compiled for sm_90, bf16 131072 scaled-masked:
+# 1296 → 1144 instructions, 96 → 72 registers a thread. Off until measured on a GPU (fourteenth session: no device
+# time was left); evidence/experiments/2026-12-02-session14/ab-mask-packed.py times it against the element select.
+MASK_PACKED = False
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -276,6 +281,15 @@ if gluon is not None:
     SCALED_EXP_FP16 = gl.constexpr(packed_ptx("f16", 1, SCALED_EXP_STEP))
     SCALED_LOG_BF16 = gl.constexpr(packed_ptx("bf16", 1, SCALED_LOG_STEP))
     SCALED_LOG_FP16 = gl.constexpr(packed_ptx("f16", 1, SCALED_LOG_STEP))
+
+    # x where a bool mask's byte (0 or 1) is 1, else -inf, for four 16-bit values at a time (MASK_PACKED): the four
+    # bytes times 255 (no carries from 0 and 1), each byte's sign spread over its value's 16 bits (a prmt a pair),
+    # one lop3 a pair
+    SELECT_PACKED = "{ .reg .b32 m, lo, hi, n; mul.lo.u32 m, $4, 255; prmt.b32 lo, m, 0, 0x9988; " \
+                    "prmt.b32 hi, m, 0, 0xBBAA; mov.b32 n, NEG_INF; lop3.b32 $0, $2, lo, n, 0xE2; " \
+                    "lop3.b32 $1, $3, hi, n, 0xE2; }"
+    SELECT_BF16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0xFF80FF80"))
+    SELECT_FP16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0xFC00FC00"))
 
     @gluon.constexpr_function
     def split_over_ctas(num_ctas, rank, dim):
@@ -450,7 +464,7 @@ if gluon is not None:
               EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
               MASK_VECTORS: gl.constexpr, bias_ptr, bias_stride, bias_row, BIAS_MIN: gl.constexpr,
-              HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr):
+              HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -484,9 +498,23 @@ if gluon is not None:
                 keep = load_lanes(mask_row, lanes, move, 0, False, "")
             else:
                 keep = load_lanes(mask_row, lanes, move, 0, EVEN, "")
-            x = gl.where(keep != 0, x, -float("inf"))
+            if MASK_PACKED and not HOLD_F32:
+                x = _select_packed(x, keep)
+            else:
+                x = gl.where(keep != 0, x, -float("inf"))
             return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL)
         return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+
+    @gluon.jit
+    def _select_packed(x, keep):
+        """gl.where(keep != 0, x, -inf) on 16-bit x held packed, a pair a prmt and a lop3 (keep: a bool mask's bytes, 0 or 1),
+        where the where takes a byte unpacked, a compare and a select an element."""
+        if x.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(SELECT_BF16, "=r,=r,r,r,r", [x, keep], dtype=x.dtype, is_pure=True,
+                                             pack=4)
+        else:
+            return gl.inline_asm_elementwise(SELECT_FP16, "=r,=r,r,r,r", [x, keep], dtype=x.dtype, is_pure=True,
+                                             pack=4)
 
     @gluon.jit
     def _biased(x, bias, BIAS_MIN: gl.constexpr):
@@ -606,7 +634,7 @@ if gluon is not None:
                        MASK_VECTORS: gl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: gl.constexpr = False,
                        bias_ptr=None, bias_stride=0, HAS_BIAS: gl.constexpr = False, BIAS_MIN: gl.constexpr = 0.0,
                        bias_group=1, bias_period=0, BIAS_SHARED: gl.constexpr = False,
-                       BIAS_VECTORS: gl.constexpr = False):
+                       BIAS_VECTORS: gl.constexpr = False, MASK_PACKED: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         max_in = receive_buffer()
@@ -637,17 +665,17 @@ if gluon is not None:
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS)
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS)
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS)
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED)
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
             end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"), eviction_policy=EVICT).to(gl.float32)
@@ -736,14 +764,17 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
-    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N), mask_vectors, bias_vectors)
+    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N), mask_vectors, bias_vectors,
+                              MASK_PACKED and mask_vectors)
 
 
 @lru_cache(maxsize=1024)
 def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str,
-                       mask_vectors: bool, bias_vectors: bool = False) -> dict:
+                       mask_vectors: bool, bias_vectors: bool = False, mask_packed: bool = False) -> dict:
     constexprs = {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32",
                   "MASK_VECTORS": mask_vectors}
+    if mask_packed and how == "packed":
+        constexprs["MASK_PACKED"] = True
     return {**constexprs, "BIAS_VECTORS": True} if bias_vectors else constexprs
 
 
