@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -249,6 +250,27 @@ def _copy_baseline(dtypes, out_dir: Path, timing, interpret: bool, fresh: bool, 
         )
 
 
+@contextmanager
+def _sweep_bar(name: str, lines: bool):
+    """A sweep's progress as run_life.carry_out takes it: (on_start(total), advance(what)); lines: plain lines off a
+    terminal too (_advanced), as one process's sweep gives them (a rank's bar alone)."""
+    with _progress() as progress:
+        task = progress.add_task(name, total=None)
+        yield ((lambda total: progress.update(task, total=total)),
+               (lambda what: _advanced(progress, task, what)) if lines
+               else (lambda what: progress.update(task, advance=1, description=what)))
+
+
+def _say(message: str) -> None:
+    err.print(message, markup=False, highlight=False)
+
+
+def _sweep_hooks():
+    from .run_life import SweepHooks
+
+    return SweepHooks(say=_say, progress=_sweep_bar, copy_baseline=_copy_baseline)
+
+
 def _plan(shape, m, n, config, preset, dtype, variants: list[str], warmup_ms, rep_ms, op, interpret: bool,
           pass_=None, say: bool = True, max_noise=None, mask_shape=None, log=None):
     """The sweep asked for, checked before anything runs; says which preset runs when no shape was given (say:
@@ -354,11 +376,8 @@ def sweep(
     """
     from . import distributed
     from .report import sweep_tables
-    from .results import open_run
-    from .run_life import resume_run, start_run
-    from .sweep import run_sweep
+    from .run_life import SweepInterrupted, SweepRequest, carry_out
 
-    run = None
     try:
         plan = ranks = None
         if not distributed.under_torchrun() and not dry_run:  # refused before this process is changed
@@ -386,41 +405,24 @@ def sweep(
                 raise BenchError("--dry-run says what a new sweep would measure; a --resume goes on with its run")
             _say_dry_run(plan, interpret)
             return
-        if distributed.under_torchrun():
-            run, meta = _sweep_on_ranks(plan, resume, out_dir, fresh, run_id, gpus, replicate, rank_timeout, interpret)
-            if run is None:
-                return  # another rank: rank 0 prints the tables
-        elif ranks is not None:
-            if resume is not None:
-                open_run(resume, out_dir)  # a missing run is said here, before any process starts
-            raise typer.Exit(distributed.launch(ranks))
-        else:
-            if resume is not None:
-                run, meta, plan, dropped = resume_run(resume, out_dir, interpret)
-                if dropped:
-                    _say_dropped(run, dropped)
-            else:
-                baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh)
-                command = shlex.join(["softmax-bench", *sys.argv[1:]])
-                run, meta = start_run(plan, out_dir, baseline, interpret, command, run_id)
-            err.print(f"run {run.id} → {run.path}", markup=False, highlight=False)
-            with _progress() as progress:
-                task = progress.add_task("sweep", total=None)
-                meta = run_sweep(
-                    plan, run, meta, interpret,
-                    on_start=lambda total: progress.update(task, total=total),
-                    advance=lambda what: _advanced(progress, task, what),
-                )
+        request = SweepRequest(plan, resume, out_dir, interpret, shlex.join(["softmax-bench", *sys.argv[1:]]), fresh,
+                               run_id, ranks, gpus, replicate, rank_timeout)
+        outcome = carry_out(request, _sweep_hooks())
     except RefusedByRank0:
         raise typer.Exit(2) from None  # rank 0 says why
     except RankHung as e:
         fail(str(e), code=1)
     except BenchError as e:
         fail(str(e))
-    except KeyboardInterrupt:
-        if run is None:
-            raise typer.Exit(130) from None
-        _interrupted(run.path, interpret)
+    except SweepInterrupted as e:
+        _interrupted(e.run_path, interpret, e.ranks)
+    except KeyboardInterrupt:  # before the run existed
+        raise typer.Exit(130) from None
+    if outcome.exit_code is not None:
+        raise typer.Exit(outcome.exit_code)
+    if outcome.run is None:
+        return  # another rank: rank 0 prints the tables
+    run, meta = outcome.run, outcome.meta
     for table in sweep_tables(run.rows(), meta):
         out.print(table)
     err.print(f"stored in {run.path}", markup=False, highlight=False)
@@ -460,43 +462,6 @@ def _say_dry_run(plan, interpret: bool) -> None:
             eta += (f", and up to {SAMPLING_TIMEOUT_MS / 1000:g} s more a measurement to bring its noise to "
                     f"{plan.timing.max_noise:g} %")
     out.print(f"{sum(c['measures'] for c in cells)} measurements; {eta}; nothing was measured", markup=False)
-
-
-def _say_dropped(run, dropped: str) -> None:
-    err.print(f"dropped the last line of {run.rows_path}, cut short: {dropped!r}; measuring that cell again",
-              markup=False, highlight=False)
-
-
-def _sweep_on_ranks(plan, resume: str | None, out_dir: Path, fresh: bool, run_id: str | None, gpus: str | None,
-                    replicate: bool, rank_timeout: int, interpret: bool):
-    """This rank's part of a sweep under torchrun: (run, final metadata) on rank 0, (None, None) elsewhere."""
-    from . import distributed
-
-    rank = distributed.this_rank(interpret, gpus)
-    baseline = None
-    if resume is None:
-        baseline = _copy_baseline(plan.dtypes, out_dir, plan.timing, interpret, fresh, save=False)  # rank 0 saves all
-    command = shlex.join(["softmax-bench", *sys.argv[1:]])
-    with distributed.joined(rank_timeout) as store:
-        start = distributed.start(rank, plan, resume, baseline, out_dir, interpret, command, run_id, replicate)
-        if start.dropped:
-            _say_dropped(start.run, start.dropped)
-        if start.run is not None:
-            err.print(f"run {start.run.id} → {start.run.path} ({start.meta['placement']} over {rank.world} devices: "
-                      f"{', '.join(start.labels)})", markup=False, highlight=False)
-        try:
-            with _progress() as progress:
-                task = progress.add_task("sweep", total=None)
-                meta = distributed.measure_on_ranks(
-                    rank, store, start, interpret, rank_timeout,
-                    on_start=lambda total: progress.update(task, total=total),
-                    advance=lambda what: progress.update(task, advance=1, description=what),
-                )
-        except KeyboardInterrupt:  # also the SIGTERM that stops the ranks when one failed
-            if start.run is None:
-                raise
-            _interrupted(start.run.path, interpret, ranks=rank.world)
-    return start.run, meta
 
 
 @app.command()

@@ -1,12 +1,16 @@
 """A run's life: a new run's folder and metadata (its device, commit, timing, copy baseline and plan), the plan read
-back from a stored run, and a stored run taken up again to finish it."""
+back from a stored run, a stored run taken up again to finish it, and a sweep carried out from start to end — in
+this process, as one of torchrun's ranks, or by starting ranks here (`carry_out`)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from . import device as devices
 from .config import SweepPlan, parse_shape
@@ -130,3 +134,119 @@ def resume_run(ref: str, out_dir: Path, interpret: bool,
     if not on_ranks:  # rewritten as it was: a folder that cannot be written is said now, before any measurement
         run.write_meta(meta)
     return run, meta, plan, run.drop_cut_line()
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """A sweep as asked for: a new plan, or a stored run to finish (`resume`: its folder or id), and how to run it:
+    in this process, on `ranks` processes started here (--gpus), or as one of torchrun's ranks (found from the
+    environment; `gpus` as given, to say which devices)."""
+
+    plan: SweepPlan | None
+    resume: str | None
+    out_dir: Path
+    interpret: bool
+    command: str
+    fresh: bool
+    run_id: str | None
+    ranks: int | None
+    gpus: str | None
+    replicate: bool
+    rank_timeout: int  # s: a rank may take this long over a row before it is named hung
+
+
+Progress = Callable[[str, bool], AbstractContextManager]  # (name, plain lines off a terminal) → (on_start, advance)
+
+
+@dataclass(frozen=True)
+class SweepHooks:
+    """What a sweep shows its user (the CLI's console): `say` a line; `progress` a bar, a context manager yielding
+    (on_start(total), advance(what)); `copy_baseline(dtypes, out_dir, timing, interpret, fresh, save)` the copy
+    baseline, measured or read with its own progress."""
+
+    say: Callable[[str], None]
+    progress: Progress
+    copy_baseline: Callable[..., dict]
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """A sweep carried out: its run and final metadata (None on a rank other than 0, which prints nothing), or the
+    exit status of the ranks it started here."""
+
+    run: Run | None = None
+    meta: dict | None = None
+    exit_code: int | None = None
+
+
+class SweepInterrupted(Exception):
+    """Ctrl-C (or, on ranks, another rank's failure) stopped a sweep whose run exists: its folder, and the ranks it
+    ran on (None: one process), for the command that finishes it."""
+
+    def __init__(self, run_path: Path, ranks: int | None = None):
+        super().__init__(str(run_path))
+        self.run_path, self.ranks = run_path, ranks
+
+
+def carry_out(request: SweepRequest, hooks: SweepHooks) -> SweepOutcome:
+    """The sweep from its first cell to its last: a new run started (its copy baseline first) or a stored one taken
+    up, its cells measured and its metadata finished; under torchrun, this rank's share of it; with request.ranks,
+    that many ranks started here, which do the rest. Raises SweepInterrupted when stopped once its run exists."""
+    from . import distributed
+    from .sweep import run_sweep
+
+    if distributed.under_torchrun():
+        return _on_this_rank(request, hooks)
+    if request.ranks is not None:
+        if request.resume is not None:
+            open_run(request.resume, request.out_dir)  # a missing run is said here, before any process starts
+        return SweepOutcome(exit_code=distributed.launch(request.ranks))
+    if request.resume is not None:
+        run, meta, plan, dropped = resume_run(request.resume, request.out_dir, request.interpret)
+        if dropped:
+            hooks.say(dropped_line(run, dropped))
+    else:
+        plan = request.plan
+        baseline = hooks.copy_baseline(plan.dtypes, request.out_dir, plan.timing, request.interpret, request.fresh,
+                                       True)
+        run, meta = start_run(plan, request.out_dir, baseline, request.interpret, request.command, request.run_id)
+    hooks.say(f"run {run.id} → {run.path}")
+    try:
+        with hooks.progress("sweep", True) as (on_start, advance):
+            meta = run_sweep(plan, run, meta, request.interpret, on_start=on_start, advance=advance)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(run.path) from None
+    return SweepOutcome(run, meta)
+
+
+def _on_this_rank(request: SweepRequest, hooks: SweepHooks) -> SweepOutcome:
+    """This rank's part of a sweep under torchrun: the run and its final metadata on rank 0, nothing elsewhere."""
+    from . import distributed
+
+    rank = distributed.this_rank(request.interpret, request.gpus)
+    baseline = None
+    if request.resume is None:  # rank 0 saves every rank's
+        plan = request.plan
+        baseline = hooks.copy_baseline(plan.dtypes, request.out_dir, plan.timing, request.interpret, request.fresh,
+                                       False)
+    with distributed.joined(request.rank_timeout) as store:
+        start = distributed.start(rank, request.plan, request.resume, baseline, request.out_dir, request.interpret,
+                                  request.command, request.run_id, request.replicate)
+        if start.dropped:
+            hooks.say(dropped_line(start.run, start.dropped))
+        if start.run is not None:
+            hooks.say(f"run {start.run.id} → {start.run.path} ({start.meta['placement']} over {rank.world} devices: "
+                      f"{', '.join(start.labels)})")
+        try:
+            with hooks.progress("sweep", False) as (on_start, advance):
+                meta = distributed.measure_on_ranks(rank, store, start, request.interpret, request.rank_timeout,
+                                                    on_start=on_start, advance=advance)
+        except KeyboardInterrupt:  # also the SIGTERM that stops the ranks when one failed
+            if start.run is None:
+                raise
+            raise SweepInterrupted(start.run.path, rank.world) from None
+    return SweepOutcome(start.run, meta)
+
+
+def dropped_line(run: Run, dropped: str) -> str:
+    return f"dropped the last line of {run.rows_path}, cut short: {dropped!r}; measuring that cell again"
