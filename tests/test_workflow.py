@@ -33,6 +33,15 @@ def linted(path) -> subprocess.CompletedProcess:
     return subprocess.run(["node", str(LINT), str(path)], capture_output=True, text=True, timeout=120)
 
 
+def broken_copy(tmp_path, broken):
+    """The workflow with one change (`broken`: text → text, which must change it), written to tmp_path/ci.yml."""
+    text = WORKFLOW.read_text()
+    assert broken(text) != text
+    path = tmp_path / "ci.yml"
+    path.write_text(broken(text))
+    return path
+
+
 @needs_schema
 def test_the_workflow_is_valid():
     done = validated(WORKFLOW)
@@ -45,11 +54,7 @@ def test_the_workflow_is_valid():
     (lambda text: text.replace("    timeout-minutes: 90\n", "    timeout-minutes: ninety\n", 1), "ninety"),
 ])
 def test_a_broken_workflow_fails_and_says_where(tmp_path, broken, named):
-    text = WORKFLOW.read_text()
-    assert broken(text) != text
-    path = tmp_path / "ci.yml"
-    path.write_text(broken(text))
-    done = validated(path)
+    done = validated(broken_copy(tmp_path, broken))
     assert done.returncode != 0 and named in done.stdout + done.stderr, done.stdout + done.stderr
 
 
@@ -66,9 +71,6 @@ def test_actionlint_passes_the_workflow():
     (lambda text: text.replace("[self-hosted, gpu]", "[self-hosted, gpux]", 1), 'label "gpux" is unknown'),
 ])
 def test_actionlint_fails_what_the_schema_passes_and_says_where(tmp_path, broken, named):
-    text = WORKFLOW.read_text()
-    assert broken(text) != text
-    path = tmp_path / "ci.yml"
-    path.write_text(broken(text))
+    path = broken_copy(tmp_path, broken)
     done = linted(path)
     assert done.returncode == 1 and named in done.stdout and f"{path}:" in done.stdout, done.stdout + done.stderr
