@@ -220,10 +220,11 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
 
     When the logits need a gradient the forward writes it as it computes the loss; the backward multiplies it by
     the loss's gradient in place (one more elementwise pass), decided on the device: when that is exactly 1
-    (`loss.backward()`), the pass is skipped and nothing waits for the GPU. One backward a forward, unless the first
-    had a loss gradient of 1 (compiled: out of place, a pass). inplace_backward=True writes that gradient over the logits' own buffer instead of a
-    new one (at 8k tokens of a 128256 vocabulary, 2 GB of bf16 not allocated): after the forward the logits hold
-    their gradient, so nothing else may read them (a leaf's .grad is a copy: autograd keeps a leaf's own data).
+    (`loss.backward()`), the pass is skipped and nothing waits for the GPU. One backward a forward, unless the
+    first had a loss gradient of 1 (compiled: out of place, a pass). inplace_backward=True writes that gradient
+    over the logits' own buffer instead of a new one (at 8k tokens of a 128256 vocabulary, 2 GB of bf16 not
+    allocated): after the forward the logits hold their gradient, so nothing else may read them (a leaf's .grad is
+    a copy: autograd keeps a leaf's own data).
     A target outside [0, V) that is not ignore_index raises an error, as torch's does.
     """
     check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_loss, softcap, weight)

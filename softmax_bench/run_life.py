@@ -225,7 +225,7 @@ def _on_this_rank(request: SweepRequest, hooks: SweepHooks) -> SweepOutcome:
 
     rank = distributed.this_rank(request.interpret, request.gpus)
     baseline = None
-    if request.resume is None:  # rank 0 saves every rank's
+    if request.resume is None:  # measured here, not saved: rank 0 saves every rank's
         plan = request.plan
         baseline = hooks.copy_baseline(plan.dtypes, request.out_dir, plan.timing, request.interpret, request.fresh,
                                        False)

@@ -507,8 +507,8 @@ if gluon is not None:
 
     @gluon.jit
     def _select_packed(x, keep):
-        """gl.where(keep != 0, x, -inf) on 16-bit x held packed, a pair a prmt and a lop3 (keep: a bool mask's bytes, 0 or 1),
-        where the where takes a byte unpacked, a compare and a select an element."""
+        """gl.where(keep != 0, x, -inf) on 16-bit x held packed, a pair a prmt and a lop3 (keep: a bool mask's
+        bytes, 0 or 1), where the where takes a byte unpacked, a compare and a select an element."""
         if x.dtype == gl.bfloat16:
             return gl.inline_asm_elementwise(SELECT_BF16, "=r,=r,r,r,r", [x, keep], dtype=x.dtype, is_pure=True,
                                              pack=4)

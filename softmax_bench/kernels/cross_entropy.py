@@ -250,7 +250,7 @@ def scale_unless_one(rows: torch.Tensor, scale: torch.Tensor) -> None:
     if M == 0 or V == 0:
         return
     scale = scale.reshape(-1)
-    if scale.numel() == 1 and rows.is_contiguous():
+    if scale.numel() == 1 and rows.is_contiguous() and M * V < 2**31:  # offsets within a row stay 32-bit
         rows = rows.view(1, M * V)
         M, V = rows.shape
     chunks = triton.cdiv(V, SCALE_BLOCK)

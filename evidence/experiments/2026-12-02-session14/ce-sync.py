@@ -40,4 +40,5 @@ for dtype in (torch.bfloat16, torch.float32):
             m = measure(step, SETTINGS, interpret=False)
             pct = 100 * 2 * M * V * dtype.itemsize / copy / 1e6 / m.ms
             write([tag, str(dtype).split(".")[1], M, V, name, m.ms, m.ms_p20, m.ms_p80, pct, err])
-            print(f"{tag} {dtype} {M}x{V} {name}: step {m.ms:.3f} ms ({pct:.1f} % of a copy), err {err:.2e}", flush=True)
+            print(f"{tag} {dtype} {M}x{V} {name}: step {m.ms:.3f} ms ({pct:.1f} % of a copy), err {err:.2e}",
+                  flush=True)
