@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # The next device session's commands, one device command a step, experiments first (this session's device time went
 # to the test parts, and the experiments below found none left):
-#   bash evidence/experiments/2026-12-02-session14/next.sh ce|packed|t38-a|t38-b|t38-c|t36|t36-b
+#   bash evidence/experiments/2026-12-02-session14/next.sh prep        (here, not on the device: builds .bundles, .ab)
+#   bash evidence/experiments/2026-12-02-session14/next.sh ce|packed|t38-a|t38-b|t38-c|t36|t36-b   (on the device)
 # carry [".bundles", ".ab"]: .ab/device-setup.sh (../shared/tools/device-setup.sh), .ab/gpu2.sh (session 11's
 # gpu-parts.sh), .ab/whl (expecttest, nvidia-ml-py, liger-kernel) and, for `ce`, .ab/old (`git archive acd1426
 # softmax_bench | tar -x -C .ab/old`: the loss before its backward stopped asking the host). Outputs under $OUT.
 set -u
 D=evidence/experiments/2026-12-02-session14
 step=$1
-parts() { GPU_TEST_WORKERS=16 PART_TIMEOUT=280 EXTRA="--timeout=240" bash .ab/gpu2.sh "$@"; }
+parts() { GPU_TEST_WORKERS=16 PART_TIMEOUT=280 EXTRA="--timeout=240 -rs" bash .ab/gpu2.sh "$@"; }  # -rs: why skipped
 case $step in
+  prep)  # the carried folders, git-ignored: the Triton 3.8 bundle (~4 min), the scripts, the wheels, acd1426's package
+    [ -f .bundles/triton-3.8.0-slim.tar.xz ] || ../shared/tools/device-bundles.sh triton
+    mkdir -p .ab/whl .ab/old .git/info && grep -qx '/.ab/' .git/info/exclude 2>/dev/null || echo '/.ab/' >> .git/info/exclude
+    cp ../shared/tools/device-setup.sh .ab/ && cp evidence/experiments/2026-12-01-session11/gpu-parts.sh .ab/gpu2.sh
+    (cd .ab/whl && python3 -m pip download -q --no-deps expecttest nvidia-ml-py liger-kernel)
+    git archive acd1426 softmax_bench | tar -x -C .ab/old
+    du -sh .bundles .ab ;;
   ce)  # the step without a synchronization against acd1426, alternating, twice (~2 min); then the loss's GPU tests
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1 && B=$PYTHONPATH
     for i in 1 2; do for tree in old new; do
@@ -28,5 +36,5 @@ case $step in
   t38-c) . .ab/device-setup.sh && parts t38 sweeps ;;                      # ~4 min
   t36) export PYTHONPATH=$PWD && parts t36 kernels backward cluster instrument ;;  # ~6 min
   t36-b) export PYTHONPATH=$PWD && parts t36 sweeps ;;                     # ~4 min
-  *) echo "usage: next.sh ce|packed|t38-a|t38-b|t38-c|t36|t36-b" >&2; exit 2 ;;
+  *) echo "usage: next.sh prep|ce|packed|t38-a|t38-b|t38-c|t36|t36-b" >&2; exit 2 ;;
 esac
