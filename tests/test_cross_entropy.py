@@ -457,3 +457,67 @@ def test_a_target_outside_the_vocabulary_is_an_error_not_a_number():
     done = subprocess.run([sys.executable, "-c", OUT_OF_RANGE.format(device=DEVICE)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode != 0 and "a number" not in done.stdout
+
+
+def emulated_cluster(x, dx, factor, lse):
+    """cluster.launch_cross_entropy's contract in torch, for the interpreter (Gluon kernels do not run there): each
+    row's lse, and softmax(x) · factor rounded once to x's dtype into dx (x itself for in place)."""
+    z = x.float()
+    lse.copy_(torch.logsumexp(z, -1))
+    if dx is not None:
+        dx.copy_((torch.softmax(z, -1) * factor[:, None]).to(dx.dtype))
+
+
+@pytest.fixture
+def cluster_rows(monkeypatch) -> list:
+    """kernel.CLUSTER_ROWS on; off a GPU that runs the cluster variant, its launch emulated (emulated_cluster).
+    Returns the list of the cluster launches made, (with a gradient or not) each."""
+    from softmax_bench.kernels import cluster
+
+    monkeypatch.setattr(kernel, "CLUSTER_ROWS", True)
+    launch = cluster.launch_cross_entropy
+    if cluster.why_not_here() is not None:
+        monkeypatch.setattr(cluster, "why_not_here", lambda: None)
+        launch = emulated_cluster
+    launches = []
+
+    def counted(x, dx, factor, lse):
+        launches.append(dx is not None)
+        return launch(x, dx, factor, lse)
+
+    monkeypatch.setattr(cluster, "launch_cross_entropy", counted)
+    return launches
+
+
+@pytest.mark.parametrize("V", [9000] + ([50257, 128256, 151936] if DEVICE == "cuda" else []))  # past cluster.MIN_N
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("option", [{}, {"weight": "random"}, {"reduction": "none"}, {"reduction": "sum"},
+                                    {"inplace_backward": True}], ids=str)
+def test_rows_on_a_cluster_match_float64(V, dtype, option, cluster_rows):
+    """kernel.CLUSTER_ROWS: the prologue (target logits, factors), the cluster's pass (emulated off the GPU) and
+    the epilogue (losses, the targets' gradient) give the loss and gradient of the chunked kernel, against float64,
+    ignored rows and a row whose target's probability is 0 included; with a gradient and without."""
+    assert kernel.on_cluster(V, dtype) and not kernel.on_cluster(V, dtype, column_terms=True)
+    x, target = logits_and_targets(5, V, dtype)
+    x[4, target[4]] = float("-inf")
+    kwargs = options_for(option, V)
+    inplace = kwargs.pop("inplace_backward", False)
+    with torch.no_grad():
+        loss = softmax_bench.cross_entropy(x, target, **kwargs)
+    x64 = x.double().requires_grad_()
+    expected = reference(x64, target, **kwargs)
+    torch.testing.assert_close(loss.double(), expected, atol=LOSS_TOL[dtype], rtol=1e-5)
+    x[4, target[4]] = 0.0  # a finite loss for the gradient's check
+    x64 = x.double().requires_grad_()
+    expected = reference(x64, target, **kwargs)
+    xg = (x.clone() * 1.0).requires_grad_()
+    logits = xg * 1.0 if inplace else xg
+    loss = softmax_bench.cross_entropy(logits, target, inplace_backward=inplace, **kwargs)
+    dloss = torch.rand_like(expected)
+    (dx,) = torch.autograd.grad(loss, xg, dloss.float())
+    (expected_dx,) = torch.autograd.grad(expected, x64, dloss)
+    torch.testing.assert_close(loss.double(), expected, atol=LOSS_TOL[dtype], rtol=1e-5)
+    atol, rtol = GRAD_TOL[dtype]
+    torch.testing.assert_close(dx.double(), expected_dx, atol=atol, rtol=rtol)
+    assert not dx[target == -100].any(), "ignored rows get no gradient"
+    assert cluster_rows == [False, True], "the rows went to the cluster, without the gradient and with it"

@@ -634,7 +634,9 @@ if gluon is not None:
                        MASK_VECTORS: gl.constexpr, mask_group=1, mask_period=0, MASK_SHARED: gl.constexpr = False,
                        bias_ptr=None, bias_stride=0, HAS_BIAS: gl.constexpr = False, BIAS_MIN: gl.constexpr = 0.0,
                        bias_group=1, bias_period=0, BIAS_SHARED: gl.constexpr = False,
-                       BIAS_VECTORS: gl.constexpr = False, MASK_PACKED: gl.constexpr = False):
+                       BIAS_VECTORS: gl.constexpr = False, MASK_PACKED: gl.constexpr = False,
+                       factor_ptr=None, lse_ptr=None, HAS_FACTOR: gl.constexpr = False,
+                       WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         max_in = receive_buffer()
@@ -731,6 +733,11 @@ if gluon is not None:
             # registers, not 32, and ran 5 points of a copy slower (docs/perf-notes.md).
             row_sum = one_a_cta(row_sum)
             g = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
+            if WRITE_LSE:  # the row's log-sum-exp, once a row (CTA 0): cross_entropy's
+                first = gl.arange(0, gl.num_ctas(), shift_c.type.layout) == 0
+                gl.store(lse_ptr + row + first.to(gl.int64) * 0, shift_c + _fast_log(row_sum), mask=first)
+            if HAS_FACTOR:  # y = softmax · the row's factor, rounded once: cross_entropy's gradient, but at t
+                g = g * gl.load(factor_ptr + row + gl.zeros_like(g).to(gl.int64))
             # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
             # as a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
             f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * k) * g
@@ -742,15 +749,16 @@ if gluon is not None:
             k_x = gl.zeros_like(g_x) + (scale if LOG else k)
         else:
             k_x = g_x  # unused
-        store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
-                    EVEN)
-        if P1 > 0:
+        if STORE_Y:
+            store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
+                        EVEN)
+        if P1 > 0 and STORE_Y:
             store_lanes(y_row, lanes1, move1, _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
                         EVEN)
-        if P2 > 0:
+        if P2 > 0 and STORE_Y:
             store_lanes(y_row, lanes2, move2, _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
                         EVEN)
-        if not ALIGNED:
+        if not ALIGNED and STORE_Y:
             f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
             shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
             g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
@@ -820,6 +828,26 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **constexprs, **launch_options(config))
     return y, Launch(settings_of(config), [compiled])
+
+
+def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, factor: torch.Tensor | None,
+                         lse: torch.Tensor) -> Launch:
+    """cross_entropy's rows (kernels/cross_entropy.py), each held across a cluster as a softmax row is: the row's
+    log-sum-exp into lse (M floats), and, given dx (a contiguous M×V tensor, or x itself for in place), softmax(x)
+    · factor[row] into it, in x's dtype, rounded once: the gradient everywhere but at the target, which the caller
+    writes after. x's rows start as a contiguous tensor's do (same_alignment)."""
+    reason = why_not_here()
+    if reason is not None:
+        raise ValueError(f"{reason}; cross_entropy reads these rows in chunks instead")
+    M, N = x.shape
+    config = config_for(N, x.dtype)
+    constexprs = kernel_constexprs(config, N, x.dtype, N % vector_elems(x.dtype) == 0)
+    y = dx if dx is not None else x
+    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(PLAIN, x),
+                             **constexprs, factor_ptr=factor if factor is not None else lse, lse_ptr=lse,
+                             HAS_FACTOR=dx is not None, WRITE_LSE=True, STORE_Y=dx is not None,
+                             **launch_options(config))
+    return Launch(settings_of(config), [compiled])
 
 
 def unsupported_width(N: int, dtype: torch.dtype, capacity: int = CAPACITY, wider: str = "split or two_pass",

@@ -259,6 +259,90 @@ def scale_unless_one(rows: torch.Tensor, scale: torch.Tensor) -> None:
                   BLOCK=SCALE_BLOCK, num_warps=4)
 
 
+@triton.jit
+def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, weight_ptr, grad_scale_ptr, x_t_ptr, factor_ptr, V,
+                            ignore_index, HAS_WEIGHT: tl.constexpr, WITH_GRAD: tl.constexpr):
+    """Before a cluster takes the rows: each row's target logit (read before an in-place gradient overwrites it)
+    and, with the gradient, the row's factor w_t · grad_scale (0 for an ignored row). A target out of range is
+    read clamped: _check_targets has already raised it on the device."""
+    row = tl.program_id(0).to(tl.int64)
+    target = tl.load(target_ptr + row).to(tl.int64)
+    ignored = target == ignore_index
+    target = tl.minimum(tl.maximum(tl.where(ignored, 0, target), 0), V - 1)
+    tl.store(x_t_ptr + row, tl.load(x_ptr + row * stride_x + target).to(tl.float32))
+    if WITH_GRAD:
+        w_t = 1.0
+        if HAS_WEIGHT:
+            w_t = tl.load(weight_ptr + target).to(tl.float32)
+        tl.store(factor_ptr + row, tl.where(ignored, 0.0, w_t * tl.load(grad_scale_ptr)))
+
+
+@triton.jit
+def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, lse_ptr, factor_ptr, loss_ptr, V,
+                            ignore_index, HAS_WEIGHT: tl.constexpr, WITH_GRAD: tl.constexpr):
+    """After the cluster: each row's loss w_t · (lse − x_t) (0 for an ignored row) and, with the gradient, the
+    target's element, which the cluster wrote as p_t · factor: p_t · factor − factor."""
+    row = tl.program_id(0).to(tl.int64)
+    target = tl.load(target_ptr + row).to(tl.int64)
+    ignored = target == ignore_index
+    kept = target != ignore_index
+    target = tl.minimum(tl.maximum(tl.where(ignored, 0, target), 0), V - 1)
+    lse = tl.load(lse_ptr + row)
+    x_t = tl.load(x_t_ptr + row)
+    w_t = 1.0
+    if HAS_WEIGHT:
+        w_t = tl.load(weight_ptr + target).to(tl.float32)
+    tl.store(loss_ptr + row, tl.where(ignored, 0.0, w_t * (lse - x_t)))
+    if WITH_GRAD:
+        factor = tl.load(factor_ptr + row)
+        d_t = tl.exp(x_t - lse) * factor - factor
+        tl.store(dx_ptr + row * stride_dx + target, d_t.to(dx_ptr.dtype.element_ty), mask=kept)
+
+
+# Rows held across a thread-block cluster (kernels/cluster.py) as a softmax row is: one read of the logits, and
+# with the gradient one write, where chunks read them twice. Off until measured on a GPU (fourteenth session: no
+# device time was left); evidence/experiments/2026-12-02-session14/ab-ce-cluster.py times it against the chunks.
+CLUSTER_ROWS = False
+
+
+def on_cluster(V: int, dtype: torch.dtype, column_terms: bool = False, z_loss: float = 0.0) -> bool:
+    """Whether rows of V logits go to a cluster (CLUSTER_ROWS, where the cluster variant runs, at its widths): not
+    with label smoothing, a softcap or the z-loss, whose terms the cluster's softmax does not compute."""
+    if not CLUSTER_ROWS or column_terms or z_loss != 0:
+        return False
+    from . import cluster
+
+    return cluster.why_not_here() is None and cluster.unsupported_width(V, dtype) is None
+
+
+def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
+                      grad_scale: torch.Tensor | None, inplace: bool
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """launch's result for rows on a cluster: a prologue (M threads' worth), the cluster's one pass over the logits,
+    an epilogue (the losses, the targets' gradient)."""
+    from . import cluster
+
+    M, V = logits.shape
+    device = logits.device
+    loss = torch.empty(M, dtype=torch.float32, device=device)
+    lse = torch.empty(M, dtype=torch.float32, device=device)
+    x_t = torch.empty(M, dtype=torch.float32, device=device)
+    dx = factor = None
+    if grad_scale is not None:
+        dx = logits if inplace else torch.empty((M, V), dtype=logits.dtype, device=device)
+        factor = torch.empty(M, dtype=torch.float32, device=device)
+    weights = weight if weight is not None else logits
+    launch_kernel(cluster_prologue_kernel, (M,), logits, logits.stride(0), target, weights,
+                  grad_scale if grad_scale is not None else loss, x_t, factor if factor is not None else loss, V,
+                  ignore_index, HAS_WEIGHT=weight is not None, WITH_GRAD=dx is not None)
+    cluster.launch_cross_entropy(logits, dx, factor, lse)
+    launch_kernel(cluster_epilogue_kernel, (M,), dx if dx is not None else logits,
+                  dx.stride(0) if dx is not None else logits.stride(0), target, weights, x_t, lse,
+                  factor if factor is not None else lse, loss, V, ignore_index, HAS_WEIGHT=weight is not None,
+                  WITH_GRAD=dx is not None)
+    return loss, lse, dx
+
+
 def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> dict:
     """With the gradient, rows whose window fits fused's registers (up to 32768 lanes, fused.MAX_N) are held on
     chip, with fused's warps: one read and one write, where chunks read the row twice (H200, 16384×32000: the
@@ -286,6 +370,8 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
     (rows at other offsets from a 16-byte boundary than a contiguous gradient's), which it returns."""
     logits = same_alignment(logits)
     M, V = logits.shape
+    if M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None, z_loss):
+        return launch_on_cluster(logits, target, weight, ignore_index, grad_scale, inplace)
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
     if grad_scale is None:
@@ -304,14 +390,14 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
 
 
 def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> Traffic:
-    """Pass 1 reads the logits (and M targets, M losses and lses written); with a gradient, a row held on chip is
-    written from its registers, and a wider one is read again by pass 2 — from L2 for rows of up to two_pass's
-    L2_ROW_BYTES, as its second read — and written."""
+    """Pass 1 reads the logits (and M targets, M losses and lses written); with a gradient, a row held on chip (in
+    one CTA's registers, or across a cluster's: on_cluster) is written from its registers, and a wider one is read
+    again by pass 2 — from L2 for rows of up to two_pass's L2_ROW_BYTES, as its second read — and written."""
     nbytes = M * V * elem_size(dtype)
     passes = (("pass 1: read the logits (lse, loss)", nbytes + M * 8, M * 8),)
     if not with_grad:
         return Traffic(passes)
-    if launch_config(V, dtype, with_grad, column_terms)["ON_CHIP"]:
+    if launch_config(V, dtype, with_grad, column_terms)["ON_CHIP"] or on_cluster(V, dtype, column_terms):
         return Traffic(passes + (("write the gradient from the row held on chip", 0, nbytes),))
     again = (("pass 2: read the logits again", nbytes, 0),)
     store = (("pass 2: write the gradient", 0, nbytes),)

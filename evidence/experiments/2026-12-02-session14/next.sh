@@ -2,7 +2,7 @@
 # The next device session's commands, one device command a step, experiments first (this session's device time went
 # to the test parts, and the experiments below found none left):
 #   bash evidence/experiments/2026-12-02-session14/next.sh prep        (here, not on the device: builds .bundles, .ab)
-#   bash evidence/experiments/2026-12-02-session14/next.sh ce|packed|t38-a|t38-b|t38-c|t36|t36-b   (on the device)
+#   bash evidence/experiments/2026-12-02-session14/next.sh ce|ce-cluster|packed|t38-a|t38-b|t38-c|t36|t36-b (device)
 # carry [".bundles", ".ab"]: .ab/device-setup.sh (../shared/tools/device-setup.sh), .ab/gpu2.sh (session 11's
 # gpu-parts.sh), .ab/whl (expecttest, nvidia-ml-py, liger-kernel) and, for `ce`, .ab/old (`git archive acd1426
 # softmax_bench | tar -x -C .ab/old`: the loss before its backward stopped asking the host). Outputs under $OUT.
@@ -27,6 +27,11 @@ case $step in
     done; done
     timeout 150 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cross_entropy.py tests/test_real_model.py \
       -rfE > $OUT/t38-ce-tests.txt 2>&1; tail -3 $OUT/t38-ce-tests.txt ;;
+  ce-cluster)  # kernels/cross_entropy.CLUSTER_ROWS: its sm_90 compile and GPU tests, then the A/B (~4 min)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cross_entropy.py tests/test_cluster.py \
+      -k "rows_on_a_cluster or cross_entropy_rows_compile" -rfE 2>&1 | tail -4
+    PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 300 python3 $D/ab-ce-cluster.py $OUT/ab-ce-cluster.csv ;;
   packed)  # cluster.MASK_PACKED: its bit-for-bit test, then the A/B (~3 min)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
     timeout 120 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cluster.py -k "packed" -rfE 2>&1 | tail -3
@@ -36,5 +41,5 @@ case $step in
   t38-c) . .ab/device-setup.sh && parts t38 sweeps ;;                      # ~4 min
   t36) export PYTHONPATH=$PWD && parts t36 kernels backward cluster instrument ;;  # ~6 min
   t36-b) export PYTHONPATH=$PWD && parts t36 sweeps ;;                     # ~4 min
-  *) echo "usage: next.sh prep|ce|packed|t38-a|t38-b|t38-c|t36|t36-b" >&2; exit 2 ;;
+  *) echo "usage: next.sh prep|ce|ce-cluster|packed|t38-a|t38-b|t38-c|t36|t36-b" >&2; exit 2 ;;
 esac
