@@ -59,6 +59,24 @@ def _divisor(target: Tensor, weight: Optional[Tensor], ignore_index: int) -> Ten
     return (weight.to(torch.float32)[torch.where(kept, target, 0)] * kept).sum()
 
 
+def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Tensor]:
+    """cross_entropy's divisor as a 0-d fp32 tensor on the logits' device (a number filled there: no copy, no
+    wait), or None."""
+    if divisor is None:
+        return None
+    if reduction != "mean":
+        raise SoftmaxInputError(f"divisor is what reduction='mean' divides by; with reduction={reduction!r} leave "
+                                "it out")
+    if isinstance(divisor, Tensor):
+        if divisor.numel() != 1 or divisor.is_complex():
+            raise SoftmaxInputError(f"divisor must be a number or a one-element tensor, got shape "
+                                    f"{tuple(divisor.shape)}")
+        return divisor.to(device=device, dtype=torch.float32).reshape(())
+    if isinstance(divisor, bool) or not isinstance(divisor, (int, float)):
+        raise SoftmaxInputError(f"divisor must be a number or a one-element tensor, got {type(divisor).__name__}")
+    return torch.full((), float(divisor), dtype=torch.float32, device=device)
+
+
 def _check_targets(target: Tensor, V: int, ignore_index: int) -> None:
     """A target outside [0, V) that is not ignore_index is an error, as torch's (on a GPU, raised at the next
     synchronization, as torch's device-side assert is), never a number."""
@@ -68,16 +86,17 @@ def _check_targets(target: Tensor, V: int, ignore_index: int) -> None:
 
 def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
-                       inplace: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+                       inplace: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
     """(the loss as reduced, each row's lse, the logits' gradient as rows or None): one launch. inplace: the
-    gradient is written over the logits' rows (or a copy of them the kernel needed: then it is that copy)."""
+    gradient is written over the logits' rows (or a copy of them the kernel needed: then it is that copy).
+    divisor: what `mean` divides by, when the caller says (a 0-d tensor), else the rows not ignored."""
     # imported when first run: importing a kernel module decorates its @triton.jit functions, which decides whether
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
 
     rows, targets = as_rows(logits), target.reshape(-1)
     _check_targets(targets, rows.shape[1], ignore_index)
-    divisor = _divisor(targets, weight, ignore_index)
+    divisor = _divisor(targets, weight, ignore_index) if divisor is None else divisor
     grad_scale = None
     if with_grad:
         grad_scale = (1.0 / divisor if reduction == "mean" else torch.ones((), device=rows.device)).reshape(1)
@@ -93,9 +112,9 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
 @torch.library.custom_op("softmax_bench::cross_entropy", mutates_args=())
 def _cross_entropy(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                    label_smoothing: float, z_loss: float, softcap: Optional[float],
-                   with_grad: bool) -> tuple[Tensor, Tensor, Tensor]:
+                   with_grad: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor]:
     loss, lse, dlogits = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss,
-                                            softcap, with_grad, inplace=False)
+                                            softcap, with_grad, inplace=False, divisor=divisor)
     grad = dlogits.view(logits.shape) if dlogits is not None else logits.new_empty(0)
     return loss, lse, grad
 
@@ -103,24 +122,24 @@ def _cross_entropy(logits: Tensor, target: Tensor, weight: Optional[Tensor], ign
 @torch.library.custom_op("softmax_bench::cross_entropy_inplace_backward", mutates_args=("logits",))
 def _cross_entropy_inplace(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int,
                            reduction: str, label_smoothing: float, z_loss: float,
-                           softcap: Optional[float]) -> tuple[Tensor, Tensor]:
+                           softcap: Optional[float], divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """The loss and lse, with the logits' gradient written over the logits."""
     loss, lse, dlogits = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss,
-                                            softcap, with_grad=True, inplace=True)
+                                            softcap, with_grad=True, inplace=True, divisor=divisor)
     if dlogits.data_ptr() != logits.data_ptr():  # rows that as_rows had to copy: the gradient goes back
         logits.copy_(dlogits.view(logits.shape))
     return loss, lse
 
 
 @_cross_entropy_inplace.register_fake
-def _(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap):
+def _(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, divisor=None):
     loss_shape = target.shape if reduction == "none" else ()
     return (logits.new_empty(loss_shape, dtype=torch.float32),
             logits.new_empty(target.shape, dtype=torch.float32))
 
 
 @_cross_entropy.register_fake
-def _(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, with_grad):
+def _(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, with_grad, divisor=None):
     loss_shape = target.shape if reduction == "none" else ()
     return (logits.new_empty(loss_shape, dtype=torch.float32), logits.new_empty(target.shape, dtype=torch.float32),
             logits.new_empty(logits.shape if with_grad else (0,)))
@@ -177,8 +196,8 @@ def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor
 def _backward(ctx, dloss, dlse, dgrad):
     (grad,) = ctx.saved_tensors
     if dloss is None:  # the loss was not differentiated (grads are not materialized: see _setup_context)
-        return None, None, None, None, None, None, None, None, None
-    return _logits_gradient(ctx, grad, dloss, ctx.reduction), None, None, None, None, None, None, None, None
+        return (None,) * 10
+    return (_logits_gradient(ctx, grad, dloss, ctx.reduction),) + (None,) * 9
 
 
 _cross_entropy.register_autograd(_backward, setup_context=_setup_context)
@@ -189,9 +208,9 @@ class _InplaceBackward(torch.autograd.Function):
     torch.library requires it to say); the backward hands that buffer on as the gradient."""
 
     @staticmethod
-    def forward(ctx, logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap):
+    def forward(ctx, logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, divisor):
         loss, lse = torch.ops.softmax_bench.cross_entropy_inplace_backward(
-            logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap)
+            logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, divisor)
         ctx.reduction = reduction
         ctx.mark_non_differentiable(lse)
         ctx.set_materialize_grads(False)
@@ -202,13 +221,14 @@ class _InplaceBackward(torch.autograd.Function):
     def backward(ctx, dloss, dlse):
         (grad,) = ctx.saved_tensors
         if dloss is None:
-            return None, None, None, None, None, None, None, None
-        return _logits_gradient(ctx, grad, dloss, ctx.reduction), None, None, None, None, None, None, None
+            return (None,) * 9
+        return (_logits_gradient(ctx, grad, dloss, ctx.reduction),) + (None,) * 8
 
 
 def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0, z_loss: float = 0.0, softcap: float | None = None,
-                  weight: Tensor | None = None, return_lse: bool = False, inplace_backward: bool = False):
+                  weight: Tensor | None = None, return_lse: bool = False, inplace_backward: bool = False,
+                  divisor: Tensor | float | None = None):
     """Cross-entropy of logits (…, V) against class indices (…) — torch.nn.functional.cross_entropy's loss, fused.
 
     The loss is fp32: a scalar for `mean` (over the rows not ignored, each counted by its target's weight, as torch)
@@ -216,7 +236,9 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     each row's target over the V classes, as torch's; z_loss adds z·lse² a row (PaLM's; lse is the row's
     log-sum-exp); softcap c caps the logits at c·tanh(x / c) first (Gemma 2's); weight: one float a class.
     Logits in fp32, bf16 or fp16, of any leading shape and row stride; targets int64 or int32. With return_lse,
-    (loss, lse) — lse fp32, one a row, no gradient flows through it.
+    (loss, lse) — lse fp32, one a row, no gradient flows through it. divisor: what `mean` divides the summed loss
+    by instead (a number or a 0-d tensor: transformers' num_items_in_batch), so that the gradient the forward
+    writes is already the one `loss.backward()` needs; `sum(...) / divisor` would cost the backward a pass.
 
     When the logits need a gradient the forward writes it as it computes the loss; the backward multiplies it by
     the loss's gradient in place (one more elementwise pass), decided on the device: when that is exactly 1
@@ -228,14 +250,15 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     A target outside [0, V) that is not ignore_index raises an error, as torch's does.
     """
     check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_loss, softcap, weight)
+    divisor = _divisor_given(divisor, reduction, logits.device)
     with_grad = torch.is_grad_enabled() and logits.requires_grad
     if with_grad and inplace_backward:
         loss, lse = _InplaceBackward.apply(logits, target, weight, int(ignore_index), reduction,
                                            float(label_smoothing), float(z_loss),
-                                           None if softcap is None else float(softcap))
+                                           None if softcap is None else float(softcap), divisor)
         return (loss, lse) if return_lse else loss
     loss, lse, _ = _cross_entropy(logits, target, weight, int(ignore_index), reduction, float(label_smoothing),
-                                  float(z_loss), None if softcap is None else float(softcap), with_grad)
+                                  float(z_loss), None if softcap is None else float(softcap), with_grad, divisor)
     return (loss, lse) if return_lse else loss
 
 
@@ -265,7 +288,6 @@ def causal_lm_loss(logits: Tensor, labels: Tensor, vocab_size: int, num_items_in
     if shift_labels is None:
         shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
     logits, shift_labels = logits.reshape(-1, vocab_size), shift_labels.reshape(-1).to(logits.device)
-    if num_items_in_batch is None:
-        return cross_entropy(logits, shift_labels, ignore_index=ignore_index)
-    loss = cross_entropy(logits, shift_labels, ignore_index=ignore_index, reduction="sum")
-    return loss / (num_items_in_batch.to(loss.device) if torch.is_tensor(num_items_in_batch) else num_items_in_batch)
+    # over num_items_in_batch (the sum over it, as transformers'), divided in the forward: the backward then hands on
+    # the gradient the forward wrote, where a sum divided after it would cost the backward a pass
+    return cross_entropy(logits, shift_labels, ignore_index=ignore_index, divisor=num_items_in_batch)

@@ -2,6 +2,7 @@
 added as PaLM and Gemma 2 define them), its fused gradient against float64 autograd, the registered op, and the
 errors it gives. Through the interpreter on CPU, the compiled kernel on a GPU."""
 
+import re
 import subprocess
 import sys
 
@@ -230,6 +231,48 @@ def test_a_second_backward_through_one_forward():
         torch.autograd.grad(loss, xg, retain_graph=True)
 
 
+@pytest.mark.parametrize("inplace", [False, True], ids=["new", "inplace"])
+@pytest.mark.parametrize("divisor", [13, "tensor"], ids=["int", "tensor"])
+def test_a_mean_over_a_given_divisor_hands_the_gradient_on_as_written(divisor, inplace, monkeypatch):
+    """divisor= (transformers' num_items_in_batch): the sum divided by it in the forward, the gradient written for
+    it there, so that loss.backward() hands it on with no pass (the loss's gradient is 1); as sum / n would be,
+    against float64, and through causal_lm_loss."""
+    x, target = logits_and_targets(6, 300, torch.bfloat16)
+    n = torch.tensor(13.0, device=DEVICE) if divisor == "tensor" else divisor
+    scales = []
+    monkeypatch.setattr(kernel, "scale_unless_one", lambda rows, scale: scales.append(scale.tolist()))
+    h = x.clone().requires_grad_()
+    logits = h * 1.0 if inplace else h
+    loss = softmax_bench.cross_entropy(logits, target, divisor=n, inplace_backward=inplace)
+    loss.backward()
+    assert scales == [1.0], "the backward scales by the loss's gradient, 1: no pass"
+    x64 = x.double().requires_grad_()
+    expected = reference(x64, target, reduction="sum") / 13
+    expected.backward()
+    torch.testing.assert_close(loss.double(), expected, atol=2e-5, rtol=1e-5)
+    torch.testing.assert_close(h.grad.double(), x64.grad, atol=2e-3, rtol=1.6e-2)
+
+
+def test_causal_lm_loss_over_num_items_in_batch():
+    x, target = logits_and_targets(8, 300, torch.float32)
+    labels = target.view(2, 4)
+    loss = softmax_bench.causal_lm_loss(x.view(2, 4, 300), labels, 300, num_items_in_batch=torch.tensor(5))
+    shifted = F.pad(labels, (0, 1), value=-100)[..., 1:].reshape(-1)
+    expected = reference(x.double(), shifted, reduction="sum") / 5
+    torch.testing.assert_close(loss.double(), expected, atol=2e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(("kwargs", "says"), [
+    ({"reduction": "sum", "divisor": 4}, "divisor is what reduction='mean' divides by"),
+    ({"divisor": torch.ones(2)}, "a number or a one-element tensor, got shape (2,)"),
+    ({"divisor": "4"}, "a number or a one-element tensor, got str"),
+])
+def test_a_bad_divisor_says_what_it_takes(kwargs, says):
+    x, target = logits_and_targets(2, 64, torch.float32)
+    with pytest.raises(ValueError, match=re.escape(says)):
+        softmax_bench.cross_entropy(x, target, **kwargs)
+
+
 def test_all_rows_ignored_give_what_torch_gives():
     x, target = logits_and_targets(4, 64, torch.float32)
     target[:] = -100
@@ -271,7 +314,9 @@ def test_opcheck_and_one_node_under_torch_compile():
     x, target = logits_and_targets(4, 96, torch.float32)
     op = torch.ops.softmax_bench.cross_entropy.default
     for args in ((x, target, None, -100, "mean", 0.0, 0.0, None, False),
-                 (x.clone().requires_grad_(), target, None, -100, "none", 0.1, 1e-3, 4.0, True)):
+                 (x.clone().requires_grad_(), target, None, -100, "none", 0.1, 1e-3, 4.0, True),
+                 (x.clone().requires_grad_(), target, None, -100, "mean", 0.0, 0.0, None, True,
+                  torch.tensor(7.0, device=DEVICE))):
         torch.library.opcheck(op, args)
     torch._dynamo.reset()
     step = torch.compile(lambda x, t: softmax_bench.cross_entropy(x * 2.0, t, z_loss=1e-3), fullgraph=True,
