@@ -2,7 +2,7 @@
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
 "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED),
-"cross_entropy" ("grad": the loss's rows with their gradient, "loss": without),
+"cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without),
 "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers and spills.
 """
@@ -79,11 +79,12 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
                   **({"MASK_SHARED": True} if fusion.mask_shared else {}),
                   **({"MASK_PACKED": True} if case.get("mask_packed") else {}),
-                  **({"HAS_FACTOR": case["cross_entropy"] == "grad", "WRITE_LSE": True,
-                      "STORE_Y": case["cross_entropy"] == "grad"} if case.get("cross_entropy") else {}),
+                  **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
+                      "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_FACTOR": case["cross_entropy"] == "grad+z"}
+                     if case.get("cross_entropy") else {}),
                   **({"HAS_BIAS": True, "BIAS_MIN": float(torch.finfo(dtype).min)} if case.get("bias") else {})}
     types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32",
-             "bias_ptr": "*" + case["dtype"], "factor_ptr": "*fp32", "lse_ptr": "*fp32"}
+             "bias_ptr": "*" + case["dtype"], "factor_ptr": "*fp32", "lse_ptr": "*fp32", "z_factor_ptr": "*fp32"}
     # the pointers, and N and the row strides where N is a multiple of 16: as a launch specializes them
     on_grid = case.get("bias") is True  # a bias off the grid starts off a 16-byte boundary: not specialized so
     divisible = (*pointers, "mask_ptr", *(("bias_ptr",) if on_grid else ())) + tuple(

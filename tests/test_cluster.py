@@ -138,7 +138,7 @@ FORWARD_CASES = {
     "cross entropy": [  # plain, then cross_entropy's rows with their gradient, then without (the lse alone)
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
         for dtype, N in (("bf16", 128256), ("fp32", 151936), ("bf16", 50257))
-        for form in ({}, {"cross_entropy": "grad"}, {"cross_entropy": "loss"})],
+        for form in ({}, {"cross_entropy": "grad"}, {"cross_entropy": "loss"}, {"cross_entropy": "grad+z"})],
     "packed select": [  # cluster.MASK_PACKED off, then on
         {"kernel": "forward", "dtype": dtype, "N": 131072, "scale": 0.125, "mask": True, **packed}
         for dtype in ("bf16", "fp16") for packed in ({}, {"mask_packed": True})],
@@ -211,12 +211,14 @@ def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(compil
 @pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
 def test_cross_entropy_rows_compile_as_the_softmax_rows(compiled_forwards):
     """cross_entropy's rows (kernels/cross_entropy.on_cluster), compiled for sm_90: with the gradient, the softmax's
-    code and a factor a row, in at most 4 registers more and no spills (bf16 128256: 72 against 71 under Triton
+    code and a factor a row (and the z-loss's), in at most 4 registers more and no spills (bf16 128256: 72 against 71 under Triton
     3.8); without it, the row read in vectors and nothing written but its lse."""
     cases = compiled_forwards["cross entropy"]
-    for plain, grad, loss in (cases[0:3], cases[3:6], cases[6:9]):
-        assert_one_exchange_no_spills(grad, pushes=2)
-        assert grad["stores_v4"] == plain["stores_v4"] and grad["registers"] <= plain["registers"] + 4, (grad, plain)
+    for plain, grad, loss, with_z in (cases[0:4], cases[4:8], cases[8:12]):
+        for case in (grad, with_z):  # with the z-loss: the factor plus 2z · lse, a row
+            assert_one_exchange_no_spills(case, pushes=2)
+            assert case["stores_v4"] == plain["stores_v4"] and case["registers"] <= plain["registers"] + 4, \
+                (case, plain)
         assert loss["loads_v4"] == plain["loads_v4"] and loss["stores_v4"] == 0 and loss["spill_bytes"] == 0, loss
 
 

@@ -504,13 +504,15 @@ def test_a_target_outside_the_vocabulary_is_an_error_not_a_number():
     assert done.returncode != 0 and "a number" not in done.stdout
 
 
-def emulated_cluster(x, dx, factor, lse):
+def emulated_cluster(x, dx, factor, lse, z_factor=None):
     """cluster.launch_cross_entropy's contract in torch, for the interpreter (Gluon kernels do not run there): each
-    row's lse, and softmax(x) · factor rounded once to x's dtype into dx (x itself for in place)."""
+    row's lse, and softmax(x) · (factor + z_factor · lse) rounded once to x's dtype into dx (x itself for in
+    place)."""
     z = x.float()
     lse.copy_(torch.logsumexp(z, -1))
     if dx is not None:
-        dx.copy_((torch.softmax(z, -1) * factor[:, None]).to(dx.dtype))
+        row_factor = factor if z_factor is None else factor + z_factor * lse
+        dx.copy_((torch.softmax(z, -1) * row_factor[:, None]).to(dx.dtype))
 
 
 @pytest.fixture
@@ -526,9 +528,9 @@ def cluster_rows(monkeypatch) -> list:
         launch = emulated_cluster
     launches = []
 
-    def counted(x, dx, factor, lse):
+    def counted(x, dx, factor, lse, z_factor=None):
         launches.append(dx is not None)
-        return launch(x, dx, factor, lse)
+        return launch(x, dx, factor, lse, z_factor)
 
     monkeypatch.setattr(cluster, "launch_cross_entropy", counted)
     return launches
@@ -537,7 +539,7 @@ def cluster_rows(monkeypatch) -> list:
 @pytest.mark.parametrize("V", [9000] + ([50257, 128256, 151936] if DEVICE == "cuda" else []))  # past cluster.MIN_N
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("option", [{}, {"weight": "random"}, {"reduction": "none"}, {"reduction": "sum"},
-                                    {"inplace_backward": True}], ids=str)
+                                    {"inplace_backward": True}, {"z_loss": 1e-2, "weight": "random"}], ids=str)
 def test_rows_on_a_cluster_match_float64(V, dtype, option, cluster_rows):
     """kernel.CLUSTER_ROWS: the prologue (target logits, factors), the cluster's pass (emulated off the GPU) and
     the epilogue (losses, the targets' gradient) give the loss and gradient of the chunked kernel, against float64,
@@ -553,6 +555,7 @@ def test_rows_on_a_cluster_match_float64(V, dtype, option, cluster_rows):
     expected = reference(x64, target, **kwargs)
     torch.testing.assert_close(loss.double(), expected, atol=LOSS_TOL[dtype], rtol=1e-5)
     x[4, target[4]] = 0.0  # a finite loss for the gradient's check
+    x[1, target[1]] = 20.0  # p_t ≈ 1: the target's own element of the gradient is seen
     x64 = x.double().requires_grad_()
     expected = reference(x64, target, **kwargs)
     xg = (x.clone() * 1.0).requires_grad_()

@@ -636,7 +636,8 @@ if gluon is not None:
                        bias_group=1, bias_period=0, BIAS_SHARED: gl.constexpr = False,
                        BIAS_VECTORS: gl.constexpr = False, MASK_PACKED: gl.constexpr = False,
                        factor_ptr=None, lse_ptr=None, HAS_FACTOR: gl.constexpr = False,
-                       WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True):
+                       WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True, z_factor_ptr=None,
+                       HAS_Z_FACTOR: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         max_in = receive_buffer()
@@ -734,10 +735,15 @@ if gluon is not None:
             row_sum = one_a_cta(row_sum)
             g = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
             if WRITE_LSE:  # the row's log-sum-exp, once a row (CTA 0): cross_entropy's
+                lse = shift_c + _fast_log(row_sum)
                 first = gl.arange(0, gl.num_ctas(), shift_c.type.layout) == 0
-                gl.store(lse_ptr + row + first.to(gl.int64) * 0, shift_c + _fast_log(row_sum), mask=first)
+                gl.store(lse_ptr + row + first.to(gl.int64) * 0, lse, mask=first)
             if HAS_FACTOR:  # y = softmax · the row's factor, rounded once: cross_entropy's gradient, but at t
-                g = g * gl.load(factor_ptr + row + gl.zeros_like(g).to(gl.int64))
+                at_row = row + gl.zeros_like(g).to(gl.int64)
+                factor = gl.load(factor_ptr + at_row)
+                if HAS_Z_FACTOR:  # the z-loss's share, z_factor · lse (2z · lse · p_j in the gradient)
+                    factor += gl.load(z_factor_ptr + at_row) * lse
+                g = g * factor
             # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
             # as a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
             f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * k) * g
@@ -831,11 +837,11 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
 
 
 def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, factor: torch.Tensor | None,
-                         lse: torch.Tensor) -> Launch:
+                         lse: torch.Tensor, z_factor: torch.Tensor | None = None) -> Launch:
     """cross_entropy's rows (kernels/cross_entropy.py), each held across a cluster as a softmax row is: the row's
     log-sum-exp into lse (M floats), and, given dx (a contiguous M×V tensor, or x itself for in place), softmax(x)
-    · factor[row] into it, in x's dtype, rounded once: the gradient everywhere but at the target, which the caller
-    writes after. x's rows start as a contiguous tensor's do (same_alignment)."""
+    · (factor[row] + z_factor[row] · lse[row]) into it, in x's dtype, rounded once: the gradient everywhere but at
+    the target, which the caller writes after. x's rows start as a contiguous tensor's do (same_alignment)."""
     reason = why_not_here()
     if reason is not None:
         raise ValueError(f"{reason}; cross_entropy reads these rows in chunks instead")
@@ -846,7 +852,8 @@ def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, factor: torch
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(PLAIN, x),
                              **constexprs, factor_ptr=factor if factor is not None else lse, lse_ptr=lse,
                              HAS_FACTOR=dx is not None, WRITE_LSE=True, STORE_Y=dx is not None,
-                             **launch_options(config))
+                             z_factor_ptr=z_factor if z_factor is not None else lse,
+                             HAS_Z_FACTOR=dx is not None and z_factor is not None, **launch_options(config))
     return Launch(settings_of(config), [compiled])
 
 

@@ -260,11 +260,12 @@ def scale_unless_one(rows: torch.Tensor, scale: torch.Tensor) -> None:
 
 
 @triton.jit
-def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, weight_ptr, grad_scale_ptr, x_t_ptr, factor_ptr, V,
-                            ignore_index, HAS_WEIGHT: tl.constexpr, WITH_GRAD: tl.constexpr):
+def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, weight_ptr, grad_scale_ptr, x_t_ptr, factor_ptr,
+                            z_factor_ptr, V, ignore_index, z_loss, HAS_WEIGHT: tl.constexpr, HAS_Z: tl.constexpr,
+                            WITH_GRAD: tl.constexpr):
     """Before a cluster takes the rows: each row's target logit (read before an in-place gradient overwrites it)
-    and, with the gradient, the row's factor w_t · grad_scale (0 for an ignored row). A target out of range is
-    read clamped: _check_targets has already raised it on the device."""
+    and, with the gradient, the row's factors: w_t · grad_scale, and the z-loss's 2z · grad_scale (both 0 for an
+    ignored row). A target out of range is read clamped: _check_targets has already raised it on the device."""
     row = tl.program_id(0).to(tl.int64)
     target = tl.load(target_ptr + row).to(tl.int64)
     ignored = target == ignore_index
@@ -274,14 +275,18 @@ def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, weight_ptr, grad_scale_
         w_t = 1.0
         if HAS_WEIGHT:
             w_t = tl.load(weight_ptr + target).to(tl.float32)
-        tl.store(factor_ptr + row, tl.where(ignored, 0.0, w_t * tl.load(grad_scale_ptr)))
+        grad_scale = tl.load(grad_scale_ptr)
+        tl.store(factor_ptr + row, tl.where(ignored, 0.0, w_t * grad_scale))
+        if HAS_Z:
+            tl.store(z_factor_ptr + row, tl.where(ignored, 0.0, 2.0 * z_loss * grad_scale))
 
 
 @triton.jit
-def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, lse_ptr, factor_ptr, loss_ptr, V,
-                            ignore_index, HAS_WEIGHT: tl.constexpr, WITH_GRAD: tl.constexpr):
-    """After the cluster: each row's loss w_t · (lse − x_t) (0 for an ignored row) and, with the gradient, the
-    target's element, which the cluster wrote as p_t · factor: p_t · factor − factor."""
+def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, lse_ptr, factor_ptr, z_factor_ptr,
+                            loss_ptr, V, ignore_index, z_loss, HAS_WEIGHT: tl.constexpr, HAS_Z: tl.constexpr,
+                            WITH_GRAD: tl.constexpr):
+    """After the cluster: each row's loss w_t · (lse − x_t) + z · lse² (0 for an ignored row) and, with the
+    gradient, the target's element, which the cluster wrote as p_t · (f + f_z · lse): that less f."""
     row = tl.program_id(0).to(tl.int64)
     target = tl.load(target_ptr + row).to(tl.int64)
     ignored = target == ignore_index
@@ -292,10 +297,16 @@ def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, 
     w_t = 1.0
     if HAS_WEIGHT:
         w_t = tl.load(weight_ptr + target).to(tl.float32)
-    tl.store(loss_ptr + row, tl.where(ignored, 0.0, w_t * (lse - x_t)))
+    loss = w_t * (lse - x_t)
+    if HAS_Z:
+        loss += z_loss * lse * lse
+    tl.store(loss_ptr + row, tl.where(ignored, 0.0, loss))
     if WITH_GRAD:
         factor = tl.load(factor_ptr + row)
-        d_t = tl.exp(x_t - lse) * factor - factor
+        p_factor = factor
+        if HAS_Z:
+            p_factor += tl.load(z_factor_ptr + row) * lse
+        d_t = tl.exp(x_t - lse) * p_factor - factor
         tl.store(dx_ptr + row * stride_dx + target, d_t.to(dx_ptr.dtype.element_ty), mask=kept)
 
 
@@ -305,10 +316,10 @@ def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, 
 CLUSTER_ROWS = False
 
 
-def on_cluster(V: int, dtype: torch.dtype, column_terms: bool = False, z_loss: float = 0.0) -> bool:
+def on_cluster(V: int, dtype: torch.dtype, column_terms: bool = False) -> bool:
     """Whether rows of V logits go to a cluster (CLUSTER_ROWS, where the cluster variant runs, at its widths): not
-    with label smoothing, a softcap or the z-loss, whose terms the cluster's softmax does not compute."""
-    if not CLUSTER_ROWS or column_terms or z_loss != 0:
+    with label smoothing or a softcap, whose terms a column at a time the cluster's softmax does not compute."""
+    if not CLUSTER_ROWS or column_terms:
         return False
     from . import cluster
 
@@ -316,7 +327,7 @@ def on_cluster(V: int, dtype: torch.dtype, column_terms: bool = False, z_loss: f
 
 
 def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
-                      grad_scale: torch.Tensor | None, inplace: bool
+                      z_loss: float, grad_scale: torch.Tensor | None, inplace: bool
                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """launch's result for rows on a cluster: a prologue (M threads' worth), the cluster's one pass over the logits,
     an epilogue (the losses, the targets' gradient)."""
@@ -327,19 +338,21 @@ def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.
     loss = torch.empty(M, dtype=torch.float32, device=device)
     lse = torch.empty(M, dtype=torch.float32, device=device)
     x_t = torch.empty(M, dtype=torch.float32, device=device)
-    dx = factor = None
+    dx = factor = z_factor = None
     if grad_scale is not None:
         dx = logits if inplace else torch.empty((M, V), dtype=logits.dtype, device=device)
         factor = torch.empty(M, dtype=torch.float32, device=device)
+        z_factor = torch.empty(M, dtype=torch.float32, device=device) if z_loss != 0 else None
     weights = weight if weight is not None else logits
+    flags = {"HAS_WEIGHT": weight is not None, "HAS_Z": z_loss != 0, "WITH_GRAD": dx is not None}
     launch_kernel(cluster_prologue_kernel, (M,), logits, logits.stride(0), target, weights,
-                  grad_scale if grad_scale is not None else loss, x_t, factor if factor is not None else loss, V,
-                  ignore_index, HAS_WEIGHT=weight is not None, WITH_GRAD=dx is not None)
-    cluster.launch_cross_entropy(logits, dx, factor, lse)
+                  grad_scale if grad_scale is not None else loss, x_t, factor if factor is not None else loss,
+                  z_factor if z_factor is not None else loss, V, ignore_index, float(z_loss), **flags)
+    cluster.launch_cross_entropy(logits, dx, factor, lse, z_factor)
     launch_kernel(cluster_epilogue_kernel, (M,), dx if dx is not None else logits,
                   dx.stride(0) if dx is not None else logits.stride(0), target, weights, x_t, lse,
-                  factor if factor is not None else lse, loss, V, ignore_index, HAS_WEIGHT=weight is not None,
-                  WITH_GRAD=dx is not None)
+                  factor if factor is not None else lse, z_factor if z_factor is not None else lse, loss, V,
+                  ignore_index, float(z_loss), **flags)
     return loss, lse, dx
 
 
@@ -370,8 +383,8 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
     (rows at other offsets from a 16-byte boundary than a contiguous gradient's), which it returns."""
     logits = same_alignment(logits)
     M, V = logits.shape
-    if M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None, z_loss):
-        return launch_on_cluster(logits, target, weight, ignore_index, grad_scale, inplace)
+    if M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None):
+        return launch_on_cluster(logits, target, weight, ignore_index, z_loss, grad_scale, inplace)
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
     if grad_scale is None:
