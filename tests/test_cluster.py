@@ -211,8 +211,8 @@ def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(compil
 @pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
 def test_cross_entropy_rows_compile_as_the_softmax_rows(compiled_forwards):
     """cross_entropy's rows (kernels/cross_entropy.on_cluster), compiled for sm_90: with the gradient, the softmax's
-    code and a factor a row (and the z-loss's), in at most 4 registers more and no spills (bf16 128256: 72 against 71 under Triton
-    3.8); without it, the row read in vectors and nothing written but its lse."""
+    code and a factor a row (and the z-loss's), in at most 4 registers more and no spills (bf16 128256: 72 against
+    71 under Triton 3.8); without it, the row read in vectors and nothing written but its lse."""
     cases = compiled_forwards["cross entropy"]
     for plain, grad, loss, with_z in (cases[0:4], cases[4:8], cases[8:12]):
         for case in (grad, with_z):  # with the z-loss: the factor plus 2z · lse, a row
