@@ -236,7 +236,7 @@ def test_a_second_backward_through_one_forward():
 def test_a_mean_over_a_given_divisor_hands_the_gradient_on_as_written(divisor, inplace, monkeypatch):
     """divisor= (transformers' num_items_in_batch): the sum divided by it in the forward, the gradient written for
     it there, so that loss.backward() hands it on with no pass (the loss's gradient is 1); as sum / n would be,
-    against float64, and through causal_lm_loss."""
+    against float64."""
     x, target = logits_and_targets(6, 300, torch.bfloat16)
     n = torch.tensor(13.0, device=DEVICE) if divisor == "tensor" else divisor
     scales = []
