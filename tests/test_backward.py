@@ -281,3 +281,25 @@ for dtype, name, N in ((torch.bfloat16, "bf16", 4096), (torch.float32, "fp32", 1
     for line in lines:
         _, evict_last_v4, loads, spill_bytes = line.split()
         assert int(evict_last_v4) == int(loads) == 2 and int(spill_bytes) == 0, line
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="CUDA's synchronization debug mode")
+@pytest.mark.parametrize("variant", ["auto", "fused", "two_pass"])
+def test_a_training_step_waits_for_the_gpu_nowhere(variant):
+    """A masked, scaled softmax's forward and backward with torch's synchronization debug mode set to fail on any
+    host wait (a .item(), a bool of a GPU value, a blocking copy), after a first step that compiles the kernels:
+    inside a model, the host must keep its lead over the GPU."""
+    x, _ = fresh_randn(64, 4000, dtype=torch.bfloat16)
+    keep = torch.rand(64, 4000, device=DEVICE) > 0.2
+    dy = torch.randn_like(x)
+    xg = x.clone().requires_grad_()
+    softmax_bench.softmax(xg, scale=0.125, mask=keep, variant=variant).backward(dy)  # the kernels compiled
+    xg.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        y = softmax_bench.softmax(xg, scale=0.125, mask=keep, variant=variant)
+        y.backward(dy)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert_grad_matches(xg.grad, grad_of_output(y, dy, False, scale=0.125, keep=keep), torch.bfloat16)
