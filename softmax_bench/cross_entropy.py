@@ -170,27 +170,26 @@ def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor
     docs/perf-notes.md). A second backward through the same forward (retain_graph=True) must not scale the
     buffer again, nor change what the first one returned: it scales out of place, once it has checked that the
     first left the buffer as the forward wrote it."""
-    scale = dloss if reduction != "none" else dloss.unsqueeze(-1)
-    if not _on_device(dloss):
-        return (grad * scale).to(grad.dtype)
-    first = getattr(ctx, "first_dloss", None)
-    if first is not None:  # a second backward through this forward: a synchronization, on this rare path only
-        if grad.is_cuda and torch.cuda.is_current_stream_capturing():
-            raise RuntimeError("softmax_bench.cross_entropy: a second backward through one forward cannot be "
-                               "captured in a CUDA graph; run the forward again for each backward")
-        if not bool((first == 1).all()):
-            raise RuntimeError("softmax_bench.cross_entropy: a second backward through one forward, after one whose "
-                               "loss gradient was not 1: the first scaled the gradient the forward wrote in place. "
-                               "Run the forward again for each backward, or use torch.nn.functional.cross_entropy")
-        return (grad * scale).to(grad.dtype)
-    ctx.first_dloss = dloss
-    from .kernels import cross_entropy as kernel  # imported when first run, as in _loss_and_gradient
+    if _on_device(dloss):
+        first = getattr(ctx, "first_dloss", None)
+        if first is None:
+            ctx.first_dloss = dloss
+            from .kernels import cross_entropy as kernel  # imported when first run, as in _loss_and_gradient
 
-    rows = grad if grad.dim() == 2 else grad.reshape(-1, grad.shape[-1])  # a view where the strides allow
-    if rows.data_ptr() != grad.data_ptr():  # a copy: leading dims that do not collapse
-        return (grad * scale).to(grad.dtype)
-    kernel.scale_unless_one(rows, dloss)
-    return grad
+            rows = grad if grad.dim() == 2 else grad.reshape(-1, grad.shape[-1])  # a view where the strides allow
+            if rows.data_ptr() == grad.data_ptr():  # else a copy (leading dims that do not collapse): out of place
+                kernel.scale_unless_one(rows, dloss)
+                return grad
+        else:  # a second backward through this forward: a synchronization, on this rare path only
+            if grad.is_cuda and torch.cuda.is_current_stream_capturing():
+                raise RuntimeError("softmax_bench.cross_entropy: a second backward through one forward cannot be "
+                                   "captured in a CUDA graph; run the forward again for each backward")
+            if not bool((first == 1).all()):
+                raise RuntimeError("softmax_bench.cross_entropy: a second backward through one forward, after one "
+                                   "whose loss gradient was not 1: the first scaled the gradient the forward wrote in "
+                                   "place. Run the forward again for each backward, or use "
+                                   "torch.nn.functional.cross_entropy")
+    return (grad * (dloss if reduction != "none" else dloss.unsqueeze(-1))).to(grad.dtype)
 
 
 def _backward(ctx, dloss, dlse, dgrad):

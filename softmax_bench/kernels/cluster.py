@@ -755,21 +755,21 @@ if gluon is not None:
             k_x = gl.zeros_like(g_x) + (scale if LOG else k)
         else:
             k_x = g_x  # unused
-        if STORE_Y:
-            store_lanes(y_row, lanes0, move0, _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
-                        EVEN)
-        if P1 > 0 and STORE_Y:
-            store_lanes(y_row, lanes1, move1, _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
-                        EVEN)
-        if P2 > 0 and STORE_Y:
-            store_lanes(y_row, lanes2, move2, _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG).to(out_ty),
-                        EVEN)
-        if not ALIGNED and STORE_Y:
-            f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
-            shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
-            g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
-            end_y = _normalized(end_x, f_ends, shift_ends, g_ends, k, scale, SCALED, LOG)
-            gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
+        if STORE_Y:  # cross_entropy's forward with no gradient writes the lse alone
+            y0 = _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
+            store_lanes(y_row, lanes0, move0, y0.to(out_ty), EVEN)
+            if P1 > 0:
+                y1 = _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
+                store_lanes(y_row, lanes1, move1, y1.to(out_ty), EVEN)
+            if P2 > 0:
+                y2 = _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
+                store_lanes(y_row, lanes2, move2, y2.to(out_ty), EVEN)
+            if not ALIGNED:
+                f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
+                shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
+                g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
+                end_y = _normalized(end_x, f_ends, shift_ends, g_ends, k, scale, SCALED, LOG)
+                gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
 
 
 def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,

@@ -260,25 +260,29 @@ def scale_unless_one(rows: torch.Tensor, scale: torch.Tensor) -> None:
 
 
 @triton.jit
+def _row_target(target_ptr, row, ignore_index, V):
+    """A row's target, clamped into [0, V) (an ignored row's is 0), and whether the row counts (its target is not
+    ignore_index). A target out of range is read clamped: _check_targets has already raised it on the device."""
+    target = tl.load(target_ptr + row).to(tl.int64)
+    kept = target != ignore_index
+    return tl.minimum(tl.maximum(tl.where(kept, target, 0), 0), V - 1), kept
+
+
+@triton.jit
 def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, weight_ptr, grad_scale_ptr, x_t_ptr, factor_ptr,
                             z_factor_ptr, V, ignore_index, z_loss, HAS_WEIGHT: tl.constexpr, HAS_Z: tl.constexpr,
                             WITH_GRAD: tl.constexpr):
     """Before a cluster takes the rows: each row's target logit (read before an in-place gradient overwrites it)
     and, with the gradient, the row's factors: w_t · grad_scale, and the z-loss's 2z · grad_scale (both 0 for an
-    ignored row). A target out of range is read clamped: _check_targets has already raised it on the device."""
+    ignored row)."""
     row = tl.program_id(0).to(tl.int64)
-    target = tl.load(target_ptr + row).to(tl.int64)
-    ignored = target == ignore_index
-    target = tl.minimum(tl.maximum(tl.where(ignored, 0, target), 0), V - 1)
+    target, kept = _row_target(target_ptr, row, ignore_index, V)
     tl.store(x_t_ptr + row, tl.load(x_ptr + row * stride_x + target).to(tl.float32))
     if WITH_GRAD:
-        w_t = 1.0
-        if HAS_WEIGHT:
-            w_t = tl.load(weight_ptr + target).to(tl.float32)
         grad_scale = tl.load(grad_scale_ptr)
-        tl.store(factor_ptr + row, tl.where(ignored, 0.0, w_t * grad_scale))
+        tl.store(factor_ptr + row, _class_weights(weight_ptr, target, kept, HAS_WEIGHT) * grad_scale)
         if HAS_Z:
-            tl.store(z_factor_ptr + row, tl.where(ignored, 0.0, 2.0 * z_loss * grad_scale))
+            tl.store(z_factor_ptr + row, tl.where(kept, 2.0 * z_loss * grad_scale, 0.0))
 
 
 @triton.jit
@@ -288,19 +292,13 @@ def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, 
     """After the cluster: each row's loss w_t · (lse − x_t) + z · lse² (0 for an ignored row) and, with the
     gradient, the target's element, which the cluster wrote as p_t · (f + f_z · lse): that less f."""
     row = tl.program_id(0).to(tl.int64)
-    target = tl.load(target_ptr + row).to(tl.int64)
-    ignored = target == ignore_index
-    kept = target != ignore_index
-    target = tl.minimum(tl.maximum(tl.where(ignored, 0, target), 0), V - 1)
+    target, kept = _row_target(target_ptr, row, ignore_index, V)
     lse = tl.load(lse_ptr + row)
     x_t = tl.load(x_t_ptr + row)
-    w_t = 1.0
-    if HAS_WEIGHT:
-        w_t = tl.load(weight_ptr + target).to(tl.float32)
-    loss = w_t * (lse - x_t)
+    loss = _class_weights(weight_ptr, target, kept, HAS_WEIGHT) * (lse - x_t)
     if HAS_Z:
         loss += z_loss * lse * lse
-    tl.store(loss_ptr + row, tl.where(ignored, 0.0, loss))
+    tl.store(loss_ptr + row, tl.where(kept, loss, 0.0))
     if WITH_GRAD:
         factor = tl.load(factor_ptr + row)
         p_factor = factor
