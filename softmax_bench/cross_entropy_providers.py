@@ -38,7 +38,9 @@ def loss_cell(cell: Cell, passes: list[str]) -> Cell:
     generator = torch.Generator(device=cell.x.device).manual_seed(M * 1000 + V)
     target = torch.randint(0, V, (M,), device=cell.x.device, generator=generator)
     target[::IGNORE_EVERY] = -100
-    x = cell.x.to(cell.precise).requires_grad_("backward" in passes)
+    # a copy always: in fp32 on the GPU (precise fp32) .to() would hand back cell.x itself, and the sweep's trials
+    # move cell.x in place (sweep.timed), which a leaf that needs a gradient refuses
+    x = cell.x.to(cell.precise, copy=True).requires_grad_("backward" in passes)
     loss = F.cross_entropy(x, target)
     grad = torch.autograd.grad(loss, x)[0] if "backward" in passes else None
     return replace(cell, target=target, ref=loss.detach(), ref_grad=grad)

@@ -1,7 +1,7 @@
 """Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
-"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED),
+"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED; absent: as the launch sets it),
 "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without),
 "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers and spills.
@@ -78,7 +78,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
                   **({"MASK_SHARED": True} if fusion.mask_shared else {}),
-                  **({"MASK_PACKED": True} if case.get("mask_packed") else {}),
+                  **({"MASK_PACKED": case["mask_packed"]} if "mask_packed" in case else {}),
                   **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
                       "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_FACTOR": case["cross_entropy"] == "grad+z"}
                      if case.get("cross_entropy") else {}),

@@ -536,15 +536,40 @@ def cluster_rows(monkeypatch) -> list:
     return launches
 
 
-@pytest.mark.parametrize("V", [9000] + ([50257, 128256, 151936] if DEVICE == "cuda" else []))  # past cluster.MIN_N
+def test_the_rows_go_to_a_cluster_where_it_was_measured_ahead(monkeypatch):
+    """on_cluster's rule (the H200's figures in kernels/cross_entropy): 16-bit rows past one CTA's go to a
+    cluster, forward and step; fp32 forwards up to FP32_CHUNKS_UP_TO keep the chunks, and fp32 steps whose row one
+    CTA holds keep it; label smoothing or a softcap keep the chunks everywhere."""
+    from softmax_bench.kernels import cluster
+
+    monkeypatch.setattr(cluster, "why_not_here", lambda: None)
+    rule = {(dtype, V): (kernel.on_cluster(V, dtype, with_grad=False), kernel.on_cluster(V, dtype, with_grad=True))
+            for dtype in (torch.bfloat16, torch.float32) for V in (4000, 32000, 50257, 128256, 151936)}
+    assert rule == {(torch.bfloat16, 4000): (False, False), (torch.float32, 4000): (False, False),
+                    **{(torch.bfloat16, V): (True, True) for V in (32000, 50257, 128256, 151936)},
+                    (torch.float32, 32000): (False, False), (torch.float32, 50257): (False, True),
+                    (torch.float32, 128256): (True, True), (torch.float32, 151936): (True, True)}
+    assert not kernel.on_cluster(128256, torch.bfloat16, column_terms=True)
+    monkeypatch.setattr(kernel, "CLUSTER_ROWS", False)
+    assert not kernel.on_cluster(128256, torch.bfloat16)
+    monkeypatch.setattr(cluster, "why_not_here", lambda: "no cluster here")
+    monkeypatch.setattr(kernel, "CLUSTER_ROWS", True)
+    assert not kernel.on_cluster(128256, torch.bfloat16)
+
+
+@pytest.mark.parametrize("V", [9000, 70001] + ([50257, 128256, 151936] if DEVICE == "cuda" else []))  # past MIN_N
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("option", [{}, {"weight": "random"}, {"reduction": "none"}, {"reduction": "sum"},
                                     {"inplace_backward": True}, {"z_loss": 1e-2, "weight": "random"}], ids=str)
 def test_rows_on_a_cluster_match_float64(V, dtype, option, cluster_rows):
     """kernel.CLUSTER_ROWS: the prologue (target logits, factors), the cluster's pass (emulated off the GPU) and
     the epilogue (losses, the targets' gradient) give the loss and gradient of the chunked kernel, against float64,
-    ignored rows and a row whose target's probability is 0 included; with a gradient and without."""
-    assert kernel.on_cluster(V, dtype) and not kernel.on_cluster(V, dtype, column_terms=True)
+    ignored rows and a row whose target's probability is 0 included; with a gradient and without, where on_cluster
+    sends them there (fp32: a forward past FP32_CHUNKS_UP_TO, a step past one CTA's row)."""
+    on = [kernel.on_cluster(V, dtype, with_grad=False), kernel.on_cluster(V, dtype, with_grad=True)]
+    if not any(on):
+        pytest.skip(f"{dtype} rows of {V} keep the chunks or one CTA (on_cluster)")
+    assert not kernel.on_cluster(V, dtype, column_terms=True)
     x, target = logits_and_targets(5, V, dtype)
     x[4, target[4]] = float("-inf")
     kwargs = options_for(option, V)
@@ -568,4 +593,5 @@ def test_rows_on_a_cluster_match_float64(V, dtype, option, cluster_rows):
     atol, rtol = GRAD_TOL[dtype]
     torch.testing.assert_close(dx.double(), expected_dx, atol=atol, rtol=rtol)
     assert not dx[target == -100].any(), "ignored rows get no gradient"
-    assert cluster_rows == [False, True], "the rows went to the cluster, without the gradient and with it"
+    assert cluster_rows == [grad for grad, there in zip((False, True), on) if there], \
+        "the rows went to the cluster where on_cluster said, without the gradient and with it"

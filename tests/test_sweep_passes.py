@@ -173,3 +173,18 @@ def test_the_loss_check_fails_a_wrong_loss_or_gradient():
     rounded_once = tall.ref_grad.to(torch.bfloat16)  # what a kernel that computes in fp32 and rounds once writes
     assert check(rounded_once, tall.ref_grad, out_dtype, tolerances)[1] is None
     assert check(torch.zeros_like(tall.x), tall.ref_grad, out_dtype, tolerances)[1] is not None
+
+
+def test_a_loss_cell_leaves_the_logits_it_times_alone():
+    """The references are made from a copy even where the logits are already in the reference's dtype (fp32 on the
+    GPU): a first H200 sweep of `--op cross-entropy` failed at its first fp32 cell, whose x had been made a leaf
+    that requires grad, when the sweep's next trial moved x to fresh memory (x.set_)."""
+    from softmax_bench.cross_entropy_providers import loss_cell
+    from softmax_bench.ops import OPS
+    from softmax_bench.providers import Cell, cell_input
+
+    x = cell_input(8, 96, torch.float32, DEVICE)
+    cell = loss_cell(Cell(x, OPS["cross-entropy"].fusion(x), torch.float32), ["forward", "backward"])
+    assert cell.x is x and not x.requires_grad and x.grad_fn is None
+    x.set_(x.clone())  # what sweep.timed does before each trial after the first
+    assert cell.ref_grad.shape == x.shape and not cell.ref.requires_grad

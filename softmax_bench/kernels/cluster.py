@@ -117,9 +117,11 @@ MAX_PER_THREAD = {"packed": {4: 128, 8: 128, 16: 96}, "fp32": {4: 128, 8: 128, 1
 MASKED_SHARE = 0.75
 # A keep-mask on x's grid over 16-bit rows held packed, selected four values at a time (a prmt and a lop3 a pair)
 # instead of a byte unpacked, compared and selected an element. Compiled for sm_90, bf16 131072 scaled-masked:
-# 1296 → 1144 instructions, 96 → 72 registers a thread. Off until measured on a GPU (fourteenth session: no device
-# time was left); evidence/experiments/2026-12-02-session14/ab-mask-packed.py times it against the element select.
-MASK_PACKED = False
+# 1296 → 1144 instructions, 96 → 72 registers a thread. On the H200 (fifteenth session,
+# evidence/experiments/2026-12-02-session14/ab-mask-packed.py, bit for bit the element select's output), % of a copy of
+# the op's bytes, bf16: 128256 85.8 → 96.7, 151936 77.0 → 91.6, 262144 89.5 → 96.0, 32768 93.0 → 98.2; fp16 128256
+# 76.2 → 96.6; no width slower.
+MASK_PACKED = True
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 

@@ -309,16 +309,25 @@ def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, 
 
 
 # Rows held across a thread-block cluster (kernels/cluster.py) as a softmax row is: one read of the logits, and
-# with the gradient one write, where chunks read them twice. Off until measured on a GPU (fourteenth session: no
-# device time was left); evidence/experiments/2026-12-02-session14/ab-ce-cluster.py times it against the chunks.
-CLUSTER_ROWS = False
+# with the gradient one write, where chunks read them twice. On the H200 (fifteenth session,
+# evidence/experiments/2026-12-02-session14/ab-ce-cluster.py, % of a copy for the step, of a read for the forward)
+# the bf16 step went 59 → 78 % at 4096×128256, 56 → 74 at 2048×151936, 54 → 78 at 8192×50257, 64 → 76 at 16384×32000,
+# and the fp32 step 60–62 → 85–89 at the three vocabularies. Where it lost, chunks or one CTA keep the rows: fp32
+# forwards up to FP32_CHUNKS_UP_TO logits (50257: 91.4 against 89.4; 32000: 93.5 against 88.4) and fp32 steps whose
+# row one CTA holds (32000: 87.5 against 83.9).
+CLUSTER_ROWS = True
+FP32_CHUNKS_UP_TO = 65536
 
 
-def on_cluster(V: int, dtype: torch.dtype, column_terms: bool = False) -> bool:
-    """Whether rows of V logits go to a cluster (CLUSTER_ROWS, where the cluster variant runs, at its widths): not
-    with label smoothing or a softcap, whose terms a column at a time the cluster's softmax does not compute."""
+def on_cluster(V: int, dtype: torch.dtype, column_terms: bool = False, with_grad: bool = True) -> bool:
+    """Whether rows of V logits go to a cluster (CLUSTER_ROWS, where the cluster variant runs, at its widths, and
+    where it was measured ahead): not with label smoothing or a softcap, whose terms a column at a time the
+    cluster's softmax does not compute."""
     if not CLUSTER_ROWS or column_terms:
         return False
+    if elem_size(dtype) == 4 and V <= FP32_CHUNKS_UP_TO:
+        if not with_grad or launch_config(V, dtype, True)["ON_CHIP"]:
+            return False
     from . import cluster
 
     return cluster.why_not_here() is None and cluster.unsupported_width(V, dtype) is None
@@ -381,7 +390,7 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
     (rows at other offsets from a 16-byte boundary than a contiguous gradient's), which it returns."""
     logits = same_alignment(logits)
     M, V = logits.shape
-    if M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None):
+    if M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None, grad_scale is not None):
         return launch_on_cluster(logits, target, weight, ignore_index, z_loss, grad_scale, inplace)
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
@@ -408,7 +417,7 @@ def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool, column_terms: b
     passes = (("pass 1: read the logits (lse, loss)", nbytes + M * 8, M * 8),)
     if not with_grad:
         return Traffic(passes)
-    if launch_config(V, dtype, with_grad, column_terms)["ON_CHIP"] or on_cluster(V, dtype, column_terms):
+    if launch_config(V, dtype, with_grad, column_terms)["ON_CHIP"] or on_cluster(V, dtype, column_terms, True):
         return Traffic(passes + (("write the gradient from the row held on chip", 0, nbytes),))
     again = (("pass 2: read the logits again", nbytes, 0),)
     store = (("pass 2: write the gradient", 0, nbytes),)
