@@ -1,7 +1,7 @@
 """Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
-"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED; absent: as the launch sets it),
+"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED; absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise),
 "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without),
 "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers and spills.
@@ -27,7 +27,7 @@ PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bi
 PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
               "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
               "lg2_approx": r"lg2\.approx", "evict_last_loads": r"ld\.global\.L1::evict_last",
-              "cta_barriers": r"bar\.sync", "byte_loads": r"ld\.global[.\w:]*\.b8"}
+              "cta_barriers": r"bar\.sync", "byte_loads": r"ld\.global[.\w:]*\.b8", "selects": r"selp\."}
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:
@@ -79,6 +79,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
                   **({"MASK_SHARED": True} if fusion.mask_shared else {}),
                   **({"MASK_PACKED": case["mask_packed"]} if "mask_packed" in case else {}),
+                  **({"CAUSAL_VECTORS": case["causal_vectors"]} if "causal_vectors" in case else {}),
                   **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
                       "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_FACTOR": case["cross_entropy"] == "grad+z"}
                      if case.get("cross_entropy") else {}),

@@ -139,6 +139,12 @@ FORWARD_CASES = {
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
         for dtype, N in (("bf16", 128256), ("fp32", 151936), ("bf16", 50257))
         for form in ({}, {"cross_entropy": "grad"}, {"cross_entropy": "loss"}, {"cross_entropy": "grad+z"})],
+    "causal vectors": [  # cluster.CAUSAL_VECTORS: the plain row, then causal with the element select, then by vectors
+        {"kernel": "forward", "dtype": dtype, "N": N, **form}
+        for dtype, N, extra in (("bf16", 128256, {}), ("bf16", 50257, {}), ("fp16", 100003, {"scale": -0.5, "log": True}),
+                                ("fp32", 262144, {}), ("bf16", 151936, {"scale": 0.125, "mask": True}))
+        for form in ({**extra, "causal": False}, {**extra, "causal": True, "causal_vectors": False},
+                     {**extra, "causal": True, "causal_vectors": True})],
     "packed select": [  # cluster.MASK_PACKED off, then on
         {"kernel": "forward", "dtype": dtype, "N": 131072, "scale": 0.125, "mask": True, **packed}
         for dtype in ("bf16", "fp16") for packed in ({"mask_packed": False}, {"mask_packed": True})],
@@ -220,6 +226,23 @@ def test_cross_entropy_rows_compile_as_the_softmax_rows(compiled_forwards):
             assert case["stores_v4"] == plain["stores_v4"] and case["registers"] <= plain["registers"] + 4, \
                 (case, plain)
         assert loss["loads_v4"] == plain["loads_v4"] and loss["stores_v4"] == 0 and loss["spill_bytes"] == 0, loss
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+@pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
+def test_causal_rows_by_vectors_select_no_element(compiled_forwards):
+    """cluster.CAUSAL_VECTORS, compiled for sm_90 (aligned and not, packed and fp32, with a keep-mask): a causal row
+    reads and writes in 16-byte vectors as the element select does, with selects for a few end elements only
+    (within 8 of the plain row's), where the element select takes one an element held; no spills, and registers
+    fewer or within 2 (bf16 128256: 127 → 115 under the rule's cap; 50257: 96 → 63; 1520 → 1256 SASS instructions
+    at 128256, the plain row's 1104)."""
+    cases = compiled_forwards["causal vectors"]
+    for plain, element, vectors in zip(cases[0::3], cases[1::3], cases[2::3]):
+        for case in (element, vectors):
+            assert_one_exchange_no_spills(case, pushes=2)
+        assert (vectors["loads_v4"], vectors["stores_v4"]) == (element["loads_v4"], element["stores_v4"]), vectors
+        assert vectors["selects"] <= plain["selects"] + 8 < element["selects"], (plain, element, vectors)
+        assert vectors["registers"] <= element["registers"] + 2, (element, vectors)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -425,6 +448,45 @@ def test_causal_rows_cut_early(dtype):
         y = call(x, variant="cluster", causal=True, scale=0.125)
         expected = call(x, variant="two_pass", causal=True, scale=0.125)
         torch.testing.assert_close(y[::7].double(), expected[::7].double(), atol=TOL[dtype][0], rtol=TOL[dtype][1])
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("shape", [(16393, 16400), (64, 32769), (64, 100003), (64, 151936)], ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_causal_rows_by_vectors_match_float64(shape, dtype, log, monkeypatch):
+    """cluster.CAUSAL_VECTORS: causal rows cut everywhere (16393 queries over 16400 keys: row r keeps r + 8
+    columns, across CTAs' spans and at every offset in a vector) and near the end of wide rows (64 queries), aligned
+    and not; plain, with a negative scale (held in fp32), a keep-mask and a bias. Against float64: within the
+    tolerance, 99.9 % of the elements the float64 result rounded once (16-bit), and exactly 0 (-inf) past the
+    diagonal; the element select's result within the tolerance."""
+    Q, N = shape
+    generator = torch.Generator(device="cuda").manual_seed(Q * N)
+    x = torch.randn(Q, N, device="cuda", generator=generator).to(dtype)
+    keep = torch.rand(Q, N, device="cuda", generator=generator) > 0.2
+    bias = torch.randn(Q, N, device="cuda", generator=generator).to(dtype)
+    rows = torch.arange(0, Q, 13 if Q > 1000 else 1, device="cuda")
+    kept = torch.arange(N, device="cuda")[None, :] <= rows[:, None] + (N - Q)
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    for kwargs, where in (({}, kept), ({"scale": -0.5}, kept), ({"scale": 0.125, "mask": keep}, kept & keep[rows]),
+                          ({"scale": 0.125, "bias": bias}, kept)):
+        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", True)
+        clear_caches()  # a call like an earlier one replays its launch
+        y = call(x, variant="cluster", causal=True, **kwargs)[rows]
+        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", False)
+        clear_caches()
+        element = call(x, variant="cluster", causal=True, **kwargs)[rows]
+        z = x[rows].double() * kwargs.get("scale", 1.0) + (bias[rows].double() if "bias" in kwargs else 0.0)
+        z = z.masked_fill(~where, float("-inf"))
+        expected = torch.log_softmax(z, -1) if log else torch.softmax(z, -1)
+        for got in (y, element):
+            torch.testing.assert_close(got.double(), expected, atol=TOL[dtype][0], rtol=TOL[dtype][1],
+                                       msg=lambda m: f"{kwargs}: {m}")
+        assert bool((y[~where] == (float("-inf") if log else 0.0)).all()), kwargs
+        if dtype != torch.float32 and not log:
+            share = (y == expected.to(dtype)).double().mean().item()
+            assert share >= 0.999, f"{kwargs}: {share:.3%} of the elements equal the result rounded once"
+    clear_caches()
 
 
 TOL = {torch.float32: (1e-6, 1e-5), torch.bfloat16: (8e-3, 1.6e-2), torch.float16: (1e-3, 2e-3)}

@@ -122,6 +122,12 @@ MASKED_SHARE = 0.75
 # the op's bytes, bf16: 128256 85.8 → 96.7, 151936 77.0 → 91.6, 262144 89.5 → 96.0, 32768 93.0 → 98.2; fp16 128256
 # 76.2 → 96.6; no width slower.
 MASK_PACKED = True
+# A causal row read a whole vector at a time with no per-element select: the vectors it keeps whole as a plain
+# row's, the one vector its diagonal cuts beside the row's partial end vectors (element by element, few). Compiled
+# for sm_90, bf16 128256 causal: the element select takes 1520 SASS instructions and 127 registers, 416 more
+# instructions (ISETP, SEL, IMAD) than the plain row's 1104 in 71. Off until measured on a GPU (fifteenth session:
+# no device time was left); evidence/experiments/2026-12-02-session15/ab-causal-vectors.py times it.
+CAUSAL_VECTORS = False
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -306,9 +312,11 @@ if gluon is not None:
                                 cga_layout=split_over_ctas(num_ctas, 2, 0))
 
     @gluon.constexpr_function
-    def ends_layout(num_ctas, num_warps, vec):
-        """The row's partial end vectors: [C, 2·VEC], each element held by one thread of each CTA."""
-        return gl.BlockedLayout([1, 1], [32 // (2 * vec), 2 * vec], [num_warps, 1], [1, 0],
+    def ends_layout(num_ctas, num_warps, vec, groups=2):
+        """The row's partial end vectors (and, for CAUSAL_VECTORS, the vector its diagonal cuts, in 4 groups): [C,
+        groups·VEC], each element held by one thread of each CTA."""
+        groups = getattr(groups, "value", groups)
+        return gl.BlockedLayout([1, 1], [32 // (groups * vec), groups * vec], [num_warps, 1], [1, 0],
                                 cga_layout=split_over_ctas(num_ctas, 2, 0))
 
     @gluon.constexpr_function
@@ -416,15 +424,23 @@ if gluon is not None:
         return lanes, (lanes >= first_whole) & (lanes < end_whole) & (start + j < STEP)[None, :]
 
     @gluon.jit
-    def end_vectors(off, first_whole, end_whole, N, STEP: gl.constexpr, VEC: gl.constexpr, layout: gl.constexpr):
+    def end_vectors(off, first_whole, end_whole, N, STEP: gl.constexpr, VEC: gl.constexpr, layout: gl.constexpr,
+                    diagonal=-1, DIAGONAL: gl.constexpr = False):
         """The row's partial end vectors, element by element, each in the CTA whose span holds it: the head (when
         the row starts past a boundary) and the tail (when it ends before one and is not the head), as (lanes,
-        cols, which of them are such elements)."""
+        cols, which of them are such elements); with DIAGONAL, a third group: the whole vector at lane `diagonal`
+        (a causal row's diagonal cuts it; none when it is -1), and a fourth, empty (group counts are powers of 2)."""
+        GROUPS: gl.constexpr = 4 if DIAGONAL else 2
         c = gl.arange(0, gl.num_ctas(), gl.SliceLayout(1, layout))[:, None]
-        ends = gl.arange(0, 2 * VEC, gl.SliceLayout(0, layout))[None, :]
+        ends = gl.arange(0, GROUPS * VEC, gl.SliceLayout(0, layout))[None, :]
         end_lanes = gl.where(ends < VEC, ends, end_whole + ends - VEC) + c * 0
         end_cols = end_lanes - off
         is_partial = gl.where(ends < VEC, off > 0, end_whole >= first_whole)
+        if DIAGONAL:
+            in_diagonal = (ends >= 2 * VEC) & (ends < 3 * VEC)
+            end_lanes = gl.where(in_diagonal, diagonal + ends - 2 * VEC, end_lanes)
+            end_cols = end_lanes - off
+            is_partial = gl.where(ends < 2 * VEC, is_partial, in_diagonal & (diagonal >= 0))
         at_end = is_partial & (end_lanes >= c * STEP) & (end_lanes < c * STEP + STEP) & (end_cols >= 0) \
             & (end_cols < N)
         return end_lanes, end_cols, at_end
@@ -466,18 +482,24 @@ if gluon is not None:
               EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
               MASK_VECTORS: gl.constexpr, bias_ptr, bias_stride, bias_row, BIAS_MIN: gl.constexpr,
-              HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False):
+              HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False,
+              last=0, CAUSAL_VECTORS: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
         load where the mask lies on x's grid (MASK_VECTORS: mask_row is its row's window, as x_row is x's), else
         a byte at a time (lanes not moved are -inf already, and read no mask). A bias (held in fp32) is added after
-        the scale, read as the mask is (BIAS_VECTORS: bias_row its row's window), else element by element."""
+        the scale, read as the mask is (BIAS_VECTORS: bias_row its row's window), else element by element.
+        CAUSAL_VECTORS: a causal row reads only the vectors it keeps whole (through `last`, the lane of its last
+        kept column), with no per-element select; the vector its diagonal cuts is the end vectors' (DIAGONAL)."""
         if ALIGNED:
             cols = lanes
         else:
             cols = lanes - off
-        if CAUSAL:
+        if CAUSAL_VECTORS:
+            move = move & ((lanes // VEC) * VEC + (VEC - 1) <= last)
+            x = load_lanes(x_row, lanes, move, -float("inf"), False, EVICT)
+        elif CAUSAL:
             # whole vectors: a vector is read if its first column is kept (the others are masked below)
             move = move & ((lanes // VEC) * VEC - off <= (row % causal_m) + (N - causal_m))
             x = load_lanes(x_row, lanes, move, -float("inf"), False, EVICT)
@@ -504,8 +526,15 @@ if gluon is not None:
                 x = _select_packed(x, keep)
             else:
                 x = gl.where(keep != 0, x, -float("inf"))
-            return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL)
-        return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+            return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL and not CAUSAL_VECTORS)
+        return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL and not CAUSAL_VECTORS)
+
+    @gluon.jit
+    def _uncut(lanes, move, diagonal, VEC: gl.constexpr, DIAGONAL: gl.constexpr):
+        """move, less the vector at lane `diagonal` (DIAGONAL: the end vectors hold it)."""
+        if DIAGONAL:
+            move = move & ((lanes // VEC) * VEC != diagonal)
+        return move
 
     @gluon.jit
     def _select_packed(x, keep):
@@ -639,9 +668,11 @@ if gluon is not None:
                        BIAS_VECTORS: gl.constexpr = False, MASK_PACKED: gl.constexpr = False,
                        factor_ptr=None, lse_ptr=None, HAS_FACTOR: gl.constexpr = False,
                        WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True, z_factor_ptr=None,
-                       HAS_Z_FACTOR: gl.constexpr = False):
+                       HAS_Z_FACTOR: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False):
+        DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
+        HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
-        ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC, 4 if DIAGONAL else 2)
         max_in = receive_buffer()
         sum_in = receive_buffer()
         bar = exchange_barrier()
@@ -665,24 +696,35 @@ if gluon is not None:
             bias_row = bias_ptr
             if BIAS_VECTORS:
                 bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
+        last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
+        diagonal = -1
+        if DIAGONAL:
+            last = (row % causal_m).to(gl.int32) + (N - causal_m) + off
+            cut = (gl.maximum(last, 0) // VEC) * VEC
+            cuts = (last >= 0) & ((last + 1) % VEC != 0) & (cut >= first_whole) & (cut + VEC <= end_whole)
+            diagonal = gl.where(cuts, cut, -1)
 
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED)
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
+                   DIAGONAL)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED)
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
+                   DIAGONAL)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED)
-        if not ALIGNED:
-            end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
+                   DIAGONAL)
+        if HAS_ENDS:
+            end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
+                                                      DIAGONAL)
             end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"), eviction_policy=EVICT).to(gl.float32)
             if HAS_SCALE and HOLD_F32:
                 end_x = gl.where(at_end, end_x * scale, -float("inf"))
@@ -698,7 +740,7 @@ if gluon is not None:
         if P2 > 0:
             m = _maximum(m, thread_maxes(x2, VEC))
         m = gl.convert_layout(_max(m), gl.SliceLayout(1, X))
-        if not ALIGNED:
+        if HAS_ENDS:
             m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
         shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
         x0, t = _exponentials(x0, shift, k, LOG, VEC)
@@ -709,7 +751,7 @@ if gluon is not None:
             x2, t2 = _exponentials(x2, shift, k, LOG, VEC)
             t += t2
         s = gl.convert_layout(gl.sum(t, axis=1), gl.SliceLayout(1, X))
-        if not ALIGNED:
+        if HAS_ENDS:
             end_e = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)), k)
             s += gl.convert_layout(gl.sum(end_e, axis=1), gl.SliceLayout(1, X))
             if not LOG:
@@ -758,15 +800,20 @@ if gluon is not None:
         else:
             k_x = g_x  # unused
         if STORE_Y:  # cross_entropy's forward with no gradient writes the lse alone
+            # every whole vector is written (zeros, or -inf, past a causal row's diagonal), but the one the diagonal
+            # cuts, which the end vectors write (DIAGONAL)
             y0 = _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-            store_lanes(y_row, lanes0, move0, y0.to(out_ty), EVEN)
+            store_lanes(y_row, lanes0, _uncut(lanes0, move0, diagonal, VEC, DIAGONAL), y0.to(out_ty),
+                        EVEN and not DIAGONAL)
             if P1 > 0:
                 y1 = _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-                store_lanes(y_row, lanes1, move1, y1.to(out_ty), EVEN)
+                store_lanes(y_row, lanes1, _uncut(lanes1, move1, diagonal, VEC, DIAGONAL), y1.to(out_ty),
+                            EVEN and not DIAGONAL)
             if P2 > 0:
                 y2 = _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-                store_lanes(y_row, lanes2, move2, y2.to(out_ty), EVEN)
-            if not ALIGNED:
+                store_lanes(y_row, lanes2, _uncut(lanes2, move2, diagonal, VEC, DIAGONAL), y2.to(out_ty),
+                            EVEN and not DIAGONAL)
+            if HAS_ENDS:
                 f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
                 shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
                 g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
@@ -781,16 +828,19 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
     return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N), mask_vectors, bias_vectors,
-                              MASK_PACKED and mask_vectors)
+                              MASK_PACKED and mask_vectors, CAUSAL_VECTORS and fusion.causal_m is not None)
 
 
 @lru_cache(maxsize=1024)
 def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str,
-                       mask_vectors: bool, bias_vectors: bool = False, mask_packed: bool = False) -> dict:
+                       mask_vectors: bool, bias_vectors: bool = False, mask_packed: bool = False,
+                       causal_vectors: bool = False) -> dict:
     constexprs = {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32",
                   "MASK_VECTORS": mask_vectors}
     if mask_packed and how == "packed":
         constexprs["MASK_PACKED"] = True
+    if causal_vectors:
+        constexprs["CAUSAL_VECTORS"] = True
     return {**constexprs, "BIAS_VECTORS": True} if bias_vectors else constexprs
 
 

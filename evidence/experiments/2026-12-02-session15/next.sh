@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The fifteenth session's device steps (the fourteenth's next.sh runs its experiments: ce, ce-cluster, packed).
-#   bash evidence/experiments/2026-12-02-session15/next.sh ce-sweep|fused-sweeps   (device; carry [".bundles", ".ab"])
+#   bash evidence/experiments/2026-12-02-session15/next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host
+#   (device; carry [".bundles", ".ab"]; .ab as the fourteenth session's next.sh prep makes it)
 # ce-sweep: `sweep --preset vocab --op cross-entropy --pass both` with the peers that install from .ab/whl (Liger).
+# fused-sweeps: the default grid of scaled-masked and causal, auto beside torch.compile (run ids OP-h200-$SUFFIX).
+# causal-vectors: cluster.CAUSAL_VECTORS's GPU test, then its A/B (~4 min). ce-host: where a loss call's host time
+# goes (ce-host.py, ~1 min).
 set -u
 step=$1
 wheels() {
@@ -21,5 +25,12 @@ case $step in
       RUN_ID=$op-h200-${SUFFIX:-d} sweep 250 --preset default --op $op --variant auto --variant torch_compile \
         --run-id $op-h200-${SUFFIX:-d}
     done ;;
-  *) echo "usage: next.sh ce-sweep|fused-sweeps" >&2; exit 2 ;;
+  causal-vectors)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cluster.py -k "by_vectors" -rfE 2>&1 | tail -4
+    PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 300 python3 $(dirname $0)/ab-causal-vectors.py $OUT/ab-causal-vectors.csv ;;
+  ce-host)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    timeout 120 python3 $(dirname $0)/ce-host.py $OUT/ce-host.csv ;;
+  *) echo "usage: next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host" >&2; exit 2 ;;
 esac
