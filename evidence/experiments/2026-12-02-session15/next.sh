@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The fifteenth session's device steps (the fourteenth's next.sh runs its experiments: ce, ce-cluster, packed).
-#   bash evidence/experiments/2026-12-02-session15/next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host|write-baseline|noise|noise-slowed
+#   bash evidence/experiments/2026-12-02-session15/next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host|write-baseline|configs|noise|noise-slowed
 #   (device; carry [".bundles", ".ab"]; .ab as the fourteenth session's next.sh prep makes it)
 # ce-sweep: `sweep --preset vocab --op cross-entropy --pass both` with the peers that install from .ab/whl (Liger).
 # fused-sweeps: the default grid of scaled-masked and causal, auto beside torch.compile (run ids OP-h200-$SUFFIX).
 # causal-vectors: cluster.CAUSAL_VECTORS's GPU test, then its A/B (~4 min). ce-host: where a loss call's host time
 # goes (ce-host.py, ~1 min). write-baseline: a write-only stream's GB/s against a copy's, and the narrow causal
-# cells (write-baseline.py, ~1 min). noise (NOISE_TARGETS="off 1 0.5", one command a target or two: each target's two
-# default sweeps), then noise-slowed (TARGET=…: the 5 %-slowed sweep and the report): issue 30's default and gate
+# cells (write-baseline.py, ~1 min). configs: cluster-configs.py for scaled-masked (bf16, fp32) and causal (bf16, with
+# CAUSAL_VECTORS=1): MEASURED's shapes were chosen under the element selects. noise (NOISE_TARGETS="off 1 0.5", one
+# command a target or two: each target's two default sweeps), then noise-slowed (TARGET=…: the 5 %-slowed sweep and the report): issue 30's default and gate
 # (noise-rule.py); the runs stay in /root/noise while the machine is warm, and come back under $OUT/noise.
 set -u
 step=$1
@@ -38,6 +39,19 @@ case $step in
   write-baseline)  # ~1 min
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 200 python3 $(dirname $0)/write-baseline.py $OUT/write-baseline.csv ;;
+  configs)  # the fused forms' cluster configurations again, with the packed select and causal vectors on (~8 min)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1 && export PYTHONPATH=$PYTHONPATH:$PWD/scripts
+    C=scripts/cluster-configs.py
+    for w in 50257 128256 151936 262144; do
+      COMPILE_ONLY=1 timeout 150 python3 $C /dev/null bf16 scaled-masked $w > /dev/null 2>&1 &
+      CAUSAL_VECTORS=1 COMPILE_ONLY=1 timeout 150 python3 $C /dev/null bf16 causal $w > /dev/null 2>&1 &
+    done
+    COMPILE_ONLY=1 timeout 150 python3 $C /dev/null fp32 scaled-masked 50257 128256 151936 > /dev/null 2>&1 &
+    wait
+    timeout 200 python3 $C $OUT/configs-masked-bf16.csv bf16 scaled-masked 50257 128256 151936 262144 | grep BEST
+    timeout 120 python3 $C $OUT/configs-masked-fp32.csv fp32 scaled-masked 50257 128256 151936 | grep BEST
+    CAUSAL_VECTORS=1 timeout 200 python3 $C $OUT/configs-causal-bf16.csv bf16 causal 50257 128256 151936 262144 \
+      | grep BEST ;;
   noise)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
     timeout 560 python3 $(dirname $0)/noise-rule.py sweeps /root/noise ${NOISE_TARGETS:-off 1}
@@ -47,5 +61,5 @@ case $step in
     timeout 400 python3 $(dirname $0)/noise-rule.py slowed /root/noise ${TARGET:-off} 5 > $OUT/slowed.txt 2>&1
     tail -3 $OUT/slowed.txt; python3 $(dirname $0)/noise-rule.py report /root/noise | tee $OUT/noise-report.txt
     mkdir -p $OUT/noise && cp -r /root/noise/. $OUT/noise/ ;;
-  *) echo "usage: next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host|write-baseline|noise|noise-slowed" >&2; exit 2 ;;
+  *) echo "usage: next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host|write-baseline|configs|noise|noise-slowed" >&2; exit 2 ;;
 esac
