@@ -256,8 +256,12 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
                                            float(label_smoothing), float(z_loss),
                                            None if softcap is None else float(softcap), divisor)
         return (loss, lse) if return_lse else loss
-    loss, lse, _ = _cross_entropy(logits, target, weight, int(ignore_index), reduction, float(label_smoothing),
-                                  float(z_loss), None if softcap is None else float(softcap), with_grad, divisor)
+    arguments = (logits, target, weight, int(ignore_index), reduction, float(label_smoothing), float(z_loss),
+                 None if softcap is None else float(softcap), with_grad)
+    if with_grad or torch.compiler.is_compiling():
+        loss, lse, _ = _cross_entropy(*arguments, divisor)
+    else:  # no autograd to register and nothing traced: past the dispatcher, as softmax's through_op (its µs a call)
+        loss, lse, _ = _loss_and_gradient(*arguments, inplace=False, divisor=divisor)
     return (loss, lse) if return_lse else loss
 
 
