@@ -294,8 +294,7 @@ def softmax(
     does (eager and unfused add it as torch does). It gets a gradient when it requires one: dx summed over the dims
     it is broadcast over. Every variant adds it.
 
-    Every variant accumulates in fp32, and every Triton variant but cluster rounds its fp32 result once to a 16-bit
-    output (cluster's 16-bit softmax rounds twice: its exponentials, then the output; within two ulps).
+    Every variant accumulates in fp32, and every Triton variant rounds its fp32 result once to a 16-bit output.
     In the Triton variants (fused, cluster, split, two_pass, online) and unfused, a slice that is entirely -inf or
     masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice gives NaN in that slice only.
     An empty tensor gives an empty tensor.

@@ -1,5 +1,4 @@
-"""Correct rounding: every Triton variant's 16-bit output is its fp32 result rounded once, to nearest (cluster's
-softmax does not yet: CLUSTER_TWICE below).
+"""Correct rounding: every Triton variant's 16-bit output is its fp32 result rounded once, to nearest.
 
 A tolerance cannot see this: y rounded twice is within two ulps of the truth, which every tolerance admits, and yet
 a quarter of its elements are an ulp off and its rows no longer sum to 1 as closely as torch's do. So these tests
