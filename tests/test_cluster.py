@@ -452,14 +452,16 @@ def test_causal_rows_cut_early(dtype):
 
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
-@pytest.mark.parametrize("shape", [(16393, 16400), (64, 32769), (64, 100003), (64, 151936)], ids=str)
+@pytest.mark.parametrize("shape", [(16393, 16400), (64, 32769), (64, 65536), (64, 100003), (64, 131072),
+                                   (64, 151936)], ids=str)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_causal_rows_by_vectors_match_float64(shape, dtype, log, monkeypatch):
     """cluster.CAUSAL_VECTORS: causal rows cut everywhere (16393 queries over 16400 keys: row r keeps r + 8
     columns, across CTAs' spans and at every offset in a vector) and near the end of wide rows (64 queries), aligned
     and not; plain, with a negative scale (held in fp32), a keep-mask and a bias. Against float64: within the
     tolerance, 99.9 % of the elements the float64 result rounded once (16-bit), and exactly 0 (-inf) past the
-    diagonal; the element select's result within the tolerance."""
+    diagonal; the element select's result within the tolerance. 65536 and 131072 are split evenly over their CTAs
+    (EVEN), whose plain loads are unmasked."""
     Q, N = shape
     generator = torch.Generator(device="cuda").manual_seed(Q * N)
     x = torch.randn(Q, N, device="cuda", generator=generator).to(dtype)

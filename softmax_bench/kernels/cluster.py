@@ -509,7 +509,7 @@ if gluon is not None:
             x = x.to(gl.float32)
             if HAS_SCALE:
                 x = x * scale
-                if not EVEN:
+                if not EVEN or CAUSAL_VECTORS:  # (a causal row's loads are masked, EVEN or not)
                     x = gl.where(move, x, -float("inf"))  # -inf times a negative scale is +inf
             if HAS_BIAS:
                 if BIAS_VECTORS:

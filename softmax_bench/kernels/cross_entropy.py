@@ -312,8 +312,8 @@ def cluster_epilogue_kernel(dx_ptr, stride_dx, target_ptr, weight_ptr, x_t_ptr, 
 # with the gradient one write, where chunks read them twice. On the H200 (fifteenth session,
 # evidence/experiments/2026-12-02-session14/ab-ce-cluster.py, % of a copy for the step, of a read for the forward)
 # the bf16 step went 59 → 78 % at 4096×128256, 56 → 74 at 2048×151936, 54 → 78 at 8192×50257, 64 → 76 at 16384×32000,
-# and the fp32 step 60–62 → 85–89 at the three vocabularies. Where it lost, chunks or one CTA keep the rows: fp32
-# forwards up to FP32_CHUNKS_UP_TO logits (50257: 91.4 against 89.4; 32000: 93.5 against 88.4) and fp32 steps whose
+# and the fp32 step 59–62 → 85–89 at the three vocabularies. Where it lost, chunks or one CTA keep the rows: fp32
+# forwards up to FP32_CHUNKS_UP_TO logits (50257: 91.5 against 89.5; 32000: 93.5 against 88.4) and fp32 steps whose
 # row one CTA holds (32000: 87.5 against 83.9).
 CLUSTER_ROWS = True
 FP32_CHUNKS_UP_TO = 65536
