@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The fifteenth session's device steps (the fourteenth's next.sh runs its experiments: ce, ce-cluster, packed).
-#   bash evidence/experiments/2026-12-02-session15/next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host|write-baseline|configs|noise|noise-slowed
+#   bash evidence/experiments/2026-12-02-session15/next.sh STEP, STEP one of ce-sweep, fused-sweeps, fused-backward,
+#     causal-vectors, ce-host, write-baseline, configs, noise, noise-slowed
 #   (device; carry [".bundles", ".ab"]; .ab as the fourteenth session's next.sh prep makes it)
 # ce-sweep: `sweep --preset vocab --op cross-entropy --pass both` with the peers that install from .ab/whl (Liger).
-# fused-sweeps: the default grid of scaled-masked and causal, auto beside torch.compile (run ids OP-h200-$SUFFIX).
+# fused-sweeps: the default grid of scaled-masked and causal, auto beside torch.compile (run ids OP-h200-$SUFFIX);
+# fused-backward: their backward beside eager and torch.compile (never measured on the default grid; ~5 min).
 # causal-vectors: cluster.CAUSAL_VECTORS's GPU test, then its A/B (~4 min). ce-host: where a loss call's host time
 # goes (ce-host.py, ~1 min). write-baseline: a write-only stream's GB/s against a copy's, and the narrow causal
 # cells (write-baseline.py, ~1 min). configs: cluster-configs.py for scaled-masked (bf16, fp32) and causal (bf16, with
@@ -28,6 +30,12 @@ case $step in
     for op in scaled-masked causal; do
       RUN_ID=$op-h200-${SUFFIX:-d} sweep 250 --preset default --op $op --variant auto --variant torch_compile \
         --run-id $op-h200-${SUFFIX:-d}
+    done ;;
+  fused-backward)  # issue 26's backward of each fused form over the default grid, with torch's and torch.compile's
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    for op in scaled-masked causal; do
+      RUN_ID=$op-backward-h200 sweep 280 --preset default --op $op --pass backward --variant auto --variant eager \
+        --variant torch_compile --run-id $op-backward-h200
     done ;;
   causal-vectors)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
@@ -61,5 +69,5 @@ case $step in
     timeout 400 python3 $(dirname $0)/noise-rule.py slowed /root/noise ${TARGET:-off} 5 > $OUT/slowed.txt 2>&1
     tail -3 $OUT/slowed.txt; python3 $(dirname $0)/noise-rule.py report /root/noise | tee $OUT/noise-report.txt
     mkdir -p $OUT/noise && cp -r /root/noise/. $OUT/noise/ ;;
-  *) echo "usage: next.sh ce-sweep|fused-sweeps|causal-vectors|ce-host|write-baseline|configs|noise|noise-slowed" >&2; exit 2 ;;
+  *) echo "usage: next.sh ce-sweep|fused-sweeps|fused-backward|causal-vectors|ce-host|write-baseline|configs|noise|noise-slowed" >&2; exit 2 ;;
 esac
