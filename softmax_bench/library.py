@@ -8,7 +8,8 @@ traced for other shapes. The backward saves y (the output), not x, and is an op 
 (softmax_bench::softmax_backward, ::log_softmax_backward) so that the compiled backward calls the kernels too.
 
 softmax_bench.softmax goes through these ops only while compiling or when x needs a gradient; a plain eager call
-runs the kernels directly (the dispatcher costs tens of µs a call).
+runs the kernels directly (the dispatcher costs tens of µs a call). Either way a call like a recorded one replays
+its launches (softmax_bench.replay): the ops' implementation is the eager call's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from .dispatch import check_dim, check_tensor, like_output, softmax_backward, softmax_forward
+from .dispatch import check_dim, check_tensor, like_output, replayed_or_forward, softmax_backward
 
 
 def _register(name: str, log: bool) -> None:
@@ -28,7 +29,8 @@ def _register(name: str, log: bool) -> None:
     @torch.library.custom_op(f"softmax_bench::{name}", mutates_args=())
     def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
                 variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
-        return softmax_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
+        # a call like a recorded one replays its launches (softmax_bench.replay), compiled or with a gradient too
+        return replayed_or_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
 
     @forward.register_fake
     def _(x, dim, scale, mask, causal, variant, out_dtype=None, bias=None):
