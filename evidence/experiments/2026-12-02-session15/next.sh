@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The fifteenth session's device steps (the fourteenth's next.sh runs its experiments: ce, ce-cluster, packed).
 #   bash evidence/experiments/2026-12-02-session15/next.sh STEP, STEP one of ce-sweep, fused-sweeps, fused-backward,
-#     causal-vectors, ce-host, write-baseline, configs, noise, noise-slowed
+#     causal-vectors, ce-host, write-baseline, real-model, configs, noise, noise-slowed
 #   (device; carry [".bundles", ".ab"]; .ab as the fourteenth session's next.sh prep makes it)
 # ce-sweep: `sweep --preset vocab --op cross-entropy --pass both` with the peers that install from .ab/whl (Liger).
 # fused-sweeps: the default grid of scaled-masked and causal, auto beside torch.compile (run ids OP-h200-$SUFFIX);
 # fused-backward: their backward beside eager and torch.compile (never measured on the default grid; ~5 min).
 # causal-vectors: cluster.CAUSAL_VECTORS's GPU test, then its A/B (~4 min). ce-host: where a loss call's host time
 # goes (ce-host.py, ~1 min). write-baseline: a write-only stream's GB/s against a copy's, and the narrow causal
-# cells (write-baseline.py, ~1 min). configs: cluster-configs.py for scaled-masked (bf16, fp32) and causal (bf16, with
+# cells (write-baseline.py, ~1 min). real-model: scripts/real-model-step.py, a Llama's training step with each loss
+# at a 128256 vocabulary (issue 27). configs: cluster-configs.py for scaled-masked (bf16, fp32) and causal (bf16, with
 # CAUSAL_VECTORS=1): MEASURED's shapes were chosen under the element selects. noise (NOISE_TARGETS="off 1 0.5", one
 # command a target or two: each target's two default sweeps), then noise-slowed (TARGET=…: the 5 %-slowed sweep and the report): issue 30's default and gate
 # (noise-rule.py); the runs stay in /root/noise while the machine is warm, and come back under $OUT/noise.
@@ -47,6 +48,9 @@ case $step in
   write-baseline)  # ~1 min
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 200 python3 $(dirname $0)/write-baseline.py $OUT/write-baseline.csv ;;
+  real-model)  # issue 27's real model at a 128256 vocabulary: transformers' loss, ours, Liger's (~2 min)
+    . .ab/device-setup.sh && wheels && export PYTHONUNBUFFERED=1
+    timeout 300 python3 scripts/real-model-step.py $OUT/real-model-step.csv ;;
   configs)  # the fused forms' cluster configurations again, with the packed select and causal vectors on (~8 min)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1 && export PYTHONPATH=$PYTHONPATH:$PWD/scripts
     C=scripts/cluster-configs.py
@@ -69,5 +73,5 @@ case $step in
     timeout 400 python3 $(dirname $0)/noise-rule.py slowed /root/noise ${TARGET:-off} 5 > $OUT/slowed.txt 2>&1
     tail -3 $OUT/slowed.txt; python3 $(dirname $0)/noise-rule.py report /root/noise | tee $OUT/noise-report.txt
     mkdir -p $OUT/noise && cp -r /root/noise/. $OUT/noise/ ;;
-  *) echo "usage: next.sh ce-sweep|fused-sweeps|fused-backward|causal-vectors|ce-host|write-baseline|configs|noise|noise-slowed" >&2; exit 2 ;;
+  *) echo "usage: next.sh ce-sweep|fused-sweeps|fused-backward|causal-vectors|ce-host|write-baseline|real-model|configs|noise|noise-slowed" >&2; exit 2 ;;
 esac
