@@ -94,7 +94,7 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
 
-    rows, targets = as_rows(logits), target.reshape(-1)
+    rows, targets = as_rows(logits), target.reshape(-1).contiguous()  # the kernels read a row's target at its index
     _check_targets(targets, rows.shape[1], ignore_index)
     divisor = _divisor(targets, weight, ignore_index) if divisor is None else divisor
     grad_scale = None

@@ -514,6 +514,25 @@ print("a number:", loss.item())
 """
 
 
+def test_targets_of_any_stride():
+    """Targets that are a strided view (every other element of a longer tensor; a transposed [T, B] of a [B, T]
+    batch) give torch's loss and gradient: the kernels read a row's target at the row's index, so they get the
+    targets in order, not the view's memory."""
+    x, _ = logits_and_targets(6, 50, torch.float32)
+    longer = torch.randint(0, 50, (12,), device=DEVICE)
+    longer[::3] = -100
+    batch = torch.randint(0, 50, (3, 2), device=DEVICE)
+    for target, logits in ((longer[::2], x), (batch.t(), x.view(2, 3, 50))):
+        assert not target.is_contiguous()
+        xg, x64 = logits.clone().requires_grad_(), logits.double().requires_grad_()
+        loss = softmax_bench.cross_entropy(xg, target)
+        expected = reference(x64.reshape(-1, 50), target.reshape(-1))
+        torch.testing.assert_close(loss.double(), expected, atol=1e-6, rtol=1e-5)
+        loss.backward()
+        expected.backward()
+        torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
+
+
 def test_a_target_outside_the_vocabulary_is_an_error_not_a_number():
     """On a GPU in a process of its own: the error is a device-side assert, after which that process's CUDA calls
     all fail (as after torch's own). On CPU it is raised where the loss is asked for."""
