@@ -94,7 +94,9 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
 
-    rows, targets = as_rows(logits), target.reshape(-1).contiguous()  # the kernels read a row's target at its index
+    # the kernels read a row's target at the row's index and a class's weight at the class's
+    rows, targets = as_rows(logits), target.reshape(-1).contiguous()
+    weight = weight.contiguous() if weight is not None else None
     _check_targets(targets, rows.shape[1], ignore_index)
     divisor = _divisor(targets, weight, ignore_index) if divisor is None else divisor
     grad_scale = None

@@ -514,10 +514,10 @@ print("a number:", loss.item())
 """
 
 
-def test_targets_of_any_stride():
+def test_targets_and_weights_of_any_stride():
     """Targets that are a strided view (every other element of a longer tensor; a transposed [T, B] of a [B, T]
-    batch) give torch's loss and gradient: the kernels read a row's target at the row's index, so they get the
-    targets in order, not the view's memory."""
+    batch), and class weights that are one, give torch's loss and gradient: the kernels read a row's target at the
+    row's index and a class's weight at the class's, so they get them in order, not the view's memory."""
     x, _ = logits_and_targets(6, 50, torch.float32)
     longer = torch.randint(0, 50, (12,), device=DEVICE)
     longer[::3] = -100
@@ -528,6 +528,15 @@ def test_targets_of_any_stride():
         loss = softmax_bench.cross_entropy(xg, target)
         expected = reference(x64.reshape(-1, 50), target.reshape(-1))
         torch.testing.assert_close(loss.double(), expected, atol=1e-6, rtol=1e-5)
+        loss.backward()
+        expected.backward()
+        torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
+    weight = (torch.rand(100, device=DEVICE) + 0.5)[::2]
+    for option in ({}, {"label_smoothing": 0.1}):
+        xg, x64 = x.clone().requires_grad_(), x.double().requires_grad_()
+        loss = softmax_bench.cross_entropy(xg, longer[:6], weight=weight, **option)
+        expected = reference(x64, longer[:6], weight=weight, **option)
+        torch.testing.assert_close(loss.double(), expected, atol=1e-6, rtol=1e-5, msg=lambda m: f"{option}: {m}")
         loss.backward()
         expected.backward()
         torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
