@@ -51,14 +51,6 @@ def check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_
                                 "TRITON_INTERPRET=1 set before softmax_bench is imported to run it on CPU")
 
 
-def _divisor(target: Tensor, weight: Optional[Tensor], ignore_index: int) -> Tensor:
-    """What `mean` divides by, as torch: the rows not ignored, each counted by its target's weight."""
-    kept = target != ignore_index
-    if weight is None:
-        return kept.sum().to(torch.float32)
-    return (weight.to(torch.float32)[torch.where(kept, target, 0)] * kept).sum()
-
-
 def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Tensor]:
     """cross_entropy's divisor as a 0-d fp32 tensor on the logits' device (a number filled there: no copy, no
     wait), or None."""
@@ -77,13 +69,6 @@ def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Te
     return torch.full((), float(divisor), dtype=torch.float32, device=device)
 
 
-def _check_targets(target: Tensor, V: int, ignore_index: int) -> None:
-    """A target outside [0, V) that is not ignore_index is an error, as torch's (on a GPU, raised at the next
-    synchronization, as torch's device-side assert is), never a number."""
-    bad = ((target < 0) | (target >= V)) & (target != ignore_index)
-    torch._assert_async(~bad.any(), f"cross_entropy: a target is outside [0, {V}) and is not ignore_index")
-
-
 def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
                        inplace: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
@@ -97,13 +82,15 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     # the kernels read a row's target at the row's index and a class's weight at the class's
     rows, targets = as_rows(logits), target.reshape(-1).contiguous()
     weight = weight.contiguous() if weight is not None else None
-    _check_targets(targets, rows.shape[1], ignore_index)
-    divisor = _divisor(targets, weight, ignore_index) if divisor is None else divisor
-    grad_scale = None
-    if with_grad:
-        grad_scale = (1.0 / divisor if reduction == "mean" else torch.ones((), device=rows.device)).reshape(1)
+    V = rows.shape[1]
+    # the mean's divisor (the rows not ignored, each counted by its target's weight, as torch; or the caller's), the
+    # gradient's scale, and whether every target is ignore_index or in [0, V): one launch
+    divisor, grad_scale, targets_ok = kernel.targets(targets, V, ignore_index, weight, divisor, reduction == "mean")
+    # a target outside [0, V) is an error, as torch's (on a GPU raised at the next synchronization, as torch's
+    # device-side assert is), never a number
+    torch._assert_async(targets_ok, f"cross_entropy: a target is outside [0, {V}) and is not ignore_index")
     losses, lse, dlogits = kernel.launch(rows, targets, weight, ignore_index, label_smoothing, z_loss, softcap,
-                                         grad_scale, inplace)
+                                         grad_scale if with_grad else None, inplace)
     if reduction == "none":
         loss = losses.view(target.shape)
     else:

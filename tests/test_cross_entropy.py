@@ -514,6 +514,48 @@ print("a number:", loss.item())
 """
 
 
+def test_a_call_issues_two_kernels_and_three_torch_ops(monkeypatch):
+    """The host's work a call queues, which a tolerance cannot see: a forward is the targets' kernel (the mean's
+    divisor, the gradient's scale, the targets' check), the loss's kernel, and three torch ops that launch (the
+    check's assert, the mean's sum and division), where the targets took eleven torch ops before; a step adds the
+    backward's scale and nothing else."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Ops(TorchDispatchMode):  # the torch ops a call dispatches, but those inside our kernels' launches
+        def __init__(self):
+            super().__init__()
+            self.seen, self.launching = [], 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if not self.launching:
+                self.seen.append(func.__name__.split(".")[0])
+            return func(*args, **(kwargs or {}))
+
+    ops, launched = Ops(), []
+    launch = kernel.launch_kernel
+
+    def counted(jit, grid, *args, **kwargs):  # the interpreter runs a kernel through torch ops of its own
+        launched.append(jit.__name__)
+        ops.launching += 1
+        try:
+            return launch(jit, grid, *args, **kwargs)
+        finally:
+            ops.launching -= 1
+
+    monkeypatch.setattr(kernel, "launch_kernel", counted)
+    x, target = logits_and_targets(64, 4000, torch.float32)
+    allocations_and_views = {"empty", "view", "reshape", "_reshape_alias", "slice", "select", "detach", "alias",
+                             "as_strided", "unsqueeze", "squeeze", "_to_copy"}
+    with ops:
+        softmax_bench.cross_entropy(x, target)
+    assert sorted(op for op in ops.seen if op not in allocations_and_views) == ["_assert_async", "div", "sum"]
+    assert launched == ["targets_kernel", "cross_entropy_kernel"]
+    launched.clear()
+    xg = x.clone().requires_grad_()
+    torch.autograd.grad(softmax_bench.cross_entropy(xg, target), xg)
+    assert launched == ["targets_kernel", "cross_entropy_kernel", "scale_unless_one_kernel"]
+
+
 def test_targets_and_weights_of_any_stride():
     """Targets that are a strided view (every other element of a longer tensor; a transposed [T, B] of a [B, T]
     batch), and class weights that are one, give torch's loss and gradient: the kernels read a row's target at the

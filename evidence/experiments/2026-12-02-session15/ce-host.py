@@ -5,8 +5,10 @@ scripts/host-cost.py times a row (its one_round and interleaved: rounds issued b
 waits; host_us per call, the median round), on small logits, so the GPU's time does not matter:
 
 - the whole calls, torch's and ours: forward (no gradient) and step (forward, torch.autograd.grad of the mean);
-- their steps: check_arguments, _check_targets, _divisor, the grad scale, kernel.launch (chunks, or the rows on a
-  cluster: prologue, cluster, epilogue), the mean, scale_unless_one, the registered op's call, autograd's share.
+- their steps: check_arguments; the targets' divisor, scale and check as the torch ops they were before
+  (`targets by torch ops`: eleven ops and the assert) and as the one kernel they are now (kernels/cross_entropy
+  .targets, and its assert); kernel.launch (chunks, or the rows on a cluster: prologue, cluster, epilogue); the
+  mean; scale_unless_one; the registered op's call; autograd's share.
 
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-02-session15/ce-host.py OUT.csv [MxV ...]
 Written in the fifteenth session, when no device time was left to run it."""
@@ -41,8 +43,14 @@ for M, V in shapes:
         t = torch.randint(0, V, (M,), device=DEVICE)
         t[::7] = -100
         rows, targets = x, t
-        divisor = sce._divisor(targets, None, -100)
-        scale = (1.0 / divisor).reshape(1)
+        divisor, scale, ok = kernel.targets(targets, V, -100, None, None, True)
+
+        def targets_by_torch_ops():  # what _loss_and_gradient ran before the targets' kernel (b4721a5)
+            bad = ((targets < 0) | (targets >= V)) & (targets != -100)
+            torch._assert_async(~bad.any(), "a target is outside the vocabulary")
+            count = (targets != -100).sum().to(torch.float32)
+            return (1.0 / count).reshape(1)
+
         losses = torch.empty(M, device=DEVICE)
         grad = torch.empty_like(x)
         one = torch.ones((), device=DEVICE)
@@ -57,9 +65,9 @@ for M, V in shapes:
             "ours forward": lambda: softmax_bench.cross_entropy(x, t),
             "ours step": lambda: step(softmax_bench.cross_entropy),
             "check_arguments": partial(sce.check_arguments, x, t, -100, "mean", 0.0, 0.0, None, None),
-            "_check_targets": partial(sce._check_targets, targets, V, -100),
-            "_divisor": partial(sce._divisor, targets, None, -100),
-            "grad scale (1 / divisor)": lambda: (1.0 / divisor).reshape(1),
+            "targets by torch ops (before)": targets_by_torch_ops,
+            "targets kernel and its assert": lambda: torch._assert_async(
+                kernel.targets(targets, V, -100, None, None, True)[2], "a target is outside the vocabulary"),
             "kernel.launch, no gradient": partial(kernel.launch, rows, targets, None, -100, 0.0, 0.0, None, None),
             "kernel.launch, gradient": partial(kernel.launch, rows, targets, None, -100, 0.0, 0.0, None, scale),
             "the mean (sum / divisor)": lambda: losses.sum() / divisor,
