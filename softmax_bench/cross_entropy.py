@@ -72,9 +72,10 @@ def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Te
 def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
                        inplace: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
-    """(the loss as reduced, each row's lse, the logits' gradient as rows or None): one launch. inplace: the
-    gradient is written over the logits' rows (or a copy of them the kernel needed: then it is that copy).
-    divisor: what `mean` divides by, when the caller says (a 0-d tensor), else the rows not ignored."""
+    """(the loss as reduced, each row's lse, the logits' gradient as rows or None): the targets' kernel, then the
+    loss's (one, or three for rows on a cluster), then the reduction. inplace: the gradient is written over the
+    logits' rows (or a copy of them the kernel needed: then it is that copy). divisor: what `mean` divides by, when
+    the caller says (a 0-d tensor), else the rows not ignored."""
     # imported when first run: importing a kernel module decorates its @triton.jit functions, which decides whether
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
