@@ -126,8 +126,9 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     base = statistics.median(r["step_ms"] for r in rows if r["loss"] == "transformers")
-    print(f"{'GPU' if ON_GPU else 'CPU (interpreted)'}: vocab {args.vocab}, {args.tokens} tokens, hidden {args.hidden}, "
-          f"{args.layers} layers, {dtype}; median step of {args.rounds} rounds of {args.steps}:")
+    where = "GPU" if ON_GPU else "CPU (interpreted)"
+    print(f"{where}: vocab {args.vocab}, {args.tokens} tokens, hidden {args.hidden}, {args.layers} layers, {dtype}; "
+          f"median step of {args.rounds} rounds of {args.steps}:")
     for name in models:
         ms = statistics.median(r["step_ms"] for r in rows if r["loss"] == name)
         peak = max(r["peak_gib"] for r in rows if r["loss"] == name)

@@ -1,7 +1,8 @@
 """Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
-"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED; absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise),
+"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
+absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise),
 "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without),
 "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers and spills.

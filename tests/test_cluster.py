@@ -141,8 +141,9 @@ FORWARD_CASES = {
         for form in ({}, {"cross_entropy": "grad"}, {"cross_entropy": "loss"}, {"cross_entropy": "grad+z"})],
     "causal vectors": [  # cluster.CAUSAL_VECTORS: the plain row, then causal with the element select, then by vectors
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
-        for dtype, N, extra in (("bf16", 128256, {}), ("bf16", 50257, {}), ("fp16", 100003, {"scale": -0.5, "log": True}),
-                                ("fp32", 262144, {}), ("bf16", 151936, {"scale": 0.125, "mask": True}))
+        for dtype, N, extra in (("bf16", 128256, {}), ("bf16", 50257, {}),
+                                ("fp16", 100003, {"scale": -0.5, "log": True}), ("fp32", 262144, {}),
+                                ("bf16", 151936, {"scale": 0.125, "mask": True}))
         for form in ({**extra, "causal": False}, {**extra, "causal": True, "causal_vectors": False},
                      {**extra, "causal": True, "causal_vectors": True})],
     "packed select": [  # cluster.MASK_PACKED off, then on

@@ -113,8 +113,9 @@ elif step == "report":
                 changes.append((100 * (r.pct_of_copy - b.pct_of_copy) / b.pct_of_copy,
                                 math.hypot(r.noise_pct, b.noise_pct), f"{r.dtype} {r.M}x{r.N}", r.samples))
             worst = max(changes, key=lambda c: abs(c[0]))
+            samples = sorted(c[3] for c in changes)[len(changes) // 2]
             print(f"  {label}: largest change {worst[0]:+.2f} % at {worst[2]} (noise {worst[1]:.2f} %); cells past "
-                  f"2 %: {sum(abs(c[0]) > 2 for c in changes)}; median samples {sorted(c[3] for c in changes)[len(changes) // 2]}")
+                  f"2 %: {sum(abs(c[0]) > 2 for c in changes)}; median samples {samples}")
             for z in (2, 3, 4):
                 flagged = sum(c[0] < -(2 + z * c[1]) for c in changes)
                 print(f"    gate 2 % + {z}·noise: {flagged} of {len(changes)} cells flagged")
