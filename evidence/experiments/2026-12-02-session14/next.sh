@@ -3,9 +3,11 @@
 # to the test parts, and the experiments below found none left):
 #   bash evidence/experiments/2026-12-02-session14/next.sh prep        (here, not on the device: builds .bundles, .ab)
 #   bash evidence/experiments/2026-12-02-session14/next.sh ce|ce-cluster|packed|t38-a|t38-b|t38-c|t36|t36-b (device)
-# carry [".bundles", ".ab"]: .ab/device-setup.sh (../shared/tools/device-setup.sh), .ab/gpu2.sh (session 11's
-# gpu-parts.sh), .ab/whl (expecttest, nvidia-ml-py, liger-kernel) and, for `ce`, .ab/old (`git archive acd1426
-# softmax_bench | tar -x -C .ab/old`: the loss before its backward stopped asking the host). Outputs under $OUT.
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] (".bundles" whole while it held Triton's bundle alone; with
+# Quack's parts there too it is over a run's 64 MiB): .ab/device-setup.sh (../shared/tools/device-setup.sh),
+# .ab/gpu2.sh (session 11's gpu-parts.sh), .ab/whl (expecttest, nvidia-ml-py, liger-kernel) and, for `ce`, .ab/old
+# (`git archive acd1426 softmax_bench | tar -x -C .ab/old`: the loss before its backward stopped asking the host).
+# Outputs under $OUT.
 set -u
 D=evidence/experiments/2026-12-02-session14
 step=$1

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The fifteenth session's device steps (the fourteenth's next.sh runs its experiments: ce, ce-cluster, packed).
 #   bash evidence/experiments/2026-12-02-session15/next.sh STEP, STEP one of ce-sweep, fused-sweeps, fused-backward,
-#     causal-vectors, ce-host, write-baseline, real-model, configs, noise, noise-slowed
-#   (device; carry [".bundles", ".ab"]; .ab as the fourteenth session's next.sh prep makes it)
+#     causal-vectors, ce-host, write-baseline, real-model, configs, noise, noise-slowed, quack-1, quack-ce
+#   (device; carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"], not all of .bundles: with Quack's two parts built
+#   there it is over a run's 64 MiB; .ab as the fourteenth session's next.sh prep makes it)
+# Quack beside the loss (issue 27's "ahead of Quack"), three runs in one batch, the machine warm between them:
+#   quack-1 (carry [".bundles/quack-1", ".ab"]), any run that carries the Triton bundle (Triton 3.8 unpacked), then
+#   quack-ce (carry [".bundles/quack-2", ".ab"]): `sweep --preset vocab --op cross-entropy --pass both` with
+#   fused, quack and liger (run id cross-entropy-quack-h200). ../shared/tools/device-bundles.sh quack builds them.
 # ce-sweep: `sweep --preset vocab --op cross-entropy --pass both` with the peers that install from .ab/whl (Liger).
 # fused-sweeps: the default grid of scaled-masked and causal, auto beside torch.compile (run ids OP-h200-$SUFFIX);
 # fused-backward: their backward beside eager and torch.compile (never measured on the default grid; ~5 min).
@@ -26,6 +31,12 @@ case $step in
     . .ab/device-setup.sh && wheels && export PYTHONUNBUFFERED=1
     RUN_ID=${RUN_ID:-cross-entropy-h200} sweep 400 --preset vocab --op cross-entropy --pass both --variant fused \
       --variant eager --variant torch_compile --variant liger --run-id ${RUN_ID:-cross-entropy-h200} ;;
+  quack-1)  # part 1 of Quack, kept in /root/sb-bundles while the machine is warm
+    . .ab/device-setup.sh ;;
+  quack-ce)
+    . .ab/device-setup.sh && wheels && export PYTHONUNBUFFERED=1
+    RUN_ID=cross-entropy-quack-h200 sweep 400 --preset vocab --op cross-entropy --pass both --variant fused \
+      --variant quack --variant liger --run-id cross-entropy-quack-h200 ;;
   fused-sweeps)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
     for op in scaled-masked causal; do
@@ -73,5 +84,5 @@ case $step in
     timeout 400 python3 $(dirname $0)/noise-rule.py slowed /root/noise ${TARGET:-off} 5 > $OUT/slowed.txt 2>&1
     tail -3 $OUT/slowed.txt; python3 $(dirname $0)/noise-rule.py report /root/noise | tee $OUT/noise-report.txt
     mkdir -p $OUT/noise && cp -r /root/noise/. $OUT/noise/ ;;
-  *) echo "usage: next.sh ce-sweep|fused-sweeps|fused-backward|causal-vectors|ce-host|write-baseline|real-model|configs|noise|noise-slowed" >&2; exit 2 ;;
+  *) echo "usage: next.sh ce-sweep|fused-sweeps|fused-backward|causal-vectors|ce-host|write-baseline|real-model|configs|noise|noise-slowed|quack-1|quack-ce" >&2; exit 2 ;;
 esac
