@@ -12,6 +12,11 @@ The rule, for rows of N elements of a dtype on a GPU:
    a 16-bit dtype the table did not measure takes the other 16-bit dtype's entries (the kernels move the same
    bytes: fp16 rows of 24576 went to fused by rule 3 at 66 % of a copy, where bf16's entry, cluster, runs them at
    98 %);
+   in either, `fused` where the entry measured it within TIE of the fastest: a difference that reruns do not
+   keep (same-commit reruns on the H200 agree within 2 %) decides nothing for a plain softmax, and fused, which
+   holds the row in registers, is what the fused forms want (H200, fp32 rows of 2048: two_pass 0.45 % ahead of
+   fused on a plain softmax, and the pick for every form; scaled-masked then ran at 90.5 % of its roofline and causal
+   at 69 %, where fused ran the neighbouring widths at 86–104 %);
 3. with no table for the GPU and this Triton (or on CPU), the declared-support rule of
    softmax_bench.dispatch.auto_choice.
 """
@@ -29,6 +34,7 @@ from typing import Callable
 
 PACKAGED = Path(__file__).parent / "auto_tables"
 SAME_BYTES = {"fp16": "bf16", "bf16": "fp16"}  # rule 2's stand-in for a 16-bit dtype the table did not measure
+TIE = 0.01  # fused within 1 % of an entry's fastest is taken (rules 1 and 2)
 
 
 def user_tables_dir() -> Path:
@@ -69,12 +75,12 @@ class AutoTable:
         where = f"{self.device}, {Path(self.source).name}"
         if table_dtype != dtype:
             where += f"; {dtype} was not measured, {table_dtype} moves the same bytes"
-        if nearest["N"] == N:
-            return nearest["variant"], f"measured fastest for {table_dtype} rows of N = {N} on this GPU ({where})"
-        return nearest["variant"], (
-            f"measured fastest for {table_dtype} at N = {nearest['N']}, the nearest width measured on this GPU "
-            f"({where})"
-        )
+        at = f"rows of N = {N}" if nearest["N"] == N else f"at N = {nearest['N']}, the nearest width measured"
+        fastest, ms = nearest["variant"], nearest.get("ms", {})
+        if fastest != "fused" and supports("fused") and ms.get("fused", math.inf) <= ms.get(fastest, 0) * (1 + TIE):
+            return "fused", (f"measured within {ms['fused'] / ms[fastest] - 1:.1%} of {fastest} for {table_dtype} "
+                             f"{at} on this GPU ({where}): a tie, and fused holds the row in registers")
+        return fastest, f"measured fastest for {table_dtype} {at} on this GPU ({where})"
 
     def to_json(self) -> str:
         return json.dumps({"device": self.device, **self.meta, "entries": self.entries}, indent=1) + "\n"
