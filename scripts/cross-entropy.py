@@ -2,10 +2,11 @@
 fp32, then timed with the project's timer; the forward as % of one read of the logits, the step (forward and
 backward) as % of one copy of them, both against a copy timed in the same process.
 
-    python3 scripts/cross-entropy.py OUT.csv [--dtype bf16|fp32] [--cluster-rows] [MxV ...]
+    python3 scripts/cross-entropy.py OUT.csv [--dtype bf16|fp32] [--chunked-rows] [MxV ...]
 
---cluster-rows: ours with kernels/cross_entropy.CLUSTER_ROWS on (vocabulary rows held across a cluster), where the
-cluster variant runs.
+Ours as the library runs it (vocabulary rows held across a cluster where the cluster variant runs and
+kernels/cross_entropy.on_cluster sends them); --chunked-rows: with kernels/cross_entropy.CLUSTER_ROWS off, the
+rows read in chunks (or held in one CTA), as before the fifteenth session.
 
 ours_inplace: inplace_backward=True (the gradient over the logits, as Liger's). "kernel" rows: our forward's
 launch alone with the gradient written (no autograd), as % of its own bytes' roofline (kernels/cross_entropy.traffic:
@@ -56,9 +57,10 @@ def main() -> None:
     parser.add_argument("out")
     parser.add_argument("shapes", nargs="*", default=SHAPES)
     parser.add_argument("--dtype", choices=DTYPES, default="bf16")
-    parser.add_argument("--cluster-rows", action="store_true", help="kernels/cross_entropy.CLUSTER_ROWS on")
+    parser.add_argument("--chunked-rows", action="store_true", help="kernels/cross_entropy.CLUSTER_ROWS off")
     args = parser.parse_args()
-    kernel.CLUSTER_ROWS = args.cluster_rows
+    if args.chunked_rows:
+        kernel.CLUSTER_ROWS = False
     dtype = DTYPES[args.dtype]
     write = csv_rows(args.out, ["who", "dtype", "M", "V", "pass", "ms", "ms_p20", "ms_p80", "pct", "max_err",
                                 "status"])
