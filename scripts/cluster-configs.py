@@ -6,8 +6,8 @@ measurement, flushed, so an interrupted run keeps what it measured.
     PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal|biased] [N ...]
 
 COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
-timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1 and CAUSAL_VECTORS=0|1 set those switches
-of kernels/cluster.py for the run (unset: as the module has them).
+timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1 and CAUSAL_VECTORS=all|none|measured
+set those switches of kernels/cluster.py for the run (unset: as the module has them).
 
 scaled-masked, causal and biased are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move
 (x, the mask or bias, y; a causal row's kept columns), every configuration whose threads hold up to MAX_PER_THREAD
@@ -29,9 +29,9 @@ from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward,
 from softmax_bench.kernels.aligned import window_lanes
 FUSED_MODES = ("scaled-masked", "causal", "biased")
 COMPILE_ONLY = os.environ.get("COMPILE_ONLY") == "1"
-for switch in ("MASK_PACKED", "CAUSAL_VECTORS"):
-    if switch in os.environ:
-        setattr(cluster, switch, os.environ[switch] == "1")
+if "MASK_PACKED" in os.environ:
+    cluster.MASK_PACKED = os.environ["MASK_PACKED"] == "1"
+cluster.CAUSAL_VECTORS = os.environ.get("CAUSAL_VECTORS", cluster.CAUSAL_VECTORS)
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 

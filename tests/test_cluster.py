@@ -56,17 +56,21 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         assert config.step % unit == 0 and config.step - lanes / config.ctas < unit, \
             "the CTAs share the window evenly, in whole lines where rows are, else in whole vectors"
         assert (config.ctas - 1) * config.step < N, "the last CTA holds columns of the row"
-        budget = cluster.MAX_PER_THREAD[cluster.holding(dtype, fusion, N)][config.num_warps]
-        if fusion.causal_m is not None or fusion.mask is not None:
+        how = cluster.holding(dtype, fusion, N)
+        # causal rows read by vectors hold what a plain row holds, in its configuration
+        by_vectors = cluster.form_of(fusion) == "causal" and cluster.causal_vectors(N, how)
+        form = "softmax" if by_vectors else cluster.form_of(fusion)
+        budget = cluster.MAX_PER_THREAD[how][config.num_warps]
+        if (fusion.causal_m is not None and not by_vectors) or fusion.mask is not None:
             budget = budget * cluster.MASKED_SHARE
-        measured = N in cluster.MEASURED.get((cluster.form_of(fusion), cluster.holding(dtype, fusion, N)), {})
+        measured = N in cluster.MEASURED.get((form, how), {})
         if N <= 262144 and not measured:  # the widest masked rows may hold more: they spill rather than fail
             assert config.span // threads <= budget
         assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"
         if cluster.holding(dtype, fusion, N) == "fp32":
             assert config.span - config.step < max(config.span // 4, threads * vector_elems(dtype)), "little padding"
-        elif N in cluster.MEASURED.get((cluster.form_of(fusion), "packed"), {}):  # measured there in more pieces
-            assert len(config.pieces) <= cluster.MEASURED[cluster.form_of(fusion), "packed"][N][2]
+        elif N in cluster.MEASURED.get((form, "packed"), {}):  # measured there in more pieces
+            assert len(config.pieces) <= cluster.MEASURED[form, "packed"][N][2]
             assert config.span < 2 * config.step
         else:
             assert len(config.pieces) == 1 and config.span < 2 * config.step, "one piece, padded less than twice"
@@ -473,10 +477,10 @@ def test_causal_rows_by_vectors_match_float64(shape, dtype, log, monkeypatch):
     call = softmax_bench.log_softmax if log else softmax_bench.softmax
     for kwargs, where in (({}, kept), ({"scale": -0.5}, kept), ({"scale": 0.125, "mask": keep}, kept & keep[rows]),
                           ({"scale": 0.125, "bias": bias}, kept)):
-        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", True)
+        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", "all")
         clear_caches()  # a call like an earlier one replays its launch
         y = call(x, variant="cluster", causal=True, **kwargs)[rows]
-        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", False)
+        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", "none")
         clear_caches()
         element = call(x, variant="cluster", causal=True, **kwargs)[rows]
         z = x[rows].double() * kwargs.get("scale", 1.0) + (bias[rows].double() if "bias" in kwargs else 0.0)

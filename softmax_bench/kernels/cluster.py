@@ -99,7 +99,8 @@ CAPPED_UP_TO = 80
 # - masked (a keep-mask; tenth session, % of the op's own bytes): bf16 50257 76 against 60, 128256 86 against 57,
 #   151936 77 against 75, 262144 90 against 79 (capped at 80 registers: three 8-warp CTAs an SM, 2 bytes
 #   spilled); fp32 128256 77 against 58, 151936 84 against 48 (CTAs of 16 warps).
-# - causal (tenth session): bf16 128256 68 against 57, 151936 70 against 60, 262144 71 against 63.
+# - causal (tenth session, under the element select: rows held packed now go by vectors, CAUSAL_VECTORS): bf16
+#   128256 68 against 57, 151936 70 against 60, 262144 71 against 63.
 MEASURED: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("softmax", "packed"): {50257: (4, 4, 1, None), 151936: (8, 8, 2, None)},
     ("masked", "packed"): {50257: (8, 8, 1, None), 128256: (16, 8, 1, None), 151936: (16, 8, 2, None),
@@ -125,9 +126,15 @@ MASK_PACKED = True
 # A causal row read a whole vector at a time with no per-element select: the vectors it keeps whole as a plain
 # row's, the one vector its diagonal cuts beside the row's partial end vectors (element by element, few). Compiled
 # for sm_90, bf16 128256 causal: the element select takes 1520 SASS instructions and 127 registers, 416 more
-# instructions (ISETP, SEL, IMAD) than the plain row's 1104 in 71. Off until measured on a GPU (fifteenth session:
-# no device time was left); evidence/experiments/2026-12-02-session15/ab-causal-vectors.py times it.
-CAUSAL_VECTORS = False
+# instructions (ISETP, SEL, IMAD) than the plain row's 1104 in 71; by vectors, 1256. On the H200 (sixteenth
+# session, evidence/experiments/2026-12-02-session15/ab-causal-vectors.py, five alternating rounds, % of the op's own
+# bytes), in the plain softmax's configuration, which the element select's registers kept causal rows from:
+# bf16 71 → 83 (16384), 59 → 90 (50257), 80 → 98 (65536), 68 → 92.5 (128256), 70 → 90 (151936), 70 → 91
+# (262144), fp16 alike. fp32 rows gained at 128256 only (81 → 98.7) and lost at 16384 (87 → 65), 32768 (97 → 80)
+# and 151936 (70 → 51): "measured" takes vectors for rows held packed and fp32 rows of FP32_CAUSAL_VECTORS_AT.
+# "all" and "none" force either way (the tests and the A/B).
+CAUSAL_VECTORS = "measured"
+FP32_CAUSAL_VECTORS_AT = frozenset({128256})
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -194,6 +201,8 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None or fusion.bias is not None
     how = holding(dtype, fusion, N)
+    if form_of(fusion) == "causal" and causal_vectors(N, how):  # a row's registers as a plain row's (measured)
+        return config_for(N, dtype, PLAIN)
     measured = MEASURED.get((form_of(fusion), how), {}).get(N)
     if measured is not None:
         ctas, num_warps, most_pieces, max_registers = measured
@@ -204,6 +213,13 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
         return replace(config, max_registers=CAPPED_REGISTERS)
     return config
+
+
+def causal_vectors(N: int, how: str) -> bool:
+    """Whether causal rows of N elements held `how` are read by vectors (CAUSAL_VECTORS)."""
+    if CAUSAL_VECTORS in ("all", "none"):
+        return CAUSAL_VECTORS == "all"
+    return how == "packed" or N in FP32_CAUSAL_VECTORS_AT
 
 
 def form_of(fusion: Fusion) -> str:
@@ -827,8 +843,9 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
-    return _kernel_constexprs(config, N, dtype, aligned, holding(dtype, fusion, N), mask_vectors, bias_vectors,
-                              MASK_PACKED and mask_vectors, CAUSAL_VECTORS and fusion.causal_m is not None)
+    how = holding(dtype, fusion, N)
+    return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors, bias_vectors, MASK_PACKED and mask_vectors,
+                              fusion.causal_m is not None and causal_vectors(N, how))
 
 
 @lru_cache(maxsize=1024)

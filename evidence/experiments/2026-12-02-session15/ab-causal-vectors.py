@@ -14,6 +14,7 @@ from config_timing import ELEMS, VOCAB, csv_rows, in_rounds
 from softmax_bench import ops
 from softmax_bench.kernels import PLAIN, TOLERANCES, cluster, one_pass_traffic
 
+cluster.CAUSAL_VECTORS = "none"  # config_for's rule as the element select had it
 WIDTHS = [int(a) for a in sys.argv[2:]] or [16384, 32768, 50257, 65536, 128256, 131072, 151936, 262144]
 write = csv_rows(sys.argv[1], ["dtype", "M", "N", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
 for dtype in (torch.bfloat16, torch.float32, torch.float16):
@@ -24,7 +25,7 @@ for dtype in (torch.bfloat16, torch.float32, torch.float16):
         rule, plain = cluster.config_for(N, dtype, fusion), cluster.config_for(N, dtype, PLAIN)
 
         def launch(vectors: bool, config):
-            cluster.CAUSAL_VECTORS = vectors  # read by kernel_constexprs at each launch
+            cluster.CAUSAL_VECTORS = "all" if vectors else "none"  # read by kernel_constexprs at each launch
             return cluster.launch(x, fusion, config=config)[0]
 
         element = launch(False, rule)
@@ -41,4 +42,4 @@ for dtype in (torch.bfloat16, torch.float32, torch.float16):
                    "vectors, plain's": lambda: launch(True, plain)}, 5, dtype, nbytes, write,
                   [str(dtype).split(".")[1], M, N], marked="element, rule's")
         del x, fusion, element, ref
-cluster.CAUSAL_VECTORS = False
+cluster.CAUSAL_VECTORS = "none"  # (it was a bool when this ran: True, False)

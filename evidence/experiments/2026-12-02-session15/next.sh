@@ -15,7 +15,7 @@
 # goes (ce-host.py, ~1 min). write-baseline: a write-only stream's GB/s against a copy's, and the narrow causal
 # cells (write-baseline.py, ~1 min). real-model: scripts/real-model-step.py, a Llama's training step with each loss
 # at a 128256 vocabulary (issue 27). configs: cluster-configs.py for scaled-masked (bf16, fp32) and causal (bf16, with
-# CAUSAL_VECTORS=1): MEASURED's shapes were chosen under the element selects. noise (NOISE_TARGETS="off 1 0.5", one
+# CAUSAL_VECTORS=all): MEASURED's shapes were chosen under the element selects. noise (NOISE_TARGETS="off 1 0.5", one
 # command a target or two: each target's two default sweeps), then noise-slowed (TARGET=…: the 5 %-slowed sweep and the report): issue 30's default and gate
 # (noise-rule.py); the runs stay in /root/noise while the machine is warm, and come back under $OUT/noise.
 set -u
@@ -67,13 +67,13 @@ case $step in
     C=scripts/cluster-configs.py
     for w in 50257 128256 151936 262144; do
       COMPILE_ONLY=1 timeout 150 python3 $C /dev/null bf16 scaled-masked $w > /dev/null 2>&1 &
-      CAUSAL_VECTORS=1 COMPILE_ONLY=1 timeout 150 python3 $C /dev/null bf16 causal $w > /dev/null 2>&1 &
+      CAUSAL_VECTORS=all COMPILE_ONLY=1 timeout 150 python3 $C /dev/null bf16 causal $w > /dev/null 2>&1 &
     done
     COMPILE_ONLY=1 timeout 150 python3 $C /dev/null fp32 scaled-masked 50257 128256 151936 > /dev/null 2>&1 &
     wait
     timeout 200 python3 $C $OUT/configs-masked-bf16.csv bf16 scaled-masked 50257 128256 151936 262144 | grep BEST
     timeout 120 python3 $C $OUT/configs-masked-fp32.csv fp32 scaled-masked 50257 128256 151936 | grep BEST
-    CAUSAL_VECTORS=1 timeout 200 python3 $C $OUT/configs-causal-bf16.csv bf16 causal 50257 128256 151936 262144 \
+    CAUSAL_VECTORS=all timeout 200 python3 $C $OUT/configs-causal-bf16.csv bf16 causal 50257 128256 151936 262144 \
       | grep BEST ;;
   noise)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
