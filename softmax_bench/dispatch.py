@@ -114,11 +114,12 @@ def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, captur
 
 
 def clear_caches() -> None:
-    """Forget the auto tables read, every variant decided and every call recorded for replay: the next call reads
-    and decides again."""
+    """Forget the auto tables read, every variant decided and every call or launch recorded for replay: the next call
+    reads and decides again."""
     table_for.cache_clear()
     _resolve.cache_clear()
     replay.PLANS.clear()
+    replay.LAUNCHES.clear()
 
 
 def check_tensor(x: torch.Tensor, variant: str = "auto") -> None:

@@ -17,6 +17,7 @@ and every tensor argument x, y, the mask or the bias. `clear_caches` (dispatch) 
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from functools import cache
 
@@ -122,10 +123,8 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
     for kernel, grid, args, kwargs, compiled in launches:
         if compiled is None or not hasattr(compiled, "run"):
             return None
-        values = dict(zip(kernel.arg_names, args), **{k: v for k, v in kwargs.items() if k in kernel.arg_names})
         template, slots = [], []
-        for param in kernel.params:
-            value = values[param.name] if param.name in values else param.default
+        for value in bound_arguments(kernel, args, kwargs):
             if isinstance(value, torch.Tensor):
                 source = next((where for where, tensor in ((X, rows), (Y, y_rows), (MASK, mask_rows),
                                                            (BIAS, bias_rows)) if value is tensor), None)
@@ -161,3 +160,81 @@ def keep(key: tuple, plan: Plan) -> None:
     if len(PLANS) >= MAX_PLANS:
         PLANS.clear()
     PLANS[key] = plan
+
+
+def bound_arguments(kernel, args: tuple, kwargs: dict) -> list:
+    """A launch's arguments in the kernel's parameter order, constexprs included, as its compiled launcher takes
+    them: the positional ones, then those named, then the parameters' defaults."""
+    names, defaults = _parameters(kernel)[:2]
+    values = list(args)
+    values.extend(kwargs.get(name, default) for name, default in zip(names[len(args):], defaults[len(args):]))
+    return values
+
+
+@cache
+def _parameters(kernel) -> tuple[tuple, tuple, tuple, frozenset]:
+    """(names, defaults, constexpr flags, the set of names) of a @triton.jit kernel's parameters."""
+    names = tuple(p.name for p in kernel.params)
+    return (names, tuple(p.default for p in kernel.params),
+            tuple(bool(getattr(p, "is_constexpr", False)) for p in kernel.params), frozenset(names))
+
+
+# Launches bound without Triton's binder (issue 29). A `kernel[grid](...)` launch binds and specializes every
+# argument and builds its cache key: on the H200's host, 35–60 µs a launch, over half of a cross_entropy call
+# (evidence/experiments/2026-12-02-session16/ce-profile.txt), where a replayed launch costs ~5. With FAST_LAUNCHES, a
+# launch whose arguments specialize as an earlier one's did goes to that launch's compiled kernel directly, as a
+# replayed call's do: same kernel, grid, launch options, constexprs and integers (by value), tensors (dtype, device
+# and 16-byte alignment, what Triton specializes a pointer on) and the current device; floats by type. Off until
+# measured on a GPU (SOFTMAX_BENCH_FAST_LAUNCHES=1 turns it on): written in the sixteenth session, when no device
+# time was left.
+FAST_LAUNCHES = os.environ.get("SOFTMAX_BENCH_FAST_LAUNCHES") == "1"
+LAUNCHES: dict[tuple, tuple] = {}
+
+
+def launch_key(kernel, grid, args: tuple, kwargs: dict, device: int) -> tuple[tuple, list] | None:
+    """(what a launch's compiled kernel depends on on `device`, the current one; its arguments bound) or None where
+    the launch is not one this path takes (a grid that is not a tuple)."""
+    if type(grid) is not tuple:
+        return None
+    names, _, constexpr, known = _parameters(kernel)
+    values = bound_arguments(kernel, args, kwargs)
+    spec = []
+    for value, fixed in zip(values, constexpr):
+        if isinstance(value, torch.Tensor):
+            spec.append((value.dtype, value.get_device(), value.data_ptr() % 16 == 0))
+        elif fixed or type(value) is not float:
+            spec.append((type(value), value))  # bool True and int 1 compile apart
+        else:
+            spec.append(float)
+    options = tuple(sorted((k, v) for k, v in kwargs.items() if k not in known))  # num_warps, num_ctas, …
+    return (kernel, grid, options, tuple(spec), device), values
+
+
+def launch(kernel, grid, args: tuple, kwargs: dict):
+    """kernel[grid](*args, **kwargs), through an earlier launch's compiled kernel where it specializes alike
+    (FAST_LAUNCHES); returns the compiled kernel."""
+    if kernels.interpreted():
+        return kernel[grid](*args, **kwargs)
+    device, stream_of = current_device()
+    try:
+        bound = launch_key(kernel, grid, args, kwargs, device)
+        hit = LAUNCHES.get(bound[0]) if bound is not None else None
+    except TypeError:  # an argument that cannot be hashed: Triton's own launch says what it makes of it
+        bound = hit = None
+    if hit is not None:
+        run, compiled = hit
+        run(stream_of(device), bound[1])
+        return compiled
+    compiled = kernel[grid](*args, **kwargs)
+    if bound is not None and hasattr(compiled, "run") and hasattr(compiled, "packed_metadata"):
+        if len(LAUNCHES) >= MAX_PLANS:
+            LAUNCHES.clear()
+        LAUNCHES[bound[0]] = (launcher(compiled, grid), compiled)
+    return compiled
+
+
+def current_device():
+    """(the current device's index, index → its current stream), as Triton's own launch takes them."""
+    from triton.runtime import driver
+
+    return driver.active.get_current_device(), driver.active.get_current_stream

@@ -182,3 +182,119 @@ def test_the_registered_op_replays_eager_with_a_gradient_and_compiled():
         torch.testing.assert_close(compiled(x), torch.softmax(x * 2.0, -1), atol=1e-6, rtol=1e-5)
     assert len(replay.PLANS) == 1  # x · 2, the compiled graph's input to the op, is of x's kind: the same plan
 
+
+
+class ConstexprParam(Param):
+    def __init__(self, name, default=None, is_constexpr=False):
+        super().__init__(name, default)
+        self.is_constexpr = is_constexpr
+
+
+class FakeKernelWithConstexprs(FakeKernel):
+    """FakeKernel whose last two parameters are constexprs (a float one among them), as @triton.jit marks them."""
+
+    arg_names = ["x_ptr", "y_ptr", "N", "scale", "FACTOR", "FLAG"]
+    params = [ConstexprParam(n) for n in arg_names[:4]] + [ConstexprParam("FACTOR", is_constexpr=True),
+                                                             ConstexprParam("FLAG", default=True, is_constexpr=True)]
+
+
+def fast(monkeypatch):
+    """replay.FAST_LAUNCHES on, as on a GPU: the kernels compiled (not the interpreter), device 0's stream."""
+    monkeypatch.setattr(replay, "FAST_LAUNCHES", True)
+    monkeypatch.setattr(replay.kernels, "interpreted", lambda: False)
+    monkeypatch.setattr(replay, "current_device", lambda: (0, lambda device: f"stream {device}"))
+    replay.LAUNCHES.clear()
+
+
+def test_a_launch_that_specializes_as_an_earlier_one_goes_to_its_compiled_kernel(monkeypatch):
+    """FAST_LAUNCHES: the first launch goes through kernel[grid], the next alike straight to its compiled kernel
+    with its own tensors and numbers in parameter order; whatever Triton specializes on starts a launch of its own
+    (an integer's value, a tensor's dtype or 16-byte alignment, bool against int, a constexpr, a launch option), a
+    float's value does not."""
+    fast(monkeypatch)
+    kernel = FakeKernelWithConstexprs()
+    x, y = torch.randn(64), torch.empty(64)
+
+    def go(x=x, y=y, N=64, scale=0.5, FACTOR=2.0, **options):
+        return launch_kernel(kernel, (4,), x, y, N, scale, FACTOR=FACTOR, num_warps=options.get("num_warps", 4))
+
+    assert go() is kernel.compiled and not kernel.compiled.calls and len(replay.LAUNCHES) == 1
+    x2, y2 = torch.randn(64), torch.empty(64)
+    assert go(x2, y2, scale=0.25) is kernel.compiled  # a float's value: the same kernel
+    (call,) = kernel.compiled.calls
+    assert call[:4] == (4, 1, 1, "stream 0") and call[4:6] == ("fn", "meta")
+    args = call[9:]
+    assert args[0] is x2 and args[1] is y2 and args[2:] == (64, 0.25, 2.0, True)
+    assert len(replay.LAUNCHES) == 1
+    for other in ({"N": 65}, {"N": 1}, {"N": True}, {"x": torch.randn(65)[1:]}, {"x": torch.randn(64, dtype=torch.float64)},
+                  {"FACTOR": 3.0}, {"num_warps": 8}):
+        before = len(replay.LAUNCHES)
+        go(**other)
+        assert len(replay.LAUNCHES) == before + 1, other
+    assert len(kernel.compiled.calls) == 1  # none of those went to an earlier launch's kernel
+
+
+def test_fast_launches_leave_recording_and_the_interpreter_alone(monkeypatch):
+    kernel = FakeKernel()
+    x, y = torch.randn(5, 40), torch.empty(5, 40)
+    fast(monkeypatch)
+    assert len(record(kernel, x, y, None)) == 1  # recorded for a plan, not launched fast
+    assert not replay.LAUNCHES
+    monkeypatch.setattr(replay.kernels, "interpreted", lambda: True)
+    launch_kernel(kernel, (5,), x, y, x, 40, scale=0.5, BLOCK=64)
+    assert not replay.LAUNCHES
+    launch_kernel(kernel, lambda meta: (5,), x, y, x, 40, scale=0.5, BLOCK=64)  # a grid Triton computes
+    assert not replay.LAUNCHES
+
+
+def test_a_launch_bound_without_triton_binds_as_python_does():
+    """replay.bound_arguments (a replayed call's and a fast launch's): every parameter in order, positional,
+    named, then default, as Python binds the kernel's own function."""
+    import inspect
+
+    from softmax_bench.kernels import cross_entropy, fused
+
+    for fn in (fused.fused_rows_kernel.fn, cross_entropy.targets_kernel.fn):
+        names = list(inspect.signature(fn).parameters)
+        kernel = type("K", (), {"params": [Param(n, p.default) for n, p in inspect.signature(fn).parameters.items()]})
+        args, kwargs = tuple(range(3)), {names[-1]: "last", names[4]: "fifth"}
+        expected = inspect.signature(fn).bind_partial(*args, **kwargs)
+        expected.apply_defaults()
+        got = replay.bound_arguments(kernel, args, kwargs)
+        assert got == [expected.arguments.get(n, inspect.Parameter.empty) for n in names]
+
+
+@GPU
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fast_launches_give_what_triton_launches_give(dtype, monkeypatch):
+    """On the GPU, FAST_LAUNCHES: softmax's variants (not replayed: a dim that is not last), their backward and the
+    loss's forward and step, bit for bit what Triton's own launches give, with launches gone fast; rows at an odd
+    offset after aligned ones are launches of their own."""
+    from softmax_bench import cross_entropy
+
+    def calls():
+        x = torch.randn(6000, 64, device="cuda", dtype=dtype)  # dim 0: each call launches the long way
+        logits = torch.randn(256, 50257, device="cuda", dtype=dtype, requires_grad=True)
+        target = torch.randint(0, 50257, (256,), device="cuda")
+        out = [softmax_bench.softmax(x, dim=0, variant=v) for v in ("fused", "two_pass", "online")]
+        out.append(softmax_bench.log_softmax(x[1:], dim=0, scale=0.5))
+        loss = cross_entropy(logits, target)
+        out += [loss, torch.autograd.grad(loss, logits)[0]]
+        with torch.no_grad():
+            out.append(cross_entropy(logits[:, 1:], target.clamp(max=50255)))
+        return out
+
+    torch.manual_seed(0)
+    dispatch.clear_caches()
+    expected = calls()
+    monkeypatch.setattr(replay, "FAST_LAUNCHES", True)
+    for round_ in range(2):  # launched by Triton and kept, then fast
+        torch.manual_seed(0)
+        got = calls()
+        for g, e in zip(got, expected):
+            assert torch.equal(g, e), round_
+    kept = len(replay.LAUNCHES)
+    assert kept >= 8
+    calls()
+    assert len(replay.LAUNCHES) == kept  # every launch of a third round went fast
+    dispatch.clear_caches()
