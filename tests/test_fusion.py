@@ -106,6 +106,33 @@ def test_causal(variant, shape):
         assert float(y[..., 0, 0].min()) == 1.0  # the first query sees only the first key
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(600, 16), (3, 200, 16), (2, 3, 300, 40)])  # programs of 128 / 128 / 32 rows
+def test_causal_programs_whose_rows_keep_nothing(shape, log, monkeypatch):
+    """fused.SKIP_MASKED_PROGRAMS: a program whose queries all keep no key writes their zeros (-inf for
+    log_softmax) and runs nothing else, also where a program's rows wrap past a head's last query (3-D and 4-D x,
+    row r is query r mod S); bit for bit what the whole tile computes, and the float64 result."""
+    from softmax_bench.kernels import fused
+
+    x, _ = fresh_randn(*shape)
+    M, N = shape[-2:]
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    monkeypatch.setattr(fused, "SKIP_MASKED_PROGRAMS", True)
+    softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
+    y = call(x, causal=True, scale=0.125, variant="fused")
+    monkeypatch.setattr(fused, "SKIP_MASKED_PROGRAMS", False)
+    softmax_bench.dispatch.clear_caches()
+    assert torch.equal(y, call(x, causal=True, scale=0.125, variant="fused"))
+    keep = causal_keep(M, N)
+    z = (x.double().cpu() * 0.125).masked_fill(~keep, float("-inf"))
+    expected = (torch.log_softmax if log else torch.softmax)(z, -1)
+    nothing = ~keep.any(-1)  # queries that keep no key
+    expected[..., nothing, :] = float("-inf") if log else 0.0
+    atol, rtol = TOLERANCES[x.dtype]
+    torch.testing.assert_close(y.double().cpu(), expected, atol=atol, rtol=rtol)
+    assert bool(nothing[: 128].all()) and bool(nothing.any()) and not bool(nothing.all())
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_causal_with_a_mask_and_a_scale(variant):
     x, _ = fresh_randn(32, 4100)

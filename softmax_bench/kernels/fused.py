@@ -28,6 +28,15 @@ NUM_WARPS_BY_BLOCK = ((8192, 8), (2**62, 16))
 # (and speed: 40 % then 28 % of copy) changed from one process to the next (docs/perf-notes.md). Wider rows go
 # to two_pass or online.
 MAX_N = 32768
+# Causal rows whose queries keep no key (bottom-right aligned, the first causal_m − N of them when causal_m > N): a
+# program of only such rows writes them and skips the rest. On the H200 the grid's narrow causal cells (M ≫ N, all
+# but the last N rows masked out) ran at a copy's time whatever they read, 0.13–0.18 ms at 2^27 elements: as long as
+# issuing the tile's instructions takes (causal bf16 N = 32: 528 SASS instructions a thread for 16 elements, 65536
+# programs of 4 warps on 132 SMs: 0.14 ms at 1.98 GHz; fp32, 680: 0.18), not its bytes; more rows a program were
+# slower (docs/perf-notes.md, sixteenth session). Written when no device time was left: checked in the interpreter
+# and compiled for sm_90 (a skipped program: ~80 instructions), off until timed
+# (evidence/experiments/2026-12-02-session16/ab-skip-masked.py).
+SKIP_MASKED_PROGRAMS = False
 
 
 @triton.jit
@@ -37,12 +46,33 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
                       EVICT: tl.constexpr = "", mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
                       bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
-                      bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+                      bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
+                      SKIP_MASKED: tl.constexpr = False):
+    first = tl.program_id(0) * ROWS
+    rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
     # 64-bit row offsets: row · stride passes 2^31 on tensors of more than 2^31 elements.
     rows = rows.to(tl.int64)
+    skipped = False
+    if SKIP_MASKED:  # (CAUSAL) a program whose rows all keep no column writes their zeros (-inf) and reads nothing:
+        # its last row's query keeps none, and no row wrapped past causal_m (there, a query keeping every column)
+        skipped = (first % causal_m) + (ROWS - 1) < causal_m - N
+    if skipped:
+        y = tl.full([ROWS, BLOCK_N], -float("inf") if LOG else 0.0, tl.float32)
+    else:
+        y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
+                          HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
+                          bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED)
+    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
+                  HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
+                  EVICT: tl.constexpr, mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride,
+                  HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr):
+    """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT stays "": evict_last was faster on the H200 but costs the next kernel L2 (docs/perf-notes.md,
     # scripts/eviction.py and scripts/l2-after.py set it)
@@ -64,10 +94,9 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     num = tl.exp(x - shift)
     norm = normalizer(tl.sum(num, axis=1), LOG)[:, None]
     if LOG:
-        y = normalized(x, shift, norm, LOG)
+        return normalized(x, shift, norm, LOG)
     else:
-        y = num * norm  # the exponentials already computed: no second exp
-    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
+        return num * norm  # the exponentials already computed: no second exp
 
 
 def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
@@ -96,8 +125,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     y = output_like(x, fusion)
     config = config or launch_config(M, N, x.dtype)
     grid = (cdiv(M, config["ROWS"]),)
+    skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config)
+                             **config, **skip)
     return y, Launch(config, [compiled])
 
 
