@@ -1,4 +1,4 @@
-"""Compile the cluster kernels for sm_90 without a GPU and read their PTX and ptxas report: run as
+"""Compile the cluster kernels (and fused's: compile_fused_case) for sm_90 without a GPU and read their PTX and ptxas report: run as
 `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
 the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
 "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
@@ -28,7 +28,8 @@ PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bi
 PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
               "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
               "lg2_approx": r"lg2\.approx", "evict_last_loads": r"ld\.global\.L1::evict_last",
-              "cta_barriers": r"bar\.sync", "byte_loads": r"ld\.global[.\w:]*\.b8", "selects": r"selp\."}
+              "cta_barriers": r"bar\.sync", "byte_loads": r"ld\.global[.\w:]*\.b8", "selects": r"selp\.",
+              "wide_remainders": r"rem\.[su]64", "wide_compares": r"setp\.\w+\.s64", "branches": r"\bbra\b"}
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:
@@ -51,7 +52,32 @@ def compiled_for_sm90(source, options: dict, path: str) -> tuple[str, str, int]:
     return ptx, report, sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))
 
 
+def compile_fused_case(case: dict, out_dir: str) -> dict:
+    """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED)}): launch_config's
+    tile for 2^27 / N rows, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
+    from triton.compiler import ASTSource
+
+    from softmax_bench.kernels import fused
+
+    dtype, N = DTYPES[case["dtype"]], case["N"]
+    config = fused.launch_config(2**27 // N, N, dtype)
+    kernel = fused.fused_rows_kernel
+    constexprs = {"BLOCK_N": config["BLOCK_N"], "ROWS": config["ROWS"], "HAS_SCALE": True, "HAS_MASK": False,
+                  "CAUSAL": bool(case.get("causal")), "LOG": False, "bias_ptr": None,
+                  "SKIP_MASKED": bool(case.get("skip"))}
+    types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*u8", "scale": "fp32"}
+    divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m") if N % 16 == 0 else ()
+    source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
+                       attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible})
+    path = os.path.join(out_dir, "-".join(f"{k}={v}" for k, v in case.items()) + ".ptx")
+    ptx, report, spill_bytes = compiled_for_sm90(source, {"num_warps": config["num_warps"]}, path)
+    return {**case, **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
+            "registers": int(re.search(r"Used (\d+) registers", report).group(1)), "spill_bytes": spill_bytes}
+
+
 def compile_case(case: dict, out_dir: str) -> dict:
+    if case["kernel"] == "fused":
+        return compile_fused_case(case, out_dir)
     dtype, N = DTYPES[case["dtype"]], case["N"]
     fusion = Fusion(scale=case.get("scale", 1.0), causal_m=7 if case.get("causal") else None,
                     mask=torch.empty(1, N, dtype=torch.uint8) if case.get("mask") else None, log=case.get("log", False),

@@ -133,6 +133,24 @@ def test_causal_programs_whose_rows_keep_nothing(shape, log, monkeypatch):
     assert bool(nothing[: 128].all()) and bool(nothing.any()) and not bool(nothing.all())
 
 
+def test_causal_tiles_compare_in_32_bits_and_skip_by_a_branch(tmp_path):
+    """fused's causal tile, compiled for sm_90 without a GPU (bf16 N = 32, fp32 N = 1024): each row's query and each
+    element's compare with its diagonal in 32 bits, not 64 (the narrow causal cells are bound by issuing the tile's
+    instructions: the int64 remainder and compares were 144 of bf16's 528 SASS instructions a thread); with
+    SKIP_MASKED, a branch around the tile and the same loads and stores."""
+    from .compile_sm90 import compile_in_subprocess
+
+    cases = [{"kernel": "fused", "dtype": dtype, "N": N, "causal": True, "skip": skip}
+             for dtype, N in (("bf16", 32), ("fp32", 1024)) for skip in (False, True)]
+    whole, skipping, whole_fp32, skipping_fp32 = compile_in_subprocess(cases, tmp_path)
+    for compiled in (whole, skipping, whole_fp32, skipping_fp32):
+        assert compiled["wide_remainders"] == 0 and compiled["wide_compares"] == 0, compiled
+        assert compiled["spill_bytes"] == 0 and compiled["loads_v4"] > 0
+    for tile, skipped in ((whole, skipping), (whole_fp32, skipping_fp32)):
+        assert skipped["branches"] > tile["branches"]
+        assert (skipped["loads_v4"], skipped["stores_v4"]) == (tile["loads_v4"], tile["stores_v4"])
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_causal_with_a_mask_and_a_scale(variant):
     x, _ = fresh_randn(32, 4100)

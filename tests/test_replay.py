@@ -226,7 +226,8 @@ def test_a_launch_that_specializes_as_an_earlier_one_goes_to_its_compiled_kernel
     args = call[9:]
     assert args[0] is x2 and args[1] is y2 and args[2:] == (64, 0.25, 2.0, True)
     assert len(replay.LAUNCHES) == 1
-    for other in ({"N": 65}, {"N": 1}, {"N": True}, {"x": torch.randn(65)[1:]}, {"x": torch.randn(64, dtype=torch.float64)},
+    for other in ({"N": 65}, {"N": 1}, {"N": True}, {"x": torch.randn(65)[1:]},
+                  {"x": torch.randn(64, dtype=torch.float64)},
                   {"FACTOR": 3.0}, {"num_warps": 8}):
         before = len(replay.LAUNCHES)
         go(**other)
