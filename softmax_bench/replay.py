@@ -196,7 +196,7 @@ def launch_key(kernel, grid, args: tuple, kwargs: dict, device: int) -> tuple[tu
     the launch is not one this path takes (a grid that is not a tuple)."""
     if type(grid) is not tuple:
         return None
-    names, _, constexpr, known = _parameters(kernel)
+    _, _, constexpr, known = _parameters(kernel)
     values = bound_arguments(kernel, args, kwargs)
     spec = []
     for value, fixed in zip(values, constexpr):
