@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The sixteenth session's second device command (the first ran the fifteenth session's steps: README.md):
-#   bash evidence/experiments/2026-12-02-session16/next.sh b2|fast|skip   (device; carry [".bundles/triton-3.8.0-slim.tar.xz",
-#   ".ab"], .ab as evidence/experiments/2026-12-02-session14/next.sh prep makes it)
-# fast (ready for the next session, ~3 min): replay.FAST_LAUNCHES's GPU test (bit for bit against Triton's own
-#   launches), then ce-host.py and scripts/host-cost.py with SOFTMAX_BENCH_FAST_LAUNCHES=0 and =1 (issues 27, 29;
-#   prediction: a loss forward at 64×128256 from 275–340 to ≤ 150 host µs, a step from 720–1040 to ≤ 800); if both
-#   hold, turn it on (replay.FAST_LAUNCHES) and run the GPU suite's parts.
-# skip (ready for the next session, ~2 min): fused.SKIP_MASKED_PROGRAMS (on, checked in the interpreter only): its
-#   interpreter-written test on the GPU, then ab-skip-masked.py (prediction in its docstring; issue 26).
-# 1. the cluster part of the GPU suite (cluster.CAUSAL_VECTORS now "measured": its test forces "all" and "none");
-# 2. causal-rows.py: fused's ROWS and warps on the narrow causal cells (~2.5 min);
-# 3. ce-profile.py: cProfile of the loss's step and forward (~20 s);
-# 4. the default grid's causal op, auto beside torch.compile (run id causal-h200-e: vectors in the plain rows'
-#    configuration for 16-bit rows, and fp32 2048 on fused by AutoTable.pick's TIE).
+# The sixteenth session's device steps (its first machine start ran the fifteenth session's: README.md).
+#   bash evidence/experiments/2026-12-02-session16/next.sh STEP, STEP one of b2, fast, skip, masked
+#   (device; carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"], .ab as ../2026-12-02-session14/next.sh prep makes it)
+# b2 (ran, the second machine start): 1. the cluster part of the GPU suite (cluster.CAUSAL_VECTORS "measured": its
+#   test forces "all" and "none"); 2. causal-rows.py, fused's ROWS and warps on the narrow causal cells (~2.5 min);
+#   3. ce-profile.py, cProfile of the loss's step and forward (~20 s); 4. the default grid's causal op, auto beside
+#   torch.compile (run id causal-h200-e).
+# Ready for the next session, not yet run (no device time was left):
+# fast (~3 min): replay.FAST_LAUNCHES's GPU test (bit for bit against Triton's own launches), then ce-host.py and
+#   scripts/host-cost.py with SOFTMAX_BENCH_FAST_LAUNCHES=0 and =1 (issues 27, 29; prediction: a loss forward at
+#   64×128256 from 275–340 to ≤ 150 host µs, a step from 720–1040 to ≤ 800); if both hold, turn it on
+#   (replay.FAST_LAUNCHES) and run the GPU suite's parts.
+# skip (~2 min): fused.SKIP_MASKED_PROGRAMS (off, checked in the interpreter only): the causal fusion tests on the
+#   GPU, then ab-skip-masked.py (prediction in its docstring; issue 26); if it holds, turn it on.
+# masked (~3 min): ab-masked-configs.py, the masked cluster rows in the rule's configuration against the plain rows'
+#   under the packed select (issue 26's masked vocabulary cells).
 set -u
 here=$(dirname $0)
 case $1 in
@@ -39,5 +41,8 @@ case $1 in
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_fusion.py -k "causal" -rfE 2>&1 | tail -3
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 300 python3 $here/ab-skip-masked.py $OUT/ab-skip-masked.csv ;;
-  *) echo "usage: next.sh b2|fast|skip" >&2; exit 2 ;;
+  masked)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 400 python3 $here/ab-masked-configs.py $OUT/ab-masked-configs.csv ;;
+  *) echo "usage: next.sh b2|fast|skip|masked" >&2; exit 2 ;;
 esac
