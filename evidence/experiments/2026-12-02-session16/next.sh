@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sixteenth session's device steps (its first machine start ran the fifteenth session's: README.md).
-#   bash evidence/experiments/2026-12-02-session16/next.sh STEP, STEP one of b2, fast, skip, masked
+#   bash evidence/experiments/2026-12-02-session16/next.sh STEP, STEP one of b2, fast, skip, masked, fp32-causal
 #   (device; carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"], .ab as ../2026-12-02-session14/next.sh prep makes it)
 # b2 (ran, the second machine start): 1. the cluster part of the GPU suite (cluster.CAUSAL_VECTORS "measured": its
 #   test forces "all" and "none"); 2. causal-rows.py, fused's ROWS and warps on the narrow causal cells (~2.5 min);
@@ -15,6 +15,8 @@
 #   GPU, then ab-skip-masked.py (prediction in its docstring; issue 26); if it holds, turn it on.
 # masked (~3 min): ab-masked-configs.py, the masked cluster rows in the rule's configuration against the plain rows'
 #   under the packed select (issue 26's masked vocabulary cells).
+# fp32-causal (~1.5 min): ab-fp32-causal.py, why fp32 causal rows lost by vectors (the plain row in the same
+#   configuration beside them).
 set -u
 here=$(dirname $0)
 case $1 in
@@ -44,5 +46,8 @@ case $1 in
   masked)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 400 python3 $here/ab-masked-configs.py $OUT/ab-masked-configs.csv ;;
-  *) echo "usage: next.sh b2|fast|skip|masked" >&2; exit 2 ;;
+  fp32-causal)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 200 python3 $here/ab-fp32-causal.py $OUT/ab-fp32-causal.csv ;;
+  *) echo "usage: next.sh b2|fast|skip|masked|fp32-causal" >&2; exit 2 ;;
 esac
