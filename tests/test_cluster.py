@@ -4,6 +4,9 @@ Gluon kernels do not run in Triton's interpreter, so on CPU the kernel is compil
 PTX and ptxas report are read; the GPU tests run where the variant says it can run.
 """
 
+import os
+import re
+import subprocess
 from dataclasses import replace
 
 import pytest
@@ -15,7 +18,7 @@ from softmax_bench.dispatch import auto_choice, clear_caches
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
-from .compile_sm90 import compile_in_subprocess
+from .compile_sm90 import PTXAS, compile_in_subprocess
 from .test_kernels import assert_matches, fresh_randn
 
 RUNS_HERE = cluster.why_not_here() is None
@@ -441,6 +444,44 @@ def test_a_bias_against_float64(N, dtype, log):
         expected = reference(x, kwargs["bias"], 0.125, kept, log)
         torch.testing.assert_close(y.double().cpu(), expected, atol=TOL[dtype][0], rtol=TOL[dtype][1],
                                    msg=lambda m: f"case {number}: {m}")
+
+
+@on_gpu
+@pytest.mark.parametrize("N", [16400, 50257, 151936])
+@pytest.mark.parametrize("vectors", ["all", "none"])
+def test_a_positive_scale_needs_no_select_after_it(N, vectors, monkeypatch):
+    """cluster.POSITIVE_SCALES: fp32-held rows whose masked loads gave -inf (off the 16-byte grid, causal) skip the
+    select after a positive scale: bit for bit what the select gives, causal (by vectors and by elements), masked,
+    scaled, softmax and log_softmax; a negative scale keeps its select (and its result)."""
+    x, _ = fresh_randn(96, N, dtype=torch.float32)
+    keep = torch.rand(96, N, device="cuda") > 0.2
+    monkeypatch.setattr(cluster, "CAUSAL_VECTORS", vectors)
+    for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+        for kwargs in ({"causal": True, "scale": 0.125}, {"mask": keep, "scale": 0.125}, {"scale": 0.5},
+                       {"causal": True, "scale": -0.5}):
+            results = []
+            for positive in (False, True):
+                monkeypatch.setattr(cluster, "POSITIVE_SCALES", positive)
+                clear_caches()  # a call like an earlier one replays its launch
+                results.append(call(x, variant="cluster", **kwargs))
+            assert torch.equal(*results), kwargs
+    clear_caches()
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_a_positive_scale_keeps_a_threads_loads_apart(tmp_path):
+    """Compiled for sm_90 (ptxas, then cuobjdump): fp32 causal rows of 151936, whose loads are masked, with a
+    positive scale and no select after it (POSITIVE_SCALE): each 16-byte load of a thread has registers of its own,
+    so all are in flight at once (with the select, ptxas put 19 loads into 4 register sets)."""
+    cases = [{"kernel": "forward", "dtype": "fp32", "N": 151936, "scale": 0.125, "causal": True,
+              "positive_scale": True}]
+    (compiled,) = compile_in_subprocess(cases, tmp_path)
+    cubin = next(tmp_path.glob("*positive_scale=True.ptx.cubin"))
+    cuobjdump = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
+    sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout
+    destinations = re.findall(r"LDG\.E\.128 (R\d+)", sass)
+    assert len(destinations) == compiled["loads_v4"] > 10
+    assert len(set(destinations)) == len(destinations), destinations
 
 
 @on_gpu

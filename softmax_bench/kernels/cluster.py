@@ -135,6 +135,14 @@ MASK_PACKED = True
 # "all" and "none" force either way (the tests and the A/B).
 CAUSAL_VECTORS = "measured"
 FP32_CAUSAL_VECTORS_AT = frozenset({128256})
+# fp32-held rows take the scale as they load; a masked lane's -inf times a negative scale is +inf, so each vector
+# whose load is masked (rows off the 16-byte grid, causal rows by vectors) was selected to -inf again after it.
+# Compiled for sm_90 (fp32 16384 causal by vectors), that select's predicates had ptxas load vectors 0 and 1 into
+# the same registers: the second waits for the first to be scaled and selected, half a thread's loads in flight,
+# where the plain row has all four (docs/perf-notes.md, sixteenth session). With a positive scale (POSITIVE_SCALES)
+# the -inf stands and no select is made: four register sets again. Off until timed on a GPU (no device time was
+# left): ab-fp32-causal.py and ab-causal-vectors.py time it.
+POSITIVE_SCALES = False
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -499,7 +507,7 @@ if gluon is not None:
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
               MASK_VECTORS: gl.constexpr, bias_ptr, bias_stride, bias_row, BIAS_MIN: gl.constexpr,
               HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False,
-              last=0, CAUSAL_VECTORS: gl.constexpr = False):
+              last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -525,8 +533,10 @@ if gluon is not None:
             x = x.to(gl.float32)
             if HAS_SCALE:
                 x = x * scale
-                if not EVEN or CAUSAL_VECTORS:  # (a causal row's loads are masked, EVEN or not)
-                    x = gl.where(move, x, -float("inf"))  # -inf times a negative scale is +inf
+                if (not EVEN or CAUSAL_VECTORS) and not POSITIVE_SCALE:  # (a causal row's loads are masked)
+                    # -inf times a negative scale is +inf. Times a positive one it stays -inf: then no select,
+                    # whose predicates kept ptxas from having a thread's loads in flight at once (POSITIVE_SCALE)
+                    x = gl.where(move, x, -float("inf"))
             if HAS_BIAS:
                 if BIAS_VECTORS:
                     bias = load_lanes(bias_row, lanes, move, 0.0, EVEN and not CAUSAL, "")
@@ -684,7 +694,8 @@ if gluon is not None:
                        BIAS_VECTORS: gl.constexpr = False, MASK_PACKED: gl.constexpr = False,
                        factor_ptr=None, lse_ptr=None, HAS_FACTOR: gl.constexpr = False,
                        WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True, z_factor_ptr=None,
-                       HAS_Z_FACTOR: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False):
+                       HAS_Z_FACTOR: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
+                       POSITIVE_SCALE: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -725,19 +736,19 @@ if gluon is not None:
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL)
+                   DIAGONAL, POSITIVE_SCALE)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL)
+                   DIAGONAL, POSITIVE_SCALE)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL)
+                   DIAGONAL, POSITIVE_SCALE)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -845,19 +856,22 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
     how = holding(dtype, fusion, N)
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors, bias_vectors, MASK_PACKED and mask_vectors,
-                              fusion.causal_m is not None and causal_vectors(N, how))
+                              fusion.causal_m is not None and causal_vectors(N, how),
+                              POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0)
 
 
 @lru_cache(maxsize=1024)
 def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str,
                        mask_vectors: bool, bias_vectors: bool = False, mask_packed: bool = False,
-                       causal_vectors: bool = False) -> dict:
+                       causal_vectors: bool = False, positive_scale: bool = False) -> dict:
     constexprs = {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32",
                   "MASK_VECTORS": mask_vectors}
     if mask_packed and how == "packed":
         constexprs["MASK_PACKED"] = True
     if causal_vectors:
         constexprs["CAUSAL_VECTORS"] = True
+    if positive_scale:
+        constexprs["POSITIVE_SCALE"] = True
     return {**constexprs, "BIAS_VECTORS": True} if bias_vectors else constexprs
 
 

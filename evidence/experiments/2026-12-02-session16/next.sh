@@ -15,8 +15,8 @@
 #   GPU, then ab-skip-masked.py (prediction in its docstring; issue 26); if it holds, turn it on.
 # masked (~3 min): ab-masked-configs.py, the masked cluster rows in the rule's configuration against the plain rows'
 #   under the packed select (issue 26's masked vocabulary cells).
-# fp32-causal (~1.5 min): ab-fp32-causal.py, why fp32 causal rows lost by vectors (the plain row in the same
-#   configuration beside them).
+# fp32-causal (~2.5 min): cluster.POSITIVE_SCALES's GPU test (bit for bit), then ab-fp32-causal.py: why fp32 causal
+#   rows lost by vectors (the plain row in the same configuration beside them), and each with POSITIVE_SCALES.
 set -u
 here=$(dirname $0)
 case $1 in
@@ -48,6 +48,7 @@ case $1 in
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 400 python3 $here/ab-masked-configs.py $OUT/ab-masked-configs.csv ;;
   fp32-causal)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cluster.py -k "positive_scale" -rfE 2>&1 | tail -3
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 200 python3 $here/ab-fp32-causal.py $OUT/ab-fp32-causal.csv ;;
   *) echo "usage: next.sh b2|fast|skip|masked|fp32-causal" >&2; exit 2 ;;
 esac
