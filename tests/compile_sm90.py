@@ -1,12 +1,12 @@
-"""Compile the cluster kernels (and fused's: compile_fused_case) for sm_90 without a GPU and read their PTX and ptxas report: run as
-`python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels do not run in
-the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask", "log",
-"bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
+"""Compile the cluster kernels (and fused's: compile_fused_case) for sm_90 without a GPU and read their PTX and ptxas
+report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels
+do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask",
+"log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
-(cluster.POSITIVE_SCALES, likewise),
-"cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without),
-"max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one
-JSON line a case comes back: the configuration, the instructions counted, registers and spills.
+(cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "cross_entropy" ("grad": the
+loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped;
+absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one JSON line a case comes back: the
+configuration, the instructions counted, registers and spills.
 """
 
 import dataclasses
@@ -109,6 +109,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   **({"MASK_PACKED": case["mask_packed"]} if "mask_packed" in case else {}),
                   **({"CAUSAL_VECTORS": case["causal_vectors"]} if "causal_vectors" in case else {}),
                   **({"POSITIVE_SCALE": case["positive_scale"]} if "positive_scale" in case else {}),
+                  **({"MASK_BLEND": case["mask_blend"]} if "mask_blend" in case else {}),
                   **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
                       "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_FACTOR": case["cross_entropy"] == "grad+z"}
                      if case.get("cross_entropy") else {}),

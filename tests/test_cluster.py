@@ -469,19 +469,43 @@ def test_a_positive_scale_needs_no_select_after_it(N, vectors, monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-def test_a_positive_scale_keeps_a_threads_loads_apart(tmp_path):
-    """Compiled for sm_90 (ptxas, then cuobjdump): fp32 causal rows of 151936, whose loads are masked, with a
-    positive scale and no select after it (POSITIVE_SCALE): each 16-byte load of a thread has registers of its own,
-    so all are in flight at once (with the select, ptxas put 19 loads into 4 register sets)."""
+def test_a_threads_loads_stay_apart_without_the_selects_predicates(tmp_path):
+    """Compiled for sm_90 (ptxas, then cuobjdump): each 16-byte load of a thread gets registers of its own, so all
+    are in flight at once. The cases are fp32 causal rows of 151936, whose loads are masked, with a positive scale
+    and no select after it (POSITIVE_SCALE); with the select, ptxas put 19 loads into 4 register sets. And fp32
+    scaled-masked rows of 50257 with the keep-mask blended as bits (MASK_BLEND); with its compares and selects, 7
+    loads went into 4 register sets."""
     cases = [{"kernel": "forward", "dtype": "fp32", "N": 151936, "scale": 0.125, "causal": True,
-              "positive_scale": True}]
-    (compiled,) = compile_in_subprocess(cases, tmp_path)
-    cubin = next(tmp_path.glob("*positive_scale=True.ptx.cubin"))
+              "positive_scale": True},
+             {"kernel": "forward", "dtype": "fp32", "N": 50257, "scale": 0.125, "mask": True, "mask_blend": True}]
     cuobjdump = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
-    sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout
-    destinations = re.findall(r"LDG\.E\.128 (R\d+)", sass)
-    assert len(destinations) == compiled["loads_v4"] > 10
-    assert len(set(destinations)) == len(destinations), destinations
+    for case, compiled in zip(cases, compile_in_subprocess(cases, tmp_path)):
+        cubin = tmp_path / ("-".join(f"{k}={v}" for k, v in case.items()) + ".ptx.cubin")
+        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout
+        destinations = re.findall(r"LDG\.E\.128 (R\d+)", sass)
+        assert len(destinations) == compiled["loads_v4"] > 4, case
+        assert len(set(destinations)) == len(destinations), (case, destinations)
+
+
+@on_gpu
+@pytest.mark.parametrize("N", [16400, 50257, 151936])
+def test_a_keep_mask_blended_as_bits_selects_as_the_compare_does(N, monkeypatch):
+    """cluster.MASK_BLEND_F32: an fp32-held row's keep-mask (on x's grid) applied as bits, bit for bit the compare
+    and select's result: fp32 x and 16-bit x held in fp32 (a negative scale), softmax and log_softmax, with a
+    causal mask and POSITIVE_SCALES beside it."""
+    keep = torch.rand(96, N, device="cuda") > 0.2
+    for dtype, scale in ((torch.float32, 0.125), (torch.bfloat16, -0.5)):
+        x, _ = fresh_randn(96, N, dtype=dtype)
+        for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+            for kwargs in ({"mask": keep, "scale": scale}, {"mask": keep, "scale": scale, "causal": True}):
+                results = []
+                for blend in (False, True):
+                    monkeypatch.setattr(cluster, "MASK_BLEND_F32", blend)
+                    monkeypatch.setattr(cluster, "POSITIVE_SCALES", blend)
+                    clear_caches()
+                    results.append(call(x, variant="cluster", **kwargs))
+                assert torch.equal(*results), (dtype, kwargs)
+    clear_caches()
 
 
 @on_gpu

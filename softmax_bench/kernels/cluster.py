@@ -143,6 +143,11 @@ FP32_CAUSAL_VECTORS_AT = frozenset({128256})
 # the -inf stands and no select is made: four register sets again. Off until timed on a GPU (no device time was
 # left): ab-fp32-causal.py and ab-causal-vectors.py time it.
 POSITIVE_SCALES = False
+# A keep-mask on x's grid over fp32-held rows, selected as bits ((x & m) | (-inf & ~m), m = -keep) instead of a
+# compare and a select an element. Compiled for sm_90, fp32 50257 scaled-masked: the selects' predicates had ptxas
+# put the 7 loads of a thread into 4 register sets; blended, 7 in 7 (FSEL 63 → 7, 720 → 776 instructions). Off until
+# timed (ab-masked-configs.py).
+MASK_BLEND_F32 = False
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -507,7 +512,8 @@ if gluon is not None:
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
               MASK_VECTORS: gl.constexpr, bias_ptr, bias_stride, bias_row, BIAS_MIN: gl.constexpr,
               HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False,
-              last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False):
+              last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False,
+              MASK_BLEND: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -550,6 +556,8 @@ if gluon is not None:
                 keep = load_lanes(mask_row, lanes, move, 0, EVEN, "")
             if MASK_PACKED and not HOLD_F32:
                 x = _select_packed(x, keep)
+            elif MASK_BLEND and HOLD_F32:
+                x = _select_blend(x, keep)
             else:
                 x = gl.where(keep != 0, x, -float("inf"))
             return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL and not CAUSAL_VECTORS)
@@ -572,6 +580,14 @@ if gluon is not None:
         else:
             return gl.inline_asm_elementwise(SELECT_FP16, "=r,=r,r,r,r", [x, keep], dtype=x.dtype, is_pure=True,
                                              pack=4)
+
+    @gluon.jit
+    def _select_blend(x, keep):
+        """gl.where(keep != 0, x, -inf) on fp32 x as bits, (x & m) | (-inf & ~m) with m = -keep (keep: a bool mask's
+        bytes, 0 or 1): no compare, no predicate."""
+        m = 0 - keep.to(gl.int32)
+        bits = x.to(gl.int32, bitcast=True)
+        return ((bits & m) | (-8388608 & ~m)).to(gl.float32, bitcast=True)  # -8388608: -inf's bits, 0xff800000
 
     @gluon.jit
     def _biased(x, bias, BIAS_MIN: gl.constexpr):
@@ -695,7 +711,7 @@ if gluon is not None:
                        factor_ptr=None, lse_ptr=None, HAS_FACTOR: gl.constexpr = False,
                        WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True, z_factor_ptr=None,
                        HAS_Z_FACTOR: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
-                       POSITIVE_SCALE: gl.constexpr = False):
+                       POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -736,19 +752,19 @@ if gluon is not None:
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -857,13 +873,14 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     how = holding(dtype, fusion, N)
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors, bias_vectors, MASK_PACKED and mask_vectors,
                               fusion.causal_m is not None and causal_vectors(N, how),
-                              POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0)
+                              POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0,
+                              MASK_BLEND_F32 and how == "fp32" and mask_vectors)
 
 
 @lru_cache(maxsize=1024)
 def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str,
                        mask_vectors: bool, bias_vectors: bool = False, mask_packed: bool = False,
-                       causal_vectors: bool = False, positive_scale: bool = False) -> dict:
+                       causal_vectors: bool = False, positive_scale: bool = False, mask_blend: bool = False) -> dict:
     constexprs = {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32",
                   "MASK_VECTORS": mask_vectors}
     if mask_packed and how == "packed":
@@ -872,6 +889,8 @@ def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligne
         constexprs["CAUSAL_VECTORS"] = True
     if positive_scale:
         constexprs["POSITIVE_SCALE"] = True
+    if mask_blend:
+        constexprs["MASK_BLEND"] = True
     return {**constexprs, "BIAS_VECTORS": True} if bias_vectors else constexprs
 
 

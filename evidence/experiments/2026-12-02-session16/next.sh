@@ -13,8 +13,9 @@
 #   (replay.FAST_LAUNCHES) and run the GPU suite's parts.
 # skip (~2 min): fused.SKIP_MASKED_PROGRAMS (off, checked in the interpreter only): the causal fusion tests on the
 #   GPU, then ab-skip-masked.py (prediction in its docstring; issue 26); if it holds, turn it on.
-# masked (~3 min): ab-masked-configs.py, the masked cluster rows in the rule's configuration against the plain rows'
-#   under the packed select (issue 26's masked vocabulary cells).
+# masked (~4 min): cluster.MASK_BLEND_F32's GPU test (bit for bit), then ab-masked-configs.py: the masked cluster rows
+#   in the rule's configuration against the plain rows' under the packed select, fp32 rows also blended (issue 26's
+#   masked vocabulary cells).
 # fp32-causal (~2.5 min): cluster.POSITIVE_SCALES's GPU test (bit for bit), then ab-fp32-causal.py: why fp32 causal
 #   rows lost by vectors (the plain row in the same configuration beside them), and each with POSITIVE_SCALES.
 set -u
@@ -45,6 +46,7 @@ case $1 in
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 300 python3 $here/ab-skip-masked.py $OUT/ab-skip-masked.csv ;;
   masked)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cluster.py -k "blended" -rfE 2>&1 | tail -3
     PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 400 python3 $here/ab-masked-configs.py $OUT/ab-masked-configs.csv ;;
   fp32-causal)
     . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
