@@ -871,27 +871,22 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
     how = holding(dtype, fusion, N)
-    return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors, bias_vectors, MASK_PACKED and mask_vectors,
-                              fusion.causal_m is not None and causal_vectors(N, how),
-                              POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0,
-                              MASK_BLEND_F32 and how == "fp32" and mask_vectors)
+    switches = {"MASK_PACKED": MASK_PACKED and mask_vectors and how == "packed",
+                "CAUSAL_VECTORS": fusion.causal_m is not None and causal_vectors(N, how),
+                "POSITIVE_SCALE": POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0,
+                "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors,
+                "BIAS_VECTORS": bias_vectors}
+    return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
+                              tuple(name for name, on in switches.items() if on))
 
 
 @lru_cache(maxsize=1024)
 def _kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool, how: str,
-                       mask_vectors: bool, bias_vectors: bool = False, mask_packed: bool = False,
-                       causal_vectors: bool = False, positive_scale: bool = False, mask_blend: bool = False) -> dict:
-    constexprs = {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32",
-                  "MASK_VECTORS": mask_vectors}
-    if mask_packed and how == "packed":
-        constexprs["MASK_PACKED"] = True
-    if causal_vectors:
-        constexprs["CAUSAL_VECTORS"] = True
-    if positive_scale:
-        constexprs["POSITIVE_SCALE"] = True
-    if mask_blend:
-        constexprs["MASK_BLEND"] = True
-    return {**constexprs, "BIAS_VECTORS": True} if bias_vectors else constexprs
+                       mask_vectors: bool, switches: tuple[str, ...] = ()) -> dict:
+    """kernel_constexprs' dict, the constexprs named in `switches` True (absent ones take the kernel's default,
+    False: a launch without them compiles as before they existed)."""
+    return {**window_constexprs(config, N, dtype, aligned), "HOLD_F32": how == "fp32", "MASK_VECTORS": mask_vectors,
+            **dict.fromkeys(switches, True)}
 
 
 @lru_cache(maxsize=1024)

@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Variant, cdiv, launch_kernel, one_pass_traffic, output_like
-from .masking import fusion_args, mask_rows, normalized, normalizer, scale_and_mask
+from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
 MIN_ELEMS_PER_PROGRAM = 2048
@@ -79,7 +79,7 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
     read = inside
     if CAUSAL:  # a causal row is not read past its diagonal: whole 16-byte vectors, masked below to the column
         vec = 128 // x_ptr.dtype.element_ty.primitive_bitwidth
-        read = inside & ((cols[None, :] // vec) * vec <= (rows[:, None].to(tl.int32) % causal_m) + (N - causal_m))
+        read = inside & ((cols[None, :] // vec) * vec <= last_kept(rows[:, None], causal_m, N))
     x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
                 eviction_policy=EVICT)
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype

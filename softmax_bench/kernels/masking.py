@@ -62,11 +62,17 @@ def kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK: tl.co
     if HAS_MASK:
         keep = keep & (tl.load(mask_ptr + rows * mask_stride + cols, mask=inside, other=0) != 0)
     if CAUSAL:
-        # bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M). In 32 bits (rows < M < 2^31): the
-        # int64 remainder and compare an element cost fused's bf16 32-wide causal tile 144 of its 528 SASS
-        # instructions a thread (sm_90), and the narrow causal cells are bound by issuing them (sixteenth session)
-        keep = keep & (cols <= (rows.to(tl.int32) % causal_m) + (N - causal_m))
+        keep = keep & (cols <= last_kept(rows, causal_m, N))
     return keep
+
+
+@triton.jit
+def last_kept(rows, causal_m, N):
+    """The last column each row's query keeps (< 0: none), bottom-right aligned: query i = row mod causal_m keeps
+    keys j ≤ i + (N − causal_m). In 32 bits (rows < M < 2^31): the int64 remainder and compare an element cost
+    fused's bf16 32-wide causal tile 144 of its 528 SASS instructions a thread (sm_90), and the narrow causal cells
+    are bound by issuing them (sixteenth session)."""
+    return (rows.to(tl.int32) % causal_m) + (N - causal_m)
 
 
 @triton.jit
