@@ -446,6 +446,19 @@ def test_a_bias_against_float64(N, dtype, log):
                                    msg=lambda m: f"case {number}: {m}")
 
 
+def under_switches(monkeypatch, settings: list[dict], call, x, **kwargs) -> list[torch.Tensor]:
+    """call(x, variant="cluster", **kwargs) once under each of `settings` (cluster's switches: name → value), the
+    caches cleared before each (a call like an earlier one replays its launch)."""
+    results = []
+    for setting in settings:
+        for name, value in setting.items():
+            monkeypatch.setattr(cluster, name, value)
+        clear_caches()
+        results.append(call(x, variant="cluster", **kwargs))
+    clear_caches()
+    return results
+
+
 @on_gpu
 @pytest.mark.parametrize("N", [16400, 50257, 151936])
 @pytest.mark.parametrize("vectors", ["all", "none"])
@@ -459,13 +472,8 @@ def test_a_positive_scale_needs_no_select_after_it(N, vectors, monkeypatch):
     for call in (softmax_bench.softmax, softmax_bench.log_softmax):
         for kwargs in ({"causal": True, "scale": 0.125}, {"mask": keep, "scale": 0.125}, {"scale": 0.5},
                        {"causal": True, "scale": -0.5}):
-            results = []
-            for positive in (False, True):
-                monkeypatch.setattr(cluster, "POSITIVE_SCALES", positive)
-                clear_caches()  # a call like an earlier one replays its launch
-                results.append(call(x, variant="cluster", **kwargs))
-            assert torch.equal(*results), kwargs
-    clear_caches()
+            settings = [{"POSITIVE_SCALES": False}, {"POSITIVE_SCALES": True}]
+            assert torch.equal(*under_switches(monkeypatch, settings, call, x, **kwargs)), kwargs
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -498,14 +506,8 @@ def test_a_keep_mask_blended_as_bits_selects_as_the_compare_does(N, monkeypatch)
         x, _ = fresh_randn(96, N, dtype=dtype)
         for call in (softmax_bench.softmax, softmax_bench.log_softmax):
             for kwargs in ({"mask": keep, "scale": scale}, {"mask": keep, "scale": scale, "causal": True}):
-                results = []
-                for blend in (False, True):
-                    monkeypatch.setattr(cluster, "MASK_BLEND_F32", blend)
-                    monkeypatch.setattr(cluster, "POSITIVE_SCALES", blend)
-                    clear_caches()
-                    results.append(call(x, variant="cluster", **kwargs))
-                assert torch.equal(*results), (dtype, kwargs)
-    clear_caches()
+                settings = [{"MASK_BLEND_F32": blend, "POSITIVE_SCALES": blend} for blend in (False, True)]
+                assert torch.equal(*under_switches(monkeypatch, settings, call, x, **kwargs)), (dtype, kwargs)
 
 
 @on_gpu
@@ -542,12 +544,8 @@ def test_causal_rows_by_vectors_match_float64(shape, dtype, log, monkeypatch):
     call = softmax_bench.log_softmax if log else softmax_bench.softmax
     for kwargs, where in (({}, kept), ({"scale": -0.5}, kept), ({"scale": 0.125, "mask": keep}, kept & keep[rows]),
                           ({"scale": 0.125, "bias": bias}, kept)):
-        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", "all")
-        clear_caches()  # a call like an earlier one replays its launch
-        y = call(x, variant="cluster", causal=True, **kwargs)[rows]
-        monkeypatch.setattr(cluster, "CAUSAL_VECTORS", "none")
-        clear_caches()
-        element = call(x, variant="cluster", causal=True, **kwargs)[rows]
+        y, element = (out[rows] for out in under_switches(
+            monkeypatch, [{"CAUSAL_VECTORS": "all"}, {"CAUSAL_VECTORS": "none"}], call, x, causal=True, **kwargs))
         z = x[rows].double() * kwargs.get("scale", 1.0) + (bias[rows].double() if "bias" in kwargs else 0.0)
         z = z.masked_fill(~where, float("-inf"))
         expected = torch.log_softmax(z, -1) if log else torch.softmax(z, -1)
@@ -558,7 +556,6 @@ def test_causal_rows_by_vectors_match_float64(shape, dtype, log, monkeypatch):
         if dtype != torch.float32 and not log:
             share = (y == expected.to(dtype)).double().mean().item()
             assert share >= 0.999, f"{kwargs}: {share:.3%} of the elements equal the result rounded once"
-    clear_caches()
 
 
 TOL = {torch.float32: (1e-6, 1e-5), torch.bfloat16: (8e-3, 1.6e-2), torch.float16: (1e-3, 2e-3)}
