@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import torch
 
-from config_timing import ELEMS, VOCAB, csv_rows, in_rounds
+from config_timing import csv_rows, in_rounds, input_copies
 from softmax_bench import ops
 from softmax_bench.kernels import cluster, one_pass_traffic
 
@@ -25,8 +25,7 @@ WIDTHS = [int(a) for a in sys.argv[2:]] or [16384, 32768, 50257, 128256, 151936]
 write = csv_rows(sys.argv[1], ["dtype", "M", "N", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
 dtype = torch.float32
 for N in WIDTHS:
-    M = VOCAB.get(N, ELEMS // N)
-    x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+    M, [x] = input_copies(N, dtype, 1)
     causal = ops.get_op("causal").fusion_for(x)
     scaled = replace(causal, causal_m=None)
     cluster.CAUSAL_VECTORS = "none"

@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-from config_timing import ELEMS, VOCAB, csv_rows, in_rounds
+from config_timing import csv_rows, in_rounds, input_copies
 from softmax_bench import ops
 from softmax_bench.kernels import PLAIN, TOLERANCES, cluster, one_pass_traffic
 
@@ -24,8 +24,7 @@ WIDTHS = [int(a) for a in sys.argv[2:]] or [16384, 32768, 50257, 65536, 128256, 
 write = csv_rows(sys.argv[1], ["dtype", "M", "N", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
 for dtype in (torch.bfloat16, torch.float32):
     for N in WIDTHS:
-        M = VOCAB.get(N, ELEMS // N)
-        x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+        M, [x] = input_copies(N, dtype, 1)
         fusion = ops.get_op("scaled-masked").fusion_for(x)
         rule, plain = cluster.config_for(N, dtype, fusion), cluster.config_for(N, dtype, PLAIN)
         # (label, configuration, MASK_BLEND_F32 and POSITIVE_SCALES): fp32 rows also blended, with a positive scale

@@ -10,7 +10,7 @@ import sys
 
 import torch
 
-from config_timing import ELEMS, csv_rows, in_rounds
+from config_timing import csv_rows, in_rounds, input_copies
 from softmax_bench import ops
 from softmax_bench.kernels import fused, one_pass_traffic
 
@@ -18,8 +18,7 @@ WIDTHS = [int(a) for a in sys.argv[2:]] or [32, 128, 512, 1024, 2048, 4096, 8192
 write = csv_rows(sys.argv[1], ["dtype", "M", "N", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
 for dtype in (torch.bfloat16, torch.float32):
     for N in WIDTHS:
-        M = ELEMS // N
-        x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+        M, [x] = input_copies(N, dtype, 1)
         fusion = ops.get_op("causal").fusion_for(x)
 
         def launch(skip: bool, x=x, fusion=fusion):
