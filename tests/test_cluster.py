@@ -60,11 +60,13 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
             "the CTAs share the window evenly, in whole lines where rows are, else in whole vectors"
         assert (config.ctas - 1) * config.step < N, "the last CTA holds columns of the row"
         how = cluster.holding(dtype, fusion, N)
-        # causal rows read by vectors hold what a plain row holds, in its configuration
-        by_vectors = cluster.form_of(fusion) == "causal" and cluster.causal_vectors(N, how)
-        form = "softmax" if by_vectors else cluster.form_of(fusion)
+        # causal rows read by vectors hold what a plain row holds, in its configuration; so do masked rows where
+        # that measured faster (MASKED_AS_PLAIN_AT)
+        by_vectors = cluster.form_of(fusion) == "causal" and cluster.causal_vectors(N, how, fusion)
+        as_plain = by_vectors or (cluster.form_of(fusion) == "masked" and N in cluster.MASKED_AS_PLAIN_AT[how])
+        form = "softmax" if as_plain else cluster.form_of(fusion)
         budget = cluster.MAX_PER_THREAD[how][config.num_warps]
-        if (fusion.causal_m is not None and not by_vectors) or fusion.mask is not None:
+        if not as_plain and (fusion.causal_m is not None or fusion.mask is not None):
             budget = budget * cluster.MASKED_SHARE
         measured = N in cluster.MEASURED.get((form, how), {})
         if N <= 262144 and not measured:  # the widest masked rows may hold more: they spill rather than fail
@@ -211,14 +213,20 @@ def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(compil
     measured at 151936). A mask on x's grid is read a thread's bytes of a vector in one load (8 bytes for bf16, 4
     for fp32), not one byte at a time."""
     cases = compiled_forwards["fused forms"]
-    for case in cases[:5]:
+    for case in cases[:4]:
         assert_one_exchange_no_spills(case, pushes=2)
         assert case["byte_loads"] == 0, case
     assert all(case["registers"] <= 96 for case in cases[:4]), cases
-    assert cases[4]["registers"] <= 160, cases[4]
-    # off the grid, the mask on x's: in vectors but for the row's partial end vectors (2 · 8 bytes at most)
+    # fp32 151936 masked, in the plain rows' 16 × 4 CTAs capped at 128 registers (MASKED_AS_PLAIN_AT): 56 bytes
+    # spilled, and on the H200 94.2 % of a copy against 83.5 in the rule's 16 × 16 with none (seventeenth session)
+    fp32 = cases[4]
+    assert fp32["byte_loads"] == 0 and fp32["registers"] <= 128 and fp32["spill_bytes"] <= 64, fp32
+    assert fp32["st_async"] == 2 and fp32["cluster_arrive"] == fp32["cluster_wait"] == 1, fp32
+    # off the grid, the mask on x's: in vectors but for the row's partial end vectors (2 · 8 bytes at most); in the
+    # plain rows' 4 × 4 CTAs (MASKED_AS_PLAIN_AT), 112 registers (95.7 % of a copy on the H200, 74.2 in the 8 × 8
+    # of MEASURED's 96)
     assert_one_exchange_no_spills(cases[5], pushes=2)
-    assert cases[5]["byte_loads"] <= 2 and cases[5]["registers"] <= 96, cases[5]
+    assert cases[5]["byte_loads"] <= 2 and cases[5]["registers"] <= 128, cases[5]
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

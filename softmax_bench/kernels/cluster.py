@@ -131,23 +131,36 @@ MASK_PACKED = True
 # bytes), in the plain softmax's configuration, which the element select's registers kept causal rows from:
 # bf16 71 → 83 (16384), 59 → 90 (50257), 80 → 98 (65536), 68 → 92.5 (128256), 70 → 90 (151936), 70 → 91
 # (262144), fp16 alike. fp32 rows gained at 128256 only (81 → 98.7) and lost at 16384 (87 → 65), 32768 (97 → 80)
-# and 151936 (70 → 51): "measured" takes vectors for rows held packed and fp32 rows of FP32_CAUSAL_VECTORS_AT.
+# and 151936 (70 → 51). With POSITIVE_SCALES (seventeenth session, ab-fp32-causal.py, % of a copy of x read and y
+# written, x · 0.125), fp32 by vectors against by elements: 101.6 / 100.3 (16384), 99.1 / 98.7 (32768), 101.0 /
+# 73.7 (50257), 100.0 / 99.6 (128256), 85.0 / 95.2 (151936). "measured" takes vectors for rows held packed and
+# fp32 rows of FP32_CAUSAL_VECTORS_AT whose scale is positive (a negative one needs the select after it).
 # "all" and "none" force either way (the tests and the A/B).
 CAUSAL_VECTORS = "measured"
-FP32_CAUSAL_VECTORS_AT = frozenset({128256})
+FP32_CAUSAL_VECTORS_AT = frozenset({16384, 32768, 50257, 128256})
 # fp32-held rows take the scale as they load; a masked lane's -inf times a negative scale is +inf, so each vector
 # whose load is masked (rows off the 16-byte grid, causal rows by vectors) was selected to -inf again after it.
 # Compiled for sm_90 (fp32 16384 causal by vectors), that select's predicates had ptxas load vectors 0 and 1 into
 # the same registers: the second waits for the first to be scaled and selected, half a thread's loads in flight,
 # where the plain row has all four (docs/perf-notes.md, sixteenth session). With a positive scale (POSITIVE_SCALES)
-# the -inf stands and no select is made: four register sets again. Off until timed on a GPU (no device time was
-# left): ab-fp32-causal.py and ab-causal-vectors.py time it.
-POSITIVE_SCALES = False
+# the -inf stands and no select is made: four register sets again. On the H200 (seventeenth session,
+# ab-fp32-causal.py, bit for bit without it), fp32 causal by elements 70.4 → 95.2 % of a copy at 151936 and 71.4 →
+# 73.7 at 50257; by vectors 76.3 → 101.6 (16384), 81.3 → 99.1 (32768), 68.6 → 101.0 (50257), 42.9 → 85.0 (151936).
+POSITIVE_SCALES = True
 # A keep-mask on x's grid over fp32-held rows, selected as bits ((x & m) | (-inf & ~m), m = -keep) instead of a
 # compare and a select an element. Compiled for sm_90, fp32 50257 scaled-masked: the selects' predicates had ptxas
-# put the 7 loads of a thread into 4 register sets; blended, 7 in 7 (FSEL 63 → 7, 720 → 776 instructions). Off until
-# timed (ab-masked-configs.py).
-MASK_BLEND_F32 = False
+# put the 7 loads of a thread into 4 register sets; blended, 7 in 7 (FSEL 63 → 7, 720 → 776 instructions). On the
+# H200 (seventeenth session, ab-masked-configs.py, % of a copy of the op's bytes): 50257 76.4 → 98.6, 128256 and
+# 151936 in the plain rows' configuration 58.6 → 95.2 and 58.3 → 94.2; slower at 131072 (98.9 → 98.0) and 262144
+# in the plain rows' (95.7 → 93.1): not there (FP32_UNBLENDED_AT).
+MASK_BLEND_F32 = True
+FP32_UNBLENDED_AT = frozenset({131072, 262144})
+# Masked rows in the plain rows' configuration (config_for(N, dtype, PLAIN)) where it measured faster than
+# MEASURED's and the rule's, which were chosen under the element select (seventeenth session, ab-masked-configs.py,
+# scaled-masked, % of a copy of the op's bytes): bf16 50257 74.2 → 95.7, 128256 96.3 → 98.0, 151936 91.5 → 96.7
+# (262144: 94.8 against 92.0, kept); fp32 (blended) 128256 77.7 → 95.2, 151936 83.5 → 94.2, 262144 (unblended)
+# 92.6 → 95.7.
+MASKED_AS_PLAIN_AT = {"packed": frozenset({50257, 128256, 151936}), "fp32": frozenset({128256, 151936, 262144})}
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -214,9 +227,10 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None or fusion.bias is not None
     how = holding(dtype, fusion, N)
-    if form_of(fusion) == "causal" and causal_vectors(N, how):  # a row's registers as a plain row's (measured)
-        return config_for(N, dtype, PLAIN)
-    measured = MEASURED.get((form_of(fusion), how), {}).get(N)
+    form = form_of(fusion)
+    if (form == "causal" and causal_vectors(N, how, fusion)) or (form == "masked" and N in MASKED_AS_PLAIN_AT[how]):
+        return config_for(N, dtype, PLAIN)  # a row's registers as a plain row's (measured)
+    measured = MEASURED.get((form, how), {}).get(N)
     if measured is not None:
         ctas, num_warps, most_pieces, max_registers = measured
         config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
@@ -228,11 +242,11 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     return config
 
 
-def causal_vectors(N: int, how: str) -> bool:
+def causal_vectors(N: int, how: str, fusion: Fusion = PLAIN) -> bool:
     """Whether causal rows of N elements held `how` are read by vectors (CAUSAL_VECTORS)."""
     if CAUSAL_VECTORS in ("all", "none"):
         return CAUSAL_VECTORS == "all"
-    return how == "packed" or N in FP32_CAUSAL_VECTORS_AT
+    return how == "packed" or (N in FP32_CAUSAL_VECTORS_AT and fusion.scale > 0 and POSITIVE_SCALES)
 
 
 def form_of(fusion: Fusion) -> str:
@@ -872,9 +886,9 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
     how = holding(dtype, fusion, N)
     switches = {"MASK_PACKED": MASK_PACKED and mask_vectors and how == "packed",
-                "CAUSAL_VECTORS": fusion.causal_m is not None and causal_vectors(N, how),
+                "CAUSAL_VECTORS": fusion.causal_m is not None and causal_vectors(N, how, fusion),
                 "POSITIVE_SCALE": POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0,
-                "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors,
+                "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors and N not in FP32_UNBLENDED_AT,
                 "BIAS_VECTORS": bias_vectors}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))

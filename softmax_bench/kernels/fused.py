@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Variant, cdiv, launch_kernel, one_pass_traffic, output_like
+from . import PLAIN, Fusion, Launch, Variant, cdiv, config_shape, launch_kernel, one_pass_traffic, output_like
 from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
@@ -33,10 +33,12 @@ MAX_N = 32768
 # but the last N rows masked out) ran at a copy's time whatever they read, 0.13–0.18 ms at 2^27 elements: as long as
 # issuing the tile's instructions takes (causal bf16 N = 32: 528 SASS instructions a thread for 16 elements, 65536
 # programs of 4 warps on 132 SMs: 0.14 ms at 1.98 GHz; fp32, 680: 0.18), not its bytes; more rows a program were
-# slower (docs/perf-notes.md, sixteenth session). Written when no device time was left: checked in the interpreter
-# and compiled for sm_90 (a skipped program: ~80 instructions), off until timed
-# (evidence/experiments/2026-12-02-session16/ab-skip-masked.py).
-SKIP_MASKED_PROGRAMS = False
+# slower (docs/perf-notes.md, sixteenth session). A skipped program issues ~80 instructions (sm_90). On the H200
+# (seventeenth session, evidence/experiments/2026-12-02-session16/ab-skip-masked.py, bit for bit the whole tile's
+# output, % of a copy of the op's bytes): bf16 N = 32 … 1024 from 50.6–54.4 to 107.6–109.1, 2048 59.3 → 107.6, 4096
+# 67.7 → 101.3, 8192 69.9 → 83.8; fp32 32 … 512 from 80–89 to 107–109, 1024 98.8 → 107.8, 8192 81.0 → 93.3; no
+# width slower.
+SKIP_MASKED_PROGRAMS = True
 
 
 @triton.jit
@@ -103,7 +105,7 @@ def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
     """BLOCK_N, ROWS and num_warps for an M×N input of `dtype` (also what `explain` reports); one dict for every M
     of a class, shared: read it, do not change it."""
     # ROWS ≤ MIN_ELEMS_PER_PROGRAM: more rows change nothing
-    return _launch_config(min(M, MIN_ELEMS_PER_PROGRAM), N, dtype.itemsize)
+    return _launch_config(*config_shape(M, N, MIN_ELEMS_PER_PROGRAM), dtype.itemsize)
 
 
 @lru_cache(maxsize=1024)
