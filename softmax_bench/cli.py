@@ -190,11 +190,13 @@ def use_interpreter(interpret: bool) -> bool:
 
         if not interpreted():  # and TRITON_INTERPRET stays unset: kernels loaded later would be interpreted too
             raise BenchError("the kernels were already compiled for the GPU in this process; run a new process")
-    if interpret:
-        from .interpreter import patch_language_once_a_launch
-
-        os.environ["TRITON_INTERPRET"] = "1"  # read when the kernels are first loaded, just below
-        patch_language_once_a_launch()
+    if interpret and os.environ.get("TRITON_INTERPRET") != "1":
+        # Triton reads TRITON_INTERPRET once, when it is imported, and registering softmax_bench's ops as triton_ops
+        # (softmax_bench.library) imported it: the same command again, in a process that has it set from the start
+        os.environ["TRITON_INTERPRET"] = "1"
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
     require_gpu_or_interpret(interpret)
     from .kernels import interpreted
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import torch
 
-from . import replay
+from . import kernels, replay
 from .auto_table import AutoTable, table_for, triton_version
 from .kernels import DTYPES, PLAIN, Backward, Fusion, Variant, backwards, dtype_name, interpreted, variants
 
@@ -364,6 +364,11 @@ def check_dim(x: torch.Tensor, dim: int) -> None:
         raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
 
 
+def capturing_on(x: torch.Tensor) -> bool:
+    """Whether x's stream is being captured into a CUDA graph now (never while a call is traced into a graph)."""
+    return x.is_cuda and not kernels.traced_launches and torch.cuda.is_current_stream_capturing()
+
+
 def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None, causal: bool,
                     variant: str, log: bool = False, replay_key: tuple | None = None,
                     out_dtype: torch.dtype | None = None, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -380,8 +385,8 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
         return like_output(x, dim, out_dtype)
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
-    capturing = x.is_cuda and torch.cuda.is_current_stream_capturing()
-    chosen = _resolve(variant, x_last.shape[-1], x.dtype, x.device, capturing, log)
+    capturing = capturing_on(x)
+    chosen = _resolve(variant, int(x_last.shape[-1]), x.dtype, x.device, capturing, log)  # int: a traced N
     fusion = fusion_for(x, dim, scale, mask, causal, log, out_dtype, bias)
     if x.numel() == 0:
         return like_output(x, dim, out_dtype)
@@ -404,8 +409,8 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
     y; the other arguments are the forward's. A Triton variant's backward is `backward_for`'s; a torch variant's,
     torch's (eager_backward)."""
     y_last, dy_last = dim_last(y, dim), dim_last(dy, dim)
-    N = y_last.shape[-1]
-    capturing = y.is_cuda and torch.cuda.is_current_stream_capturing()
+    N = int(y_last.shape[-1])  # int: a traced N (softmax_bench.library)
+    capturing = capturing_on(y)
     backward = backward_for(_resolve(variant, N, y.dtype, y.device, capturing, log), N, y.dtype)
     fusion = fusion_for(y, dim, scale, mask, causal, log)
     if y.numel() == 0:

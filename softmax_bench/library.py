@@ -1,11 +1,15 @@
-"""softmax and log_softmax as registered torch ops — softmax_bench::softmax, softmax_bench::log_softmax — with a
-fake implementation and autograd registered on the op: one registration serves autograd, torch.compile (which
-traces the op as one node: no graph break) and torch.library.opcheck.
-
-The ops are opaque to the compiler (custom_op, not triton_op): the variant and its launch settings are decided
-each time the op runs, from the real tensor, as softmax_bench.softmax decides them, and never baked into a graph
-traced for other shapes. The backward saves y (the output), not x, and is an op of its own
+"""softmax and log_softmax as registered torch ops — softmax_bench::softmax, softmax_bench::log_softmax — with
+autograd registered on the op: one registration serves autograd, torch.compile (which traces the op as one node:
+no graph break) and torch.library.opcheck. The backward saves y (the output), not x, and is an op of its own
 (softmax_bench::softmax_backward, ::log_softmax_backward) so that the compiled backward calls the kernels too.
+
+Each is a triton_op: when torch.compile traces it, the variant is chosen for the traced shape (N specialized and
+guarded, as dynamic shapes guard any size a decision reads) and, where that variant's kernels can be launched
+from Inductor's own code (IN_GRAPH: fused's plain Triton kernels; a torch variant's torch ops), they go into the
+graph, so a compiled call runs none of softmax_bench's Python. Every other variant is traced as the opaque op
+softmax_bench::<name>_opaque, decided each time it runs, from the real tensor, as softmax_bench.softmax decides:
+cluster's kernels are Gluon, split's launch reads the compiled kernel's resources, two_pass's and online's read
+x's pointer alignment, which a traced tensor does not have. Under Triton's interpreter every traced call is opaque.
 
 softmax_bench.softmax goes through these ops only while compiling or when x needs a gradient; a plain eager call
 runs the kernels directly (the dispatcher costs tens of µs a call). Either way a call like a recorded one replays
@@ -18,34 +22,74 @@ from typing import Optional
 
 import torch
 from torch import Tensor
+from torch._subclasses.fake_tensor import is_fake
 
-from .dispatch import check_dim, check_tensor, like_output, replayed_or_forward, softmax_backward
+from . import kernels
+from .dispatch import (_resolve, backward_for, check_dim, check_tensor, like_output, replayed_or_forward,
+                       softmax_backward, softmax_forward)
+
+IN_GRAPH_FORWARDS = frozenset({"fused", "eager", "unfused"})  # whose kernels a compiled graph launches itself
+IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
+IN_GRAPH = True  # False: every traced call is the opaque op (the A/B of the compiled call's host cost)
+
+
+def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = False) -> bool:
+    """Whether a traced call's kernels go into the graph: the variant chosen for x's row width (specialized) is one
+    of IN_GRAPH_FORWARDS (its backward one of IN_GRAPH_BACKWARDS)."""
+    if not IN_GRAPH or kernels.interpreted():
+        return False
+    N = int(x.shape[dim]) if x.dim() else 1
+    chosen = _resolve(variant, N, x.dtype, x.device, False, log)
+    if backward:
+        return backward_for(chosen, N, x.dtype).name in IN_GRAPH_BACKWARDS
+    return chosen.name in IN_GRAPH_FORWARDS
 
 
 def _register(name: str, log: bool) -> None:
-    """The op softmax_bench::<name> (log: log_softmax), its backward op, their fake implementations and the
-    autograd formula that joins them."""
+    """The op softmax_bench::<name> (log: log_softmax), its backward op, their opaque forms and the autograd
+    formula that joins them."""
 
-    @torch.library.custom_op(f"softmax_bench::{name}", mutates_args=())
-    def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
-                variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
-        # a call like a recorded one replays its launches (softmax_bench.replay), compiled or with a gradient too
+    @torch.library.custom_op(f"softmax_bench::{name}_opaque", mutates_args=())
+    def opaque(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
+               variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
         return replayed_or_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
 
-    @forward.register_fake
+    @opaque.register_fake
     def _(x, dim, scale, mask, causal, variant, out_dtype=None, bias=None):
         check_tensor(x, variant)
         check_dim(x, dim)
         return like_output(x, dim, out_dtype)
 
-    @torch.library.custom_op(f"softmax_bench::{name}_backward", mutates_args=())
-    def backward_op(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
-                    variant: str) -> Tensor:
+    @torch.library.triton_op(f"softmax_bench::{name}", mutates_args=())
+    def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
+                variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
+        if not is_fake(x):  # run, not traced: a call like a recorded one replays its launches (softmax_bench.replay)
+            return replayed_or_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
+        check_tensor(x, variant)
+        check_dim(x, dim)
+        if not in_graph(x, dim, variant, log):
+            return opaque(x, dim, scale, mask, causal, variant, out_dtype, bias)
+        with kernels.launches_traced():
+            return softmax_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
+
+    @torch.library.custom_op(f"softmax_bench::{name}_backward_opaque", mutates_args=())
+    def backward_opaque(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor],
+                        causal: bool, variant: str) -> Tensor:
         return softmax_backward(y, dy, dim, scale, mask, causal, variant, log)
 
-    @backward_op.register_fake
+    @backward_opaque.register_fake
     def _(y, dy, dim, scale, mask, causal, variant):
         return like_output(y, dim)
+
+    @torch.library.triton_op(f"softmax_bench::{name}_backward", mutates_args=())
+    def backward_op(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
+                    variant: str) -> Tensor:
+        if not is_fake(y):
+            return softmax_backward(y, dy, dim, scale, mask, causal, variant, log)
+        if not in_graph(y, dim, variant, log, backward=True):
+            return backward_opaque(y, dy, dim, scale, mask, causal, variant)
+        with kernels.launches_traced():
+            return softmax_backward(y, dy, dim, scale, mask, causal, variant, log)
 
     def setup_context(ctx, inputs, output):
         x, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant, _, bias = inputs

@@ -2,13 +2,18 @@
 (static and dynamic shapes, scale, mask, causal, the backward), opcheck passes, and a plain eager call stays off
 the dispatcher. On CPU through aot_eager and the interpreter; on a GPU through inductor and CUDA graphs."""
 
+import json
+import re
+
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import softmax_bench
+from softmax_bench import library
 from softmax_bench.kernels import TOLERANCES
 
+from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE
 from .test_kernels import fresh_randn
 
@@ -132,3 +137,101 @@ def test_cuda_graph_of_a_compiled_model(N):
     x.copy_(torch.randn_like(x))
     graph.replay()
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=-1).to(y.dtype), atol=1e-3, rtol=1.6e-2)
+
+
+TRACED_GRAPHS = """
+import json, torch
+from functorch.compile import aot_function, make_boxed_func
+from torch._dynamo.source import ConstantSource
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+import softmax_bench
+from softmax_bench import library
+
+def traced(fn, *args):
+    graphs = []
+    aot_function(fn, fw_compiler=lambda gm, _: graphs.append(gm.code) or make_boxed_func(gm.forward))(*args)
+    return graphs[0]
+
+env = ShapeEnv()
+with FakeTensorMode(shape_env=env):  # CUDA tensors as torch.compile traces them, with no GPU
+    rows = env.create_symintnode(env.create_symbol(64, ConstantSource("M")), hint=64)
+    width = env.create_symintnode(env.create_symbol(4000, ConstantSource("N")), hint=4000)
+    x = torch.empty(rows, width, device="cuda", dtype=torch.bfloat16)
+    keep = torch.empty(64, 4000, device="cuda", dtype=torch.bool)
+    x64 = torch.empty(64, 4000, device="cuda", dtype=torch.bfloat16)
+    ops = torch.ops.softmax_bench
+    cases = {
+        "fused": lambda: traced(lambda t, m: ops.softmax(t, -1, 0.5, m, False, "fused"), x64, keep),
+        "fused, dynamic rows": lambda: traced(lambda t: ops.log_softmax(t, -1, None, None, True, "fused"), x),
+        "fused backward": lambda: traced(lambda y: ops.softmax_backward(y, y, -1, 0.5, None, True, "fused"), x64),
+        "two_pass": lambda: traced(lambda t: ops.softmax(t, -1, None, None, False, "two_pass"), x64),
+    }
+    for name, case in cases.items():
+        for in_graph in (True, False):
+            library.IN_GRAPH = in_graph
+            graph = case()
+            print(json.dumps({"case": name, "in_graph": in_graph, "kernel": "triton_kernel_wrapper" in graph,
+                              "opaque": "_opaque" in graph, "block": "'BLOCK_N': 4096" in graph,
+                              "guards": [str(g.expr) for g in env.guards]}))
+"""
+
+
+def test_traced_calls_put_fused_kernels_in_the_graph_and_the_others_behind_the_opaque_op():
+    """What torch.compile's tracing (AOTAutograd) makes of the ops, on fake CUDA tensors with no GPU: fused's
+    kernel, its backward's, as graph nodes (library.IN_GRAPH; off: the opaque op), two_pass's behind the opaque op
+    (its launch reads x's pointer alignment); with dynamic rows, the row width is guarded and the rows only as more
+    than one program's (a new batch size traces nothing again)."""
+    lines = [json.loads(line) for line in printed_without_interpreter("-c", TRACED_GRAPHS, timeout=300)]
+    seen = {(line["case"], line["in_graph"]): line for line in lines}
+    for case in ("fused", "fused, dynamic rows", "fused backward"):
+        assert seen[case, True]["kernel"] and not seen[case, True]["opaque"] and seen[case, True]["block"], case
+        assert seen[case, False]["opaque"] and not seen[case, False]["kernel"], case
+    assert all(seen["two_pass", in_graph]["opaque"] and not seen["two_pass", in_graph]["kernel"]
+               for in_graph in (True, False))
+    guards = seen["fused, dynamic rows", True]["guards"]
+    assert any(re.fullmatch(r"Eq\(\w+, 4000\)", g) for g in guards), guards
+    assert not any(re.fullmatch(r"Eq\(\w+, 64\)", g) for g in guards), guards
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the code inductor generates for a GPU")
+@pytest.mark.parametrize("in_graph", [True, False], ids=["in-graph", "opaque"])
+def test_a_compiled_call_launches_fused_itself_and_cluster_through_the_opaque_op(monkeypatch, in_graph):
+    """With library.IN_GRAPH, the code inductor generates launches fused's kernel itself at a row fused holds (no
+    Python of softmax_bench's at run time), and calls the opaque op at a row cluster holds; without it, the opaque
+    op everywhere. Either way the result is the eager call's, bit for bit, and the backward's is eager's."""
+    from torch._inductor.utils import run_and_get_code
+
+    monkeypatch.setattr(library, "IN_GRAPH", in_graph)
+
+    def scores(t, keep):
+        return softmax_bench.softmax(t, scale=0.5, mask=keep)
+
+    for N, fused_holds in ((4000, True), (65536, False)):
+        torch._dynamo.reset()
+        x = torch.randn(64, N, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        keep = torch.rand(64, N, device="cuda") > 0.1
+        y, code = run_and_get_code(torch.compile(scores, fullgraph=True), x, keep)
+        code = "\n".join(code)
+        expected = scores(x, keep)
+        assert torch.equal(y, expected)
+        in_code = in_graph and fused_holds
+        assert ("softmax_opaque" in code) != in_code and ("fused_rows_kernel" in code) == in_code
+        dy = torch.randn_like(y)
+        assert torch.equal(torch.autograd.grad(y, x, dy)[0], torch.autograd.grad(expected, x, dy)[0])
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="inductor's graphs for a GPU")
+def test_a_compiled_call_with_its_kernel_in_the_graph_keeps_the_rows_dynamic():
+    """A graph traced with dynamic shapes serves every number of rows (the row width is specialized and guarded):
+    one compile for M = 3, 64, 100 and 4096, each right."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("inductor")
+    compiled = torch.compile(lambda t: softmax_bench.log_softmax(t, scale=0.5), fullgraph=True, dynamic=True,
+                             backend=counter)
+    for M in (3, 64, 100, 4096):
+        x = torch.randn(M, 4000, device="cuda")
+        torch.testing.assert_close(compiled(x), torch.log_softmax(x * 0.5, -1), atol=1e-5, rtol=1e-5)
+    assert counter.frame_count == 1

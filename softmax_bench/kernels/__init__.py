@@ -13,11 +13,13 @@ keep-mask, a causal mask). `softmax_bench.dispatch` brings tensors of any rank t
 from __future__ import annotations
 
 import importlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Callable
 
 import torch
+import triton
 
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
@@ -324,20 +326,48 @@ def output_like(x: torch.Tensor, fusion: Fusion = PLAIN) -> torch.Tensor:
 
 # While softmax_bench.replay records a call: each launch's (kernel, grid, args, kwargs, compiled kernel).
 recorded_launches: list | None = None
+# While a registered op is traced for torch.compile with its Triton kernels in the graph (softmax_bench.library):
+# each launch becomes a node (torch.library.wrap_triton) that the compiled code launches itself.
+traced_launches = False
+
+
+@contextmanager
+def launches_traced():
+    """launch_kernel puts each launch into the graph being traced (traced_launches) within this block."""
+    global traced_launches
+    traced_launches = True
+    try:
+        yield
+    finally:
+        traced_launches = False
 
 
 def launch_kernel(kernel, grid: tuple, *args, **kwargs):
     """kernel[grid](*args, **kwargs), the way every variant launches a Triton kernel: returns the compiled kernel,
     and keeps the launch while a call is being recorded for replay (softmax_bench.replay); with
-    replay.FAST_LAUNCHES, through the compiled kernel of an earlier launch that specialized alike."""
+    replay.FAST_LAUNCHES, through the compiled kernel of an earlier launch that specialized alike. While
+    traced_launches, the launch goes into the graph being traced, and there is no compiled kernel (None)."""
     from .. import replay  # imported here: replay imports this module
 
+    if traced_launches:
+        from torch.library import wrap_triton
+
+        wrap_triton(kernel)[grid](*args, **kwargs)
+        return None
     if replay.FAST_LAUNCHES and recorded_launches is None:
         return replay.launch(kernel, grid, args, kwargs)
     compiled = kernel[grid](*args, **kwargs)
     if recorded_launches is not None:
         recorded_launches.append((kernel, grid, args, kwargs, compiled))
     return compiled
+
+
+def config_shape(M, N, program_elems: int) -> tuple[int, int]:
+    """M and N as a one-program-a-row launch configuration reads them, as ints: M counts only up to the rows one
+    program holds (program_elems over N's power of two), so that a shape traced by torch.compile with a dynamic
+    M is guarded as "at least that many rows" and N as itself (softmax_bench.library)."""
+    N = int(N)
+    return int(min(M, max(1, program_elems // triton.next_power_of_2(N)))), N
 
 
 def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN, skips_causal: bool = True

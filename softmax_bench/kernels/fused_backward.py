@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, launch_kernel, output_like
+from . import PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, config_shape, launch_kernel, output_like
 from .fused import MAX_N as FORWARD_MAX_N
 from .masking import fusion_args, input_gradient, mask_rows, row_sum_terms
 
@@ -56,7 +56,7 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
 def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
     """BLOCK_N, ROWS, num_warps and the loads' EVICT for an M×N y of `dtype`; one dict for every M of a class,
     shared: read it, do not change it."""
-    return _launch_config(min(M, PROGRAM_ELEMS), N, dtype.itemsize)
+    return _launch_config(*config_shape(M, N, PROGRAM_ELEMS), dtype.itemsize)
 
 
 @lru_cache(maxsize=1024)
