@@ -352,7 +352,7 @@ def launch_kernel(kernel, grid: tuple, *args, **kwargs):
     if traced_launches:
         from torch.library import wrap_triton
 
-        wrap_triton(kernel)[grid](*args, **kwargs)
+        wrap_triton(kernel)[grid](**traced_arguments(kernel, args, kwargs))
         return None
     if replay.FAST_LAUNCHES and recorded_launches is None:
         return replay.launch(kernel, grid, args, kwargs)
@@ -360,6 +360,18 @@ def launch_kernel(kernel, grid: tuple, *args, **kwargs):
     if recorded_launches is not None:
         recorded_launches.append((kernel, grid, args, kwargs, compiled))
     return compiled
+
+
+def traced_arguments(kernel, args: tuple, kwargs: dict) -> dict:
+    """Every argument of a launch of `kernel` by name, its defaults filled in: inductor launches a kernel from the
+    graph with the arguments the graph names and no others. A pointer left at its default None is given the
+    launch's first tensor (unused: the flag that would read it is off)."""
+    arguments = {param.name: value for param, value in zip(kernel.params, args)} | kwargs
+    first_tensor = next(a for a in args if isinstance(a, torch.Tensor))
+    for param in kernel.params:
+        if param.name not in arguments:
+            arguments[param.name] = first_tensor if param.default is None else param.default
+    return arguments
 
 
 def config_shape(M, N, program_elems: int) -> tuple[int, int]:
