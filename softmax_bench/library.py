@@ -3,13 +3,14 @@ autograd registered on the op: one registration serves autograd, torch.compile (
 no graph break) and torch.library.opcheck. The backward saves y (the output), not x, and is an op of its own
 (softmax_bench::softmax_backward, ::log_softmax_backward) so that the compiled backward calls the kernels too.
 
-Each is a triton_op: when torch.compile traces it, the variant is chosen for the traced shape (N specialized and
-guarded, as dynamic shapes guard any size a decision reads) and, where that variant's kernels can be launched
-from Inductor's own code (IN_GRAPH: fused's plain Triton kernels; a torch variant's torch ops), they go into the
-graph, so a compiled call runs none of softmax_bench's Python. Every other variant is traced as the opaque op
-softmax_bench::<name>_opaque, decided each time it runs, from the real tensor, as softmax_bench.softmax decides:
-cluster's kernels are Gluon, split's launch reads the compiled kernel's resources, two_pass's and online's read
-x's pointer alignment, which a traced tensor does not have. Under Triton's interpreter every traced call is opaque.
+Each is a triton_op. With IN_GRAPH, when torch.compile traces it, the variant is chosen for the traced shape (N
+specialized and guarded, as dynamic shapes guard any size a decision reads) and, where that variant's kernels can
+be launched from inductor's own code (fused's plain Triton kernels; a torch variant's torch ops), they go into
+the graph, so a compiled call runs none of softmax_bench's Python; IN_GRAPH is off until that passes on a GPU.
+Every other traced call is the opaque op softmax_bench::<name>_opaque, decided each time it runs, from the real
+tensor, as softmax_bench.softmax decides: cluster's kernels are Gluon, split's launch reads the compiled kernel's
+resources, two_pass's and online's read x's pointer alignment, which a traced tensor does not have. Under
+Triton's interpreter every traced call is opaque.
 
 softmax_bench.softmax goes through these ops only while compiling or when x needs a gradient; a plain eager call
 runs the kernels directly (the dispatcher costs tens of µs a call). Either way a call like a recorded one replays
@@ -30,7 +31,11 @@ from .dispatch import (_resolve, backward_for, check_dim, check_tensor, like_out
 
 IN_GRAPH_FORWARDS = frozenset({"fused", "eager", "unfused"})  # whose kernels a compiled graph launches itself
 IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
-IN_GRAPH = True  # False: every traced call is the opaque op (the A/B of the compiled call's host cost)
+# Off: every traced call is the opaque op. On the H200 under torch 2.11 (seventeenth session,
+# evidence/experiments/2026-12-02-session17/f-compiled) inductor failed to build the graph's fused kernel: it
+# launches a user kernel with only the arguments the graph names (now all of them: kernels.traced_arguments, not
+# yet run on a GPU), and a keep-mask's graph failed on a subtraction of two bool tensors. The opaque path passed.
+IN_GRAPH = False
 
 
 def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = False) -> bool:

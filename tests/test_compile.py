@@ -222,11 +222,12 @@ def test_a_compiled_call_launches_fused_itself_and_cluster_through_the_opaque_op
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="inductor's graphs for a GPU")
-def test_a_compiled_call_with_its_kernel_in_the_graph_keeps_the_rows_dynamic():
+def test_a_compiled_call_with_its_kernel_in_the_graph_keeps_the_rows_dynamic(monkeypatch):
     """A graph traced with dynamic shapes serves every number of rows (the row width is specialized and guarded):
     one compile for M = 3, 64, 100 and 4096, each right."""
     from torch._dynamo.testing import CompileCounterWithBackend
 
+    monkeypatch.setattr(library, "IN_GRAPH", True)
     torch._dynamo.reset()
     counter = CompileCounterWithBackend("inductor")
     compiled = torch.compile(lambda t: softmax_bench.log_softmax(t, scale=0.5), fullgraph=True, dynamic=True,
