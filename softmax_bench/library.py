@@ -19,6 +19,7 @@ its launches (softmax_bench.replay): the ops' implementation is the eager call's
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 import torch
@@ -50,6 +51,15 @@ def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = Fals
     return chosen.name in IN_GRAPH_FORWARDS
 
 
+def triton_op(name: str, fn):
+    """torch.library.triton_op of fn, given as a functools.partial: triton_op reads the source of fn to list the
+    Triton kernels it launches (for AOTAutograd's cache key), and that walk imported inductor and took ~1.6 s at
+    every start of a process that imports softmax_bench (a sweep under --interpret: 3.7 → 5.3 s); with no source to
+    read, it lists none. While IN_GRAPH is off no kernel of ours is in a graph."""
+    schema = torch.library.infer_schema(fn, mutates_args=())
+    return torch.library.triton_op(name, functools.partial(fn), mutates_args=(), schema=schema)
+
+
 def _register(name: str, log: bool) -> None:
     """The op softmax_bench::<name> (log: log_softmax), its backward op, their opaque forms and the autograd
     formula that joins them."""
@@ -65,7 +75,6 @@ def _register(name: str, log: bool) -> None:
         check_dim(x, dim)
         return like_output(x, dim, out_dtype)
 
-    @torch.library.triton_op(f"softmax_bench::{name}", mutates_args=())
     def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
                 variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
         if not is_fake(x):  # run, not traced: a call like a recorded one replays its launches (softmax_bench.replay)
@@ -86,7 +95,6 @@ def _register(name: str, log: bool) -> None:
     def _(y, dy, dim, scale, mask, causal, variant):
         return like_output(y, dim)
 
-    @torch.library.triton_op(f"softmax_bench::{name}_backward", mutates_args=())
     def backward_op(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
                     variant: str) -> Tensor:
         if not is_fake(y):
@@ -95,6 +103,9 @@ def _register(name: str, log: bool) -> None:
             return backward_opaque(y, dy, dim, scale, mask, causal, variant)
         with kernels.launches_traced():
             return softmax_backward(y, dy, dim, scale, mask, causal, variant, log)
+
+    forward = triton_op(f"softmax_bench::{name}", forward)
+    backward_op = triton_op(f"softmax_bench::{name}_backward", backward_op)
 
     def setup_context(ctx, inputs, output):
         x, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant, _, bias = inputs
