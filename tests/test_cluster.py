@@ -62,8 +62,7 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         how = cluster.holding(dtype, fusion, N)
         # causal rows read by vectors hold what a plain row holds, in its configuration; so do masked rows where
         # that measured faster (MASKED_AS_PLAIN_AT)
-        by_vectors = cluster.form_of(fusion) == "causal" and cluster.causal_vectors(N, how, fusion)
-        as_plain = by_vectors or (cluster.form_of(fusion) == "masked" and N in cluster.MASKED_AS_PLAIN_AT[how])
+        as_plain = cluster.as_plain_row(N, how, fusion)
         form = "softmax" if as_plain else cluster.form_of(fusion)
         budget = cluster.MAX_PER_THREAD[how][config.num_warps]
         if not as_plain and (fusion.causal_m is not None or fusion.mask is not None):

@@ -227,10 +227,9 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None or fusion.bias is not None
     how = holding(dtype, fusion, N)
-    form = form_of(fusion)
-    if (form == "causal" and causal_vectors(N, how, fusion)) or (form == "masked" and N in MASKED_AS_PLAIN_AT[how]):
-        return config_for(N, dtype, PLAIN)  # a row's registers as a plain row's (measured)
-    measured = MEASURED.get((form, how), {}).get(N)
+    if as_plain_row(N, how, fusion):
+        return config_for(N, dtype, PLAIN)
+    measured = MEASURED.get((form_of(fusion), how), {}).get(N)
     if measured is not None:
         ctas, num_warps, most_pieces, max_registers = measured
         config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
@@ -240,6 +239,13 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
         return replace(config, max_registers=CAPPED_REGISTERS)
     return config
+
+
+def as_plain_row(N: int, how: str, fusion: Fusion) -> bool:
+    """Whether fused rows of N elements held `how` take the plain rows' configuration, their registers being a plain
+    row's (measured): causal rows read by vectors, masked rows at MASKED_AS_PLAIN_AT."""
+    form = form_of(fusion)
+    return (form == "causal" and causal_vectors(N, how, fusion)) or (form == "masked" and N in MASKED_AS_PLAIN_AT[how])
 
 
 def causal_vectors(N: int, how: str, fusion: Fusion = PLAIN) -> bool:
