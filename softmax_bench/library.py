@@ -52,12 +52,17 @@ def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = Fals
 
 
 def triton_op(name: str, fn):
-    """torch.library.triton_op of fn, given as a functools.partial: triton_op reads the source of fn to list the
-    Triton kernels it launches (for AOTAutograd's cache key), and that walk imported inductor and took ~1.6 s at
-    every start of a process that imports softmax_bench (a sweep under --interpret: 3.7 → 5.3 s); with no source to
-    read, it lists none. While IN_GRAPH is off no kernel of ours is in a graph."""
+    """torch.library.triton_op of fn, given as a functools.partial with its schema: triton_op reads the source of
+    fn to list the Triton kernels it launches (for AOTAutograd's cache key), and that walk imported inductor and
+    took ~1.6 s at every start of a process that imports softmax_bench (a sweep under --interpret: 3.7 → 5.3 s);
+    with no source to read, it lists none. While IN_GRAPH is off no kernel of ours is in a graph. torch 2.11's
+    triton_op infers the schema from what it is given whatever schema it gets, and a partial has no globals to
+    infer it from (AttributeError): there, fn itself, and the walk's cost."""
     schema = torch.library.infer_schema(fn, mutates_args=())
-    return torch.library.triton_op(name, functools.partial(fn), mutates_args=(), schema=schema)
+    try:
+        return torch.library.triton_op(name, functools.partial(fn), mutates_args=(), schema=schema)
+    except AttributeError:
+        return torch.library.triton_op(name, fn, mutates_args=())
 
 
 def _register(name: str, log: bool) -> None:
