@@ -19,6 +19,11 @@ The rule, for rows of N elements of a dtype on a GPU:
    at 69 %, where fused ran the neighbouring widths at 86–104 %);
 3. with no table for the GPU and this Triton (or on CPU), the declared-support rule of
    softmax_bench.dispatch.auto_choice.
+Entries are per form (`form_of`): a plain softmax's (a scale alone and log_softmax take them too: the same bytes,
+the same kernels' configurations), a causal softmax's and a masked one's (a keep-mask or a bias). A fused form
+takes its own entries where `tune --op` measured them, else the plain softmax's: on the H200 the plain rows of fp32
+16384 tie fused with cluster, where the causal ones ran at 87 % of a copy in fused and 101 % in cluster (reading
+only the vectors they keep).
 """
 
 from __future__ import annotations
@@ -35,6 +40,14 @@ from typing import Callable
 PACKAGED = Path(__file__).parent / "auto_tables"
 SAME_BYTES = {"fp16": "bf16", "bf16": "fp16"}  # rule 2's stand-in for a 16-bit dtype the table did not measure
 TIE = 0.01  # fused within 1 % of an entry's fastest is taken (rules 1 and 2)
+FORMS = ("softmax", "causal", "masked")
+
+
+def form_of(mask: object, causal: bool, bias: object) -> str:
+    """Which entries of a table a call takes: masked (a keep-mask or a bias, causal or not), causal, softmax."""
+    if mask is not None or bias is not None:
+        return "masked"
+    return "causal" if causal else "softmax"
 
 
 def user_tables_dir() -> Path:
@@ -59,16 +72,31 @@ def table_name(device_name: str, triton: str) -> str:
 @dataclass
 class AutoTable:
     device: str
-    entries: list[dict] = field(default_factory=list)  # {"dtype", "M", "N", "variant", "ms": {variant: ms}}
+    # {"dtype", "M", "N", "variant", "ms": {variant: ms}, "form"} (no "form": a plain softmax's, as tables before it)
+    entries: list[dict] = field(default_factory=list)
     meta: dict = field(default_factory=dict)  # when, which commit, which command, timing settings
     source: str = ""  # the file it was read from
 
-    def pick(self, N: int, dtype: str, supports: Callable[[str], bool]) -> tuple[str, str] | None:
-        """(variant, why) by rules 1 and 2 of this module's docstring, or None when no entry applies."""
+    def forms(self) -> set[str]:
+        return {entry.get("form", "softmax") for entry in self.entries}
+
+    def pick(self, N: int, dtype: str, supports: Callable[[str], bool], form: str = "softmax"
+             ) -> tuple[str, str] | None:
+        """(variant, why) by rules 1 and 2 of this module's docstring, from the entries of `form` where the table
+        has any for the dtype (or the other 16-bit one), else the plain softmax's; None when no entry applies."""
+        of_form = lambda f: [e for e in self.entries if e.get("form", "softmax") == f]  # noqa: E731
+        own = of_form(form) if form != "softmax" else []
+        if any(e["dtype"] in (dtype, SAME_BYTES.get(dtype)) for e in own):
+            picked = self._pick_among(own, N, dtype, supports)
+            return None if picked is None else (picked[0], f"{form} rows {picked[1]}")
+        return self._pick_among(of_form("softmax"), N, dtype, supports)
+
+    def _pick_among(self, entries: list[dict], N: int, dtype: str, supports: Callable[[str], bool]
+                    ) -> tuple[str, str] | None:
         table_dtype = dtype
-        if not any(e["dtype"] == dtype for e in self.entries) and dtype in SAME_BYTES:
+        if not any(e["dtype"] == dtype for e in entries) and dtype in SAME_BYTES:
             table_dtype = SAME_BYTES[dtype]
-        measured = [e for e in self.entries if e["dtype"] == table_dtype and supports(e["variant"])]
+        measured = [e for e in entries if e["dtype"] == table_dtype and supports(e["variant"])]
         if not measured:
             return None
         nearest = min(measured, key=lambda e: (abs(math.log(e["N"] / max(N, 1))), e["N"]))  # N = 0: an empty row
@@ -81,6 +109,17 @@ class AutoTable:
             return "fused", (f"measured within {ms['fused'] / ms[fastest] - 1:.1%} of {fastest} for {table_dtype} "
                              f"{at} on this GPU ({where}): a tie, and fused holds the row in registers")
         return fastest, f"measured fastest for {table_dtype} {at} on this GPU ({where})"
+
+    def merged_into(self, older: AutoTable | None) -> AutoTable:
+        """This table with the entries of the forms it did not measure kept from `older` (a table of the same
+        GPU that `tune --op` adds a form to), and their tune commands in meta["forms"]."""
+        if older is None or older.device != self.device:
+            return self
+        measured = self.forms()
+        kept = [e for e in older.entries if e.get("form", "softmax") not in measured]
+        forms = {**older.meta.get("forms", {form: older.meta.get("command") for form in older.forms()}),
+                 **{form: self.meta.get("command") for form in measured}}
+        return AutoTable(self.device, kept + self.entries, {**self.meta, "forms": forms}, self.source)
 
     def to_json(self) -> str:
         return json.dumps({"device": self.device, **self.meta, "entries": self.entries}, indent=1) + "\n"

@@ -481,6 +481,10 @@ def tune(
     ] = None,
     warmup_ms: WarmupMs = None,
     rep_ms: RepMs = None,
+    op: Annotated[Optional[OpName], typer.Option(
+        "--op", help="The form to measure: softmax (the default), causal or scaled-masked (a keep-mask). A fused "
+        "form's entries join the table's others; auto picks for causal or masked calls from them where they exist, "
+        "else from the plain softmax's.")] = None,
     interpret: Interpret = False,
 ) -> None:
     """Measure which Triton variant is fastest on this GPU, per dtype and row width: the table `auto` picks from.
@@ -492,19 +496,26 @@ def tune(
     the H200's for Triton 3.6 and 3.8 (softmax_bench/auto_tables/); a table you write here takes precedence on your
     GPU under this Triton. With no shape options, the default preset's shapes.
     """
-    from .auto_table import table_name, triton_version, user_tables_dir
+    from .auto_table import table_for, table_name, triton_version, user_tables_dir
     from .dispatch import clear_caches
     from .report import tune_table
     from .tune import tune as tune_cells
 
     try:
         interpret = use_interpreter(interpret)
-        plan = _plan(shape, m, n, config, preset, dtype, [], warmup_ms, rep_ms, None, interpret)
+        plan = _plan(shape, m, n, config, preset, dtype, [], warmup_ms, rep_ms, op, interpret)
         command = shlex.join(["softmax-bench", *sys.argv[1:]])
         with _progress() as progress:
             task = progress.add_task("tune", total=None)
             result = tune_cells(plan, interpret, command, advance=lambda what: progress.update(task, description=what))
         path = table or user_tables_dir() / table_name(result.device, triton_version())
+        # a fused form's entries join the table auto reads now (the user's, else the shipped one): its others stay
+        older = _readable_table(path) or table_for(result.device, triton_version())
+        measured, forms = len(result.entries), result.forms()
+        result = result.merged_into(older)
+        if len(result.entries) > measured:
+            kept = ", ".join(sorted(result.forms() - forms))
+            err.print(f"kept the {kept} entries of {older.source}", markup=False, highlight=False)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(result.to_json())
@@ -515,6 +526,16 @@ def tune(
         fail(str(e))
     out.print(tune_table(result))
     err.print(f"table written to {path}", markup=False, highlight=False)
+
+
+def _readable_table(path: Path):
+    """The table at path, if there is one that reads (tune keeps its other forms' entries), else None."""
+    from .auto_table import read_table
+
+    try:
+        return read_table(path) if path.is_file() else None
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 @app.command()

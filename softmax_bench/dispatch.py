@@ -25,7 +25,7 @@ class SoftmaxInputError(ValueError):
 
 
 def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
-                capturing: bool | None = None, log: bool = False) -> tuple[str, str]:
+                capturing: bool | None = None, log: bool = False, form: str = "softmax") -> tuple[str, str]:
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
     From the table measured on that GPU under this Triton (softmax_bench.auto_table, whose docstring gives the
@@ -35,6 +35,7 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
     being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over. log:
     for log_softmax, which every variant computes and the same table picks for (it was measured on softmax).
+    form: auto_table.form_of the call (causal, masked): the table's entries of that form where it has them.
     """
     registry = variants()
     if dtype == torch.float64:
@@ -48,7 +49,7 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
             variant = registry.get(name)
             return variant is not None and variant.supports(N, dtype) and (variant.graph_safe or not capturing)
 
-        picked = table.pick(N, dtype_name(dtype), runs_here)
+        picked = table.pick(N, dtype_name(dtype), runs_here, form)
         if picked is not None:
             return picked
     fused = registry["fused"]
@@ -79,7 +80,7 @@ def _table_of(device: torch.device | None) -> AutoTable | None:
 
 
 def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device | None = None,
-                    log: bool = False) -> Variant:
+                    log: bool = False, form: str = "softmax") -> Variant:
     """The Variant for `name` ('auto' included) on rows of N elements of dtype on `device` (None: as auto_choice
     takes it), for log_softmax when `log`, or a SoftmaxInputError that says what to use. Decided once per key
     (`_resolve`)."""
@@ -89,15 +90,15 @@ def resolve_variant(name: str, N: int, dtype: torch.dtype, device: torch.device 
     on_gpu = device.type == "cuda"
     if on_gpu and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing(), log)
+    return _resolve(name, N, dtype, device, on_gpu and torch.cuda.is_current_stream_capturing(), log, form)
 
 
 @lru_cache(maxsize=4096)
 def _resolve(name: str, N: int, dtype: torch.dtype, device: torch.device, capturing: bool,
-             log: bool = False) -> Variant:
+             log: bool = False, form: str = "softmax") -> Variant:
     registry = variants()
     if name == "auto":
-        name = auto_choice(N, dtype, device, capturing, log)[0]
+        name = auto_choice(N, dtype, device, capturing, log, form)[0]
     if name not in registry:
         known = ", ".join([*registry, "auto"])
         raise SoftmaxInputError(f"unknown variant {name!r}; known variants: {known}")
@@ -386,8 +387,9 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
     capturing = capturing_on(x)
-    chosen = _resolve(variant, int(x_last.shape[-1]), x.dtype, x.device, capturing, log)  # int: a traced N
     fusion = fusion_for(x, dim, scale, mask, causal, log, out_dtype, bias)
+    N = int(x_last.shape[-1])  # int: a traced N
+    chosen = _resolve(variant, N, x.dtype, x.device, capturing, log, fusion.form)
     if x.numel() == 0:
         return like_output(x, dim, out_dtype)
     rows = as_rows(x_last)

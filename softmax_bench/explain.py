@@ -81,7 +81,8 @@ def _bandwidth(out_dir: Path, dtype: str, interpret: bool) -> tuple[float | None
             None, "not measured: run `softmax-bench copy-baseline`")
 
 
-def _from_run(run: Run, N: int, dtype: str) -> tuple[float, str, float | None, str, tuple[str, str]]:
+def _from_run(run: Run, N: int, dtype: str, form: str = "softmax"
+              ) -> tuple[float, str, float | None, str, tuple[str, str]]:
     """A stored run's copy bandwidth and fp32 rate for dtype, and what `auto` picks on its GPU under its Triton
     (from the table shipped for them, else the declared-support rule): a GPU explained on any machine."""
     meta = run.meta()
@@ -99,7 +100,7 @@ def _from_run(run: Run, N: int, dtype: str) -> tuple[float, str, float | None, s
         return variant in registry and registry[variant].unsupported(N, DTYPES[dtype], here=False) is None
 
     table = table_for(name, triton) if triton else None
-    auto = table.pick(N, dtype, holds) if table is not None else None
+    auto = table.pick(N, dtype, holds, form) if table is not None else None
     if auto is None:
         rule, why = auto_choice(N, DTYPES[dtype], torch.device("cpu"))
         auto = rule, f"{why} (no table for {name} under Triton {triton}: the declared-support rule, without cluster)"
@@ -113,11 +114,12 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before).
     With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
     torch_dtype = DTYPES[dtype]
+    form = op.fusion_for(torch.empty(M, N, device="meta"), mask_shape).form  # auto's table entries: masks on meta
     if run is not None:
-        bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype)
+        bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype, form)
     else:
         bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
-        auto = auto_choice(N, torch_dtype)
+        auto = auto_choice(N, torch_dtype, form=form)
     config = fused.launch_config(M, N, torch_dtype)
     # a block of fewer elements than threads still gives each thread one (Triton's layout wraps: copies)
     elems_per_thread = -(-config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"]))

@@ -483,6 +483,9 @@ def tune_table(table) -> Table:
     """The variants' GB/s per (dtype, M×N) of an auto table; ★ marks the one `auto` will run."""
     names = list(dict.fromkeys(name for entry in table.entries for name in entry["ms"]))
     out = Table(title=f"auto table · {table.device}", title_justify="left")
+    forms = len(table.forms()) > 1
+    if forms:
+        out.add_column("form")
     out.add_column("dtype")
     out.add_column("M×N", justify="right")
     for name in names:
@@ -494,6 +497,7 @@ def tune_table(table) -> Table:
             ms = entry["ms"].get(name)
             text = "—" if ms is None else number(nbytes / ms / 1e6) + (" ★" if name == entry["variant"] else "")
             cells.append(Text(text, style="bold" if name == entry["variant"] else ""))
-        out.add_row(entry["dtype"], f"{entry['M']}×{entry['N']}", *cells)
+        form = [entry.get("form", "softmax")] if forms else []
+        out.add_row(*form, entry["dtype"], f"{entry['M']}×{entry['N']}", *cells)
     out.caption = "GB/s = 2·M·N·element size / median time; — : the variant does not support the row or was wrong"
     return out

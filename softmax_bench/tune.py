@@ -1,5 +1,6 @@
 """`tune`: time every Triton variant on a grid of shapes and keep, per dtype and row width, the fastest correct
-one — the table `auto` picks from on this GPU (softmax_bench.auto_table)."""
+one — the table `auto` picks from on this GPU (softmax_bench.auto_table), for the plain softmax or, with an op
+(`tune --op causal`), for that op's form."""
 
 from __future__ import annotations
 
@@ -11,18 +12,28 @@ import torch
 from .auto_table import AutoTable
 from .config import SweepPlan
 from .device import device_info
-from .kernels import DTYPES, PLAIN, variants
-from .ops import reference
+from .errors import BenchError
+from .kernels import DTYPES, variants
+from .ops import get_op, reference
 from .providers import cell_input, check
 from .run_life import git_commit
 from .sweep import memory_needed
 from .timing import measure
 
 
+# The ops whose forms auto picks by: the plain softmax, causal, masked (a keep-mask of x's shape)
+TUNED_OPS = ("softmax", "causal", "scaled-masked")
+
+
 def tune(plan: SweepPlan, interpret: bool, command: str,
          advance: Callable[[str], None] = lambda what: None) -> AutoTable:
     """The table for this GPU: for each (dtype, M, N) of the plan, every Triton variant that supports N is checked
-    against a float32 reference (a wrong one is left out) and timed; the entry names the fastest."""
+    against a float32 reference (a wrong one is left out) and timed on the plan's op; the entry names the fastest,
+    and the op's form (auto_table.form_of)."""
+    if plan.op not in TUNED_OPS:
+        raise BenchError(f"tune measures the forms auto picks for (--op {', '.join(TUNED_OPS)}); {plan.op} is not "
+                         "one of them")
+    op = get_op(plan.op)
     device = "cpu" if interpret else "cuda"
     info = device_info(interpret)
     table = AutoTable(info["name"], meta={
@@ -36,19 +47,21 @@ def tune(plan: SweepPlan, interpret: bool, command: str,
             advance(f"{dtype_name} {M}×{N}: skipped, not enough GPU memory")
             continue
         x = cell_input(M, N, dtype, device)
-        ref = reference(x, PLAIN, torch.float64 if interpret else torch.float32)
+        fusion = op.fusion_for(x)
+        ref = reference(x, fusion, torch.float64 if interpret else torch.float32)
         times = {}
         for variant in candidates:
             advance(f"{dtype_name} {M}×{N} {variant.name}")
             if not variant.supports(N, dtype):
                 continue
-            y, _ = variant.launch(x, PLAIN)
+            y, _ = variant.launch(x, fusion)
             wrong = check(y, ref, dtype)[1]
             del y
             if wrong is None:
-                times[variant.name] = measure(lambda: variant.launch(x, PLAIN), plan.timing, interpret).ms
-        del x, ref
+                times[variant.name] = measure(lambda: variant.launch(x, fusion), plan.timing, interpret).ms
+        form = fusion.form
+        del x, ref, fusion
         if times:
             fastest = min(times, key=times.get)
-            table.entries.append({"dtype": dtype_name, "M": M, "N": N, "variant": fastest, "ms": times})
+            table.entries.append({"dtype": dtype_name, "M": M, "N": N, "variant": fastest, "ms": times, "form": form})
     return table

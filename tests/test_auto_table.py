@@ -9,7 +9,7 @@ import softmax_bench
 from softmax_bench import auto_table
 from softmax_bench.auto_table import AutoTable, read_table, table_for, table_name
 
-from .conftest import MODE, assert_usage_error, invoke
+from .conftest import MODE, assert_usage_error, flat, invoke
 
 ENTRIES = [
     {"dtype": "bf16", "M": 4096, "N": 4096, "variant": "fused", "ms": {"fused": 1.0, "two_pass": 2.0}},
@@ -64,6 +64,41 @@ def test_a_16_bit_dtype_not_measured_takes_the_other_ones_entries():
     assert fp16_only.pick(4096, "bf16", supports(4096, torch.bfloat16))[0] == "fused"
 
 
+def test_a_fused_form_takes_its_own_entries_where_measured_else_the_plain_softmaxs():
+    """On the H200 fp32 rows of 16384 tie fused with cluster for a plain softmax (fused is taken), where a causal
+    softmax ran at 87 % of a copy in fused and 101 % in cluster: causal calls take `tune --op causal`'s entries."""
+    causal = {"dtype": "fp32", "M": 8192, "N": 16384, "variant": "cluster", "ms": {"fused": 0.29, "cluster": 0.25},
+              "form": "causal"}
+    plain = {"dtype": "fp32", "M": 8192, "N": 16384, "variant": "fused", "ms": {"fused": 0.257, "cluster": 0.258}}
+    plain_bf16 = {**plain, "dtype": "bf16", "variant": "cluster", "ms": {"fused": 0.135, "cluster": 0.130}}
+    table = AutoTable("Test GPU", [plain, causal, plain_bf16], source="test.json")
+    anything = lambda name: True  # noqa: E731
+    assert table.pick(16384, "fp32", anything)[0] == "fused"
+    variant, why = table.pick(16384, "fp32", anything, "causal")
+    assert variant == "cluster" and why.startswith("causal rows measured fastest for fp32 rows of N = 16384"), why
+    assert table.pick(16384, "fp32", anything, "masked")[0] == "fused"  # no masked entries: the plain softmax's
+    assert table.pick(16384, "bf16", anything, "causal")[0] == "cluster"  # no 16-bit causal ones: bf16's plain
+    assert table.forms() == {"softmax", "causal"}
+
+
+def test_tune_of_a_form_joins_the_table_and_keeps_its_other_forms(tmp_path):
+    path = tmp_path / "cpu.json"
+    from softmax_bench.device import device_info
+
+    path.write_text(AutoTable(device_info(bool(MODE))["name"], ENTRIES, {"command": "tune"}).to_json())  # tune's GPU
+    result = invoke("tune", *MODE, "--op", "causal", "--shape", "4x64", "--dtype", "fp32", "--rep-ms", "2",
+                    "--warmup-ms", "1", "--table", str(path))
+    assert result.exit_code == 0, result.output
+    table = read_table(path)
+    assert table.entries[:3] == ENTRIES  # the plain softmax's entries kept
+    [causal] = table.entries[3:]
+    assert (causal["form"], causal["dtype"], causal["N"]) == ("causal", "fp32", 64)
+    assert set(table.meta["forms"]) == {"softmax", "causal"} and table.meta["forms"]["softmax"] == "tune"
+    assert f"kept the softmax entries of {path}" in flat(result.stderr)
+    refused = invoke("tune", *MODE, "--op", "biased", "--shape", "4x64", "--table", str(path))
+    assert_usage_error(refused, "tune measures the forms auto picks for")
+
+
 def test_an_empty_row_picks_without_dividing_by_zero():
     table = AutoTable("X", [{"dtype": "bf16", "N": 4096, "variant": "fused"}], {}, "x.json")
     assert table.pick(0, "bf16", lambda name: True)[0] == "fused"
@@ -106,8 +141,10 @@ def test_tune_writes_a_table_auto_can_read(tmp_path):
                     "--rep-ms", "5", "--warmup-ms", "1", "--table", str(path))
     assert result.exit_code == 0, result.output
     table = read_table(path)
-    assert [(e["dtype"], e["M"], e["N"]) for e in table.entries] == [("fp32", 4, 64), ("fp32", 3, 3000)]
-    for entry in table.entries:
+    # on a GPU with a shipped table (the H200), that table's entries of the other forms join the new ones
+    measured = [e for e in table.entries if e["form"] == "softmax"]
+    assert [(e["dtype"], e["M"], e["N"]) for e in measured] == [("fp32", 4, 64), ("fp32", 3, 3000)]
+    for entry in measured:
         assert set(entry["ms"]) == {"fused", "split", "two_pass", "online"}
         assert entry["variant"] == min(entry["ms"], key=entry["ms"].get)
     assert {"created", "commit", "command", "timing"} <= set(json.loads(path.read_text()))

@@ -81,11 +81,30 @@ def test_softmax_decides_once_per_key(counts):
     softmax_bench.softmax(x)
     seen = counts.now()
     assert seen[2] >= 1
-    y = softmax_bench.softmax(x, scale=0.5, mask=x > 0)  # the same key: the fusion is no input of the decision
+    softmax_bench.softmax(x, scale=0.5)  # the same key: a scale is no input of the decision
     assert counts.now() == seen
+    y = softmax_bench.softmax(x, scale=0.5, mask=x > 0)  # a masked call: its form's entries (auto_table.form_of)
+    masked = counts.now()
+    assert masked[2] > seen[2]
+    softmax_bench.softmax(x, scale=0.25, mask=x < 0)  # the same form: decided already
+    assert counts.now() == masked
     softmax_bench.softmax(x[:, :20])  # another N: decided anew
-    assert counts.now()[2] > seen[2]
+    assert counts.now()[2] > masked[2]
     assert torch.equal(y, softmax_bench.softmax(x, scale=0.5, mask=x > 0))
+
+
+def test_a_causal_or_masked_call_is_decided_from_its_forms_entries(counts, tmp_path):
+    """A table whose causal entry says two_pass at WIDE, beside the plain softmax's split: each form its own."""
+    from softmax_bench.auto_table import table_name, triton_version
+
+    causal = {**ENTRIES[0], "variant": "two_pass", "ms": {"split": 1.6, "two_pass": 1.5}, "form": "causal"}
+    table = AutoTable("Test GPU", [*ENTRIES, causal])
+    (tmp_path / table_name("Test GPU", triton_version())).write_text(table.to_json())
+    on = torch.device("cuda:0")
+    assert dispatch.resolve_variant("auto", WIDE, torch.bfloat16, on).name == "split"
+    assert dispatch.resolve_variant("auto", WIDE, torch.bfloat16, on, form="causal").name == "two_pass"
+    assert dispatch.resolve_variant("auto", WIDE, torch.bfloat16, on, form="masked").name == "split"
+    assert dispatch.auto_choice(WIDE, torch.float16, on, form="causal")[0] == "two_pass"  # bf16's, same bytes
 
 
 def test_another_device_or_a_capture_is_decided_anew(counts, tmp_path, monkeypatch):

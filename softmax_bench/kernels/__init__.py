@@ -21,6 +21,8 @@ from typing import Callable
 import torch
 import triton
 
+from ..auto_table import form_of
+
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
 # (bf16) or 2^-12 (fp16): every Triton variant rounds its fp32 result once (tests/test_rounding.py) but cluster's
@@ -106,6 +108,11 @@ class Fusion:
         """A bare softmax: nothing fused around it."""
         return (self.scale == 1.0 and self.mask is None and self.causal_m is None and not self.log
                 and self.bias is None)
+
+    @property
+    def form(self) -> str:
+        """Which entries of an auto table it takes (auto_table.form_of): masked, causal or softmax."""
+        return form_of(self.mask, self.causal_m is not None, self.bias)
 
     def without_bias(self) -> Fusion:
         """The fusion a backward takes: dx comes from y, whatever bias made it (its gradient is taken from dx)."""
