@@ -1,36 +1,43 @@
 #!/usr/bin/env bash
-# Issue 5's H200 experiment, rerunnable on any GPU machine from the repository root:
-#   1. the ci sweep twice on the same commit; `check` of the second against the first must pass, and the largest
-#      per-cell difference in % of copy is the noise floor the threshold must sit above;
-#   2. the same sweep with fused forced to num_warps = 1 (a deliberate slowdown); `check` must catch it.
-# Usage: scripts/ci-noise-and-slowdown.sh OUT_DIR
+# Issue 30's H200 experiment for check's gate, rerunnable on any GPU machine from the repository root:
+#   1. the default grid (auto) twice on the same commit, timed by the sweep's default noise rule; `check` of the
+#      second against the first must pass (no false alarm), and the largest per-cell changes are printed beside
+#      their gates;
+#   2. the same sweep with every call slowed by PCT % (default 5) of its cell's median in the first
+#      (scripts/slowed-sweep.py); `check` must fail, and name every cell.
+# Usage: scripts/ci-noise-and-slowdown.sh OUT_DIR [PCT]
+# (Before the noise rule, this script slowed the ci sweep's fused by num_warps = 1: docs/perf-notes.md, 2026-11-29.)
 set -uo pipefail
-out=${1:?usage: $0 OUT_DIR}
-sb() { PYTHONPATH=. python3 -m softmax_bench "$@"; }
+out=${1:?usage: $0 OUT_DIR [PCT]}
+pct=${2:-5}
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
+sb() { python3 -m softmax_bench "$@"; }
+grid=(--preset default --variant auto --out "$out")
 
-for run_id in ci-reference-h200 ci-rerun-h200; do
+for run_id in noise-reference noise-rerun; do
   start=$SECONDS
-  sb sweep --config configs/ci.toml --out "$out" --run-id "$run_id"
+  sb sweep "${grid[@]}" --run-id "$run_id" > "$out.$run_id.log" 2>&1 || { tail -5 "$out.$run_id.log"; exit 1; }
   echo "sweep $run_id: $((SECONDS - start)) s wall"
 done
-sb check ci-rerun-h200 --baseline ci-reference-h200 --out "$out" --markdown "$out/check-rerun.md"
-echo "check rerun against reference: exit $?"
-PYTHONPATH=. python3 - "$out" <<'PY'
+gates() {  # the cells of a check, the largest changes first, and how many regressed
+  python3 - "$out" "$1" <<'PY'
 import sys
 from pathlib import Path
 from softmax_bench.regression import check
 from softmax_bench.results import open_run
-out = Path(sys.argv[1])
-result = check(open_run("ci-rerun-h200", out), open_run("ci-reference-h200", out))
-points = sorted(result.changes, key=lambda c: abs(c.pct - c.base_pct), reverse=True)
-for c in points[:5]:
-    print(f"noise: {c.cell}: {c.base_pct:.2f} -> {c.pct:.2f} % of copy ({c.pct - c.base_pct:+.2f} points, {c.change:+.2f} %)")
+out, run_id = Path(sys.argv[1]), sys.argv[2]
+result = check(open_run(run_id, out), open_run("noise-reference", out))
+print(f"{run_id}: {len(result.regressions)} of {len(result.changes)} cells regressed")
+for c in sorted(result.changes, key=lambda c: abs(c.change), reverse=True)[:5]:
+    print(f"  {c.cell}: {c.base_pct:.2f} -> {c.pct:.2f} % of copy ({c.change:+.2f} %, gate ±{c.gate(result.threshold):.2f} %)")
 PY
+}
+sb check noise-rerun --baseline noise-reference --out "$out" --summary "$out/check-rerun.md" > /dev/null
+echo "check rerun against reference: exit $? (0: no false alarm)"
+gates noise-rerun
 
-cp softmax_bench/kernels/fused.py /tmp/fused.py.orig
-sed -i 's/^NUM_WARPS_BY_BLOCK = .*/NUM_WARPS_BY_BLOCK = ((2**62, 1),)  # deliberately slowed/' softmax_bench/kernels/fused.py
-sb sweep --out "$out" --run-id ci-slowed-h200 --variant fused --dtype bf16 --dtype fp32 \
-  --shape 2097152x32 --shape 131072x512 --shape 16384x4096 --shape 4096x16384
-cp /tmp/fused.py.orig softmax_bench/kernels/fused.py
-sb check ci-slowed-h200 --baseline ci-reference-h200 --out "$out" --markdown "$out/check-slowed.md"
-echo "check slowed against reference: exit $?"
+python3 scripts/slowed-sweep.py "$out/noise-reference" "$pct" "${grid[@]}" --run-id noise-slowed \
+  > "$out.noise-slowed.log" 2>&1 || { tail -5 "$out.noise-slowed.log"; exit 1; }
+sb check noise-slowed --baseline noise-reference --out "$out" --summary "$out/check-slowed.md" > /dev/null
+echo "check slowed by $pct % against reference: exit $? (1: caught)"
+gates noise-slowed

@@ -164,8 +164,9 @@ RepMs = Annotated[Optional[int], typer.Option(min=1, help="Timed calls of each m
 MaxNoise = Annotated[Optional[float], typer.Option(
     min=0.0, metavar="PCT",
     help="Sample each measurement past --rep-ms until the relative noise of its median is at most PCT % (its standard "
-         "error; up to 3 s of sampling a measurement, then the cell is marked !). Rows keep samples and noise_pct. "
-         "Default: --rep-ms of samples.")]
+         "error; up to 3 s of sampling a measurement, then the cell is marked !). Rows keep samples and noise_pct, "
+         "and `check` gates on it. Default: 1 on a GPU (on the H200 it kept reruns of the default grid within 2 % "
+         "at every cell, at --rep-ms's wall time), 0 under --interpret; 0: off, --rep-ms of samples.")]
 
 
 def other_rank() -> str | None:
@@ -739,8 +740,9 @@ def check(
     of torch's or a peer's own code (eager, torch_compile, liger, quack) new in the run is reported, not gated.
 
     Each cell is taken as % of a copy of its own bytes, measured in its run. A regression is a drop larger than
-    --threshold plus the cell's own spread (the wider p20–p80 band of the two runs, in % of its median) whose
-    p20–p80 bands do not overlap. A run on several GPUs is taken by each cell's median over its GPUs, so it can be
+    its gate: --threshold plus 3 times the two medians' noise in quadrature (noise_pct, the median's standard
+    error, kept by runs since the noise rule), or, for older runs, plus the cell's own spread (the wider p20–p80
+    band of the two runs, in % of its median) with the p20–p80 bands apart. A run on several GPUs is taken by each cell's median over its GPUs, so it can be
     checked against a run of one GPU (and the other way round); a FAIL on any GPU counts. A cell timed while the
     GPU throttled (its SM clock under 75 % of its maximum, in either run) is named and not gated. Exit 0: nothing
     regressed; 1: a regression, a FAIL, a lost cell or an empty run; 2: unusable input (unreadable runs, different

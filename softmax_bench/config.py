@@ -17,7 +17,8 @@ A config file (and a preset, which is a config file shipped in softmax_bench/pre
     pass = "backward"                        # forward (default), backward or both
     warmup_ms = 25
     rep_ms = 100
-    max_noise = 0.5                          # %: sample each cell until its median's noise is this low (timing.py)
+    max_noise = 0.5                          # %: sample each cell until its median's noise is this low
+                                             # (timing.py; default 1 on a GPU, 0: off, rep_ms of samples)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .errors import BenchError
 from .kernels import DTYPES, VARIANT_MODULES
 from .ops import MASK_SHAPES, OPS, check_mask_shape, get_op
 from .peers import PEERS
-from .timing import TimingSettings
+from .timing import DEFAULT_MAX_NOISE, TimingSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -89,8 +90,8 @@ CONFIG_KEYS = {
                    f'one of {_names(MASK_SHAPES)} (K a whole number ≥ 1), e.g. "rows/64"'),
     "warmup_ms": (lambda v: _whole(v, 0), "a whole number of milliseconds ≥ 0, e.g. 25"),
     "rep_ms": (lambda v: _whole(v, 1), "a whole number of milliseconds ≥ 1, e.g. 100"),
-    "max_noise": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
-                  "a number of percent > 0, e.g. 0.5"),
+    "max_noise": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
+                  "a number of percent ≥ 0, e.g. 0.5 (0: off, rep_ms of samples)"),
 }
 
 
@@ -223,6 +224,7 @@ def build_plan(
     if not sources and not cli_shapes:
         plan.default_preset = "smoke" if interpret else "default"
         sources.append((f"preset {plan.default_preset}", load_config(preset_path(plan.default_preset))))
+    noise = None  # the noise target asked for, of the sources or --max-noise (0: off)
     for source, data in sources:
         plan.shapes += shapes_from(data, source)
         plan.dtypes += data.get("dtypes", [])
@@ -235,8 +237,8 @@ def build_plan(
         plan.description = data.get("description", plan.description)
         plan.timing = TimingSettings(
             warmup_ms=data.get("warmup_ms", plan.timing.warmup_ms), rep_ms=data.get("rep_ms", plan.timing.rep_ms),
-            max_noise=data.get("max_noise", plan.timing.max_noise),
         )
+        noise = data.get("max_noise", noise)
         plan.sources.append(source)
     plan.shapes = list(dict.fromkeys(plan.shapes + cli_shapes))
     if cli_shapes:
@@ -256,12 +258,16 @@ def build_plan(
         if pass_ not in PASS_CHOICES:
             raise BenchError(f"unknown pass {pass_!r}; choose from {', '.join(PASS_CHOICES)}")
         plan.passes = PASS_CHOICES[pass_]
-    if max_noise is not None and not max_noise > 0:
-        raise BenchError(f"--max-noise {max_noise:g}: no median is that quiet; give a percent > 0, e.g. 0.5")
+    if max_noise is not None and not max_noise >= 0:
+        raise BenchError(f"--max-noise {max_noise:g}: no median is that quiet; give a percent > 0, e.g. 0.5, or 0 "
+                         "for --rep-ms of samples")
+    noise = max_noise if max_noise is not None else noise
+    if noise is None:  # under the interpreter a sample is a CPU's call: rep_ms of them, as before the rule
+        noise = 0 if interpret else DEFAULT_MAX_NOISE
     plan.timing = TimingSettings(
         warmup_ms=warmup_ms if warmup_ms is not None else plan.timing.warmup_ms,
         rep_ms=rep_ms if rep_ms is not None else plan.timing.rep_ms,
-        max_noise=max_noise if max_noise is not None else plan.timing.max_noise,
+        max_noise=noise or None,
     )
     if not plan.shapes:
         raise BenchError(f"{' + '.join(plan.sources)}: no shapes to measure; give `shapes = [\"MxN\"]`, or `n` with "

@@ -1,9 +1,13 @@
 """Comparing runs: `check` (did a change make a kernel slower?) and `compare` (runs side by side).
 
 Runs are compared by % of a copy of each cell's own bytes measured in the same run, so a faster or slower machine
-does not look like a code change. A cell regresses when its drop is larger than the threshold widened by the
-cell's own measured spread (the wider p20–p80 band of the two runs, relative to its median) and the two bands do
-not overlap: a real slowdown moves the whole distribution, noise does not. A cell that was ok in the baseline and
+does not look like a code change. A cell regresses when its drop is larger than its gate:
+- where both runs kept the noise of each median (noise_pct, timing.median_noise_pct: runs since the noise rule),
+  the threshold plus NOISE_Z times the two medians' noise added in quadrature, hypot(noise, base_noise);
+- in older runs, the threshold widened by the cell's own measured spread (the wider p20–p80 band of the two runs,
+  relative to its median), and only when the two bands do not overlap: a real slowdown moves the whole
+  distribution, noise does not.
+A cell that was ok in the baseline and
 is missing, skipped or FAIL in the run fails the check too, unless the caller says why (`allow_missing`); so does
 a FAIL of softmax_bench's code anywhere, while a new FAIL of torch's or a peer's code is reported only.
 Interpreted runs time the CPU, not a kernel: check refuses them. A cell timed while the GPU throttled, in the run or
@@ -15,6 +19,7 @@ own copy), so that it can be checked against a run of one device; a FAIL on any 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -24,7 +29,12 @@ from .errors import BenchError
 from .peers import THEIRS
 from .results import KEY, CellFilter, Run, cell_label, pct_band, wide_band
 
-DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own spread is added
+DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own noise or spread is added
+# A median's noise is its standard error: a drop of NOISE_Z of them (two runs' in quadrature) past the threshold is
+# not noise. Chosen on the H200 (eighteenth session, the default grid with auto, docs/perf-notes.md): of 32 cells, a
+# same-commit rerun flagged 1 at Z = 2 (2 % + 2·noise; rep_ms alone) and none at 3 or 4, at max-noise 1 or without;
+# a run slowed by 5 % at every cell was flagged at all 32 by each Z: 3, the least with no false alarm.
+NOISE_Z = 3.0
 
 
 @dataclass
@@ -38,6 +48,27 @@ class CellChange:
     pct: float
     base_band: tuple[float, float]
     band: tuple[float, float]
+    base_noise: float = math.nan  # the medians' noise_pct (nan: a run from before the noise rule)
+    noise: float = math.nan
+
+    @property
+    def noisy(self) -> float | None:
+        """The two medians' noise in quadrature, in %; None where a run did not keep it."""
+        both = (self.base_noise, self.noise)
+        return None if any(math.isnan(n) or math.isinf(n) for n in both) else math.hypot(*both)
+
+    def gate(self, threshold: float) -> float:
+        """The drop (and rise), in %, past which the cell changed: the threshold plus NOISE_Z times the medians'
+        noise, or for runs without it, plus the wider p20–p80 band."""
+        noisy = self.noisy
+        return threshold + (NOISE_Z * noisy if noisy is not None else self.spread)
+
+    def apart(self, slower: bool) -> bool:
+        """Whether the change is more than noise: past the gate with the noise known; else also with the p20–p80
+        bands apart (runs from before the noise rule)."""
+        if self.noisy is not None:
+            return True
+        return self.band[1] < self.base_band[0] if slower else self.band[0] > self.base_band[1]
 
     @property
     def spread(self) -> float:
@@ -163,18 +194,26 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
                           "ms_p80": r.ms_p80_base, "copy_ms": r.copy_ms_base, "copy_p20": r.copy_p20_base,
                           "copy_p80": r.copy_p80_base})
         change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
-                            pct_band(base), pct_band(r))
+                            pct_band(base), pct_band(r), _number(getattr(r, "noise_pct_base", math.nan)),
+                            _number(getattr(r, "noise_pct", math.nan)))
         if 1 in (getattr(r, "throttled_base", 0), getattr(r, "throttled", 0)):  # a slow clock, not slow code
             which = " and ".join(w for w, t in (("the baseline", r.throttled_base), ("the run", r.throttled)) if t == 1)
             result.throttled.append(f"{change.cell} (throttled in {which})")
             continue
         result.changes.append(change)
-        gate = threshold + change.spread
-        if change.change < -gate and change.band[1] < change.base_band[0]:
+        gate = change.gate(threshold)
+        if change.change < -gate and change.apart(slower=True):
             result.regressions.append(change)
-        elif change.change > gate and change.band[0] > change.base_band[1]:
+        elif change.change > gate and change.apart(slower=False):
             result.improvements.append(change)
     return result
+
+
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
@@ -182,7 +221,8 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
     verdict = "FAILED" if result.exit_code else "passed"
     lines = [f"## softmax-bench check: {verdict}", "",
              f"Run `{run.id}` against baseline `{baseline.id}`. A regression is a cell whose % of copy dropped by "
-             f"more than {result.threshold:g} % plus its own p20–p80 spread, with bands that do not overlap.", ""]
+             f"more than {result.threshold:g} % plus {NOISE_Z:g}× its two medians' noise (runs that keep it), or "
+             "plus its p20–p80 spread with the bands apart (runs from before the noise rule).", ""]
     if result.empty:
         lines += ["**The run has no rows.**", ""]
     for title, items in (("Regressions", result.regressions), ("Improvements", result.improvements)):

@@ -18,6 +18,7 @@ from .clocks import MAX_RETAKES, THROTTLE_FRACTION
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 from .ops import judged_by_roofline, op_label, pass_bytes
 from .timing import SAMPLING_TIMEOUT_MS
+from .regression import NOISE_Z
 from .results import WIDE_BAND, cell_label, wide_band
 
 
@@ -425,7 +426,8 @@ def check_table(result, run_id: str, base_id: str) -> Table:
     verdict = ("REGRESSED" if result.regressions else "FAIL cells" if result.failures else
                "EMPTY RUN" if result.empty else "LOST CELLS" if result.exit_code else "no regression")
     table = Table(title=f"check {run_id} against {base_id} · % of copy, median (p20–p80) · a regression: down by "
-                        f"more than its gate ({result.threshold:g} % + the cell's p20–p80 spread), bands apart · "
+                        f"more than its gate ({result.threshold:g} % + {NOISE_Z:g}× the medians' noise; older runs: + "
+                        f"the p20–p80 spread, bands apart) · "
                         f"{verdict}",
                   title_justify="left")
     for column in ("cell", "baseline", "now", "change", "gate", "verdict"):
@@ -436,7 +438,7 @@ def check_table(result, run_id: str, base_id: str) -> Table:
         style = "bold red" if id(c) in regressed else ("green" if id(c) in improved else "")
         table.add_row(c.cell, f"{c.base_pct:.1f} ({c.base_band[0]:.1f}–{c.base_band[1]:.1f})",
                       f"{c.pct:.1f} ({c.band[0]:.1f}–{c.band[1]:.1f})", f"{c.change:+.1f} %",
-                      f"±{result.threshold + c.spread:.1f} %", Text(verdict, style=style))
+                      f"±{c.gate(result.threshold):.1f} %", Text(verdict, style=style))
     notes = [f"FAIL: {f}" for f in result.failures]
     notes += [f"FAIL of torch's or a peer's code, not gated: {f}" for f in result.their_failures]
     if result.empty:

@@ -23,7 +23,7 @@ def no_run_folder(out_dir) -> bool:
         ("n = [32]\nelems = 1e6", ["elems = 1000000.0", "whole number"]),
         ('shapes = ["4x32"]\nwarmup_ms = "x"', ['warmup_ms = "x"', "milliseconds ≥ 0"]),
         ('shapes = ["4x32"]\nrep_ms = -5', ["rep_ms = -5", "milliseconds ≥ 1"]),
-        ('shapes = ["4x32"]\nmax_noise = 0', ["max_noise = 0", "a number of percent > 0"]),
+        ('shapes = ["4x32"]\nmax_noise = -1', ["max_noise = -1", "a number of percent ≥ 0"]),
         ('shapes = ["4x32"]\ndtypes = "fp32"', ['dtypes = "fp32"', 'a non-empty list of dtypes from "fp32", "bf16"']),
         ('shapes = ["4x32"]\ndtypes = []', ["dtypes = []", "a non-empty list", "leave the key out"]),
         ('shapes = ["4x32"]\ndtypes = ["fp64"]', ['dtypes = ["fp64"]', '"fp16"']),

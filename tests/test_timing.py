@@ -88,7 +88,22 @@ def test_a_cell_that_did_not_reach_the_target_is_marked(tmp_path):
     assert shown.count("!") == 2  # that one cell, and the caption that says what ! is
 
 
-@pytest.mark.parametrize("args", [["--max-noise", "0"], ["--max-noise", "-1"]])
-def test_a_noise_target_must_be_a_positive_percent(tmp_path, args):
-    assert_usage_error(invoke("sweep", *MODE, "--shape", "4x64", *args, "--out", tmp_path),
+def test_a_noise_target_must_not_be_negative(tmp_path):
+    assert_usage_error(invoke("sweep", *MODE, "--shape", "4x64", "--max-noise", "-1", "--out", tmp_path),
                        ("give a percent > 0", "0.0<=x", "x>=0", "greater than or equal to 0"))
+
+
+def test_a_sweep_on_a_gpu_samples_to_1_percent_by_default_and_0_turns_the_rule_off(tmp_path):
+    """The default noise target on a GPU is DEFAULT_MAX_NOISE (chosen on the H200); under the interpreter, whose
+    samples are a CPU's calls, none; 0, from the command line or a config, is rep_ms of samples."""
+    from softmax_bench.config import build_plan
+    from softmax_bench.timing import DEFAULT_MAX_NOISE
+
+    plan = lambda interpret, **kw: build_plan(["4x64"], [], [], None, None, [], [], interpret=interpret, **kw)  # noqa: E731
+    assert plan(False).timing.max_noise == DEFAULT_MAX_NOISE
+    assert plan(True).timing.max_noise is None
+    assert plan(False, max_noise=0).timing.max_noise is None
+    assert plan(True, max_noise=0.5).timing.max_noise == 0.5
+    config = tmp_path / "off.toml"
+    config.write_text("max_noise = 0\n")
+    assert build_plan(["4x64"], [], [], config, None, [], []).timing.max_noise is None
