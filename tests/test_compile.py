@@ -216,7 +216,8 @@ def test_a_compiled_call_launches_fused_itself_and_cluster_through_the_opaque_op
         expected = scores(x, keep)
         assert torch.equal(y, expected)
         in_code = in_graph and fused_holds
-        assert ("softmax_opaque" in code) != in_code and ("fused_rows_kernel" in code) == in_code
+        opaque = [line.strip() for line in code.splitlines() if "_opaque" in line][:4]
+        assert ("softmax_opaque" in code) != in_code and ("fused_rows_kernel" in code) == in_code, (N, opaque)
         dy = torch.randn_like(y)
         assert torch.equal(torch.autograd.grad(y, x, dy)[0], torch.autograd.grad(expected, x, dy)[0])
 
@@ -256,3 +257,22 @@ def test_the_ops_register_under_a_triton_op_that_infers_the_schema_from_what_it_
 
     assert library.triton_op("softmax_bench_test::forward", forward) is forward
     assert given == [forward]
+
+
+def test_every_triton_function_of_the_kernels_is_bound_under_its_own_name():
+    """Inductor copies a kernel in a graph, and each Triton function it calls, into its code by their def names: a
+    function bound under another name (log_of_sum, once an alias of _fast_log) is not defined there (the H200's
+    compiled log_softmax failed so)."""
+    import importlib
+    import pkgutil
+
+    from triton import JITFunction
+    from triton.runtime.interpreter import InterpretedFunction
+
+    import softmax_bench.kernels as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        names = vars(importlib.import_module(f"softmax_bench.kernels.{module.name}"))
+        for name, value in names.items():
+            if isinstance(value, (JITFunction, InterpretedFunction)):  # (TRITON_INTERPRET=1: the latter)
+                assert value.fn.__name__ == name, f"{module.name}.{name} is {value.fn.__name__}"

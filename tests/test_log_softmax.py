@@ -1,6 +1,8 @@
 """log_softmax: every variant that runs here against a float64 reference, with softmax's semantics (-inf for what
 softmax gives zeros, NaN kept in its row)."""
 
+import inspect
+
 import pytest
 import torch
 
@@ -125,4 +127,4 @@ for kernel, block in ((fused.fused_rows_kernel, {"BLOCK_N": 512, "ROWS": 4, "EVI
         name, approx_logs, polynomial_steps = line.split()
         assert int(approx_logs) >= 1 and int(polynomial_steps) == 0, line
     if interpreted():
-        assert masking.log_of_sum is masking._precise_log
+        assert "tl.log(s)" in inspect.getsource(masking.log_of_sum.fn)  # the interpreter runs no libdevice

@@ -29,8 +29,8 @@ def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m
     A plain softmax compiles to nothing here: on the H200 even an always-true select cost two_pass a third of its
     bandwidth on misaligned bf16 rows (docs/perf-notes.md).
     """
-    if HAS_SCALE:
-        x = x * scale
+    if HAS_SCALE:  # in fp32 however the launcher typed it (inductor types a float argument fp64)
+        x = x * tl.cast(scale, tl.float32)
     if HAS_SCALE or HAS_MASK or CAUSAL or HAS_BIAS:
         keep = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
         if HAS_BIAS:
@@ -75,20 +75,19 @@ def last_kept(rows, causal_m, N):
     return (rows.to(tl.int32) % causal_m) + (N - causal_m)
 
 
-@triton.jit
-def _precise_log(s):
-    return tl.log(s)
-
-
-@triton.jit
-def _fast_log(s):
-    return fast_logf(s)
-
-
 # log s of a row's sum (1 ≤ s ≤ N): tl.log is some 30 instructions; where a thread holds a few short rows, their
 # logs cost log_softmax 3.8 % of softmax's time on the H200 (bf16 262144×512, docs/perf-notes.md). The approximate
 # one is off by at most 2^-22 in log2 s, under an fp32 ulp of log s past s = 2. The interpreter runs no libdevice.
-log_of_sum = _precise_log if fast_logf is None or os.environ.get("TRITON_INTERPRET") == "1" else _fast_log
+# Either is defined under its own name: inductor copies the functions a kernel calls into its code by their def
+# names (a compiled graph holding fused's kernel failed on "log_of_sum is not defined" when it was an alias).
+if fast_logf is None or os.environ.get("TRITON_INTERPRET") == "1":
+    @triton.jit
+    def log_of_sum(s):
+        return tl.log(s)
+else:
+    @triton.jit
+    def log_of_sum(s):
+        return fast_logf(s)
 
 
 @triton.jit
@@ -133,7 +132,7 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
     else:
         dx = y * (dy - row_sum)
     if HAS_SCALE:
-        dx = dx * scale
+        dx = dx * tl.cast(scale, tl.float32)
     return dx
 
 
