@@ -33,10 +33,13 @@ from .dispatch import (_resolve, backward_for, check_dim, check_tensor, like_out
 
 IN_GRAPH_FORWARDS = frozenset({"fused", "eager", "unfused"})  # whose kernels a compiled graph launches itself
 IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
-# Off: every traced call is the opaque op. On the H200 under torch 2.11 (seventeenth session,
-# evidence/experiments/2026-12-02-session17/f-compiled) inductor failed to build the graph's fused kernel: it
-# launches a user kernel with only the arguments the graph names (now all of them: kernels.traced_arguments, not
-# yet run on a GPU), and a keep-mask's graph failed on a subtraction of two bool tensors. The opaque path passed.
+# Off: every traced call is the opaque op. On the H200 under torch 2.11 and Triton 3.8 (eighteenth session,
+# evidence/experiments/2026-12-02-session18/e-, f-in-graph), with every argument named (kernels.traced_arguments),
+# 17 of the compile tests passed with it on and 2 failed: a log_softmax's graph, on a callee under another name
+# and then on the scale inductor types fp64 (both fixed since, not yet run on a GPU); a keep-mask's forward was
+# traced as the opaque op, not understood. torch 2.11's identify_mutated_tensors fails on Triton 3.8 ("Function
+# argument index out of range"), so inductor takes every input of our kernel as mutated; and compiled_op's host
+# µs, 78.5 a call, stayed 2.2× torch_compile's (35.0).
 IN_GRAPH = False
 
 
