@@ -44,6 +44,19 @@ def test_pieces_cover_the_span_in_at_most_three_powers_of_two(span, unit, pieces
     assert cluster.pieces_of(span, unit, max_pieces=1) == (1 << (sum(pieces) - 1).bit_length(),)
 
 
+def test_causal_rows_by_vectors_take_the_plain_rows_configuration_without_its_register_cap():
+    """fp32 causal rows read by vectors (a positive scale, FP32_CAUSAL_VECTORS_AT) run in the plain row's CTAs and
+    warps with the compiler's registers (UNCAPPED_CAUSAL: 128256 measured 0.985 ms so, 1.05–1.06 capped)."""
+    for N in sorted(cluster.FP32_CAUSAL_VECTORS_AT):
+        causal = Fusion(scale=0.125, causal_m=4096)
+        assert cluster.causal_vectors(N, "fp32", causal), N
+        plain = cluster.config_for(N, torch.float32)
+        assert cluster.config_for(N, torch.float32, causal) == replace(plain, max_registers=None), N
+    assert cluster.config_for(128256, torch.float32).max_registers == cluster.CAPPED_REGISTERS  # the plain row's cap
+    negative = Fusion(scale=-0.125, causal_m=4096)  # by elements: its own configuration, not the plain row's
+    assert not cluster.causal_vectors(128256, "fp32", negative)
+
+
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [cluster.MIN_N, *GPU_WIDTHS, 49152, 98304, 196608, cluster.CAPACITY - 7, cluster.CAPACITY])
 def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):

@@ -92,6 +92,16 @@ BACKWARD_SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
 # log_softmax, which keeps x, spills under the cap at 151936.
 CAPPED_REGISTERS = 128
 CAPPED_UP_TO = 80
+# Causal rows read by vectors take the plain row's CTAs and warps but not its register cap: on the H200 fp32 4096 ×
+# 128256 causal (x · 0.125, by vectors, POSITIVE_SCALES) took 0.985 ms uncapped (seventeenth session,
+# ab-fp32-causal.py, five rounds; the plain row 0.991 there) and 1.051–1.061 ms capped at 128 in the sweeps
+# causal-h200-f and causal-fp32-h200-g (91–92 % of its roofline); at 16384 (8 CTAs of 4 warps) 0.2494–0.2507 uncapped
+# against 0.2500 capped. The other widths it reads by vectors run CTAs of 8 warps, which are not capped. Compiled for
+# sm_90 (128256), the two take 126 and 128 registers (the same CTAs an SM), but capped, ptxas issues 3 of a thread's
+# 16 vector loads, then sets the -inf of all 16 (some 50 MOVs) and packs predicates into a register before the
+# fourth; uncapped, it issues the loads among those MOVs (1048 SASS instructions against 1088). Not yet timed in a
+# sweep (eighteenth session: no device time left).
+UNCAPPED_CAUSAL = True
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
 # - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
@@ -228,7 +238,8 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     masked = fusion.mask is not None or fusion.causal_m is not None or fusion.bias is not None
     how = holding(dtype, fusion, N)
     if as_plain_row(N, how, fusion):
-        return config_for(N, dtype, PLAIN)
+        plain = config_for(N, dtype, PLAIN)
+        return replace(plain, max_registers=None) if form_of(fusion) == "causal" and UNCAPPED_CAUSAL else plain
     measured = MEASURED.get((form_of(fusion), how), {}).get(N)
     if measured is not None:
         ctas, num_warps, most_pieces, max_registers = measured
