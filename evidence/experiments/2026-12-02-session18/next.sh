@@ -20,6 +20,12 @@
 #   by vectors: 101 % of a copy in ab-fp32-causal.csv, where auto's fused ran 87 %); fused wherever it runs below.
 # The first batch of these steps (c187fd8's parent) found softmax_bench unimportable under torch 2.11 (library.triton_op).
 # causal-cells (issue 26): the causal fp32 cells at 16384 (auto now cluster, by the causal entries) and 128256.
+# For the next session (one start, ~20 min, in this order): t38-instrument (~2.5 min: the test fixed after h-), t38-a
+#   (../2026-12-02-session14/next.sh t38-a, ~3.5 min: kernels and backward after the per-form tables and
+#   UNCAPPED_CAUSAL), causal-cells (fp32 128256 with UNCAPPED_CAUSAL: predicted ~98 % of its roofline, from 91.4),
+#   in-graph (after the fp32 scale: predicted the log_softmax test passes; the keep-mask one still opaque),
+#   noise-script (scripts/ci-noise-and-slowdown.sh as it stands: rerun exit 0, 5 %-slowed exit 1 at 32 of 32),
+#   causal-grid (the causal default grid with auto and torch_compile, run id causal-h200-g), causal-configs.
 set -u
 D=evidence/experiments/2026-12-02-session15
 case $1 in
@@ -74,5 +80,14 @@ runpy.run_path('scripts/host-cost.py', run_name='__main__')
     echo "rc=$?"; tail -22 $OUT/causal-fp32-h200-g.txt ;;
   t38-instrument) . .ab/device-setup.sh && GPU_TEST_WORKERS=16 PART_TIMEOUT=280 EXTRA="--timeout=240 -rs" \
       bash .ab/gpu2.sh t38 instrument ;;
-  *) echo "usage: next.sh t38-b|in-graph|causal-configs|noise|tune-causal|causal-cells|t38-instrument" >&2; exit 2 ;;
+  noise-script)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    timeout 400 bash scripts/ci-noise-and-slowdown.sh $OUT/noise-ci 5 ;;
+  causal-grid)
+    . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+    timeout 250 python3 -m softmax_bench sweep --out $OUT/runs --preset default --op causal --variant auto \
+      --variant torch_compile --run-id causal-h200-g > $OUT/causal-h200-g.txt 2>&1
+    echo "rc=$?"; tail -45 $OUT/causal-h200-g.txt ;;
+  *) echo "usage: next.sh t38-b|in-graph|causal-configs|noise|tune-causal|causal-cells|t38-instrument|noise-script|causal-grid" >&2
+     exit 2 ;;
 esac
