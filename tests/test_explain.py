@@ -185,6 +185,17 @@ def test_explain_a_stored_runs_gpu_on_any_machine(tmp_path):
     assert_usage_error(invoke("explain", "--shape", "8x8", "--run", "nope", "--out", tmp_path), "nope")
 
 
+def test_explain_says_what_auto_picks_for_the_ops_form(tmp_path):
+    """The H200 table's causal entries: fp32 causal rows of 16384 go to cluster (read by vectors), where the plain
+    softmax's rows of that width go to fused; explain says which entries it read."""
+    run = REPO / "tests" / "data" / "causal-h200-b"
+    causal = flat(invoke("explain", "--shape", "8192x16384", "--dtype", "fp32", "--op", "causal", "--run", run,
+                         "--out", tmp_path).stdout)
+    assert "auto picks cluster: causal rows measured fastest for fp32 rows of N = 16384" in causal
+    plain = flat(invoke("explain", "--shape", "8192x16384", "--dtype", "fp32", "--run", run, "--out", tmp_path).stdout)
+    assert "auto picks fused: measured fastest for fp32 rows of N = 16384" in plain
+
+
 def test_the_cross_entropys_bytes_from_a_stored_run(tmp_path):
     """--op cross-entropy: each pass's least bytes (the loss: one read; a step: one copy) beside the fused kernel's,
     at the run's copy bandwidth. A 32000 vocabulary's step reads its rows once (held on chip), 128256's twice."""
