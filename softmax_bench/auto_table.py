@@ -40,7 +40,6 @@ from typing import Callable
 PACKAGED = Path(__file__).parent / "auto_tables"
 SAME_BYTES = {"fp16": "bf16", "bf16": "fp16"}  # rule 2's stand-in for a 16-bit dtype the table did not measure
 TIE = 0.01  # fused within 1 % of an entry's fastest is taken (rules 1 and 2)
-FORMS = ("softmax", "causal", "masked")
 
 
 def form_of(mask: object, causal: bool, bias: object) -> str:
