@@ -19,8 +19,9 @@ The rule, for rows of N elements of a dtype on a GPU:
    at 69 %, where fused ran the neighbouring widths at 86–104 %);
 3. with no table for the GPU and this Triton (or on CPU), the declared-support rule of
    softmax_bench.dispatch.auto_choice.
-Entries are per form (`form_of`): a plain softmax's (a scale alone and log_softmax take them too: the same bytes,
-the same kernels' configurations), a causal softmax's and a masked one's (a keep-mask or a bias). A fused form
+Entries are per form (`table_form`; kernels.cluster.form_of is another thing, the finer forms of its measured
+configurations): a plain softmax's (a scale alone and log_softmax take them too: the same bytes, the same kernels'
+configurations), a causal softmax's and a masked one's (a keep-mask or a bias). A fused form
 takes its own entries where `tune --op` measured them, else the plain softmax's: on the H200 the plain rows of fp32
 16384 tie fused with cluster, where the causal ones ran at 87 % of a copy in fused and 101 % in cluster (reading
 only the vectors they keep).
@@ -42,7 +43,7 @@ SAME_BYTES = {"fp16": "bf16", "bf16": "fp16"}  # rule 2's stand-in for a 16-bit 
 TIE = 0.01  # fused within 1 % of an entry's fastest is taken (rules 1 and 2)
 
 
-def form_of(mask: object, causal: bool, bias: object) -> str:
+def table_form(mask: object, causal: bool, bias: object) -> str:
     """Which entries of a table a call takes: masked (a keep-mask or a bias, causal or not), causal, softmax."""
     if mask is not None or bias is not None:
         return "masked"

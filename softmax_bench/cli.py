@@ -744,8 +744,8 @@ def check(
     error, kept by runs since the noise rule), or, for older runs, plus the cell's own spread (the wider p20–p80
     band of the two runs, in % of its median) with the p20–p80 bands apart. A run on several GPUs is taken by
     each cell's median over its GPUs, so it can be checked against a run of one GPU (and the other way round); a
-    FAIL on any GPU counts. A cell timed while the
-    GPU throttled (its SM clock under 75 % of its maximum, in either run) is named and not gated. Exit 0: nothing
+    FAIL on any GPU counts. A cell timed while the GPU throttled (its SM clock under 75 % of its maximum, in either
+    run) is named and not gated. Exit 0: nothing
     regressed; 1: a regression, a FAIL, a lost cell or an empty run; 2: unusable input (unreadable runs, different
     GPU models without --allow-device-mismatch, an interpreted run: it timed the CPU, not a kernel).
     """

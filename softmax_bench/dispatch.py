@@ -35,7 +35,7 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
     being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over. log:
     for log_softmax, which every variant computes and the same table picks for (it was measured on softmax).
-    form: auto_table.form_of the call (causal, masked): the table's entries of that form where it has them.
+    form: auto_table.table_form the call (causal, masked): the table's entries of that form where it has them.
     """
     registry = variants()
     if dtype == torch.float64:
@@ -389,7 +389,7 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     capturing = capturing_on(x)
     fusion = fusion_for(x, dim, scale, mask, causal, log, out_dtype, bias)
     N = int(x_last.shape[-1])  # int: a traced N
-    chosen = _resolve(variant, N, x.dtype, x.device, capturing, log, fusion.form)
+    chosen = _resolve(variant, N, x.dtype, x.device, capturing, log, fusion.table_form)
     if x.numel() == 0:
         return like_output(x, dim, out_dtype)
     rows = as_rows(x_last)

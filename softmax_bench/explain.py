@@ -114,7 +114,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before).
     With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
     torch_dtype = DTYPES[dtype]
-    form = op.fusion_for(torch.empty(M, N, device="meta"), mask_shape).form  # auto's table entries: masks on meta
+    form = op.fusion_for(torch.empty(M, N, device="meta"), mask_shape).table_form  # masks made on meta: no memory
     if run is not None:
         bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype, form)
     else:

@@ -27,7 +27,7 @@ from torch import Tensor
 from torch._subclasses.fake_tensor import is_fake
 
 from . import kernels
-from .auto_table import form_of
+from .auto_table import table_form
 from .dispatch import (_resolve, backward_for, check_dim, check_tensor, like_output, replayed_or_forward,
                        softmax_backward, softmax_forward)
 
@@ -45,7 +45,8 @@ IN_GRAPH = False
 
 def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = False, form: str = "softmax") -> bool:
     """Whether a traced call's kernels go into the graph: the variant chosen for x's row width (specialized) and
-    the call's form (auto_table.form_of) is one of IN_GRAPH_FORWARDS (its backward one of IN_GRAPH_BACKWARDS)."""
+    the call's form (auto_table.table_form) is one of IN_GRAPH_FORWARDS (its backward one of
+    IN_GRAPH_BACKWARDS)."""
     if not IN_GRAPH or kernels.interpreted():
         return False
     N = int(x.shape[dim]) if x.dim() else 1
@@ -90,7 +91,7 @@ def _register(name: str, log: bool) -> None:
             return replayed_or_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
         check_tensor(x, variant)
         check_dim(x, dim)
-        if not in_graph(x, dim, variant, log, form=form_of(mask, causal, bias)):
+        if not in_graph(x, dim, variant, log, form=table_form(mask, causal, bias)):
             return opaque(x, dim, scale, mask, causal, variant, out_dtype, bias)
         with kernels.launches_traced():
             return softmax_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)

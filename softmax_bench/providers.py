@@ -67,7 +67,7 @@ def _variant_provider(variant: Variant) -> Provider:
 
 
 def _picked(N: int, dtype: torch.dtype, fusion: Fusion) -> Variant:
-    return variants()[auto_choice(N, dtype, log=fusion.log, form=fusion.form)[0]]
+    return variants()[auto_choice(N, dtype, log=fusion.log, form=fusion.table_form)[0]]
 
 
 def _auto_provider() -> Provider:

@@ -194,8 +194,8 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
                           "ms_p80": r.ms_p80_base, "copy_ms": r.copy_ms_base, "copy_p20": r.copy_p20_base,
                           "copy_p80": r.copy_p80_base})
         change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
-                            pct_band(base), pct_band(r), _number(getattr(r, "noise_pct_base", math.nan)),
-                            _number(getattr(r, "noise_pct", math.nan)))
+                            pct_band(base), pct_band(r), getattr(r, "noise_pct_base", math.nan),
+                            getattr(r, "noise_pct", math.nan))
         if 1 in (getattr(r, "throttled_base", 0), getattr(r, "throttled", 0)):  # a slow clock, not slow code
             which = " and ".join(w for w, t in (("the baseline", r.throttled_base), ("the run", r.throttled)) if t == 1)
             result.throttled.append(f"{change.cell} (throttled in {which})")
@@ -207,13 +207,6 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
         elif change.change > gate and change.apart(slower=False):
             result.improvements.append(change)
     return result
-
-
-def _number(value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:

@@ -17,9 +17,9 @@ from .across_devices import (OUTLIER_PCT, deviation_from_others, devices_of, gbp
 from .clocks import MAX_RETAKES, THROTTLE_FRACTION
 from .kernels import DTYPES, REGISTER_BUDGET, elem_size
 from .ops import judged_by_roofline, op_label, pass_bytes
-from .timing import SAMPLING_TIMEOUT_MS
 from .regression import NOISE_Z
 from .results import WIDE_BAND, cell_label, wide_band
+from .timing import SAMPLING_TIMEOUT_MS
 
 
 # A rule under the header and two spaces between columns, no borders: tables of many columns fit 80 terminal columns.

@@ -16,9 +16,9 @@ Under Triton's interpreter all three are the wall clock around each call.
 Times in ms: the median and the 20th and 80th percentiles.
 
 With `max_noise` (%, `sweep --max-noise`; a sweep's default on a GPU is DEFAULT_MAX_NOISE), a measurement samples
-past its rep_ms, in batches, until the relative
-noise of its median (`median_noise_pct`) is at most max_noise, or SAMPLING_TIMEOUT_MS of wall time have passed
-(the Timing says how many samples it took and the noise it reached), as nvbench samples to a noise target.
+past its rep_ms, in batches, until the relative noise of its median (`median_noise_pct`) is at most max_noise, or
+SAMPLING_TIMEOUT_MS of wall time have passed (the Timing says how many samples it took and the noise it reached), as
+nvbench samples to a noise target.
 Without it, rep_ms of GPU time in samples, at least MIN_REPS.
 
 On a GPU the SM clock is read after each batch of samples (clocks.py, NVML): a batch the GPU ran throttled is taken

@@ -29,7 +29,7 @@ def tune(plan: SweepPlan, interpret: bool, command: str,
          advance: Callable[[str], None] = lambda what: None) -> AutoTable:
     """The table for this GPU: for each (dtype, M, N) of the plan, every Triton variant that supports N is checked
     against a float32 reference (a wrong one is left out) and timed on the plan's op; the entry names the fastest,
-    and the op's form (auto_table.form_of)."""
+    and the op's form (auto_table.table_form)."""
     if plan.op not in TUNED_OPS:
         raise BenchError(f"tune measures the forms auto picks for (--op {', '.join(TUNED_OPS)}); {plan.op} is not "
                          "one of them")
@@ -59,7 +59,7 @@ def tune(plan: SweepPlan, interpret: bool, command: str,
             del y
             if wrong is None:
                 times[variant.name] = measure(lambda: variant.launch(x, fusion), plan.timing, interpret).ms
-        form = fusion.form
+        form = fusion.table_form
         del x, ref, fusion
         if times:
             fastest = min(times, key=times.get)

@@ -83,7 +83,7 @@ def test_softmax_decides_once_per_key(counts):
     assert seen[2] >= 1
     softmax_bench.softmax(x, scale=0.5)  # the same key: a scale is no input of the decision
     assert counts.now() == seen
-    y = softmax_bench.softmax(x, scale=0.5, mask=x > 0)  # a masked call: its form's entries (auto_table.form_of)
+    y = softmax_bench.softmax(x, scale=0.5, mask=x > 0)  # a masked call: its form's entries (auto_table.table_form)
     masked = counts.now()
     assert masked[2] > seen[2]
     softmax_bench.softmax(x, scale=0.25, mask=x < 0)  # the same form: decided already

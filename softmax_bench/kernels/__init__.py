@@ -21,7 +21,7 @@ from typing import Callable
 import torch
 import triton
 
-from ..auto_table import form_of
+from ..auto_table import table_form
 
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
@@ -110,9 +110,9 @@ class Fusion:
                 and self.bias is None)
 
     @property
-    def form(self) -> str:
-        """Which entries of an auto table it takes (auto_table.form_of): masked, causal or softmax."""
-        return form_of(self.mask, self.causal_m is not None, self.bias)
+    def table_form(self) -> str:
+        """Which entries of an auto table it takes (auto_table.table_form): masked, causal or softmax."""
+        return table_form(self.mask, self.causal_m is not None, self.bias)
 
     def without_bias(self) -> Fusion:
         """The fusion a backward takes: dx comes from y, whatever bias made it (its gradient is taken from dx)."""
