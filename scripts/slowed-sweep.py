@@ -1,14 +1,17 @@
 """A sweep whose every timed call is slowed by PCT % of the same cell's median in a baseline run of one variant:
-a known slowdown at every cell, for `check` to catch (scripts/ci-noise-and-slowdown.sh; issue 30's gate).
+a known slowdown at every cell, for `check` to catch (scripts/ci-noise-and-slowdown.sh; issues 30 and 29's gates).
 
-    PYTHONPATH=. python3 scripts/slowed-sweep.py BASELINE_RUN_DIR PCT SWEEP_ARGS...
+    PYTHONPATH=. python3 scripts/slowed-sweep.py gpu|host BASELINE_RUN_DIR PCT SWEEP_ARGS...
 
-SWEEP_ARGS are `softmax-bench sweep`'s (the baseline's grid and variant, an --out and a --run-id). Each timed call
-is followed by a torch.cuda._sleep of PCT % of the baseline's median for its cell, its cycles calibrated against
-the GPU's clock once; the copies each cell is divided by are not slowed.
+SWEEP_ARGS are `softmax-bench sweep`'s (the baseline's grid and variant, an --out and a --run-id). `gpu`: each
+timed call is followed by a torch.cuda._sleep of PCT % of the baseline's median for its cell (ms), its cycles
+calibrated against the GPU's clock once. `host`: each call first spins on the host for PCT % of the baseline's
+host_us for its cell, so the kernel is unchanged and the host's cost of a call rises. The copies each cell is
+divided by are not slowed.
 """
 
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -30,27 +33,34 @@ def sleep_cycles_per_ms() -> float:
 
 
 def main() -> None:
-    if len(sys.argv) < 4:
+    if len(sys.argv) < 5 or sys.argv[1] not in ("gpu", "host"):
         sys.exit(__doc__)
-    base_dir, pct, sweep_args = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+    what, base_dir, pct, sweep_args = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
     rows = open_run(base_dir.name, base_dir.parent).rows()
     ok = rows[rows["status"] == "ok"]
     if ok["variant"].nunique() != 1:
         sys.exit(f"{base_dir}: a baseline of one variant is needed (it has {', '.join(sorted(set(ok['variant'])))})")
-    base_ms = {(r.dtype, int(r.M), int(r.N)): float(r.ms) for r in ok.itertuples()}
+    column = "ms" if what == "gpu" else "host_us"
+    base = {(r.dtype, int(r.M), int(r.N)): float(getattr(r, column)) for r in ok.itertuples()}
     names = {dtype: name for name, dtype in DTYPES.items()}
     cycles_per_ms = sleep_cycles_per_ms()
     print(f"torch.cuda._sleep: {cycles_per_ms / 1e3:.0f} MHz; every call slowed by {pct:g} % of {base_dir.name}'s "
-          "median", flush=True)
+          f"{'median' if what == 'gpu' else 'host µs'}", flush=True)
     timed = sweep.timed
 
     def slowed(call, cell, pass_, nbytes, settings, interpret):
         M, N = cell.x.shape
-        cycles = int(pct / 100 * base_ms[(names[cell.x.dtype], M, N)] * cycles_per_ms)
+        share = pct / 100 * base[(names[cell.x.dtype], M, N)]
+        cycles, spin_s = (int(share * cycles_per_ms), 0.0) if what == "gpu" else (0, share / 1e6)
 
         def slow():
+            if spin_s:
+                until = time.perf_counter() + spin_s
+                while time.perf_counter() < until:
+                    pass
             result = call()
-            torch.cuda._sleep(cycles)
+            if cycles:
+                torch.cuda._sleep(cycles)
             return result
 
         return timed(slow, cell, pass_, nbytes, settings, interpret)

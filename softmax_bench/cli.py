@@ -25,7 +25,7 @@ from .distributed import RANK_TIMEOUT_S
 from .errors import BenchError, RankHung, RefusedByRank0
 from .kernels import DTYPES
 from .ops import OPS, op_label
-from .regression import DEFAULT_THRESHOLD
+from .regression import DEFAULT_HOST_THRESHOLD, DEFAULT_THRESHOLD
 
 try:  # typer ≥ 0.20 carries its own copy of click
     from typer._click.exceptions import UsageError
@@ -514,9 +514,6 @@ def tune(
         older = _readable_table(path) or table_for(result.device, triton_version())
         measured, forms = len(result.entries), result.forms()
         result = result.merged_into(older)
-        if len(result.entries) > measured:
-            kept = ", ".join(sorted(result.forms() - forms))
-            err.print(f"kept the {kept} entries of {older.source}", markup=False, highlight=False)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(result.to_json())
@@ -525,6 +522,9 @@ def tune(
         clear_caches()
     except BenchError as e:
         fail(str(e))
+    if len(result.entries) > measured:  # said once the table is written: a refused write is one line
+        kept = ", ".join(sorted(result.forms() - forms))
+        err.print(f"kept the {kept} entries of {older.source}", markup=False, highlight=False)
     out.print(tune_table(result))
     err.print(f"table written to {path}", markup=False, highlight=False)
 
@@ -724,6 +724,9 @@ def check(
     threshold: Annotated[
         float, typer.Option(min=0.0, help="Smallest drop in % of copy, relative, that counts.")
     ] = DEFAULT_THRESHOLD,
+    host_threshold: Annotated[float, typer.Option(
+        min=0.0, help="Smallest rise, in %, of a call's host µs (per µs of its copy's host time, measured in the same "
+        "run) that counts as a host-cost regression.")] = DEFAULT_HOST_THRESHOLD,
     markdown: Annotated[Optional[Path], typer.Option(
         "--summary", "--markdown", metavar="FILE", help="Also write a Markdown summary here, regressions first (a CI "
         "job appends it to $GITHUB_STEP_SUMMARY).")] = None,
@@ -745,7 +748,9 @@ def check(
     band of the two runs, in % of its median) with the p20–p80 bands apart. A run on several GPUs is taken by
     each cell's median over its GPUs, so it can be checked against a run of one GPU (and the other way round); a
     FAIL on any GPU counts. A cell timed while the GPU throttled (its SM clock under 75 % of its maximum, in either
-    run) is named and not gated. Exit 0: nothing
+    run) is named and not gated. The host's cost of a call is gated as well: a cell whose host µs, per µs of its
+    copy's host time in the same run, rose by more than --host-threshold regressed (runs from before copy_host_us
+    are not host-gated). Exit 0: nothing
     regressed; 1: a regression, a FAIL, a lost cell or an empty run; 2: unusable input (unreadable runs, different
     GPU models without --allow-device-mismatch, an interpreted run: it timed the CPU, not a kernel).
     """
@@ -756,7 +761,7 @@ def check(
 
     try:
         current, base = open_run(run, out_dir), open_run(baseline, out_dir)
-        result = check_runs(current, base, threshold, allow_device_mismatch, allow_missing)
+        result = check_runs(current, base, threshold, allow_device_mismatch, allow_missing, host_threshold)
         if markdown is not None:
             try:
                 markdown.write_text(check_markdown(result, current, base))
@@ -770,12 +775,14 @@ def check(
                   "measure them again on a cool, unthrottled GPU", markup=False, highlight=False)
     if result.exit_code:
         names = ", ".join(c.cell for c in result.regressions) or "none"
+        host = (f"; host-cost regressions: {listed([f'{h.cell} ({h.change:+.0f} %)' for h in result.host_regressions])}"
+                if result.host_regressions else "")
         lost = ""
         if result.missing and not result.allow_missing:
             lost = (f"; lost since the baseline: {listed(result.missing)}"
                     f"{' (' + result.lacks + ')' if result.lacks else ''}; if that is meant, pass --allow-missing WHY")
         empty = "the run has no rows; " if result.empty else ""
-        err.print(f"{empty}regressions: {names}; FAIL cells: {len(result.failures)}{lost}", markup=False,
+        err.print(f"{empty}regressions: {names}{host}; FAIL cells: {len(result.failures)}{lost}", markup=False,
                   highlight=False)
         raise typer.Exit(result.exit_code)
 

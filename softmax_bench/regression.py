@@ -13,6 +13,10 @@ a FAIL of softmax_bench's code anywhere, while a new FAIL of torch's or a peer's
 Interpreted runs time the CPU, not a kernel: check refuses them. A cell timed while the GPU throttled, in the run or
 the baseline (clocks.py), is not gated: check names it.
 
+The host's cost of a call is gated too (issue 29): a cell whose host_us, taken per µs of its copy's host time in the
+same run (a torch launch: a slower host slows both), rose by more than the host threshold fails. Runs from before
+copy_host_us are not host-gated.
+
 A run on several devices is compared by the median over its devices of each cell (each device's row against its
 own copy), so that it can be checked against a run of one device; a FAIL on any of its devices is a FAIL.
 """
@@ -35,6 +39,7 @@ DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's ow
 # same-commit rerun flagged 1 at Z = 2 (2 % + 2·noise; rep_ms alone) and none at 3 or 4, at max-noise 1 or without;
 # a run slowed by 5 % at every cell was flagged at all 32 by each Z: 3, the least with no false alarm.
 NOISE_Z = 3.0
+DEFAULT_HOST_THRESHOLD = 20.0  # % rise of a call's host time, per µs of its copy's, that fails check (issue 29)
 
 
 @dataclass
@@ -86,11 +91,39 @@ class CellChange:
 
 
 
+@dataclass(frozen=True)
+class HostChange:
+    """A cell's host time to issue a call, in the baseline and now, each with its copy's host time in its run."""
+
+    cell: str
+    base_us: float
+    us: float
+    base_copy_us: float
+    copy_us: float
+
+    @property
+    def change(self) -> float:
+        """Relative change of host µs per µs of the copy's, in % (positive: costlier)."""
+        return 100 * ((self.us / self.copy_us) / (self.base_us / self.base_copy_us) - 1)
+
+
+def host_change(cell: str, r) -> HostChange | None:
+    """The cell's HostChange from a merged row (baseline columns suffixed _base), None where a run lacks it."""
+    values = [getattr(r, name, math.nan) for name in ("host_us_base", "host_us", "copy_host_us_base", "copy_host_us")]
+    if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0 for v in values):
+        return None
+    base_us, us, base_copy_us, copy_us = values
+    return HostChange(cell, base_us, us, base_copy_us, copy_us)
+
+
 @dataclass
 class CheckResult:
     threshold: float
     changes: list[CellChange] = field(default_factory=list)
     regressions: list[CellChange] = field(default_factory=list)
+    host_threshold: float = DEFAULT_HOST_THRESHOLD
+    host_changes: list[HostChange] = field(default_factory=list)
+    host_regressions: list[HostChange] = field(default_factory=list)  # host time up by more than host_threshold
     improvements: list[CellChange] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # cells of softmax_bench's code that FAIL in the run
     their_failures: list[str] = field(default_factory=list)  # FAIL cells of torch's or a peer's code: reported
@@ -104,7 +137,7 @@ class CheckResult:
     @property
     def exit_code(self) -> int:
         lost = self.missing and not self.allow_missing
-        return 1 if self.regressions or self.failures or lost or self.empty else 0
+        return 1 if self.regressions or self.host_regressions or self.failures or lost or self.empty else 0
 
 
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, names: tuple[str, str] = ("", "")
@@ -159,7 +192,8 @@ def what_is_missing(rows: pd.DataFrame, base_rows: pd.DataFrame) -> str:
 
 
 def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
-          allow_device_mismatch: bool = False, allow_missing: str | None = None) -> CheckResult:
+          allow_device_mismatch: bool = False, allow_missing: str | None = None,
+          host_threshold: float = DEFAULT_HOST_THRESHOLD) -> CheckResult:
     rows, meta = run.rows(), run.meta()
     base_rows, base_meta = baseline.rows(), baseline.meta()
     if meta.get("interpreted") or base_meta.get("interpreted"):
@@ -167,7 +201,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
         raise BenchError(f"run {which} is interpreted: it timed Triton's interpreter on the CPU, not a kernel, so "
                          "check does not gate it; check GPU runs (its correctness is in `show`)")
     check_comparable(meta, base_meta, allow_device_mismatch, (run.id, baseline.id))
-    result = CheckResult(threshold, allow_missing=allow_missing, empty=rows.empty)
+    result = CheckResult(threshold, host_threshold=host_threshold, allow_missing=allow_missing, empty=rows.empty)
     result.lacks = what_is_missing(rows, base_rows)
     label = lambda r: cell_label(r.variant, r.pass_, r.dtype, r.M, r.N)  # noqa: E731
     as_fields = {"pass": "pass_"}  # `pass` is no attribute name for itertuples
@@ -196,6 +230,11 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
         change = CellChange(r.variant, r.pass_, r.dtype, int(r.M), int(r.N), r.pct_of_copy_base, r.pct_of_copy,
                             pct_band(base), pct_band(r), getattr(r, "noise_pct_base", math.nan),
                             getattr(r, "noise_pct", math.nan))
+        host = host_change(change.cell, r)  # the host's cost does not follow the GPU's clock: gated throttled too
+        if host is not None:
+            result.host_changes.append(host)
+            if host.change > host_threshold:
+                result.host_regressions.append(host)
         if 1 in (getattr(r, "throttled_base", 0), getattr(r, "throttled", 0)):  # a slow clock, not slow code
             which = " and ".join(w for w, t in (("the baseline", r.throttled_base), ("the run", r.throttled)) if t == 1)
             result.throttled.append(f"{change.cell} (throttled in {which})")
@@ -223,6 +262,14 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
         if items:
             lines += ["", "| cell | baseline % of copy | now | change |", "|---|---|---|---|"]
             lines += [f"| {c.cell} | {c.base_pct:.1f} | {c.pct:.1f} | {c.change:+.1f} % |" for c in items]
+        lines.append("")
+    if result.host_changes:
+        lines.append(f"### Host-cost regressions (host µs a call, per µs of the copy's, up by more than "
+                     f"{result.host_threshold:g} %): {len(result.host_regressions)}")
+        if result.host_regressions:
+            lines += ["", "| cell | baseline host µs (copy's) | now | change |", "|---|---|---|---|"]
+            lines += [f"| {h.cell} | {h.base_us:.1f} ({h.base_copy_us:.1f}) | {h.us:.1f} ({h.copy_us:.1f}) | "
+                      f"{h.change:+.1f} % |" for h in result.host_regressions]
         lines.append("")
     missing_title = "Ok in the baseline, missing, skipped or FAIL now" + (
         f" (allowed: {result.allow_missing})" if result.allow_missing else "")

@@ -423,7 +423,8 @@ def _backward_bytes_table(e) -> Table:
 
 def check_table(result, run_id: str, base_id: str) -> Table:
     """Every compared cell with the gate it was held to; regressions red, improvements green."""
-    verdict = ("REGRESSED" if result.regressions else "FAIL cells" if result.failures else
+    verdict = ("REGRESSED" if result.regressions else "HOST COST REGRESSED" if result.host_regressions else
+               "FAIL cells" if result.failures else
                "EMPTY RUN" if result.empty else "LOST CELLS" if result.exit_code else "no regression")
     table = Table(title=f"check {run_id} against {base_id} · % of copy, median (p20–p80) · a regression: down by "
                         f"more than its gate ({result.threshold:g} % + {NOISE_Z:g}× the medians' noise; older runs: + "
@@ -441,6 +442,13 @@ def check_table(result, run_id: str, base_id: str) -> Table:
                       f"±{c.gate(result.threshold):.1f} %", Text(verdict, style=style))
     notes = [f"FAIL: {f}" for f in result.failures]
     notes += [f"FAIL of torch's or a peer's code, not gated: {f}" for f in result.their_failures]
+    notes += [f"HOST COST REGRESSION: {h.cell}: {h.base_us:.1f} → {h.us:.1f} host µs a call ({h.base_copy_us:.1f} → "
+              f"{h.copy_us:.1f} for its copy), {h.change:+.0f} % per µs of the copy's, past {result.host_threshold:g} %"
+              for h in result.host_regressions]
+    if result.host_changes and not result.host_regressions:
+        worst = max(result.host_changes, key=lambda h: h.change)
+        notes.append(f"host cost: no cell up by more than {result.host_threshold:g} % (most: {worst.cell}, "
+                     f"{worst.change:+.0f} %)")
     if result.empty:
         notes.append("the run has no rows")
     lost = "ok in the baseline, missing, skipped or FAIL now" + (

@@ -28,14 +28,15 @@ COLUMNS = [
     "max_err", "status",
     "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
     "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "device",
-    "pass", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS,
+    "pass", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS, "copy_host_us",
 ]
 KEY = ["variant", "pass", "dtype", "M", "N"]
 PASSES = ("forward", "backward")
 REQUIRED = COLUMNS[:13]  # older runs lack some of the later columns: they read as empty
 NUMERIC = ["M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms", "max_err",
            "model_gbps", "n_regs", "n_spills", "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms",
-           "call_p20", "call_p80", "host_us", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS]
+           "call_p20", "call_p80", "host_us", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS,
+           "copy_host_us"]
 STATUSES = ("ok", "FAIL", "skipped")
 TIMED = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy"]  # what an ok row must hold
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"

@@ -120,7 +120,7 @@ def measure_cell(
             cell_copy_gbps = nbytes / copy.ms / 1e6
             row.update(ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, call_ms=timing.call_ms,
                        call_p20=timing.call_p20, call_p80=timing.call_p80, host_us=timing.host_us,
-                       samples=timing.samples, noise_pct=timing.noise_pct, copy_ms=copy.ms, copy_p20=copy.ms_p20,
+                       copy_host_us=copy.host_us, samples=timing.samples, noise_pct=timing.noise_pct, copy_ms=copy.ms, copy_p20=copy.ms_p20,
                        copy_p80=copy.ms_p80, gbps=nbytes / timing.ms / 1e6, model_gbps=model_bytes / timing.ms / 1e6,
                        **(timing.clocks or {}))
             row["pct_of_copy"] = 100 * copy.ms / timing.ms

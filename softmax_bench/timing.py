@@ -6,7 +6,9 @@
 - call (call_ms): what a call costs among calls issued back to back from an idle GPU, as a model's eager
   forward issues them: host and GPU overlap, so it is the larger of the host's time and the kernel's, with L2 as
   the previous call left it. A call_ms well above ms says the host, not the kernel, sets the pace.
-- host (host_us): the host's time to issue one call.
+- host (host_us): the host's time to issue one call, the median over the timed calls (each queued behind the
+  GPU's sleep, so the host never waits on the GPU). `check` compares it with the host time of the cell's copy
+  (a torch launch) measured in the same run, so that a slower host does not read as slower code.
 
 L2 policies (`l2`): "clean" (the default) zeroes a 256 MB buffer, as triton.testing.do_bench does, then reads
 another 256 MB, which writes the zeroed lines back to memory and leaves L2 holding clean lines no kernel uses;
@@ -88,7 +90,7 @@ class Timing:
     call_ms: float | None = None  # a call among calls issued back to back
     call_p20: float | None = None
     call_p80: float | None = None
-    host_us: float | None = None  # the host's time to issue one call (median of five)
+    host_us: float | None = None  # the host's time to issue one call: the median over the timed calls
     samples: int | None = None  # kernel times taken
     noise_pct: float | None = None  # the relative noise of their median (median_noise_pct)
     clocks: dict | None = None  # the GPU's clocks, power and temperature while timed (clocks.Watch.fields)
@@ -129,6 +131,8 @@ def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool)
     sleep = _sleep_cycles(HOST_MARGIN * host_ms)
     reps = max(MIN_REPS, min(MAX_REPS, int(settings.rep_ms / max(gpu_ms, 1e-3))))
 
+    host_times: list[float] = []  # ms, each timed call's: the GPU sleeps meanwhile, so the host never waits on it
+
     def take(n: int) -> list[float]:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
@@ -137,7 +141,9 @@ def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool)
             clear()
             torch.cuda._sleep(sleep)
             start.record()
+            began = time.perf_counter()
             fn()
+            host_times.append(time.perf_counter() - began)
             end.record()
         torch.cuda.synchronize()
         return [s.elapsed_time(e) for s, e in zip(starts, ends)]
@@ -145,8 +151,8 @@ def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool)
     watch = Watch(clocks_of(torch.cuda.current_device()))
     times = sampled(watch.watched(take), reps, settings)
     call = _quantiles(_call_times(fn, gpu_ms))
-    return Timing(*_quantiles(times), *call, host_us=1000 * host_ms, samples=len(times), noise_pct=_noise(times),
-                  clocks=watch.fields())
+    return Timing(*_quantiles(times), *call, host_us=1e6 * statistics.median(host_times), samples=len(times),
+                  noise_pct=_noise(times), clocks=watch.fields())
 
 
 def _call_times(fn, gpu_ms: float) -> list[float]:

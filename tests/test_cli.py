@@ -48,6 +48,7 @@ def test_smoke_sweep_writes_every_variant_with_the_design_columns(smoke_run):
     same_bytes = rows[(rows["dtype"] == "bf16") & (rows["N"] == 5000) & (rows["status"] == "ok")]
     assert same_bytes["copy_ms"].nunique() == 1  # one copy a (dtype, bytes) in a run
     assert (mine["call_ms"] > 0).all() and (mine["host_us"] > 0).all()
+    assert (same_bytes["copy_host_us"] > 0).all() and same_bytes["copy_host_us"].nunique() == 1  # check's host gate
     for peer in ("torch_compile", "liger", "quack"):
         assert peer in set(rows["variant"])
 

@@ -46,15 +46,34 @@ def test_pieces_cover_the_span_in_at_most_three_powers_of_two(span, unit, pieces
 
 def test_causal_rows_by_vectors_take_the_plain_rows_configuration_without_its_register_cap():
     """fp32 causal rows read by vectors (a positive scale, FP32_CAUSAL_VECTORS_AT) run in the plain row's CTAs and
-    warps with the compiler's registers (UNCAPPED_CAUSAL: 128256 measured 0.985 ms so, 1.05–1.06 capped)."""
+    warps with the compiler's registers (UNCAPPED_CAUSAL: 128256 measured 0.985 ms so, 1.05–1.06 capped), except
+    at the widths of CAUSAL_VECTORS_SHAPES, measured faster in CTAs and warps of their own."""
+    causal = Fusion(scale=0.125, causal_m=4096)
     for N in sorted(cluster.FP32_CAUSAL_VECTORS_AT):
-        causal = Fusion(scale=0.125, causal_m=4096)
         assert cluster.causal_vectors(N, "fp32", causal), N
         plain = cluster.config_for(N, torch.float32)
-        assert cluster.config_for(N, torch.float32, causal) == replace(plain, max_registers=None), N
+        config = cluster.config_for(N, torch.float32, causal)
+        assert config.max_registers is None, N
+        if N not in cluster.CAUSAL_VECTORS_SHAPES["fp32"]:
+            assert config == replace(plain, max_registers=None), N
     assert cluster.config_for(128256, torch.float32).max_registers == cluster.CAPPED_REGISTERS  # the plain row's cap
     negative = Fusion(scale=-0.125, causal_m=4096)  # by elements: its own configuration, not the plain row's
     assert not cluster.causal_vectors(128256, "fp32", negative)
+
+
+@pytest.mark.parametrize("dtype, N, ctas, num_warps, step", [
+    (torch.bfloat16, 16384, 2, 4, 8192),  # the plain row's 2 × 8: 82.4 % against 92.9
+    (torch.bfloat16, 32768, 4, 4, 8192),  # 4 × 8: 84.6 against 99.5
+    (torch.float32, 16384, 2, 8, 8192),  # 8 × 4: 87.4 against 95.1
+], ids=str)
+def test_causal_rows_by_vectors_where_other_ctas_measured_faster_take_those(dtype, N, ctas, num_warps, step):
+    causal = Fusion(scale=0.125, causal_m=4096)
+    config = cluster.config_for(N, dtype, causal)
+    assert (config.ctas, config.num_warps, config.step, config.max_registers) == (ctas, num_warps, step, None)
+    assert (config.ctas, config.num_warps) != (cluster.config_for(N, dtype).ctas, cluster.config_for(N, dtype).num_warps)
+    negative = Fusion(scale=-0.125, causal_m=4096)  # held as fp32 and read by elements: not these rows
+    assert not cluster.as_plain_row(N, cluster.holding(dtype, negative, N), negative)
+    assert cluster.config_for(N, dtype, negative).ctas != ctas
 
 
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)

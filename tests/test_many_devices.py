@@ -128,12 +128,12 @@ def test_a_replicated_run_is_checked_against_one_device_by_its_median(replicated
     single.mkdir()
     rows[rows["device"] == "cpu:0"].to_csv(single / "rows.csv", index=False)
     (single / "meta.json").write_text(json.dumps({k: v for k, v in meta.items() if k not in ("devices", "placement")}))
-    result = regression.check(Run(run_dir), Run(single), threshold=1000)
+    result = regression.check(Run(run_dir), Run(single), threshold=1000, host_threshold=1000)
     assert len(result.changes) == len(ROWS) and not result.missing and not result.new
     medians = rows.groupby(KEY)["pct_of_copy"].median()
     for change in result.changes:
         assert change.pct == pytest.approx(medians[(change.variant, change.pass_, change.dtype, change.M, change.N)])
-    checked = invoke("check", run_dir, "--baseline", single, "--threshold", "1000")
+    checked = invoke("check", run_dir, "--baseline", single, "--threshold", "1000", "--host-threshold", "1000")
     assert checked.exit_code == 0, checked.output
 
 

@@ -102,6 +102,16 @@ CAPPED_UP_TO = 80
 # fourth; uncapped, it issues the loads among those MOVs (1048 SASS instructions against 1088). Not yet timed in a
 # sweep (eighteenth session: no device time left).
 UNCAPPED_CAUSAL = True
+# Causal rows read by vectors where other CTAs and warps than the plain row's measured faster: N: (CTAs, warps), by
+# holding. On the H200 (nineteenth session, scripts/cluster-configs.py OUT.csv bf16|fp32 causal 16384 32768, every
+# configuration the threads may hold, uncapped; % of a copy of the causal op's bytes): bf16 16384 92.9 against 82.4
+# in the plain row's 2 CTAs of 8 warps, bf16 32768 99.5 against 84.6 (4 × 8); fp32 16384 95.1 against 87.4 (8 × 4;
+# 4 × 4 and 4 × 8 took 95.0–95.1 too). Fewer warps a CTA hold more of a row a thread: the loads of a row that its
+# diagonal cuts short are then fewer and wider.
+CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
+    "packed": {16384: (2, 4), 32768: (4, 4)},
+    "fp32": {16384: (2, 8)},
+}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
 # - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
@@ -239,7 +249,11 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     how = holding(dtype, fusion, N)
     if as_plain_row(N, how, fusion):
         plain = config_for(N, dtype, PLAIN)
-        return replace(plain, max_registers=None) if form_of(fusion) == "causal" and UNCAPPED_CAUSAL else plain
+        if form_of(fusion) != "causal":
+            return plain
+        shape = CAUSAL_VECTORS_SHAPES[how].get(N)
+        config = layout(window_lanes(N, dtype), *shape, dtype, how) if shape else plain
+        return replace(config, max_registers=None) if UNCAPPED_CAUSAL else config
     measured = MEASURED.get((form_of(fusion), how), {}).get(N)
     if measured is not None:
         ctas, num_warps, most_pieces, max_registers = measured
