@@ -37,9 +37,11 @@ IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
 # evidence/experiments/2026-12-02-session18/e-, f-in-graph), with every argument named (kernels.traced_arguments),
 # 17 of the compile tests passed with it on and 2 failed: a log_softmax's graph, on a callee under another name
 # and then on the scale inductor types fp64 (both fixed since, not yet run on a GPU); a keep-mask's forward was
-# traced as the opaque op, not understood. torch 2.11's identify_mutated_tensors fails on Triton 3.8 ("Function
-# argument index out of range"), so inductor takes every input of our kernel as mutated; and compiled_op's host
-# µs, 78.5 a call, stayed 2.2× torch_compile's (35.0).
+# traced as the opaque op. That call is decided in-graph, but inductor cannot lower the bool mask's view as uint8
+# (dispatch.fusion_for; "LoweringException: TypeError: torch.bool is not supported by torch.iinfo" with x needing
+# no gradient: nineteenth session, evidence/experiments/2026-12-02-session19/in-graph-mask.py). torch 2.11's
+# identify_mutated_tensors fails on Triton 3.8 ("Function argument index out of range"), so inductor takes every
+# input of our kernel as mutated; and compiled_op's host µs, 78.5 a call, stayed 2.2× torch_compile's (35.0).
 IN_GRAPH = False
 
 

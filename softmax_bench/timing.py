@@ -6,8 +6,9 @@
 - call (call_ms): what a call costs among calls issued back to back from an idle GPU, as a model's eager
   forward issues them: host and GPU overlap, so it is the larger of the host's time and the kernel's, with L2 as
   the previous call left it. A call_ms well above ms says the host, not the kernel, sets the pace.
-- host (host_us): the host's time to issue one call, the median over the timed calls (each queued behind the
-  GPU's sleep, so the host never waits on the GPU). `check` compares it with the host time of the cell's copy
+- host (host_us): the host's time to issue one call, the median over the first HOST_CALLS timed calls of each
+  batch of samples (queued behind the GPU's sleep, before the launch queue fills: the host does not wait on the
+  GPU). `check` compares it with the host time of the cell's copy
   (a torch launch) measured in the same run, so that a slower host does not read as slower code.
 
 L2 policies (`l2`): "clean" (the default) zeroes a 256 MB buffer, as triton.testing.do_bench does, then reads
@@ -46,6 +47,11 @@ CALL_ROUND_MS = 2.0
 MIN_CALLS, MAX_CALLS = 5, 200
 MIN_REPS, MAX_REPS = 10, 500
 HOST_MARGIN = 3  # the sleep before a timed call lasts this many times the host's time for a call
+# host_us is taken over the first HOST_CALLS calls of each batch of samples, which follow a synchronize: later in a
+# batch of hundreds of calls (each an L2 clear, a sleep, two events and the call) CUDA's launch queue fills and a
+# launch waits on the GPU. On the H200, timing every call of a batch read fp32 512×262144 at 34.6 µs in one run and
+# 250.7 in a rerun of the same commit, and its copy at 52.6 µs against 7.2 (nineteenth session, noise-host).
+HOST_CALLS = 16
 # Under the interpreter, calls after the warm-up (a call takes 0.1–1 s of CPU there, and its time is the CPU's, not
 # comparable with a GPU's): one is the median of a call slower than rep_ms (faster ones are sampled for rep_ms); the
 # noise rule samples on from it
@@ -90,7 +96,7 @@ class Timing:
     call_ms: float | None = None  # a call among calls issued back to back
     call_p20: float | None = None
     call_p80: float | None = None
-    host_us: float | None = None  # the host's time to issue one call: the median over the timed calls
+    host_us: float | None = None  # the host's time to issue one call: the median over HOST_CALLS a batch
     samples: int | None = None  # kernel times taken
     noise_pct: float | None = None  # the relative noise of their median (median_noise_pct)
     clocks: dict | None = None  # the GPU's clocks, power and temperature while timed (clocks.Watch.fields)
@@ -131,19 +137,20 @@ def measure(fn: Callable[[], object], settings: TimingSettings, interpret: bool)
     sleep = _sleep_cycles(HOST_MARGIN * host_ms)
     reps = max(MIN_REPS, min(MAX_REPS, int(settings.rep_ms / max(gpu_ms, 1e-3))))
 
-    host_times: list[float] = []  # ms, each timed call's: the GPU sleeps meanwhile, so the host never waits on it
+    host_times: list[float] = []  # s, the first HOST_CALLS calls of each batch: the launch queue is not full yet
 
     def take(n: int) -> list[float]:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         torch.cuda.synchronize()
-        for start, end in zip(starts, ends):
+        for i, (start, end) in enumerate(zip(starts, ends)):
             clear()
             torch.cuda._sleep(sleep)
             start.record()
             began = time.perf_counter()
             fn()
-            host_times.append(time.perf_counter() - began)
+            if i < HOST_CALLS:
+                host_times.append(time.perf_counter() - began)
             end.record()
         torch.cuda.synchronize()
         return [s.elapsed_time(e) for s, e in zip(starts, ends)]

@@ -65,6 +65,7 @@ def test_causal_rows_by_vectors_take_the_plain_rows_configuration_without_its_re
     (torch.bfloat16, 16384, 2, 4, 8192),  # the plain row's 2 × 8: 82.4 % against 92.9
     (torch.bfloat16, 32768, 4, 4, 8192),  # 4 × 8: 84.6 against 99.5
     (torch.float32, 16384, 2, 8, 8192),  # 8 × 4: 87.4 against 95.1
+    (torch.bfloat16, 131072, 8, 4, 16384),  # 16 × 4: 92.9 against 97.4
 ], ids=str)
 def test_causal_rows_by_vectors_where_other_ctas_measured_faster_take_those(dtype, N, ctas, num_warps, step):
     causal = Fusion(scale=0.125, causal_m=4096)

@@ -197,8 +197,9 @@ def test_traced_calls_put_fused_kernels_in_the_graph_and_the_others_behind_the_o
 @pytest.mark.skipif(DEVICE != "cuda", reason="the code inductor generates for a GPU")
 @pytest.mark.parametrize("in_graph", [
     pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
-        "issue 29, open: on the H200 (torch 2.11, Triton 3.8) inductor's code for this keep-mask call at N = 4000 "
-        "holds the opaque op, not fused's kernel (library.IN_GRAPH is off for this)"))),
+        "issue 29, open: on the H200 (torch 2.11, Triton 3.8) the keep-mask call is decided in-graph, but inductor "
+        "cannot lower the bool mask's view as uint8 (dispatch.fusion_for; 'torch.bool is not supported by "
+        "torch.iinfo', evidence/experiments/2026-12-02-session19/in-graph-mask.py); library.IN_GRAPH is off"))),
     False], ids=["in-graph", "opaque"])
 def test_a_compiled_call_launches_fused_itself_and_cluster_through_the_opaque_op(monkeypatch, in_graph):
     """With library.IN_GRAPH, the code inductor generates launches fused's kernel itself at a row fused holds (no

@@ -106,10 +106,11 @@ UNCAPPED_CAUSAL = True
 # holding. On the H200 (nineteenth session, scripts/cluster-configs.py OUT.csv bf16|fp32 causal 16384 32768, every
 # configuration the threads may hold, uncapped; % of a copy of the causal op's bytes): bf16 16384 92.9 against 82.4
 # in the plain row's 2 CTAs of 8 warps, bf16 32768 99.5 against 84.6 (4 × 8); fp32 16384 95.1 against 87.4 (8 × 4;
-# 4 × 4 and 4 × 8 took 95.0–95.1 too). Fewer warps a CTA hold more of a row a thread: the loads of a row that its
-# diagonal cuts short are then fewer and wider.
+# 4 × 4 and 4 × 8 took 95.0–95.1 too); bf16 131072 97.4 against 92.9 (16 × 4; the same session's second batch).
+# Fewer warps a CTA hold more of a row a thread: the loads of a row that its diagonal cuts short are then fewer
+# and wider.
 CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
-    "packed": {16384: (2, 4), 32768: (4, 4)},
+    "packed": {16384: (2, 4), 32768: (4, 4), 131072: (8, 4)},
     "fp32": {16384: (2, 8)},
 }
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
@@ -120,13 +121,15 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
 #   151936 77 against 75, 262144 90 against 79 (capped at 80 registers: three 8-warp CTAs an SM, 2 bytes
 #   spilled); fp32 128256 77 against 58, 151936 84 against 48 (CTAs of 16 warps).
 # - causal (tenth session, under the element select: rows held packed now go by vectors, CAUSAL_VECTORS): bf16
-#   128256 68 against 57, 151936 70 against 60, 262144 71 against 63.
+#   128256 68 against 57, 151936 70 against 60, 262144 71 against 63; fp32 (by elements) 151936 capped at 128
+#   registers 98.0 against 95.0 uncapped (nineteenth session, cluster-configs.py fp32 causal 151936).
 MEASURED: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("softmax", "packed"): {50257: (4, 4, 1, None), 151936: (8, 8, 2, None)},
     ("masked", "packed"): {50257: (8, 8, 1, None), 128256: (16, 8, 1, None), 151936: (16, 8, 2, None),
                            262144: (16, 8, 1, 80)},
     ("masked", "fp32"): {128256: (16, 16, 3, None), 151936: (16, 16, 2, None)},
     ("causal", "packed"): {128256: (16, 4, 1, 128), 151936: (16, 4, 1, None), 262144: (16, 8, 1, 80)},
+    ("causal", "fp32"): {151936: (16, 4, 3, 128)},
 }
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread

@@ -39,3 +39,28 @@ case $1 in
     timeout 120 python3 $C $OUT/configs-causal-fp32.csv fp32 causal 151936 262144
     echo "configs rc=$?" ;;
 esac
+# Second start (after noise-host found host_us read while CUDA's launch queue was full; timing.HOST_CALLS):
+#   host: tests/test_timing.py's GPU test, with HOST_CALLS and with every call timed (it must fail so), then
+#   noise-host again.
+if [[ $1 == host ]]; then
+  . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .ab/whl/*.whl 2>&1 | grep -v WARN
+  export PYTHONPATH=$PYTHONPATH:/tmp/site
+  timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_timing.py -k host_us 2>&1 | tail -2
+  timeout 120 python3 -c "
+import sys, pytest
+from softmax_bench import timing
+timing.HOST_CALLS = 10**9  # every call of a batch timed, as before
+sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', 'tests/test_timing.py', '-k', 'host_us']))
+" 2>&1 | grep -E "passed|failed|AssertionError" | tail -3
+  bash "$0" noise-host
+fi
+# causal-cells2: the two cells whose configuration the second batch's causal-configs changed (bf16 1024×131072:
+#   8 CTAs of 4 warps, was 16; fp32 2048×151936: capped at 128 registers), with torch_compile. Prediction: bf16
+#   131072 91.5 → ~96 % of its roofline, fp32 151936 95.0 → ~97.
+if [[ $1 == causal-cells2 ]]; then
+  . .ab/device-setup.sh && export PYTHONUNBUFFERED=1
+  timeout 200 python3 -m softmax_bench sweep --out $OUT/runs --op causal --shape 1024x131072 --shape 2048x151936 \
+    --variant auto --variant torch_compile --run-id causal-h200-i > $OUT/causal-h200-i.txt 2>&1
+  echo "rc=$?"; grep -v "^ *$" $OUT/causal-h200-i.txt | tail -30
+fi
