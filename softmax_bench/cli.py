@@ -725,8 +725,9 @@ def check(
         float, typer.Option(min=0.0, help="Smallest drop in % of copy, relative, that counts.")
     ] = DEFAULT_THRESHOLD,
     host_threshold: Annotated[float, typer.Option(
-        min=0.0, help="Smallest rise, in %, of a call's host µs (per µs of its copy's host time, measured in the same "
-        "run) that counts as a host-cost regression.")] = DEFAULT_HOST_THRESHOLD,
+        min=0.0, help="Smallest rise, in %, of a variant's host µs a call (per µs of its copy's host time, measured "
+        "in the same run; the median over the variant's cells) that counts as a host-cost regression.")
+    ] = DEFAULT_HOST_THRESHOLD,
     markdown: Annotated[Optional[Path], typer.Option(
         "--summary", "--markdown", metavar="FILE", help="Also write a Markdown summary here, regressions first (a CI "
         "job appends it to $GITHUB_STEP_SUMMARY).")] = None,
@@ -748,11 +749,12 @@ def check(
     band of the two runs, in % of its median) with the p20–p80 bands apart. A run on several GPUs is taken by
     each cell's median over its GPUs, so it can be checked against a run of one GPU (and the other way round); a
     FAIL on any GPU counts. A cell timed while the GPU throttled (its SM clock under 75 % of its maximum, in either
-    run) is named and not gated. The host's cost of a call is gated as well: a cell whose host µs, per µs of its
-    copy's host time in the same run, rose by more than --host-threshold regressed (runs from before copy_host_us
-    are not host-gated). Exit 0: nothing
-    regressed; 1: a regression, a FAIL, a lost cell or an empty run; 2: unusable input (unreadable runs, different
-    GPU models without --allow-device-mismatch, an interpreted run: it timed the CPU, not a kernel).
+    run) is named and not gated. The host's cost of a call is gated as well, per variant and pass: each cell's
+    host µs is taken per µs of its copy's host time in the same run, and a variant whose median over its cells of
+    that ratio's rise is past --host-threshold regressed (one cell's host time is too noisy to gate; runs from
+    before copy_host_us are not host-gated). Exit 0: nothing regressed; 1: a regression, a FAIL, a lost cell or an
+    empty run; 2: unusable input (unreadable runs, different GPU models without --allow-device-mismatch, an
+    interpreted run: it timed the CPU, not a kernel).
     """
     from .regression import check as check_runs
     from .regression import check_markdown
@@ -775,8 +777,9 @@ def check(
                   "measure them again on a cool, unthrottled GPU", markup=False, highlight=False)
     if result.exit_code:
         names = ", ".join(c.cell for c in result.regressions) or "none"
-        host = (f"; host-cost regressions: {listed([f'{h.cell} ({h.change:+.0f} %)' for h in result.host_regressions])}"
-                if result.host_regressions else "")
+        host_groups = [f"{g.name} ({g.change:+.0f} %, the median of {len(g.cells)} cells)"
+                       for g in result.host_regressions]
+        host = f"; host-cost regressions: {listed(host_groups)}" if result.host_regressions else ""
         lost = ""
         if result.missing and not result.allow_missing:
             lost = (f"; lost since the baseline: {listed(result.missing)}"

@@ -13,9 +13,12 @@ a FAIL of softmax_bench's code anywhere, while a new FAIL of torch's or a peer's
 Interpreted runs time the CPU, not a kernel: check refuses them. A cell timed while the GPU throttled, in the run or
 the baseline (clocks.py), is not gated: check names it.
 
-The host's cost of a call is gated too (issue 29): a cell whose host_us, taken per µs of its copy's host time in the
-same run (a torch launch: a slower host slows both), rose by more than the host threshold fails. Runs from before
-copy_host_us are not host-gated.
+The host's cost of a call is gated too (issue 29), per variant and pass: each cell's host_us is taken per µs of its
+copy's host time in the same run (a torch launch: a slower host slows both), and the variant fails when the median
+over its cells of that ratio's rise is past the host threshold. A cell's host time alone moves by ±50–90 % between
+runs of the same commit on the H200 (a few µs against a bimodal host), far past any useful threshold; the code on a
+call's host path is mostly shared by its variant's cells, so a host regression moves their median and noise does
+not. Runs from before copy_host_us are not host-gated.
 
 A run on several devices is compared by the median over its devices of each cell (each device's row against its
 own copy), so that it can be checked against a run of one device; a FAIL on any of its devices is a FAIL.
@@ -24,6 +27,7 @@ own copy), so that it can be checked against a run of one device; a FAIL on any 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -39,7 +43,14 @@ DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's ow
 # same-commit rerun flagged 1 at Z = 2 (2 % + 2·noise; rep_ms alone) and none at 3 or 4, at max-noise 1 or without;
 # a run slowed by 5 % at every cell was flagged at all 32 by each Z: 3, the least with no false alarm.
 NOISE_Z = 3.0
-DEFAULT_HOST_THRESHOLD = 20.0  # % rise of a call's host time, per µs of its copy's, that fails check (issue 29)
+# % rise of a variant's host time a call, per µs of its copies' (the median over its cells), that fails check. On
+# the H200's host a cell's host_us sits at ~12 µs or at ~18–26 (auto, the default grid), the mode changing from
+# cell to cell and run to run, and its copy's, one measurement a run, moves by ±40 % too: the median over 32 cells
+# moved by −23 % in a same-commit rerun and +30 % in a run whose kernels alone were slowed, and a run whose calls
+# were made 30 % costlier on the host read +19 %; at 50 % a second rerun read −34 % and passed, and calls made twice
+# as costly on the host read +82 % and failed (twentieth session, evidence/experiments/2026-12-03-session20). 50 %
+# is past what noise did; a doubling of a call's host cost (the replay's launch lost: 9–10 µs → 28–59) is not.
+DEFAULT_HOST_THRESHOLD = 50.0
 
 
 @dataclass
@@ -116,14 +127,42 @@ def host_change(cell: str, r) -> HostChange | None:
     return HostChange(cell, base_us, us, base_copy_us, copy_us)
 
 
+@dataclass(frozen=True)
+class HostGroupChange:
+    """The host cost of a variant's calls in one pass, from its cells' HostChanges."""
+
+    variant: str
+    pass_: str
+    cells: tuple[HostChange, ...]
+
+    @property
+    def name(self) -> str:
+        return self.variant if self.pass_ == "forward" else f"{self.variant} {self.pass_}"
+
+    @property
+    def change(self) -> float:
+        """The median over the cells of each one's change, in % (positive: costlier)."""
+        return statistics.median(h.change for h in self.cells)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """The least and the largest change of a cell, in %."""
+        return min(h.change for h in self.cells), max(h.change for h in self.cells)
+
+    def __str__(self) -> str:
+        low, high = self.spread
+        return (f"{self.name}: {self.change:+.0f} % host µs a call per µs of its copy's, the median of "
+                f"{len(self.cells)} cells ({low:+.0f} … {high:+.0f} %)")
+
+
 @dataclass
 class CheckResult:
     threshold: float
     changes: list[CellChange] = field(default_factory=list)
     regressions: list[CellChange] = field(default_factory=list)
     host_threshold: float = DEFAULT_HOST_THRESHOLD
-    host_changes: list[HostChange] = field(default_factory=list)
-    host_regressions: list[HostChange] = field(default_factory=list)  # host time up by more than host_threshold
+    host_changes: list[HostGroupChange] = field(default_factory=list)  # a variant and pass each
+    host_regressions: list[HostGroupChange] = field(default_factory=list)  # up by more than host_threshold
     improvements: list[CellChange] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # cells of softmax_bench's code that FAIL in the run
     their_failures: list[str] = field(default_factory=list)  # FAIL cells of torch's or a peer's code: reported
@@ -216,6 +255,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
     ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
     status = {tuple(k): st for k, st in zip(rows[KEY].astype(str).itertuples(index=False), rows["status"])}
     merged = base_ok.merge(ok, on=KEY, how="outer", suffixes=("_base", ""), indicator="side")
+    host_cells: dict[tuple[str, str], list[HostChange]] = {}
     for r in merged.rename(columns=as_fields).itertuples():
         if r.side == "left_only":
             now = status.get((str(r.variant), str(r.pass_), str(r.dtype), str(r.M), str(r.N)), "missing")
@@ -232,9 +272,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
                             getattr(r, "noise_pct", math.nan))
         host = host_change(change.cell, r)  # the host's cost does not follow the GPU's clock: gated throttled too
         if host is not None:
-            result.host_changes.append(host)
-            if host.change > host_threshold:
-                result.host_regressions.append(host)
+            host_cells.setdefault((str(r.variant), str(r.pass_)), []).append(host)
         if 1 in (getattr(r, "throttled_base", 0), getattr(r, "throttled", 0)):  # a slow clock, not slow code
             which = " and ".join(w for w, t in (("the baseline", r.throttled_base), ("the run", r.throttled)) if t == 1)
             result.throttled.append(f"{change.cell} (throttled in {which})")
@@ -245,6 +283,8 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
             result.regressions.append(change)
         elif change.change > gate and change.apart(slower=False):
             result.improvements.append(change)
+    result.host_changes = [HostGroupChange(v, p, tuple(cells)) for (v, p), cells in host_cells.items()]
+    result.host_regressions = [g for g in result.host_changes if g.change > host_threshold]
     return result
 
 
@@ -264,12 +304,11 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
             lines += [f"| {c.cell} | {c.base_pct:.1f} | {c.pct:.1f} | {c.change:+.1f} % |" for c in items]
         lines.append("")
     if result.host_changes:
-        lines.append(f"### Host-cost regressions (host µs a call, per µs of the copy's, up by more than "
-                     f"{result.host_threshold:g} %): {len(result.host_regressions)}")
-        if result.host_regressions:
-            lines += ["", "| cell | baseline host µs (copy's) | now | change |", "|---|---|---|---|"]
-            lines += [f"| {h.cell} | {h.base_us:.1f} ({h.base_copy_us:.1f}) | {h.us:.1f} ({h.copy_us:.1f}) | "
-                      f"{h.change:+.1f} % |" for h in result.host_regressions]
+        lines.append(f"### Host-cost regressions (a variant's host µs a call, per µs of the copy's, the median over "
+                     f"its cells, up by more than {result.host_threshold:g} %): {len(result.host_regressions)}")
+        lines += ["", "| variant | cells | median change | least | most |", "|---|---|---|---|---|"]
+        lines += [f"| {g.name}{' (REGRESSED)' if g in result.host_regressions else ''} | {len(g.cells)} | "
+                  f"{g.change:+.1f} % | {g.spread[0]:+.1f} % | {g.spread[1]:+.1f} % |" for g in result.host_changes]
         lines.append("")
     missing_title = "Ok in the baseline, missing, skipped or FAIL now" + (
         f" (allowed: {result.allow_missing})" if result.allow_missing else "")

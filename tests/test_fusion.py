@@ -133,6 +133,30 @@ def test_causal_programs_whose_rows_keep_nothing(shape, log, monkeypatch):
     assert bool(nothing[: 128].all()) and bool(nothing.any()) and not bool(nothing.all())
 
 
+@pytest.mark.parametrize("variant, shape", [
+    ("fused", (600, 16)), ("fused", (3, 200, 40)), ("fused", (2, 300, 300)),  # M > N (wrapping), M < N
+    ("cluster", (2, 4200, 16384)), ("cluster", (16400, 16384)),
+], ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v)
+def test_causal_rows_run_last_to_first_bit_for_bit(variant, shape, monkeypatch):
+    """fused.HEAVIEST_FIRST and cluster.HEAVIEST_FIRST: causal rows in programs (clusters) from the last row to the
+    first (where their kept shares differ by more than N / 4: every shape here) write, bit for bit, what programs in
+    row order write, and every row is the float64 result's."""
+    from softmax_bench.kernels import cluster, fused
+
+    module = {"fused": fused, "cluster": cluster}[variant]
+    if variant == "cluster" and cluster.why_not_here() is not None:
+        pytest.skip(f"cluster does not run here: {cluster.why_not_here()}")
+    x, _ = fresh_randn(*shape, dtype=torch.bfloat16 if variant == "cluster" else torch.float32)
+    outputs = []
+    for heaviest_first in (True, False):
+        monkeypatch.setattr(module, "HEAVIEST_FIRST", heaviest_first)
+        softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
+        outputs.append(softmax_bench.softmax(x, causal=True, scale=0.125, variant=variant))
+    assert torch.equal(*outputs)
+    M, N = shape[-2:]
+    assert_matches(outputs[0], x, 0.125, causal_keep(M, N).to(DEVICE))
+
+
 def test_causal_tiles_compare_in_32_bits_and_skip_by_a_branch(tmp_path):
     """fused's causal tile, compiled for sm_90 without a GPU (bf16 N = 32, fp32 N = 1024): each row's query and each
     element's compare with its diagonal in 32 bits, not 64 (the narrow causal cells are bound by issuing the tile's

@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from . import PLAIN, Fusion, Launch, Variant, cdiv, config_shape, launch_kernel, one_pass_traffic, output_like
-from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, scale_and_mask
+from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ, scale_and_mask
 
 # A program holds at least this many elements: below it, several rows share a program.
 MIN_ELEMS_PER_PROGRAM = 2048
@@ -39,7 +39,14 @@ MAX_N = 32768
 # 67.7 → 101.3, 8192 69.9 → 83.8; fp32 32 … 512 from 80–89 to 107–109, 1024 98.8 → 107.8, 8192 81.0 → 93.3; no
 # width slower.
 SKIP_MASKED_PROGRAMS = True
-
+# Causal rows keep from none to all of their columns: programs run the rows last to first, so that the longest
+# start first and the shortest fill the last wave (a longest-first schedule) instead of the longest making its tail;
+# where the rows' kept shares differ by more than a quarter of N (causal_m > N / 4: rows_differ). On the H200
+# (twentieth session, evidence/experiments/2026-12-03-session20/ab-heaviest-first.py, % of a copy of the op's
+# bytes, bit for bit row order's output): fp32 4096×4000 98.7 → 107.3, 32768×4096 105.3 → 108.4, bf16 32768×4096
+# 101.3 → 104.0, 16384×8192 82.1 → 84.0; fp32 16384×8192 92.5 → 92.2, bf16 4096×4000 93.9 → 92.1 (both spreads
+# overlapping).
+HEAVIEST_FIRST = True
 
 @triton.jit
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
@@ -49,8 +56,11 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       EVICT: tl.constexpr = "", mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
                       bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
-                      SKIP_MASKED: tl.constexpr = False):
-    first = tl.program_id(0) * ROWS
+                      SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False):
+    program = tl.program_id(0)
+    if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
+        program = tl.num_programs(0) - 1 - program
+    first = program * ROWS
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
@@ -128,8 +138,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     config = config or launch_config(M, N, x.dtype)
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
+    reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip)
+                             **config, **skip, **reversed_rows)
     return y, Launch(config, [compiled])
 
 

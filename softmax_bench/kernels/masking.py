@@ -167,3 +167,10 @@ def fusion_args(fusion: Fusion, x) -> dict:
         if fusion.bias_shared:
             args.update(bias_group=fusion.bias_group, bias_period=fusion.bias_period or 2**31 - 1, BIAS_SHARED=True)
     return args
+
+
+def rows_differ(causal_m: int | None, N: int) -> bool:
+    """Whether causal rows of N columns, causal_m queries, keep shares of their columns that differ by more than a
+    quarter of N (the shortest keeps N − causal_m): where fused's and cluster's HEAVIEST_FIRST run them last to
+    first."""
+    return causal_m is not None and 4 * causal_m > N
