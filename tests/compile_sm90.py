@@ -14,6 +14,7 @@ import inspect
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 
@@ -131,14 +132,85 @@ def compile_case(case: dict, out_dir: str) -> dict:
             "registers": int(re.search(r"Used (\d+) registers", report).group(1)), "spill_bytes": spill_bytes}
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVE = "--serve"
+
+
+def serve() -> None:
+    """Run `python3 ARGS` requests, a JSON list of ARGS a line on stdin ("-c" CODE or "-m" MODULE, then argv), each
+    in a child forked from this process, which has imported torch, Triton and the kernels once (seconds a process);
+    a request's exit status, stdout and stderr come back as a JSON line. A child leaves nothing behind it."""
+    import runpy
+    import tempfile
+    import traceback
+
+    import softmax_bench.kernels  # noqa: F401  what every request imports: each child starts with it
+
+    for line in sys.stdin:
+        args = json.loads(line)
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            pid = os.fork()
+            if pid == 0:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                status = 0
+                try:
+                    sys.argv = [args[0] if args[0] == "-c" else args[1], *args[2:]]
+                    if args[0] == "-c":
+                        exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
+                    else:
+                        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+                except SystemExit as stop:
+                    status = stop.code if isinstance(stop.code, int) else 1
+                except BaseException:
+                    traceback.print_exc()
+                    status = 1
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
+            _, waited = os.waitpid(pid, 0)
+            out.seek(0)
+            err.seek(0)
+            print(json.dumps({"returncode": os.waitstatus_to_exitcode(waited), "stdout": out.read(),
+                              "stderr": err.read()}), flush=True)
+
+
+_server: subprocess.Popen | None = None
+
+
 def printed_without_interpreter(*args: str, timeout: int = 900) -> list[str]:
     """The lines `python3 *args` prints, run from the project's root in a process without TRITON_INTERPRET (the
-    kernels then compile, for sm_90 without a GPU); it must succeed."""
+    kernels then compile, for sm_90 without a GPU); it must succeed. Run by this test process's server (`serve`),
+    started at its first request, where the platform forks; else in a process of its own."""
+    global _server
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    result = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=timeout,
-                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout.splitlines()
+    if not hasattr(os, "fork"):
+        result = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=timeout,
+                                cwd=REPO)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout.splitlines()
+    if _server is None or _server.poll() is not None:
+        _server = subprocess.Popen([sys.executable, "-m", "tests.compile_sm90", SERVE], env=env, cwd=REPO,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    _server.stdin.write(json.dumps(args) + "\n")
+    _server.stdin.flush()
+    ready, _, _ = select.select([_server.stdout], [], [], timeout)
+    if not ready:
+        _server.kill()
+        raise AssertionError(f"python3 {' '.join(args)[:200]} did not finish in {timeout} s")
+    reply = _server.stdout.readline()
+    assert reply, "the compile server ended"
+    result = json.loads(reply)
+    assert result["returncode"] == 0, result["stderr"][-3000:]
+    return result["stdout"].splitlines()
+
+
+def cases_here(groups: dict[str, list[dict]], kept: dict[str, set], exhaustive: bool) -> dict[str, list[dict]]:
+    """Each group's cases, or on CPU without --exhaustive (conftest.EXHAUSTIVE) those whose (dtype, N) its entry in
+    `kept` names; a group with no entry keeps all."""
+    return {name: [case for case in group
+                   if exhaustive or name not in kept or (case["dtype"], case["N"]) in kept[name]]
+            for name, group in groups.items()}
 
 
 def compile_in_subprocess(cases: list[dict], out_dir) -> list[dict]:
@@ -147,6 +219,8 @@ def compile_in_subprocess(cases: list[dict], out_dir) -> list[dict]:
                                                                       json.dumps(cases))]
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:] == [SERVE]:
+    serve()
+elif __name__ == "__main__":
     for case in json.loads(sys.argv[2]):
         print(json.dumps(compile_case(case, sys.argv[1])), flush=True)

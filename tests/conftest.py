@@ -32,12 +32,47 @@ runner = CliRunner()
 SHARED_FIXTURES = {"smoke_run": "smoke", "sharded": "ranks", "replicated": "ranks", "killed": "ranks"}
 
 
+# A case that proves on CPU nothing a cheaper case does not (another width of the same code, compiled for sm_90 or
+# interpreted): run on a GPU, where it is cheap and the GPU parts of the suite run it, and on CPU with --exhaustive.
+EXHAUSTIVE = pytest.mark.exhaustive
+
+
+def exhaustive_unless(kept, cases) -> list:
+    """`cases` (tuples of a test's parameters) for parametrize, each case that `kept(*case)` does not keep marked
+    EXHAUSTIVE; its id is its parameters', joined by "-"."""
+    return [pytest.param(*case, id="-".join(map(str, case)), marks=() if kept(*case) else EXHAUSTIVE)
+            for case in cases]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--exhaustive", action="store_true",
+                     help="on CPU, also run the cases marked exhaustive (a GPU machine runs them always)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "exhaustive: a case a cheaper one proves on CPU; run on a GPU or with "
+                                       "--exhaustive")
+
+
+def exhaustive_here(config) -> bool:
+    return DEVICE == "cuda" or config.getoption("--exhaustive")
+
+
+@pytest.fixture(scope="session")
+def exhaustive(request) -> bool:
+    """Whether this run takes the exhaustive cases (a GPU, or --exhaustive): for a fixture that makes cases."""
+    return exhaustive_here(request.config)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the marks into each test's id
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    skip = pytest.mark.skip(reason="exhaustive: a cheaper case proves this on CPU; run with --exhaustive")
     for item in items:
         groups = {SHARED_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SHARED_FIXTURES}
         for group in groups:
             item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("exhaustive") and not exhaustive_here(config):
+            item.add_marker(skip)
 
 
 def runnable_variants(triton_only: bool = False, zero_masked_only: bool = False) -> list[str]:

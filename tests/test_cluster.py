@@ -18,7 +18,7 @@ from softmax_bench.dispatch import auto_choice, clear_caches
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
-from .compile_sm90 import PTXAS, compile_in_subprocess
+from .compile_sm90 import PTXAS, cases_here, compile_in_subprocess
 from .test_kernels import assert_matches, fresh_randn
 
 RUNS_HERE = cluster.why_not_here() is None
@@ -193,12 +193,24 @@ FORWARD_CASES = {
 }
 
 
+# The rows each group keeps on CPU without --exhaustive (conftest.EXHAUSTIVE), by (dtype, N): the narrowest and the
+# widest holding of each form, and whole pairs and triples where a test compares them. Groups not named keep all.
+KEPT_ON_CPU = {
+    "log_softmax": {("fp32", 262144), ("bf16", 151936), ("fp16", 50257)},
+    "cross entropy": {("bf16", 128256)},
+    "causal vectors": {("bf16", 128256), ("fp16", 100003)},
+    "packed select": {("bf16", 131072)},
+}
+
+
 @pytest.fixture(scope="module")
-def compiled_forwards(tmp_path_factory) -> dict[str, list[dict]]:
-    """FORWARD_CASES compiled for sm_90, in one process (the tests that read them share an xdist group)."""
-    cases = [case for group in FORWARD_CASES.values() for case in group]
+def compiled_forwards(tmp_path_factory, exhaustive) -> dict[str, list[dict]]:
+    """FORWARD_CASES (on CPU, those KEPT_ON_CPU) compiled for sm_90, in one process (the tests that read them share
+    an xdist group)."""
+    groups = cases_here(FORWARD_CASES, KEPT_ON_CPU, exhaustive)
+    cases = [case for group in groups.values() for case in group]
     compiled = iter(compile_in_subprocess(cases, tmp_path_factory.mktemp("cluster-sm90")))
-    return {name: [next(compiled) for _ in group] for name, group in FORWARD_CASES.items()}
+    return {name: [next(compiled) for _ in group] for name, group in groups.items()}
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -231,6 +243,7 @@ def test_log_softmax_compiled_for_sm90_no_spills(compiled_forwards):
     """log_softmax keeps x, not its exponentials: held as softmax holds it (fp32, or 16-bit packed), at the widths
     of the wide and vocabulary shapes, plain and with a scale and a causal mask, it does not spill."""
     cases = compiled_forwards["log_softmax"]
+    assert cases
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=2)
         assert case["lg2_approx"] >= 1, "log s as lg2.approx · ln 2, not gl.log's 30 instructions"
@@ -268,7 +281,8 @@ def test_cross_entropy_rows_compile_as_the_softmax_rows(compiled_forwards):
     code and a factor a row (and the z-loss's), in at most 4 registers more and no spills (bf16 128256: 72 against
     71 under Triton 3.8); without it, the row read in vectors and nothing written but its lse."""
     cases = compiled_forwards["cross entropy"]
-    for plain, grad, loss, with_z in (cases[0:4], cases[4:8], cases[8:12]):
+    assert len(cases) % 4 == 0 and cases
+    for plain, grad, loss, with_z in zip(*[iter(cases)] * 4):  # each width's four forms
         for case in (grad, with_z):  # with the z-loss: the factor plus 2z · lse, a row
             assert_one_exchange_no_spills(case, pushes=2)
             assert case["stores_v4"] == plain["stores_v4"] and case["registers"] <= plain["registers"] + 4, \
@@ -285,7 +299,8 @@ def test_causal_rows_by_vectors_select_no_element(compiled_forwards):
     fewer or within 2 (bf16 128256: 127 → 115 under the rule's cap; 50257: 96 → 63; 1520 → 1256 SASS instructions
     at 128256, the plain row's 1104)."""
     cases = compiled_forwards["causal vectors"]
-    for plain, element, vectors in zip(cases[0::3], cases[1::3], cases[2::3]):
+    assert len(cases) % 3 == 0 and cases
+    for plain, element, vectors in zip(*[iter(cases)] * 3):  # each width's three forms
         for case in (element, vectors):
             assert_one_exchange_no_spills(case, pushes=2)
         assert (vectors["loads_v4"], vectors["stores_v4"]) == (element["loads_v4"], element["stores_v4"]), vectors
@@ -299,7 +314,8 @@ def test_the_packed_mask_select_takes_fewer_registers_and_no_compares(compiled_f
     """cluster.MASK_PACKED, compiled for sm_90 at 131072 with a scale and a keep-mask: the mask still read in
     vectors, no spills, and fewer registers than the element select (bf16: 72 against 96 under Triton 3.8)."""
     cases = compiled_forwards["packed select"]
-    for element, packed in (cases[0:2], cases[2:4]):
+    assert len(cases) % 2 == 0 and cases
+    for element, packed in zip(*[iter(cases)] * 2):
         for case in (element, packed):
             assert_one_exchange_no_spills(case, pushes=2)
             assert case["byte_loads"] == 0, case

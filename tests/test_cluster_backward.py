@@ -10,7 +10,7 @@ from softmax_bench.kernels import (DTYPES, GRAD_TOLERANCES, PLAIN, Fusion, backw
                                    fused_backward)
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
-from .compile_sm90 import compile_in_subprocess
+from .compile_sm90 import cases_here, compile_in_subprocess
 from .conftest import DEVICE
 from .test_backward import grad_of_output
 from .test_cluster import assert_one_exchange_no_spills, on_gpu
@@ -87,7 +87,7 @@ def test_sweep_and_explain_list_the_cluster_backward(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
-def test_compiled_for_sm90_one_exchange_no_spills(tmp_path):
+def test_compiled_for_sm90_one_exchange_no_spills(tmp_path, exhaustive):
     """Compiled for the H200 without a GPU, at the widths of the wide and vocabulary shapes, each holding (fp32;
     16-bit packed), softmax and log_softmax, plain and with a scale (log_softmax: and a causal mask): y and dy move in
     16-byte vectors, loaded evict_last, the partial sum is pushed with one st.async, the cluster barrier is met once,
@@ -97,8 +97,12 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path):
              for log in (False, True)]
     masked = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "causal": True}
               for dtype in ("fp32", "bf16", "fp16") for N in (50257, 151936, 262144)]
+    # on CPU: fp32 in one piece and in several, and each 16-bit holding at its narrowest and widest
+    kept = {("fp32", 131072), ("fp32", 151936), ("bf16", 262144), ("fp16", 50257)}
+    groups = cases_here({"plain": plain, "masked": masked}, {"plain": kept, "masked": kept}, exhaustive)
+    plain, masked = groups["plain"], groups["masked"]
     cases = compile_in_subprocess(plain + masked, tmp_path)
-    assert len(cases) == len(plain) + len(masked)
+    assert len(cases) == len(plain) + len(masked) and masked
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=1)
         assert case["evict_last_loads"] >= case["loads_v4"], case

@@ -1,6 +1,6 @@
 """Many devices through torchrun, tried on CPU: ranks on Triton's interpreter over the gloo backend, sharded and
 replicated, then a rank that is killed, one that fails and one that hangs. Each torchrun costs seconds of process
-start: the runs are made once and read by several tests."""
+start: the runs are made once and read by several tests (the sharded run is the killed one, resumed)."""
 
 import json
 import shutil
@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +20,7 @@ from softmax_bench import regression
 from softmax_bench.across_devices import deviation_from_others, outlier
 from softmax_bench.results import COLUMNS, KEY, Run
 
-from .conftest import REPO, assert_usage_error, flat, invoke
+from .conftest import DEVICE, REPO, assert_usage_error, flat, invoke
 
 SWEEP = ["sweep", "--interpret", "--preset", "smoke", "--variant", "fused", "--variant", "eager", "--rep-ms", "5"]
 CELLS = {(dtype, M, N) for dtype in ("fp32", "bf16") for M, N in ((16, 32), (16, 1000), (4, 5000))}
@@ -55,14 +56,6 @@ def keys(rows: pd.DataFrame) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def sharded(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("sharded")
-    done = torchrun(2, "-m", "softmax_bench", *SWEEP, "--out", out_dir)
-    assert done.returncode == 0, done.stderr
-    return only_run(out_dir), done
-
-
-@pytest.fixture(scope="module")
 def replicated(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("replicated")
     done = torchrun(2, "-m", "softmax_bench", *SWEEP, "--replicate", "--out", out_dir)
@@ -84,7 +77,6 @@ def test_sharded_run_holds_every_cell_once_each_on_one_rank(sharded):
     for r in rows.itertuples():  # each row against its own device's copies
         assert r.pct_of_device_copy == pytest.approx(100 * r.gbps / copy[r.device][r.dtype])
         assert r.pct_of_copy == pytest.approx(100 * r.copy_ms / r.ms)
-    assert "sharded over 2 devices: cpu:0, cpu:1" in done.stderr
     assert "cells shared out among 2 devices" in flat(done.stdout)
 
 
@@ -137,35 +129,52 @@ def test_a_replicated_run_is_checked_against_one_device_by_its_median(replicated
     assert checked.exit_code == 0, checked.output
 
 
+@dataclass
+class Killed:
+    """A sharded sweep whose rank 1 was killed at its second cell: its folder, and its rows and meta.json then."""
+
+    run_dir: Path
+    kept: pd.DataFrame
+    meta: dict
+    done: subprocess.CompletedProcess
+
+
 @pytest.fixture(scope="module")
-def killed(tmp_path_factory):
-    """A sharded sweep whose rank 1 is killed at its second cell: the run folder, and the rows it kept."""
+def killed(tmp_path_factory) -> Killed:
     out_dir = tmp_path_factory.mktemp("killed")
     done = faulty_ranks(2, "1=die", *SWEEP, "--out", out_dir)
     assert done.returncode != 0
-    assert "interrupted: finished cells are kept" in done.stderr and "--gpus 2" in done.stderr
     run_dir = only_run(out_dir)
-    return run_dir, Run(run_dir).rows()
+    return Killed(run_dir, Run(run_dir).rows(), json.loads((run_dir / "meta.json").read_text()), done)
+
+
+@pytest.fixture(scope="module")
+def sharded(killed):
+    """The killed run resumed through --gpus, which starts the same ranks through torchrun: a sharded run whose
+    cells are all measured, and what the resume printed."""
+    done = softmax_bench("sweep", "--interpret", "--gpus", "2", "--resume", killed.run_dir.name,
+                         "--out", killed.run_dir.parent)
+    assert done.returncode == 0, done.stderr
+    return killed.run_dir, done
 
 
 def test_a_killed_rank_leaves_the_others_cells(killed):
-    run_dir, kept = killed
+    kept = killed.kept
+    assert "interrupted: finished cells are kept" in killed.done.stderr and "--gpus 2" in killed.done.stderr
+    assert "sharded over 2 devices: cpu:0, cpu:1" in killed.done.stderr
     assert not kept.duplicated(KEY).any()
     # rank 1's first cell, sent before it died, and rank 0's cells, measured while rank 1 was alive
     assert set(keys(kept[kept["device"] == "cpu:1"])) == {("fused", "fp32", 16, 1000), ("eager", "fp32", 16, 1000)}
     assert len(kept[kept["device"] == "cpu:0"]) >= 1 and (kept["status"] == "ok").all()
-    meta = json.loads((run_dir / "meta.json").read_text())
-    assert meta["status"] == "interrupted"
-    assert meta["devices"][1]["status"] == "did not finish"
+    assert killed.meta["status"] == "interrupted"
+    assert killed.meta["devices"][1]["status"] == "did not finish"
 
 
-def test_resume_finishes_a_killed_multi_device_run(killed):
-    run_dir, kept = killed  # resumed through --gpus, which starts the same ranks through torchrun
-    resumed = softmax_bench("sweep", "--interpret", "--gpus", "2", "--resume", run_dir.name, "--out", run_dir.parent)
-    assert resumed.returncode == 0, resumed.stderr
+def test_resume_finishes_a_killed_multi_device_run(killed, sharded):
+    run_dir, _ = sharded
     rows = Run(run_dir).rows()
     assert sorted(keys(rows)) == sorted(ROWS) and (rows["status"] == "ok").all()
-    pd.testing.assert_frame_equal(rows.iloc[: len(kept)], kept)  # the cells kept were not measured again
+    pd.testing.assert_frame_equal(rows.iloc[: len(killed.kept)], killed.kept)  # the cells kept were not measured again
     assert json.loads((run_dir / "meta.json").read_text())["status"] == "complete"
 
 
@@ -214,8 +223,11 @@ def test_the_outlier_is_the_device_unlike_the_others():
 
 def test_a_multi_device_run_is_resumed_on_its_devices(sharded):
     run_dir, _ = sharded
-    # in a process of its own: a resume under --interpret takes up the interpreter, and this one may have compiled
-    # the kernels for a GPU already
+    if DEVICE == "cpu":
+        assert_usage_error(invoke("sweep", "--interpret", "--resume", run_dir), "2 devices", "--gpus 2")
+        return
+    # in a process of its own: a resume under --interpret takes up the interpreter, and this one has compiled the
+    # kernels for the GPU
     done = softmax_bench("sweep", "--interpret", "--resume", run_dir)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "2 devices" in done.stderr and "--gpus 2" in done.stderr, done.stderr

@@ -11,8 +11,6 @@ from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES
 
 from .conftest import DEVICE, triton_variants_here
 
-op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
-
 OURS = {"softmax": softmax_bench.softmax, "log_softmax": softmax_bench.log_softmax}
 THEIRS = {"softmax": (torch.softmax, torch.nn.functional.softmax),
           "log_softmax": (torch.log_softmax, torch.nn.functional.log_softmax)}
@@ -23,7 +21,10 @@ TRITON_VARIANTS = triton_variants_here()
 
 
 def samples(dtype: torch.dtype):
-    """(id, op name, SampleInput) of every OpInfo sample of softmax and log_softmax, their with_dtype forms too."""
+    """(id, op name, SampleInput) of every OpInfo sample of softmax and log_softmax, their with_dtype forms too.
+    torch's op database is imported here, by the tests that read it: it takes seconds, on every worker that would
+    collect it."""
+    op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
     for info in op_db:
         if info.name in OURS:
             for i, sample in enumerate(info.sample_inputs(DEVICE, dtype, requires_grad=True)):

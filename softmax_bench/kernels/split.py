@@ -86,10 +86,11 @@ def split_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, K, SEG, word_ptr, epoch
         first_whole = tl.cdiv(off, VEC) * VEC  # lanes [first_whole, end_whole) are whole vectors inside the row
         end_whole = (off + N) // VEC * VEC
 
-        # Pass 1, from device memory: the segment's max and sum of exp(x - max); x stays in L2 for pass 2.
+        # Pass 1, from device memory: the segment's max and sum of exp(x - max); x stays in L2 for pass 2. (Not
+        # in the interpreter's second launch, which reads the partials the first published.)
         m = tl.full((), -float("inf"), tl.float32)
         s = tl.full((), 0.0, tl.float32)  # fp32 whatever the input dtype
-        for start in range(seg_start, seg_end, BLOCK):
+        for start in range(seg_start, seg_end if PHASE != COMBINE else seg_start, BLOCK):
             lanes = start + block
             if (start >= first_whole) & (start + BLOCK <= end_whole):
                 # A block of whole vectors inside the row (all but the first and last of a row): no masks. In
