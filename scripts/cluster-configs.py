@@ -6,8 +6,8 @@ measurement, flushed, so an interrupted run keeps what it measured.
     PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal|biased] [N ...]
 
 COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
-timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1 and CAUSAL_VECTORS=all|none|measured
-set those switches of kernels/cluster.py for the run (unset: as the module has them).
+timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1, CAUSAL_VECTORS=all|none|measured and
+BIAS_BLEND=0|1 set those switches of kernels/cluster.py for the run (unset: as the module has them).
 
 scaled-masked, causal and biased are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move
 (x, the mask or bias, y; a causal row's kept columns), every configuration whose threads hold up to MAX_PER_THREAD
@@ -32,6 +32,8 @@ COMPILE_ONLY = os.environ.get("COMPILE_ONLY") == "1"
 if "MASK_PACKED" in os.environ:
     cluster.MASK_PACKED = os.environ["MASK_PACKED"] == "1"
 cluster.CAUSAL_VECTORS = os.environ.get("CAUSAL_VECTORS", cluster.CAUSAL_VECTORS)
+if "BIAS_BLEND" in os.environ:
+    cluster.BIAS_BLEND = os.environ["BIAS_BLEND"] == "1"
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 

@@ -3,7 +3,8 @@ report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process wi
 do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask",
 "log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
-(cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "cross_entropy" ("grad": the
+(cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
+(cluster.BIAS_BLEND, likewise), "cross_entropy" ("grad": the
 loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped;
 absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one JSON line a case comes back: the
 configuration, the instructions counted, registers and spills.
@@ -111,6 +112,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   **({"CAUSAL_VECTORS": case["causal_vectors"]} if "causal_vectors" in case else {}),
                   **({"POSITIVE_SCALE": case["positive_scale"]} if "positive_scale" in case else {}),
                   **({"MASK_BLEND": case["mask_blend"]} if "mask_blend" in case else {}),
+                  **({"BIAS_BLEND": case["bias_blend"]} if "bias_blend" in case else {}),
                   **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
                       "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_FACTOR": case["cross_entropy"] == "grad+z"}
                      if case.get("cross_entropy") else {}),
@@ -211,6 +213,29 @@ def cases_here(groups: dict[str, list[dict]], kept: dict[str, set], exhaustive: 
     return {name: [case for case in group
                    if exhaustive or name not in kept or (case["dtype"], case["N"]) in kept[name]]
             for name, group in groups.items()}
+
+
+def load_waves(sass: str) -> list[int]:
+    """A thread's global loads up to the first CTA barrier (its first reduction), in waves: the loads issued before
+    the first instruction that reads a register one of them wrote, then the next such run. [8]: all eight in flight
+    at once; [4, 2, 2]: four, then a wait for their data, then two more."""
+    waves, pending = [0], set()
+    for line in re.findall(r"/\*[0-9a-f]{4}\*/\s+([^;]*);", sass):
+        if "BAR.SYNC" in line:
+            break
+        op, *operands = line.split(None, 1)
+        if op.startswith("@"):
+            op, *operands = operands[0].split(None, 1)
+        registers = [int(r) for r in re.findall(r"\bR(\d+)\b", operands[0] if operands else "")]
+        if any(r in pending for r in registers[1:]):  # a read of a loaded register: the next wave starts after it
+            waves.append(0)
+            pending = set()
+        if op.startswith("LDG"):
+            waves[-1] += 1
+            pending |= set(range(registers[0], registers[0] + (4 if ".128" in op else 2 if ".64" in op else 1)))
+        elif registers:
+            pending.discard(registers[0])  # overwritten: no longer the load's
+    return [wave for wave in waves if wave]
 
 
 def compile_in_subprocess(cases: list[dict], out_dir) -> list[dict]:

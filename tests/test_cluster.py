@@ -18,7 +18,7 @@ from softmax_bench.dispatch import auto_choice, clear_caches
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
-from .compile_sm90 import PTXAS, cases_here, compile_in_subprocess
+from .compile_sm90 import PTXAS, cases_here, compile_in_subprocess, load_waves
 from .test_kernels import assert_matches, fresh_randn
 
 RUNS_HERE = cluster.why_not_here() is None
@@ -326,8 +326,9 @@ def test_the_packed_mask_select_takes_fewer_registers_and_no_compares(compiled_f
 @pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
 def test_a_bias_on_x_grid_is_read_in_vectors_beside_x(compiled_forwards):
     """A bias of x's layout is read in 16-byte vectors as x is (as many vector loads as x's, which are as many as
-    the stores), the row held in fp32, with no spills: bf16 151936 in 141 registers (docs/perf-notes.md, thirteenth
-    session); a bias off the grid element by element, x still in vectors."""
+    the stores), the row held in fp32, with no spills: bf16 151936 in 8 CTAs of 8 warps (cluster.BIASED), 120
+    registers (docs/perf-notes.md, twenty-second session); a bias off the grid element by element, x still in
+    vectors."""
     on_grid, off_grid = compiled_forwards["biased"]
     for case in (on_grid, off_grid):
         assert_one_exchange_no_spills(case, pushes=2)
@@ -551,19 +552,65 @@ def test_a_threads_loads_stay_apart_without_the_selects_predicates(tmp_path):
         assert len(set(destinations)) == len(destinations), (case, destinations)
 
 
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_a_biased_rows_loads_are_in_flight_at_once(tmp_path):
+    """Compiled for sm_90 (ptxas, then cuobjdump): bf16 rows with a bf16 bias, x · 0.125 + bias held in fp32, in 8
+    CTAs of 8 warps, issue all their loads before reading any (BIAS_BLEND); with gl.where's predicates a wave of two
+    or four, then a wait (65536: 4, 2, 2; 50257: 2, 2, 2, 2, 2)."""
+    cases = [{"kernel": "forward", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "bias_blend": blend,
+              "ctas": 8, "warps": 8} for N in (50257, 65536) for blend in (False, True)]
+    cuobjdump = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
+    for case, compiled in zip(cases, compile_in_subprocess(cases, tmp_path)):
+        cubin = tmp_path / ("-".join(f"{k}={v}" for k, v in case.items()) + ".ptx.cubin")
+        waves = load_waves(subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout)
+        assert sum(waves) >= compiled["loads_v4"] > 4, (case, waves)
+        assert (len(waves) == 1) == case["bias_blend"], (case, waves)
+
+
 @on_gpu
 @pytest.mark.parametrize("N", [16400, 50257, 151936])
 def test_a_keep_mask_blended_as_bits_selects_as_the_compare_does(N, monkeypatch):
     """cluster.MASK_BLEND_F32: an fp32-held row's keep-mask (on x's grid) applied as bits, bit for bit the compare
     and select's result: fp32 x and 16-bit x held in fp32 (a negative scale), softmax and log_softmax, with a
-    causal mask and POSITIVE_SCALES beside it."""
+    causal mask, under POSITIVE_SCALES on and off. Only the blend changes between the two calls compared:
+    POSITIVE_SCALES also decides whether fp32 causal rows of 50257 are read by vectors, whose diagonal's elements
+    are summed after the CTA's reduction, in another order."""
     keep = torch.rand(96, N, device="cuda") > 0.2
     for dtype, scale in ((torch.float32, 0.125), (torch.bfloat16, -0.5)):
-        x, _ = fresh_randn(96, N, dtype=dtype)
+        x, seed = fresh_randn(96, N, dtype=dtype)
         for call in (softmax_bench.softmax, softmax_bench.log_softmax):
             for kwargs in ({"mask": keep, "scale": scale}, {"mask": keep, "scale": scale, "causal": True}):
-                settings = [{"MASK_BLEND_F32": blend, "POSITIVE_SCALES": blend} for blend in (False, True)]
-                assert torch.equal(*under_switches(monkeypatch, settings, call, x, **kwargs)), (dtype, kwargs)
+                for positive in (False, True):
+                    settings = [{"MASK_BLEND_F32": blend, "POSITIVE_SCALES": positive} for blend in (False, True)]
+                    assert torch.equal(*under_switches(monkeypatch, settings, call, x, **kwargs)), \
+                        (dtype, kwargs.keys(), positive, call.__name__, f"x's seed {seed}")
+
+
+@on_gpu
+@pytest.mark.parametrize("N", [50257, 65536, 151936])
+def test_a_bias_floor_blended_as_bits_selects_as_the_compare_does(N, monkeypatch):
+    """cluster.BIAS_BLEND: positions whose bias is at or below its dtype's minimum set to -inf as bits, bit for bit
+    what gl.where gives (NaN for NaN): biases of each float dtype beside 16-bit and fp32 x, with entries at the
+    minimum, just above it, -inf and NaN, a row at the minimum everywhere; softmax and log_softmax, causal too."""
+    for dtype, bias_dtype in ((torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32),
+                              (torch.float16, torch.float16), (torch.float32, torch.float32),
+                              (torch.float32, torch.bfloat16)):
+        x, seed = fresh_randn(64, N, dtype=dtype)
+        bias = torch.randn(64, N, device="cuda").to(bias_dtype)
+        low = torch.finfo(bias_dtype).min
+        bias[::3, ::5] = low
+        bias[1::3, ::7] = torch.nextafter(torch.tensor(low), torch.tensor(0.0)).to(bias_dtype)
+        bias[2::3, 3::11] = float("-inf")
+        bias[9] = low
+        bias[5, 100] = float("nan")
+        for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+            for kwargs in ({"bias": bias, "scale": 0.125}, {"bias": bias, "scale": 0.125, "causal": True}):
+                settings = [{"BIAS_BLEND": blend} for blend in (False, True)]
+                where, blended = under_switches(monkeypatch, settings, call, x, **kwargs)
+                torch.testing.assert_close(blended, where, rtol=0, atol=0, equal_nan=True,
+                                           msg=lambda m: f"{dtype} x, {bias_dtype} bias, {call.__name__}, "
+                                                         f"{kwargs.keys()}, x's seed {seed}: {m}")
+                assert bool(where[5].isnan().all()) and not bool(where[[4, 6]].isnan().any())
 
 
 @on_gpu

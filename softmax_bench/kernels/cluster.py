@@ -131,6 +131,17 @@ MEASURED: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("causal", "packed"): {128256: (16, 4, 1, 128), 151936: (16, 4, 1, None), 262144: (16, 8, 1, 80)},
     ("causal", "fp32"): {151936: (16, 4, 3, 128)},
 }
+# Biased rows (a bias and a scale, nothing else fused) are held in fp32 whatever x's dtype, so MEASURED's holding
+# cannot tell 16-bit x from fp32 x: their entries, by x's bytes an element, N: (CTAs, warps, the most pieces,
+# registers' cap or None). On the H200 (twenty-second session, scripts/cluster-configs.py OUT.csv bf16|fp32 biased,
+# % of a copy of x, the bias and y; 16-bit with BIAS_BLEND, fp32 without): bf16 50257 99.3 against 92.4 in the
+# rule's 8 × 8, 128256 98.3 against 85.4 (16 × 4), 131072 98.2 against 83.5 (16 × 4), 151936 92.7 against 72.6
+# (16 × 4); fp32 128256 96.2 against 69.2 (16 × 4), 151936 99.1 against 59.2.
+BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
+    2: {16384: (4, 4, 1, None), 50257: (8, 4, 1, None), 128256: (16, 8, 1, None), 131072: (16, 8, 1, None),
+        151936: (8, 8, 2, None)},
+    4: {128256: (16, 16, 1, None), 151936: (16, 16, 2, None)},
+}
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
 # of a 16-warp CTA 128 registers, one of a smaller CTA 255. Compiled for sm_90: 64 fp32 elements take 115–119
@@ -184,6 +195,15 @@ POSITIVE_SCALES = True
 # in the plain rows' (95.7 → 93.1): not there (FP32_UNBLENDED_AT).
 MASK_BLEND_F32 = True
 FP32_UNBLENDED_AT = frozenset({131072, 262144})
+# A bias at or below its dtype's minimum masks its position out: x + bias, then -inf there, selected as bits against
+# a mask that a packed compare writes to a register (set.gtu.u32.bf16x2: two biases a compare), where gl.where took a
+# predicate an element. Compiled for sm_90, bf16 65536 biased in 8 CTAs of 8 warps: with the predicates (and their
+# P2R saves) ptxas issued 4 of a thread's 8 loads, then converted, added and selected those before the other four
+# (tests.compile_sm90.load_waves: 4, 2, 2; blended, 8). On the H200 (twenty-second session, cluster-configs.py
+# biased, the rule's configurations, % of a copy of x, the bias and y) bf16: 50257 55.1 → 92.4, 65536 70.2 → 101.4,
+# 128256 57.4 → 85.4, 151936 48.0 → 72.6, 262144 38.4 → 79.1. fp32 x gained nowhere (151936 in 16 × 16: 99.1 →
+# 87.6): 16-bit x only.
+BIAS_BLEND = True
 # Masked rows in the plain rows' configuration (config_for(N, dtype, PLAIN)) where it measured faster than
 # MEASURED's and the rule's, which were chosen under the element select (seventeenth session, ab-masked-configs.py,
 # scaled-masked, % of a copy of the op's bytes): bf16 50257 74.2 → 95.7, 128256 96.3 → 98.0, 151936 91.5 → 96.7
@@ -263,7 +283,8 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
         shape = CAUSAL_VECTORS_SHAPES[how].get(N)
         config = layout(window_lanes(N, dtype), *shape, dtype, how) if shape else plain
         return replace(config, max_registers=None) if UNCAPPED_CAUSAL else config
-    measured = MEASURED.get((form_of(fusion), how), {}).get(N)
+    form = form_of(fusion)
+    measured = BIASED[dtype.itemsize].get(N) if form == "biased" else MEASURED.get((form, how), {}).get(N)
     if measured is not None:
         ctas, num_warps, most_pieces, max_registers = measured
         config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
@@ -291,9 +312,12 @@ def causal_vectors(N: int, how: str, fusion: Fusion = PLAIN) -> bool:
 
 def form_of(fusion: Fusion) -> str:
     """Which of MEASURED's forms a softmax is: masked (a keep-mask, with or without the rest), causal (a causal
-    mask, no keep-mask), softmax (nothing fused); other for a scale alone, a bias and log_softmax (not measured)."""
-    if fusion.log or fusion.bias is not None:
+    mask, no keep-mask), softmax (nothing fused), biased (BIASED's: a bias, with or without a scale); other for a
+    scale alone, a bias beside a mask, and log_softmax (not measured)."""
+    if fusion.log:
         return "other"
+    if fusion.bias is not None:
+        return "biased" if fusion.mask is None and fusion.causal_m is None else "other"
     if fusion.mask is not None:
         return "masked"
     if fusion.causal_m is not None:
@@ -381,6 +405,17 @@ if gluon is not None:
                     "lop3.b32 $1, $3, hi, n, 0xE2; }"
     SELECT_BF16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0xFF80FF80"))
     SELECT_FP16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0xFC00FC00"))
+
+    # x + bias ($3, $4: fp32), or -inf where the bias ($2: two 16-bit values) is at or below its dtype's minimum
+    # (BIAS_BLEND): the compare's mask of each half spread over a 32-bit value (prmt), one lop3 an element; NaN
+    # compares unordered, so a NaN bias is added
+    BIAS_FLOOR_PACKED = "{ .reg .b32 m, lo, hi, n; mov.b32 n, MIN2; set.gtu.u32.TYPE m, $2, n; " \
+                        "prmt.b32 lo, m, 0, 0x1010; prmt.b32 hi, m, 0, 0x3232; " \
+                        "lop3.b32 $0, $3, lo, 0xFF800000, 0xE2; lop3.b32 $1, $4, hi, 0xFF800000, 0xE2; }"
+    BIAS_FLOOR_BF16 = gl.constexpr(BIAS_FLOOR_PACKED.replace("MIN2", "0xFF7FFF7F").replace("TYPE", "bf16x2"))
+    BIAS_FLOOR_FP16 = gl.constexpr(BIAS_FLOOR_PACKED.replace("MIN2", "0xFBFFFBFF").replace("TYPE", "f16x2"))
+    BIAS_FLOOR_F32 = gl.constexpr("{ .reg .b32 m; set.gtu.u32.f32 m, $2, 0fFF7FFFFF; "
+                                  "lop3.b32 $0, $1, m, 0xFF800000, 0xE2; }")
 
     @gluon.constexpr_function
     def split_over_ctas(num_ctas, rank, dim):
@@ -567,7 +602,7 @@ if gluon is not None:
               MASK_VECTORS: gl.constexpr, bias_ptr, bias_stride, bias_row, BIAS_MIN: gl.constexpr,
               HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False,
               last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False,
-              MASK_BLEND: gl.constexpr = False):
+              MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -602,7 +637,7 @@ if gluon is not None:
                     bias = load_lanes(bias_row, lanes, move, 0.0, EVEN and not CAUSAL, "")
                 else:
                     bias = gl.load(bias_ptr + row * bias_stride + cols, mask=move, other=0.0)
-                x = _biased(x, bias, BIAS_MIN)
+                x = _biased(x, bias, BIAS_MIN, BIAS_BLEND)
         if MASK_VECTORS:
             if CAUSAL:
                 keep = load_lanes(mask_row, lanes, move, 0, False, "")
@@ -644,10 +679,21 @@ if gluon is not None:
         return ((bits & m) | (-8388608 & ~m)).to(gl.float32, bitcast=True)  # -8388608: -inf's bits, 0xff800000
 
     @gluon.jit
-    def _biased(x, bias, BIAS_MIN: gl.constexpr):
-        """x + bias in fp32, -inf where the bias is at or below its dtype's minimum (a NaN bias is added)."""
-        bias = bias.to(gl.float32)
-        return gl.where(bias <= BIAS_MIN, -float("inf"), x + bias)
+    def _biased(x, bias, BIAS_MIN: gl.constexpr, BLEND: gl.constexpr = False):
+        """x + bias in fp32, -inf where the bias is at or below its dtype's minimum (a NaN bias is added); BLEND: -inf
+        selected as bits (BIAS_BLEND; a thread's elements in pairs)."""
+        z = x + bias.to(gl.float32)
+        if not BLEND:
+            return gl.where(bias.to(gl.float32) <= BIAS_MIN, -float("inf"), z)
+        elif bias.dtype == gl.float32:
+            return gl.inline_asm_elementwise(BIAS_FLOOR_F32, "=r,r,r", [z, bias], dtype=gl.float32, is_pure=True,
+                                             pack=1)
+        elif bias.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(BIAS_FLOOR_BF16, "=r,=r,r,r,r", [bias, z], dtype=gl.float32,
+                                             is_pure=True, pack=2)
+        else:
+            return gl.inline_asm_elementwise(BIAS_FLOOR_FP16, "=r,=r,r,r,r", [bias, z], dtype=gl.float32,
+                                             is_pure=True, pack=2)
 
     @gluon.jit
     def _max16(a, b):
@@ -766,7 +812,7 @@ if gluon is not None:
                        WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True, z_factor_ptr=None,
                        HAS_Z_FACTOR: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
-                       REVERSED: gl.constexpr = False):
+                       REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -809,19 +855,19 @@ if gluon is not None:
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -933,6 +979,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "POSITIVE_SCALE": POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0,
                 "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors and N not in FP32_UNBLENDED_AT,
                 "BIAS_VECTORS": bias_vectors,
+                "BIAS_BLEND": BIAS_BLEND and fusion.bias is not None and dtype != torch.float32,
                 "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N)}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
