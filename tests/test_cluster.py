@@ -176,6 +176,9 @@ FORWARD_CASES = {
         {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "bias": True},
         {"kernel": "forward", "dtype": "fp32", "N": 131072, "scale": 0.125, "bias": "off"},
     ],
+    "biased configurations": [  # every entry of cluster.BIASED, in its configuration
+        {"kernel": "forward", "dtype": {2: "bf16", 4: "fp32"}[size], "N": N, "scale": 0.125, "bias": True}
+        for size, entries in cluster.BIASED.items() for N in entries],
     "cross entropy": [  # plain, then cross_entropy's rows with their gradient, then without (the lse alone)
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
         for dtype, N in (("bf16", 128256), ("fp32", 151936), ("bf16", 50257))
@@ -198,6 +201,7 @@ FORWARD_CASES = {
 KEPT_ON_CPU = {
     "log_softmax": {("fp32", 262144), ("bf16", 151936), ("fp16", 50257)},
     "cross entropy": {("bf16", 128256)},
+    "biased configurations": {("bf16", 151936), ("fp32", 128256)},
     "causal vectors": {("bf16", 128256), ("fp16", 100003)},
     "packed select": {("bf16", 131072)},
 }
@@ -334,6 +338,29 @@ def test_a_bias_on_x_grid_is_read_in_vectors_beside_x(compiled_forwards):
         assert_one_exchange_no_spills(case, pushes=2)
     assert on_grid["loads_v4"] == 2 * on_grid["stores_v4"] and on_grid["registers"] <= 160, on_grid
     assert off_grid["loads_v4"] == off_grid["stores_v4"], off_grid
+
+
+# Registers a thread of each BIASED configuration took on the H200 (n_regs in
+# evidence/experiments/2026-12-03-session22/biased-configs/ and biased-*/; fp32 without BIAS_BLEND)
+BIASED_REGISTERS = {("bf16", 16384): 54, ("bf16", 50257): 94, ("bf16", 128256): 64, ("bf16", 131072): 64,
+                    ("bf16", 151936): 120, ("fp32", 128256): 60, ("fp32", 151936): 60}
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+@pytest.mark.xdist_group("cluster-sm90")
+def test_biased_configurations_compile_as_measured(compiled_forwards):
+    """Each of cluster.BIASED's configurations compiles for sm_90 as it was measured: its CTAs and warps, one
+    exchange, no spills, and no more registers than the H200's compile of it took."""
+    cases = compiled_forwards["biased configurations"]
+    assert cases
+    for case in cases:
+        assert_one_exchange_no_spills(case, pushes=2)
+        size = {"bf16": 2, "fp32": 4}[case["dtype"]]
+        ctas, warps, most_pieces, _ = cluster.BIASED[size][case["N"]]
+        assert (case["ctas"], case["warps"]) == (ctas, warps) and case["pieces"] <= most_pieces, case
+        assert case["registers"] <= BIASED_REGISTERS[case["dtype"], case["N"]], case
+    assert set(BIASED_REGISTERS) == {({2: "bf16", 4: "fp32"}[size], N) for size in cluster.BIASED
+                                     for N in cluster.BIASED[size]}
 
 
 def test_how_fused_forms_hold_16_bit_rows():
