@@ -626,7 +626,8 @@ def test_a_bias_floor_blended_as_bits_selects_as_the_compare_does(N, monkeypatch
         bias = torch.randn(64, N, device="cuda").to(bias_dtype)
         low = torch.finfo(bias_dtype).min
         bias[::3, ::5] = low
-        bias[1::3, ::7] = torch.nextafter(torch.tensor(low), torch.tensor(0.0)).to(bias_dtype)
+        bits = torch.int32 if bias_dtype == torch.float32 else torch.int16
+        bias[1::3, ::7] = torch.tensor([low], dtype=bias_dtype).view(bits).sub(1).view(bias_dtype).item()  # above it
         bias[2::3, 3::11] = float("-inf")
         bias[9] = low
         bias[5, 100] = float("nan")
@@ -638,6 +639,8 @@ def test_a_bias_floor_blended_as_bits_selects_as_the_compare_does(N, monkeypatch
                                            msg=lambda m: f"{dtype} x, {bias_dtype} bias, {call.__name__}, "
                                                          f"{kwargs.keys()}, x's seed {seed}: {m}")
                 assert bool(where[5].isnan().all()) and not bool(where[[4, 6]].isnan().any())
+                masked_out = float("-inf") if call is softmax_bench.log_softmax else 0.0
+                assert bool((where[9] == masked_out).all())
 
 
 @on_gpu
