@@ -67,7 +67,7 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     kernel = fused.fused_rows_kernel
     constexprs = {"BLOCK_N": config["BLOCK_N"], "ROWS": config["ROWS"], "HAS_SCALE": True, "HAS_MASK": False,
                   "CAUSAL": bool(case.get("causal")), "LOG": False, "bias_ptr": None,
-                  "SKIP_MASKED": bool(case.get("skip"))}
+                  "SKIP_MASKED": bool(case.get("skip")), "CAUSAL_BITS": bool(case.get("causal_bits"))}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*u8", "scale": "fp32"}
     divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m") if N % 16 == 0 else ()
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,

@@ -1,5 +1,8 @@
 """Scale, keep-mask and causal mask fused into the softmax, against a float64 reference."""
 
+import os
+import subprocess
+
 import numpy as np
 import pytest
 import torch
@@ -155,6 +158,43 @@ def test_causal_rows_run_last_to_first_bit_for_bit(variant, shape, monkeypatch):
     assert torch.equal(*outputs)
     M, N = shape[-2:]
     assert_matches(outputs[0], x, 0.125, causal_keep(M, N).to(DEVICE))
+
+
+@pytest.mark.parametrize("scale", [0.125, -0.5])
+@pytest.mark.parametrize("shape", [(600, 16), (3, 200, 40), (2, 300, 300), (4, 1000)], ids=str)
+def test_causal_rows_masked_as_bits_match_the_select_bit_for_bit(shape, scale, monkeypatch):
+    """fused.CAUSAL_BITS: -inf past each row's diagonal set as bits, bit for bit what the compare and select give:
+    M > N (queries that keep nothing, programs of several rows), M < N, rows off a power of two (padding lanes past
+    the diagonal too), a negative scale (padding loaded as -inf turns +inf), softmax and log_softmax, NaN in a row."""
+    from softmax_bench.kernels import fused
+
+    x, seed = fresh_randn(*shape)
+    x[..., -1, 0] = float("nan")  # the last query keeps every key
+    for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+        outputs = []
+        for bits in (False, True):
+            monkeypatch.setattr(fused, "CAUSAL_BITS", bits)
+            softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
+            outputs.append(call(x, causal=True, scale=scale, variant="fused"))
+        torch.testing.assert_close(outputs[1], outputs[0], rtol=0, atol=0, equal_nan=True,
+                                   msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
+        assert bool(outputs[1][..., -1, :].isnan().all()) and not bool(outputs[1][..., -2, :].isnan().any())
+
+
+def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path):
+    """fused.CAUSAL_BITS, compiled for sm_90 (ptxas, then cuobjdump): a causal tile's loads all issued before any is
+    read, where the compare and select's predicates had ptxas issue half, then wait (bf16 8192: 2, 2; fp32 8192: 4,
+    1, 1, 1, 1)."""
+    from .compile_sm90 import PTXAS, compile_in_subprocess, load_waves
+
+    cases = [{"kernel": "fused", "dtype": dtype, "N": 8192, "causal": True, "skip": True, "causal_bits": bits}
+             for dtype in ("bf16", "fp32") for bits in (False, True)]
+    cuobjdump = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
+    for case, compiled in zip(cases, compile_in_subprocess(cases, tmp_path)):
+        cubin = tmp_path / ("-".join(f"{k}={v}" for k, v in case.items()) + ".ptx.cubin")
+        waves = load_waves(subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout)
+        assert sum(waves) == compiled["loads_v4"] > 1 and compiled["spill_bytes"] == 0, (case, waves)
+        assert (len(waves) == 1) == case["causal_bits"], (case, waves)
 
 
 def test_causal_tiles_compare_in_32_bits_and_skip_by_a_branch(tmp_path):

@@ -47,6 +47,14 @@ SKIP_MASKED_PROGRAMS = True
 # 101.3 → 104.0, 16384×8192 82.1 → 84.0; fp32 16384×8192 92.5 → 92.2, bf16 4096×4000 93.9 → 92.1 (both spreads
 # overlapping).
 HEAVIEST_FIRST = True
+# A causal row (no keep-mask, no bias) set to -inf past its diagonal as bits (masking.scale_and_mask's CAUSAL_BITS:
+# all ones from the sign of last − col) instead of a compare and a select an element. Compiled for sm_90, the
+# select's predicates had ptxas issue half a thread's loads, then wait on them (tests.compile_sm90.load_waves: bf16
+# 8192 and 16384 [2, 2], fp32 8192 [4, 1, 1, 1, 1]); as bits, all at once ([4], [4], [8]) and in fewer instructions
+# (bf16 8192 712 → 688 SASS, fp32 840 → 680). Bit for bit the select's output (tests/test_fusion.py). Prediction for
+# the H200: causal 16384×8192 from 83 % of its roofline to ≥ 92 in bf16 and from 94 to ≥ 98 in fp32, 4096×4000 (bf16
+# 73, fp32 94) up, no cell slower. Off until measured there.
+CAUSAL_BITS = False
 
 @triton.jit
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
@@ -56,7 +64,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       EVICT: tl.constexpr = "", mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
                       bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
-                      SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False):
+                      SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
+                      CAUSAL_BITS: tl.constexpr = False):
     program = tl.program_id(0)
     if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
         program = tl.num_programs(0) - 1 - program
@@ -75,7 +84,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     else:
         y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                           HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
-                          bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED)
+                          bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
+                          CAUSAL_BITS)
     tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
@@ -83,7 +93,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
 def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                   HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
                   EVICT: tl.constexpr, mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride,
-                  HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr):
+                  HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
+                  CAUSAL_BITS: tl.constexpr = False):
     """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT stays "": evict_last was faster on the H200 but costs the next kernel L2 (docs/perf-notes.md,
@@ -99,7 +110,7 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
     if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
         bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period, BIAS_SHARED)
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
-                       HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN)
+                       HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, CAUSAL_BITS)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
@@ -139,8 +150,10 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
+    causal_bits = {"CAUSAL_BITS": True} if CAUSAL_BITS and fusion.causal_m is not None and fusion.mask is None \
+        and fusion.bias is None else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows)
+                             **config, **skip, **reversed_rows, **causal_bits)
     return y, Launch(config, [compiled])
 
 

@@ -19,7 +19,8 @@ except ImportError:  # pragma: no cover - depends on the installed Triton
 @triton.jit
 def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
-                   bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0):
+                   bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
+                   CAUSAL_BITS: tl.constexpr = False):
     """x (fp32) times scale, plus the bias, with padding and masked-out positions at -inf so they add
     exp(-inf) = 0 to the sum.
 
@@ -31,6 +32,12 @@ def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m
     """
     if HAS_SCALE:  # in fp32 however the launcher typed it (inductor types a float argument fp64)
         x = x * tl.cast(scale, tl.float32)
+    if CAUSAL_BITS and CAUSAL and not HAS_MASK and not HAS_BIAS:
+        # (fused.CAUSAL_BITS) -inf past the diagonal as bits: all ones there, from the sign of last − col, no
+        # compare; padding columns lie past it too (rows past M are never stored)
+        dropped = (last_kept(rows, causal_m, N) - cols) >> 31
+        bits = x.to(tl.int32, bitcast=True)
+        return ((bits & ~dropped) | (-8388608 & dropped)).to(tl.float32, bitcast=True)  # -inf's bits, 0xff800000
     if HAS_SCALE or HAS_MASK or CAUSAL or HAS_BIAS:
         keep = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
         if HAS_BIAS:

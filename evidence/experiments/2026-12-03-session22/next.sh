@@ -7,6 +7,10 @@
 #   BIAS_BLEND off and on: bf16 at the widths it ran at 38–70 % of its roofline in biased-h200, fp32 at 59–69 %.
 # biased-grid: bf16 131072's biased configurations (with BIAS_BLEND), then the biased default grid with auto and
 #   torch_compile (run id $RUN_ID, default biased-h200-b).
+# biased-after: bf16 16384's biased configurations, then a sweep of the bf16 biased cells short of 92 % in
+#   biased-h200-b (run id biased-bf16-h200-c; the 16384 cell again after its BIASED entry: biased-bf16-16384-h200-d,
+#   its command in evidence/runs/biased-bf16-16384-h200-d/meta.json).
+# causal-bits: fused.CAUSAL_BITS's GPU tests and its A/B (ab-causal-bits.py), for the next session.
 # causal: the causal default grid with auto and torch_compile (run id causal-h200-k), and the mask-blend test that
 #   failed once in the twenty-first session, three times.
 set -u
@@ -48,6 +52,11 @@ case $1 in
     timeout 120 python3 -m softmax_bench sweep --out $OUT/runs --op biased --dtype bf16 --shape 8192x16384 \
       --shape 1024x131072 --shape 512x262144 --variant auto --variant torch_compile --run-id biased-bf16-h200-c \
       > $OUT/biased-bf16-h200-c.txt 2>&1; echo "rc=$?"; tail -22 $OUT/biased-bf16-h200-c.txt ;;
+  causal-bits)  # (next session) fused.CAUSAL_BITS: its GPU tests, then the A/B
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_fusion.py -k "causal or bits" -rfE \
+      > $OUT/causal-bits-tests.txt 2>&1; echo "tests rc=$?"; tail -3 $OUT/causal-bits-tests.txt
+    timeout 400 python3 $D/ab-causal-bits.py $OUT/ab-causal-bits.csv > $OUT/ab-causal-bits.txt 2>&1
+    echo "ab rc=$?"; cat $OUT/ab-causal-bits.txt ;;
   causal)
     timeout 300 python3 -m softmax_bench sweep --out $OUT/runs --preset default --op causal --variant auto \
       --variant torch_compile --run-id causal-h200-k > $OUT/causal-h200-k.txt 2>&1
