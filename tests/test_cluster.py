@@ -82,7 +82,7 @@ def test_causal_rows_by_vectors_where_other_ctas_measured_faster_take_those(dtyp
 def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
     keep = torch.empty(1, N, dtype=torch.uint8)
     for fusion in (PLAIN, Fusion(scale=0.5), Fusion(causal_m=7), Fusion(scale=0.125, mask=keep),
-                   Fusion(scale=-0.5, mask=keep)):
+                   Fusion(scale=-0.5, mask=keep), Fusion(scale=0.125, bias=torch.empty(1, N, dtype=dtype))):
         config = cluster.config_for(N, dtype, fusion)
         lanes = window_lanes(N, dtype)
         threads = 32 * config.num_warps
@@ -98,9 +98,9 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         as_plain = cluster.as_plain_row(N, how, fusion)
         form = "softmax" if as_plain else cluster.form_of(fusion)
         budget = cluster.MAX_PER_THREAD[how][config.num_warps]
-        if not as_plain and (fusion.causal_m is not None or fusion.mask is not None):
+        if not as_plain and (fusion.causal_m is not None or fusion.mask is not None or fusion.bias is not None):
             budget = budget * cluster.MASKED_SHARE
-        measured = N in cluster.MEASURED.get((form, how), {})
+        measured = N in (cluster.BIASED[dtype.itemsize] if form == "biased" else cluster.MEASURED.get((form, how), {}))
         if N <= 262144 and not measured:  # the widest masked rows may hold more: they spill rather than fail
             assert config.span // threads <= budget
         assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"

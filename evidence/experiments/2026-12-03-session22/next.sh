@@ -11,6 +11,8 @@
 #   biased-h200-b (run id biased-bf16-h200-c; the 16384 cell again after its BIASED entry: biased-bf16-16384-h200-d,
 #   its command in evidence/runs/biased-bf16-16384-h200-d/meta.json).
 # causal-bits: fused.CAUSAL_BITS's GPU tests and its A/B (ab-causal-bits.py), for the next session.
+# log-grids: the default grid of scaled-masked, causal and biased with --log, and of --op scaled (auto and
+#   torch_compile), for the next session: issue 26's "the log_softmax of each", never measured.
 # causal: the causal default grid with auto and torch_compile (run id causal-h200-k), and the mask-blend test that
 #   failed once in the twenty-first session, three times.
 set -u
@@ -57,6 +59,13 @@ case $1 in
       > $OUT/causal-bits-tests.txt 2>&1; echo "tests rc=$?"; tail -3 $OUT/causal-bits-tests.txt
     timeout 400 python3 $D/ab-causal-bits.py $OUT/ab-causal-bits.csv > $OUT/ab-causal-bits.txt 2>&1
     echo "ab rc=$?"; cat $OUT/ab-causal-bits.txt ;;
+  log-grids)  # (next session) the fused forms' log_softmax and a scale alone on the default grid, never measured
+    for op in scaled-masked causal biased; do
+      timeout 280 python3 -m softmax_bench sweep --out $OUT/runs --preset default --op $op --log --variant auto \
+        --variant torch_compile --run-id $op-log-h200 > $OUT/$op-log-h200.txt 2>&1; echo "$op --log rc=$? at $SECONDS s"
+    done
+    timeout 200 python3 -m softmax_bench sweep --out $OUT/runs --preset default --op scaled --variant auto \
+      --variant torch_compile --run-id scaled-h200 > $OUT/scaled-h200.txt 2>&1; echo "scaled rc=$? at $SECONDS s" ;;
   causal)
     timeout 300 python3 -m softmax_bench sweep --out $OUT/runs --preset default --op causal --variant auto \
       --variant torch_compile --run-id causal-h200-k > $OUT/causal-h200-k.txt 2>&1
