@@ -28,6 +28,7 @@ from softmax_bench.kernels import DTYPES, Fusion, cluster, cluster_backward
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
 PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+CUOBJDUMP = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
 PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
               "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
               "lg2_approx": r"lg2\.approx", "evict_last_loads": r"ld\.global\.L1::evict_last",
@@ -55,6 +56,17 @@ def compiled_for_sm90(source, options: dict, path: str) -> tuple[str, str, int]:
     return ptx, report, sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))
 
 
+def ptx_path(case: dict, out_dir) -> str:
+    """Where a case's PTX is written (its cubin beside it, the same name and ".cubin")."""
+    return os.path.join(out_dir, "-".join(f"{k}={v}" for k, v in case.items()) + ".ptx")
+
+
+def sass_of(case: dict, out_dir) -> str:
+    """The SASS of a case compiled into out_dir (cuobjdump of its cubin)."""
+    return subprocess.run([CUOBJDUMP, "-sass", ptx_path(case, out_dir) + ".cubin"], capture_output=True,
+                          text=True).stdout
+
+
 def compile_fused_case(case: dict, out_dir: str) -> dict:
     """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED)}): launch_config's
     tile for 2^27 / N rows, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
@@ -72,7 +84,7 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m") if N % 16 == 0 else ()
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                        attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible})
-    path = os.path.join(out_dir, "-".join(f"{k}={v}" for k, v in case.items()) + ".ptx")
+    path = ptx_path(case, out_dir)
     ptx, report, spill_bytes = compiled_for_sm90(source, {"num_warps": config["num_warps"]}, path)
     return {**case, **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
             "registers": int(re.search(r"Used (\d+) registers", report).group(1)), "spill_bytes": spill_bytes}
@@ -127,7 +139,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
     aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs=aligned_pointers)
-    path = os.path.join(out_dir, "-".join(f"{k}={v}" for k, v in case.items()) + ".ptx")
+    path = ptx_path(case, out_dir)
     ptx, report, spill_bytes = compiled_for_sm90(source, cluster.launch_options(config), path)
     return {**case, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
             **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},

@@ -4,9 +4,7 @@ Gluon kernels do not run in Triton's interpreter, so on CPU the kernel is compil
 PTX and ptxas report are read; the GPU tests run where the variant says it can run.
 """
 
-import os
 import re
-import subprocess
 from dataclasses import replace
 
 import pytest
@@ -18,7 +16,7 @@ from softmax_bench.dispatch import auto_choice, clear_caches
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
-from .compile_sm90 import PTXAS, cases_here, compile_in_subprocess, load_waves
+from .compile_sm90 import cases_here, compile_in_subprocess, load_waves, sass_of
 from .test_kernels import assert_matches, fresh_randn
 
 RUNS_HERE = cluster.why_not_here() is None
@@ -570,10 +568,8 @@ def test_a_threads_loads_stay_apart_without_the_selects_predicates(tmp_path):
     cases = [{"kernel": "forward", "dtype": "fp32", "N": 151936, "scale": 0.125, "causal": True,
               "positive_scale": True},
              {"kernel": "forward", "dtype": "fp32", "N": 50257, "scale": 0.125, "mask": True, "mask_blend": True}]
-    cuobjdump = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
     for case, compiled in zip(cases, compile_in_subprocess(cases, tmp_path)):
-        cubin = tmp_path / ("-".join(f"{k}={v}" for k, v in case.items()) + ".ptx.cubin")
-        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout
+        sass = sass_of(case, tmp_path)
         destinations = re.findall(r"LDG\.E\.128 (R\d+)", sass)
         assert len(destinations) == compiled["loads_v4"] > 4, case
         assert len(set(destinations)) == len(destinations), (case, destinations)
@@ -586,10 +582,8 @@ def test_a_biased_rows_loads_are_in_flight_at_once(tmp_path):
     or four, then a wait (65536: 4, 2, 2; 50257: 2, 2, 2, 2, 2)."""
     cases = [{"kernel": "forward", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "bias_blend": blend,
               "ctas": 8, "warps": 8} for N in (50257, 65536) for blend in (False, True)]
-    cuobjdump = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
     for case, compiled in zip(cases, compile_in_subprocess(cases, tmp_path)):
-        cubin = tmp_path / ("-".join(f"{k}={v}" for k, v in case.items()) + ".ptx.cubin")
-        waves = load_waves(subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout)
+        waves = load_waves(sass_of(case, tmp_path))
         assert sum(waves) >= compiled["loads_v4"] > 4, (case, waves)
         assert (len(waves) == 1) == case["bias_blend"], (case, waves)
 

@@ -1,8 +1,5 @@
 """Scale, keep-mask and causal mask fused into the softmax, against a float64 reference."""
 
-import os
-import subprocess
-
 import numpy as np
 import pytest
 import torch
@@ -185,14 +182,12 @@ def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path)
     """fused.CAUSAL_BITS, compiled for sm_90 (ptxas, then cuobjdump): a causal tile's loads all issued before any is
     read, where the compare and select's predicates had ptxas issue half, then wait (bf16 8192: 2, 2; fp32 8192: 4,
     1, 1, 1, 1)."""
-    from .compile_sm90 import PTXAS, compile_in_subprocess, load_waves
+    from .compile_sm90 import compile_in_subprocess, load_waves, sass_of
 
     cases = [{"kernel": "fused", "dtype": dtype, "N": 8192, "causal": True, "skip": True, "causal_bits": bits}
              for dtype in ("bf16", "fp32") for bits in (False, True)]
-    cuobjdump = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
     for case, compiled in zip(cases, compile_in_subprocess(cases, tmp_path)):
-        cubin = tmp_path / ("-".join(f"{k}={v}" for k, v in case.items()) + ".ptx.cubin")
-        waves = load_waves(subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout)
+        waves = load_waves(sass_of(case, tmp_path))
         assert sum(waves) == compiled["loads_v4"] > 1 and compiled["spill_bytes"] == 0, (case, waves)
         assert (len(waves) == 1) == case["causal_bits"], (case, waves)
 

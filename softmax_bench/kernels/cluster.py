@@ -682,9 +682,10 @@ if gluon is not None:
     def _biased(x, bias, BIAS_MIN: gl.constexpr, BLEND: gl.constexpr = False):
         """x + bias in fp32, -inf where the bias is at or below its dtype's minimum (a NaN bias is added); BLEND: -inf
         selected as bits (BIAS_BLEND; a thread's elements in pairs)."""
-        z = x + bias.to(gl.float32)
+        wide = bias.to(gl.float32)
+        z = x + wide
         if not BLEND:
-            return gl.where(bias.to(gl.float32) <= BIAS_MIN, -float("inf"), z)
+            return gl.where(wide <= BIAS_MIN, -float("inf"), z)
         elif bias.dtype == gl.float32:
             return gl.inline_asm_elementwise(BIAS_FLOOR_F32, "=r,r,r", [z, bias], dtype=gl.float32, is_pure=True,
                                              pack=1)
