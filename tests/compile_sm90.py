@@ -68,7 +68,8 @@ def sass_of(case: dict, out_dir) -> str:
 
 
 def compile_fused_case(case: dict, out_dir: str) -> dict:
-    """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED)}): launch_config's
+    """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED), "causal_bits",
+    "positive_scale" (CAUSAL_BITS, POSITIVE_SCALE)}): launch_config's
     tile for 2^27 / N rows, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
 
@@ -79,7 +80,8 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     kernel = fused.fused_rows_kernel
     constexprs = {"BLOCK_N": config["BLOCK_N"], "ROWS": config["ROWS"], "HAS_SCALE": True, "HAS_MASK": False,
                   "CAUSAL": bool(case.get("causal")), "LOG": False, "bias_ptr": None,
-                  "SKIP_MASKED": bool(case.get("skip")), "CAUSAL_BITS": bool(case.get("causal_bits"))}
+                  "SKIP_MASKED": bool(case.get("skip")), "CAUSAL_BITS": bool(case.get("causal_bits")),
+                  "POSITIVE_SCALE": bool(case.get("positive_scale"))}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*u8", "scale": "fp32"}
     divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m") if N % 16 == 0 else ()
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,

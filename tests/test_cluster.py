@@ -251,6 +251,39 @@ def test_log_softmax_compiled_for_sm90_no_spills(compiled_forwards):
         assert case["lg2_approx"] >= 1, "log s as lg2.approx · ln 2, not gl.log's 30 instructions"
 
 
+def fused_form(name: str, N: int, dtype: torch.dtype) -> Fusion:
+    """A row of MEASURED's or BIASED's form `name` (masked, causal, biased), scaled."""
+    if name == "masked":
+        return Fusion(scale=0.125, mask=torch.empty(1, N, dtype=torch.uint8))
+    if name == "causal":
+        return Fusion(scale=0.125, causal_m=7)
+    return Fusion(scale=0.125, bias=torch.empty(1, N, dtype=dtype))
+
+
+def test_fused_forms_log_softmax_takes_the_forms_configuration(monkeypatch):
+    """The log_softmax of a masked, causal or biased row loads and holds what its softmax does, so it takes the
+    form's measured CTAs, warps and pieces (in the twenty-third session's grids it took the rule's: biased fp32 151936
+    at 59 % of its roofline against the softmax's 99), uncapped where it is held in fp32 (fp32 causal 151936's log
+    spilled 64 bytes under the softmax's cap, compiled for sm_90) — with cluster.LOG_AS_FORM, off until measured."""
+    monkeypatch.setattr(cluster, "LOG_AS_FORM", True)
+    forms = [(name, torch.bfloat16 if how == "packed" else torch.float32, N)
+             for (name, how), entries in cluster.MEASURED.items() if name != "softmax" for N in entries]
+    forms += [("biased", {2: torch.bfloat16, 4: torch.float32}[size], N)
+              for size, entries in cluster.BIASED.items() for N in entries]
+    forms += [("causal", torch.bfloat16, N) for N in cluster.CAUSAL_VECTORS_SHAPES["packed"]]
+    forms += [("causal", torch.float32, N) for N in cluster.CAUSAL_VECTORS_SHAPES["fp32"]]
+    for name, dtype, N in forms:
+        fusion = fused_form(name, N, dtype)
+        assert cluster.form_of(replace(fusion, log=True)) == cluster.form_of(fusion) == name
+        softmax, log = cluster.config_for(N, dtype, fusion), cluster.config_for(N, dtype, replace(fusion, log=True))
+        assert (log.ctas, log.num_warps, log.step, log.pieces) == (softmax.ctas, softmax.num_warps, softmax.step,
+                                                                   softmax.pieces), (name, dtype, N)
+        how = cluster.holding(dtype, fusion, N)
+        uncapped = how == "fp32" and not cluster.as_plain_row(N, how, fusion)  # a plain row's cap is its own
+        assert log.max_registers == (None if uncapped else softmax.max_registers), (name, dtype, N)
+    assert cluster.form_of(Fusion(log=True)) == "other", "a bare log_softmax is the rule's, as log-softmax-auto measured"
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 @pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
 def test_fused_forms_hold_16_bit_rows_packed_and_read_the_mask_in_vectors(compiled_forwards):

@@ -53,8 +53,16 @@ HEAVIEST_FIRST = True
 # 8192 and 16384 [2, 2], fp32 8192 [4, 1, 1, 1, 1]); as bits, all at once ([4], [4], [8]) and in fewer instructions
 # (bf16 8192 712 → 688 SASS, fp32 840 → 680). Bit for bit the select's output (tests/test_fusion.py). Prediction for
 # the H200: causal 16384×8192 from 83 % of its roofline to ≥ 92 in bf16 and from 94 to ≥ 98 in fp32, 4096×4000 (bf16
-# 73, fp32 94) up, no cell slower. Off until measured there.
-CAUSAL_BITS = False
+# 73, fp32 94) up, no cell slower. Measured (twenty-third session, ab-causal-bits.py, % of a copy of the op's bytes,
+# bit for bit): bf16 16384×8192 84.0 → 90.9, 4096×4000 92.5 → 97.0, 32768×4096 104.7 → 106.4; fp32 16384×8192
+# 93.2 → 100.9; the other cells within ±1.2.
+CAUSAL_BITS = True
+# A positive scale alone (no mask, causal or bias) leaves the -inf its padding loads as -inf: no select
+# (masking.scale_and_mask's POSITIVE_SCALE), whose predicates had ptxas issue an fp32 tile's loads in waves
+# (compiled for sm_90: fp32 8192 [2, 3, 3], 16384 [2, 1, 5]; without it [8], as a plain row's). Prediction for the
+# H200 (`--op scaled`, scaled-h200: fp32 8192 at 95.6 % of its roofline, 16384 at 89.7, a plain row 98–99): ≥ 98.
+# Off until measured there.
+POSITIVE_SCALES = False
 
 @triton.jit
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
@@ -65,7 +73,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
-                      CAUSAL_BITS: tl.constexpr = False):
+                      CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False):
     program = tl.program_id(0)
     if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
         program = tl.num_programs(0) - 1 - program
@@ -85,7 +93,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
         y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                           HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
                           bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
-                          CAUSAL_BITS)
+                          CAUSAL_BITS, POSITIVE_SCALE)
     tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
@@ -94,7 +102,7 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
                   HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
                   EVICT: tl.constexpr, mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride,
                   HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
-                  CAUSAL_BITS: tl.constexpr = False):
+                  CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False):
     """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT stays "": evict_last was faster on the H200 but costs the next kernel L2 (docs/perf-notes.md,
@@ -110,7 +118,8 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
     if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
         bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period, BIAS_SHARED)
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
-                       HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, CAUSAL_BITS)
+                       HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, CAUSAL_BITS,
+                       POSITIVE_SCALE)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
@@ -152,9 +161,15 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     causal_bits = {"CAUSAL_BITS": True} if CAUSAL_BITS and fusion.causal_m is not None and fusion.mask is None \
         and fusion.bias is None else {}
+    positive = {"POSITIVE_SCALE": True} if POSITIVE_SCALES and scaled_alone(fusion) and fusion.scale > 0 else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows, **causal_bits)
+                             **config, **skip, **reversed_rows, **causal_bits, **positive)
     return y, Launch(config, [compiled])
+
+
+def scaled_alone(fusion: Fusion) -> bool:
+    """A scale with nothing else fused but a log."""
+    return fusion.scale != 1.0 and fusion.mask is None and fusion.causal_m is None and fusion.bias is None
 
 
 VARIANT = Variant(

@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover - depends on the installed Triton
 def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
                    bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
-                   CAUSAL_BITS: tl.constexpr = False):
+                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False):
     """x (fp32) times scale, plus the bias, with padding and masked-out positions at -inf so they add
     exp(-inf) = 0 to the sum.
 
@@ -32,6 +32,10 @@ def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m
     """
     if HAS_SCALE:  # in fp32 however the launcher typed it (inductor types a float argument fp64)
         x = x * tl.cast(scale, tl.float32)
+    if POSITIVE_SCALE and not (HAS_MASK or CAUSAL or HAS_BIAS):
+        # (a scale > 0 alone) padding, loaded as -inf, stays -inf: no select, whose predicates had ptxas issue
+        # an fp32 tile's loads in waves (fp32 8192: 2, 3, 3)
+        return x
     if CAUSAL_BITS and CAUSAL and not HAS_MASK and not HAS_BIAS:
         # (fused.CAUSAL_BITS) -inf past the diagonal as bits: all ones there, from the sign of last − col, no
         # compare; padding columns lie past it too (rows past M are never stored)
