@@ -197,7 +197,7 @@ def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path)
 def test_a_positive_scale_alone_without_the_select_matches_it_bit_for_bit(shape, scale, monkeypatch):
     """fused.POSITIVE_SCALES: a scale > 0 with nothing else fused leaves the padding's -inf as it loaded, with no
     select; bit for bit the select's output: rows off a power of two (padding lanes), programs of several rows,
-    softmax and log_softmax, NaN and -inf in a row, a row of -inf, an infinite scale. A scale ≤ 0 keeps the select."""
+    softmax and log_softmax, NaN and -inf in a row, a row of -inf, an infinite scale."""
     from softmax_bench.kernels import fused
 
     x, seed = fresh_randn(*shape)
