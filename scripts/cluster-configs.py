@@ -5,6 +5,8 @@ measurement, flushed, so an interrupted run keeps what it measured.
 
     PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal|biased] [N ...]
 
+A fused op and `log` together time the op's log_softmax (a sweep's --op OP --log).
+
 COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
 timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1, CAUSAL_VECTORS=all|none|measured and
 BIAS_BLEND=0|1 set those switches of kernels/cluster.py for the run (unset: as the module has them).
@@ -67,12 +69,12 @@ def configs(N: int, dtype: torch.dtype, rows: int = 1, fusion: Fusion | None = N
                     yield dataclasses.replace(config, pieces=pieces)
 
 
-def case(M: int, N: int, dtype: torch.dtype, mode: str):
+def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
     """(launch(config), its fp32 reference, tolerances, bytes it moves, config_for's choice, the op's Fusion or None)
-    for one M×N cell."""
+    for one M×N cell; a fused mode's log_softmax with `log`."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     if mode in FUSED_MODES:
-        fusion = ops.get_op(mode).fusion_for(x)
+        fusion = ops.get_op(mode).fusion_for(x, log=log)
         traffic = one_pass_traffic(M, N, dtype, fusion, skips_causal=True)
         return (lambda config: cluster.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
             TOLERANCES, traffic.total_bytes, cluster.config_for(N, dtype, fusion), fusion
@@ -88,14 +90,14 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str):
         cluster_backward.config_for(N, dtype), None
 
 
-def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward") -> None:
+def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward", log: bool = False) -> None:
     write_row = csv_rows(path, ["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers",
                                 "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
                                 "max_err", "ok"])
     for dtype in dtypes:
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
-            run, ref, tolerances, nbytes, default, fusion = case(M, N, dtype, mode)
+            run, ref, tolerances, nbytes, default, fusion = case(M, N, dtype, mode, log)
             tried = configs(N, dtype, 2 if mode == "backward" else 1, fusion)
             if mode == "backward":  # loading as the default does (cluster_backward.EVICT)
                 tried = (dataclasses.replace(config, evict=default.evict) for config in tried)
@@ -114,7 +116,7 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 if r is None:
                     continue
                 t, pct = r.timing, r.pct_of_copy
-                write_row([mode, str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
+                write_row([mode + (" log" if log else ""), str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
                            "+".join(map(str, config.pieces)), config.max_registers, config == default,
                            r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy),
                            r.max_err, r.ok])
@@ -131,5 +133,6 @@ if __name__ == "__main__":
     named = {"bf16": torch.bfloat16, "fp32": torch.float32}
     args = sys.argv[2:]
     dtypes = [named[a] for a in args if a in named] or list(named.values())
-    mode = next((a for a in args if a in ("log", "backward", *FUSED_MODES)), "forward")
-    main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode)
+    mode = next((a for a in args if a in FUSED_MODES), None) or next(
+        (a for a in args if a in ("log", "backward")), "forward")
+    main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode, mode in FUSED_MODES and "log" in args)

@@ -188,6 +188,8 @@ FORWARD_CASES = {
                                 ("bf16", 151936, {"scale": 0.125, "mask": True}))
         for form in ({**extra, "causal": False}, {**extra, "causal": True, "causal_vectors": False},
                      {**extra, "causal": True, "causal_vectors": True})],
+    "log capped": [  # cluster.LOG_REGISTERS, config_for's choice
+        {"kernel": "forward", "dtype": "fp32", "N": 128256, "scale": 0.125, "causal": True, "log": True}],
     "packed select": [  # cluster.MASK_PACKED off, then on
         {"kernel": "forward", "dtype": dtype, "N": 131072, "scale": 0.125, "mask": True, **packed}
         for dtype in ("bf16", "fp16") for packed in ({"mask_packed": False}, {"mask_packed": True})],
@@ -260,12 +262,12 @@ def fused_form(name: str, N: int, dtype: torch.dtype) -> Fusion:
     return Fusion(scale=0.125, bias=torch.empty(1, N, dtype=dtype))
 
 
-def test_fused_forms_log_softmax_takes_the_forms_configuration(monkeypatch):
+def test_fused_forms_log_softmax_takes_the_forms_configuration():
     """The log_softmax of a masked, causal or biased row loads and holds what its softmax does, so it takes the
-    form's measured CTAs, warps and pieces (in the twenty-third session's grids it took the rule's: biased fp32 151936
-    at 59 % of its roofline against the softmax's 99), uncapped where it is held in fp32 (fp32 causal 151936's log
-    spilled 64 bytes under the softmax's cap, compiled for sm_90) — with cluster.LOG_AS_FORM, off until measured."""
-    monkeypatch.setattr(cluster, "LOG_AS_FORM", True)
+    form's measured CTAs, warps and pieces (cluster.LOG_AS_FORM; when it took the rule's, biased fp32 151936 ran at
+    59 % of its roofline against the softmax's 99), uncapped where it is held in fp32 (fp32 causal 151936's log
+    spilled 64 bytes under the softmax's cap, compiled for sm_90) but where LOG_REGISTERS caps it; masked fp32
+    262144's log in the rule's configuration, not the plain rows' (MASKED_LOG_AS_PLAIN_AT)."""
     forms = [(name, torch.bfloat16 if how == "packed" else torch.float32, N)
              for (name, how), entries in cluster.MEASURED.items() if name != "softmax" for N in entries]
     forms += [("biased", {2: torch.bfloat16, 4: torch.float32}[size], N)
@@ -280,8 +282,24 @@ def test_fused_forms_log_softmax_takes_the_forms_configuration(monkeypatch):
                                                                    softmax.pieces), (name, dtype, N)
         how = cluster.holding(dtype, fusion, N)
         uncapped = how == "fp32" and not cluster.as_plain_row(N, how, fusion)  # a plain row's cap is its own
-        assert log.max_registers == (None if uncapped else softmax.max_registers), (name, dtype, N)
+        cap = cluster.LOG_REGISTERS.get((name, how), {}).get(N)
+        assert log.max_registers == (cap or (None if uncapped else softmax.max_registers)), (name, dtype, N)
+    causal_log = replace(fused_form("causal", 128256, torch.float32), log=True)
+    assert cluster.config_for(128256, torch.float32, causal_log).max_registers == 112
+    masked = fused_form("masked", 262144, torch.float32)
+    softmax, log = (cluster.config_for(262144, torch.float32, f) for f in (masked, replace(masked, log=True)))
+    assert softmax == cluster.config_for(262144, torch.float32, Fusion()) and (log.ctas, log.num_warps) == (16, 8)
     assert cluster.form_of(Fusion(log=True)) == "other", "a bare log_softmax is the rule's, as log-softmax-auto measured"
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+@pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
+def test_a_log_softmax_capped_where_measured_does_not_spill(compiled_forwards):
+    """cluster.LOG_REGISTERS: fp32 causal 128256's log_softmax in 16 × 4 CTAs, 141 registers uncapped (3 CTAs an SM:
+    77.9 % of a copy of its bytes on the H200), capped at 112 (98.3 %), compiles within its cap without spilling."""
+    [case] = compiled_forwards["log capped"]
+    assert_one_exchange_no_spills(case, pushes=2)
+    assert (case["ctas"], case["warps"]) == (16, 4) and case["registers"] <= 112, case
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

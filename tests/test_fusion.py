@@ -1,5 +1,7 @@
 """Scale, keep-mask and causal mask fused into the softmax, against a float64 reference."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -196,8 +198,11 @@ def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path)
 @pytest.mark.parametrize("shape", [(600, 16), (3, 200, 40), (4, 1000)], ids=str)
 def test_a_positive_scale_alone_without_the_select_matches_it_bit_for_bit(shape, scale, monkeypatch):
     """fused.POSITIVE_SCALES: a scale > 0 with nothing else fused leaves the padding's -inf as it loaded, with no
-    select; bit for bit the select's output: rows off a power of two (padding lanes), programs of several rows,
-    softmax and log_softmax, NaN and -inf in a row, a row of -inf, an infinite scale."""
+    select; the select's output: rows off a power of two (padding lanes), programs of several rows, softmax and
+    log_softmax, NaN and -inf in a row, a row of -inf, an infinite scale. Bit for bit where x · scale is exact (a
+    power of two, or the interpreter, which computes as written); on a GPU, with no select between them, x · scale −
+    max compiles to one fused multiply-add, rounded once instead of twice (seen on the H200 at 3.0: up to 6e-6 of
+    the select's output): there within that rounding."""
     from softmax_bench.kernels import fused
 
     x, seed = fresh_randn(*shape)
@@ -208,8 +213,9 @@ def test_a_positive_scale_alone_without_the_select_matches_it_bit_for_bit(shape,
             monkeypatch.setattr(fused, "POSITIVE_SCALES", positive)
             softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
             outputs.append(call(x, scale=scale, variant="fused"))
-        torch.testing.assert_close(outputs[1], outputs[0], rtol=0, atol=0, equal_nan=True,
-                                   msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
+        exact = DEVICE != "cuda" or math.frexp(scale)[0] == 0.5
+        torch.testing.assert_close(outputs[1], outputs[0], rtol=0 if exact else 2e-5, atol=0 if exact else 1e-6,
+                                   equal_nan=True, msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
         if scale != float("inf"):
             assert not bool(outputs[1][..., 3:, :].isnan().any()), "padding stays out of the sum"
     assert not fused.scaled_alone(Fusion(scale=0.5, causal_m=3)) and fused.scaled_alone(Fusion(scale=0.5, log=True))

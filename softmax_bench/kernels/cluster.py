@@ -210,6 +210,15 @@ BIAS_BLEND = True
 # (262144: 94.8 against 92.0, kept); fp32 (blended) 128256 77.7 → 95.2, 151936 83.5 → 94.2, 262144 (unblended)
 # 92.6 → 95.7.
 MASKED_AS_PLAIN_AT = {"packed": frozenset({50257, 128256, 151936}), "fp32": frozenset({128256, 151936, 262144})}
+# The log_softmax likewise, but for fp32 262144: there the plain rows' 16 × 4 compile to 243 registers for the log
+# (twenty-fourth session, cluster-configs.py fp32 scaled-masked log 262144, % of a copy of the op's bytes: 87.0;
+# the rule's 16 × 8 at 128 registers 92.6).
+MASKED_LOG_AS_PLAIN_AT = {"packed": MASKED_AS_PLAIN_AT["packed"], "fp32": frozenset({128256, 151936})}
+# Register caps for a form's log_softmax where its own configuration's registers cost warps: fp32 causal 128256's
+# log in the rule's 16 × 4 compiles to 141 registers, 3 CTAs an SM (twenty-fourth session, ab-log-configs.py, % of a
+# copy of the op's bytes, bit for bit: uncapped 77.9, capped at 128 92.1, at 112 98.3; its softmax at 136
+# registers 99.1 uncapped, 92.1 capped at 128).
+LOG_REGISTERS: dict[tuple[str, str], dict[int, int]] = {("causal", "fp32"): {128256: 112}}
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -282,7 +291,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
             return plain
         shape = CAUSAL_VECTORS_SHAPES[how].get(N)
         config = layout(window_lanes(N, dtype), *shape, dtype, how) if shape else plain
-        return replace(config, max_registers=None) if UNCAPPED_CAUSAL else config
+        return log_capped(replace(config, max_registers=None) if UNCAPPED_CAUSAL else config, N, how, fusion)
     form = form_of(fusion)
     measured = BIASED[dtype.itemsize].get(N) if form == "biased" else MEASURED.get((form, how), {}).get(N)
     if measured is not None:
@@ -295,14 +304,22 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     config = fitting_config(N, dtype, how, masked)
     if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
         return replace(config, max_registers=CAPPED_REGISTERS)
-    return config
+    return log_capped(config, N, how, fusion)
+
+
+def log_capped(config: ClusterConfig, N: int, how: str, fusion: Fusion) -> ClusterConfig:
+    """config, capped at LOG_REGISTERS' registers where fusion is a log_softmax of a form and width it names."""
+    cap = LOG_REGISTERS.get((form_of(fusion), how), {}).get(N) if fusion.log else None
+    return replace(config, max_registers=cap) if cap else config
 
 
 def as_plain_row(N: int, how: str, fusion: Fusion) -> bool:
     """Whether fused rows of N elements held `how` take the plain rows' configuration, their registers being a plain
-    row's (measured): causal rows read by vectors, masked rows at MASKED_AS_PLAIN_AT."""
+    row's (measured): causal rows read by vectors, masked rows at MASKED_AS_PLAIN_AT (their log_softmax at
+    MASKED_LOG_AS_PLAIN_AT)."""
     form = form_of(fusion)
-    return (form == "causal" and causal_vectors(N, how, fusion)) or (form == "masked" and N in MASKED_AS_PLAIN_AT[how])
+    masked_as_plain = (MASKED_LOG_AS_PLAIN_AT if fusion.log else MASKED_AS_PLAIN_AT)[how]
+    return (form == "causal" and causal_vectors(N, how, fusion)) or (form == "masked" and N in masked_as_plain)
 
 
 def causal_vectors(N: int, how: str, fusion: Fusion = PLAIN) -> bool:
@@ -330,13 +347,15 @@ def form_of(fusion: Fusion) -> str:
     return "softmax" if fusion.plain else "other"
 
 
-# The log_softmax of a masked, causal or biased row takes its form's measured configuration (form_of). Off until
-# measured on the H200: prediction (twenty-third session, from biased-log-h200, causal-log-h200 and
-# scaled-masked-log-h200, where they took the rule's) biased fp32 128256 69 → ≥ 95 and 151936 59 → ≥ 95 % of their
-# roofline, bf16 128256 85 → ≥ 95; causal bf16 16384 and 32768 88 → ≥ 95, 151936 74 → ≥ 88; scaled-masked bf16
-# 151936 91 → ≥ 95; no cell slower. fp32 causal 128256's log (142 registers, 77 %) is not among them: it is the
-# rule's in both forms; capped at 128 it compiles without spills (not measured).
-LOG_AS_FORM = False
+# The log_softmax of a masked, causal or biased row takes its form's measured configuration (form_of). Measured on
+# the H200 (twenty-fourth session, the default grids and the cluster cells of causal, biased and scaled-masked
+# --log against the twenty-third session's, where they took the rule's; % of each cell's roofline): biased bf16
+# 16384 91.0 → 103.7, 50257 90.9 → 100.6, 128256 84.6 → 98.0, fp32 151936 58.7 → 99.3; causal bf16 16384 87.9 →
+# 95.2, 32768 88.0 → 96.9, 151936 74.4 → 95.5, 262144 83.2 → 92.4, fp32 16384 88.8 → 97.3; scaled-masked bf16
+# 151936 91.2 → 98.9, fp32 151936 88.6 → 98.1; lower only at scaled-masked fp32 262144 (93.1 → 87.4:
+# MASKED_LOG_AS_PLAIN_AT) and within 1.3 elsewhere. Not fixed by it: biased fp32 128256 (69.4 → 73.8; its softmax
+# 97.5 in the same 16 × 16; no configuration of cluster-configs.py's above 86.1).
+LOG_AS_FORM = True
 
 
 @cache  # ~0.1 ms of Python a call: more than some kernels take
