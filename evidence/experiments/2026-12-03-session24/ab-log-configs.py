@@ -1,10 +1,15 @@
-"""The cluster kernel's causal log_softmax in configurations other than config_for's (cluster.LOG_AS_FORM on), in
-alternating rounds after a copy of the same bytes (config_timing.in_rounds), each output checked bit for bit against
-config_for's. % of a copy of the op's own bytes (x's kept columns read, y written).
+"""The cluster kernel's causal or biased log_softmax in configurations other than config_for's (cluster.LOG_AS_FORM
+on), in alternating rounds after a copy of the same bytes (config_timing.in_rounds), each output checked bit for bit
+against config_for's. % of a copy of the op's own bytes (x's kept columns read, the bias read, y written).
 Prediction (twenty-fourth session): fp32 4096×128256 log runs at 141 registers (3 CTAs of 4 warps an SM) and 77 %
 of its roofline where the softmax, at ≤ 128, runs at 98: capped at 128 (compiled for sm_90: no spills) ≥ 95.
 fp32 2048×151936's log, uncapped at 137 registers (94.7 %): the cap spills 64 bytes, expected slower.
-    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-03-session24/ab-log-configs.py OUT.csv"""
+Outcome (twenty-fourth session, ab-log/): 128256 log uncapped 77.9, cap 128 92.1, cap 112 98.3; 151936 95.2 either way.
+`biased` (added after that run, for the next one): biased fp32 4096×128256's log in BIASED's 16 × 16 at 53 registers
+runs at 73.8 % where its softmax runs at 97.5; compiled for sm_90 its loads go in two waves, [7, 1] (the softmax's:
+[8]); capped at 48 registers, one wave of 8, no spills. Prediction: capped at 48, ≥ 95.
+    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-03-session24/ab-log-configs.py OUT.csv [causal|biased]
+(the op is not a column of OUT: name OUT after it)."""
 import dataclasses
 import sys
 
@@ -14,20 +19,23 @@ from config_timing import csv_rows, in_rounds
 from softmax_bench import ops
 from softmax_bench.kernels import cluster, one_pass_traffic
 
-CELLS = [(torch.float32, 4096, 128256, True, (128, 112)), (torch.float32, 4096, 128256, False, (128,)),
-         (torch.float32, 2048, 151936, True, (128,))]
+CELLS = {"causal": [(torch.float32, 4096, 128256, True, (128, 112)), (torch.float32, 4096, 128256, False, (128,)),
+                    (torch.float32, 2048, 151936, True, (128,))],
+         "biased": [(torch.float32, 4096, 128256, True, (48, 56)), (torch.float32, 4096, 128256, False, (48,))]}
+op = sys.argv[2] if len(sys.argv) > 2 else "causal"
 write = csv_rows(sys.argv[1], ["dtype", "M", "N", "log", "variant", "form", "round", "ms", "pct_of_copy",
                                "copy_gbps"])
-for dtype, M, N, log, caps in CELLS:
+for dtype, M, N, log, caps in CELLS[op]:
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
-    fusion = dataclasses.replace(ops.get_op("causal").fusion_for(x), log=log)
+    fusion = ops.get_op(op).fusion_for(x, log=log)
     chosen = cluster.config_for(N, dtype, fusion)
     configs = {f"config_for ({chosen.max_registers})": chosen,
                **{f"cap {cap}": dataclasses.replace(chosen, max_registers=cap) for cap in caps}}
     reference = cluster.launch(x, fusion, chosen)[0]
     for label, config in configs.items():
         same = torch.equal(cluster.launch(x, fusion, config)[0], reference)
-        print(str(dtype), M, N, "log" if log else "softmax", label, "bit for bit" if same else "DIFFERENT", flush=True)
+        print(op, str(dtype), M, N, "log" if log else "softmax", label, "bit for bit" if same else "DIFFERENT",
+              flush=True)
     nbytes = one_pass_traffic(M, N, dtype, fusion).total_bytes
     in_rounds({label: (lambda c=config: cluster.launch(x, fusion, c)[0]) for label, config in configs.items()}, 5,
               dtype, nbytes, write, [str(dtype).split(".")[1], M, N, log, "cluster"],

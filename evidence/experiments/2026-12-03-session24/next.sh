@@ -4,7 +4,8 @@
 # tests: the GPU tests of cluster.LOG_AS_FORM, fused.POSITIVE_SCALES and CAUSAL_BITS (test_fusion, test_cluster).
 # sweep ID ...: the session-23 "after" grids by run id, auto and torch_compile: causal-h200-l, scaled-h200-b
 #   (default grids), causal-log-h200-b (default, --log), biased-log-h200-b and scaled-masked-log-h200-b (N ≥ 16384).
-# ab-log: ab-log-configs.py (the fp32 causal log_softmax capped at 128 registers against config_for's).
+# ab-log [OP]: ab-log-configs.py (causal, the default: fp32 causal log_softmax capped at 128 and 112 registers
+#   against config_for's; biased: fp32 biased 128256's log capped at 48 and 56), to $OUT/ab-log-OP.csv.
 # tests2: the positive-scale and shared-mask tests again (the first's GPU tolerance), then shared-mask-log.py.
 # configs NAME ARG ...: scripts/cluster-configs.py $OUT/configs-NAME.csv ARG ... (every configuration of a cell).
 # final: after LOG_REGISTERS and MASKED_LOG_AS_PLAIN_AT: their GPU tests, then the two cells they change (fp32
@@ -37,7 +38,8 @@ case $step in
       timeout 170 python3 -m softmax_bench sweep --out $OUT/runs $args --variant auto --variant torch_compile \
         --run-id $id > $OUT/$id.txt 2>&1; echo "$id rc=$? at $SECONDS s"; grep -E "^\s*│|auto|%" $OUT/$id.txt | tail -45
     done ;;
-  ab-log) timeout 300 python3 evidence/experiments/2026-12-03-session24/ab-log-configs.py $OUT/ab-log-configs.csv ;;
+  ab-log) op=${1:-causal}
+    timeout 300 python3 evidence/experiments/2026-12-03-session24/ab-log-configs.py $OUT/ab-log-$op.csv $op ;;
   tests2)
     timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_fusion.py tests/test_cluster.py \
       -k "positive_scale or shared_mask" -rfE > $OUT/tests2.txt 2>&1; echo "tests rc=$? at $SECONDS s"
