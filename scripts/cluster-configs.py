@@ -116,8 +116,9 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 if r is None:
                     continue
                 t, pct = r.timing, r.pct_of_copy
-                write_row([mode + (" log" if log else ""), str(dtype).split(".")[-1], M, N, config.ctas, config.num_warps, config.step,
-                           "+".join(map(str, config.pieces)), config.max_registers, config == default,
+                write_row([mode + (" log" if log else ""), str(dtype).split(".")[-1], M, N, config.ctas,
+                           config.num_warps, config.step, "+".join(map(str, config.pieces)), config.max_registers,
+                           config == default,
                            r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy),
                            r.max_err, r.ok])
                 if r.ok and (best is None or pct > best[0]):
@@ -135,4 +136,5 @@ if __name__ == "__main__":
     dtypes = [named[a] for a in args if a in named] or list(named.values())
     mode = next((a for a in args if a in FUSED_MODES), None) or next(
         (a for a in args if a in ("log", "backward")), "forward")
-    main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode, mode in FUSED_MODES and "log" in args)
+    log = mode in FUSED_MODES and "log" in args
+    main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode, log)

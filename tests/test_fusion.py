@@ -196,13 +196,14 @@ def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path)
 
 @pytest.mark.parametrize("scale", [0.125, 3.0, 1e-30, float("inf")], ids=str)
 @pytest.mark.parametrize("shape", [(600, 16), (3, 200, 40), (4, 1000)], ids=str)
-def test_a_positive_scale_alone_without_the_select_matches_it_bit_for_bit(shape, scale, monkeypatch):
+def test_a_positive_scale_alone_without_the_select_matches_it(shape, scale, monkeypatch):
     """fused.POSITIVE_SCALES: a scale > 0 with nothing else fused leaves the padding's -inf as it loaded, with no
     select; the select's output: rows off a power of two (padding lanes), programs of several rows, softmax and
     log_softmax, NaN and -inf in a row, a row of -inf, an infinite scale. Bit for bit where x · scale is exact (a
     power of two, or the interpreter, which computes as written); on a GPU, with no select between them, x · scale −
-    max compiles to one fused multiply-add, rounded once instead of twice (seen on the H200 at 3.0: up to 6e-6 of
-    the select's output): there within that rounding."""
+    max compiles to one fused multiply-add (fp32 1024 for sm_90: 16 fma.rn.f32 where the select's has a mul and a
+    sub), rounded once instead of twice (on the H200 at 3.0: up to 6e-6 of the select's output): there within
+    that rounding."""
     from softmax_bench.kernels import fused
 
     x, seed = fresh_randn(*shape)

@@ -62,8 +62,8 @@ CAUSAL_BITS = True
 # (compiled for sm_90: fp32 8192 [2, 3, 3], 16384 [2, 1, 5]; without it [8], as a plain row's). Prediction for the
 # H200 (`--op scaled`, scaled-h200: fp32 8192 at 95.6 % of its roofline, 16384 at 89.7, a plain row 98–99): ≥ 98.
 # Measured (twenty-fourth session, scaled-h200-b): 8192 97.6, 16384 98.5, the other cells within ±1 (bf16 512 +2.0).
-# On the GPU x · scale − max then compiles to one fused multiply-add: the output is the select's within that
-# rounding (bit for bit where x · scale is exact).
+# On the GPU x · scale − max then compiles to one fused multiply-add (fp32 1024 for sm_90: 16 fma.rn.f32 in place
+# of a mul and a sub each): the output is the select's within that rounding (bit for bit where x · scale is exact).
 POSITIVE_SCALES = True
 
 @triton.jit
