@@ -7,7 +7,8 @@ fp32 2048×151936's log, uncapped at 137 registers (94.7 %): the cap spills 64 b
 Outcome (twenty-fourth session, ab-log/): 128256 log uncapped 77.9, cap 128 92.1, cap 112 98.3; 151936 95.2 either way.
 `biased` (added after that run, for the next one): biased fp32 4096×128256's log in BIASED's 16 × 16 at 53 registers
 runs at 73.8 % where its softmax runs at 97.5; compiled for sm_90 its loads go in two waves, [7, 1] (the softmax's:
-[8]); capped at 48 registers, one wave of 8, no spills. Prediction: capped at 48, ≥ 95.
+[8]); capped at 48 registers, or with cluster.POSITIVE_SCALES off, one wave of 8, no spills. Prediction: either
+≥ 95.
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-03-session24/ab-log-configs.py OUT.csv [causal|biased]
 (the op is not a column of OUT: name OUT after it)."""
 import dataclasses
@@ -23,6 +24,17 @@ CELLS = {"causal": [(torch.float32, 4096, 128256, True, (128, 112)), (torch.floa
                     (torch.float32, 2048, 151936, True, (128,))],
          "biased": [(torch.float32, 4096, 128256, True, (48, 56)), (torch.float32, 4096, 128256, False, (48,))]}
 op = sys.argv[2] if len(sys.argv) > 2 else "causal"
+
+
+def without_positive_scales(call):
+    """call() with cluster.POSITIVE_SCALES off (read at each launch); on again after."""
+    cluster.POSITIVE_SCALES = False
+    try:
+        return call()
+    finally:
+        cluster.POSITIVE_SCALES = True
+
+
 write = csv_rows(sys.argv[1], ["dtype", "M", "N", "log", "variant", "form", "round", "ms", "pct_of_copy",
                                "copy_gbps"])
 for dtype, M, N, log, caps in CELLS[op]:
@@ -31,13 +43,16 @@ for dtype, M, N, log, caps in CELLS[op]:
     chosen = cluster.config_for(N, dtype, fusion)
     configs = {f"config_for ({chosen.max_registers})": chosen,
                **{f"cap {cap}": dataclasses.replace(chosen, max_registers=cap) for cap in caps}}
-    reference = cluster.launch(x, fusion, chosen)[0]
-    for label, config in configs.items():
-        same = torch.equal(cluster.launch(x, fusion, config)[0], reference)
-        print(op, str(dtype), M, N, "log" if log else "softmax", label, "bit for bit" if same else "DIFFERENT",
-              flush=True)
+    calls = {label: (lambda c=config: cluster.launch(x, fusion, c)[0]) for label, config in configs.items()}
+    if op == "biased":
+        calls["POSITIVE_SCALES off"] = lambda: without_positive_scales(lambda: cluster.launch(x, fusion, chosen)[0])
+    reference = calls[next(iter(calls))]()
+    for label, call in calls.items():
+        out = call()
+        gap = torch.where(out == reference, 0.0, (out - reference).abs()).max()  # -inf where both are: no gap
+        same = "bit for bit" if torch.equal(out, reference) else f"differs by {gap:.3g}"
+        print(op, str(dtype), M, N, "log" if log else "softmax", label, same, flush=True)
     nbytes = one_pass_traffic(M, N, dtype, fusion).total_bytes
-    in_rounds({label: (lambda c=config: cluster.launch(x, fusion, c)[0]) for label, config in configs.items()}, 5,
-              dtype, nbytes, write, [str(dtype).split(".")[1], M, N, log, "cluster"],
-              marked=next(iter(configs)))
+    in_rounds(calls, 5, dtype, nbytes, write, [str(dtype).split(".")[1], M, N, log, "cluster"],
+              marked=next(iter(calls)))
     del x, reference

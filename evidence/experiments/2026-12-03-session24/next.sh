@@ -5,7 +5,8 @@
 # sweep ID ...: the session-23 "after" grids by run id, auto and torch_compile: causal-h200-l, scaled-h200-b
 #   (default grids), causal-log-h200-b (default, --log), biased-log-h200-b and scaled-masked-log-h200-b (N ≥ 16384).
 # ab-log [OP]: ab-log-configs.py (causal, the default: fp32 causal log_softmax capped at 128 and 112 registers
-#   against config_for's; biased: fp32 biased 128256's log capped at 48 and 56), to $OUT/ab-log-OP.csv.
+#   against config_for's; biased: fp32 biased 128256's log capped at 48 and 56, and with cluster.POSITIVE_SCALES
+#   off), to $OUT/ab-log-OP.csv.
 # tests2: the positive-scale and shared-mask tests again (the first's GPU tolerance), then shared-mask-log.py.
 # configs NAME ARG ...: scripts/cluster-configs.py $OUT/configs-NAME.csv ARG ... (every configuration of a cell).
 # final: after LOG_REGISTERS and MASKED_LOG_AS_PLAIN_AT: their GPU tests, then the two cells they change (fp32
