@@ -6,9 +6,11 @@ leads fused at bf16 8192×16384 (97.4 against 93.8 % in evidence/runs/wide-rows-
 With `backward`, also twice the rows a program, and the cluster backward's default configuration is timed beside
 fused's where it runs (printed only).
 
-    python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward] [N|MxN ...]
+    python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward|scaled-masked|causal|biased] [N|MxN ...]
 
-N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows.
+N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows. A sweep's
+fused op (scaled-masked, causal, biased) is timed as % of a copy of the bytes the op must move (x, the mask or
+bias, y; a causal row's kept columns), also with twice the rows a program.
 """
 
 import itertools
@@ -19,14 +21,19 @@ import torch
 
 from config_timing import ELEMS, copy_gbps, csv_rows, pass_inputs, time_checked
 
-from softmax_bench.kernels import cluster_backward, fused, fused_backward
+from softmax_bench import ops
+from softmax_bench.kernels import TOLERANCES, cluster_backward, fused, fused_backward, one_pass_traffic
 WIDTHS = [4096, 8192, 16384, 24576, 32768]
 WARPS = (4, 8, 16, 32)
 
 
-def case(M: int, N: int, dtype: torch.dtype, backward: bool):
-    """(launch(config), its fp32 reference, tolerances, bytes it moves) for one M×N cell."""
+def case(M: int, N: int, dtype: torch.dtype, backward: bool, op: str | None = None):
+    """(launch(config), its fp32 reference, tolerances, bytes it moves) for one M×N cell (of the sweep's `op`)."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+    if op is not None:
+        fusion = ops.get_op(op).fusion_for(x)
+        return (lambda config: fused.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
+            TOLERANCES, one_pass_traffic(M, N, dtype, fusion).total_bytes
     [inputs], ref, tolerances, nbytes = pass_inputs([x], "backward" if backward else "forward")
     if not backward:
         return (lambda config: fused.launch(inputs, config=config)), ref, tolerances, nbytes
@@ -38,16 +45,17 @@ def backward_launch(config, y, dy):
     return fused_backward.launch(y, dy, config=config)
 
 
-def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool) -> None:
+def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool,
+         op: str | None = None) -> None:
     write_row = csv_rows(path, ["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "default", "n_regs",
                                 "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for M, N in shapes:
-            run, ref, tolerances, nbytes = case(M, N, dtype, backward)
+            run, ref, tolerances, nbytes = case(M, N, dtype, backward, op)
             copy = copy_gbps(dtype, nbytes)
             default = fused_backward.launch_config(M, N, dtype) if backward else fused.launch_config(M, N, dtype)
-            # the backward also with twice the rows a program (narrow rows: more bytes in flight a thread)
-            tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward else [])
+            # the backward and the fused ops also with twice the rows a program (more bytes in flight a thread)
+            tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward or op else [])
             for tile, warps in itertools.product(tiles, WARPS):
                 config = {**tile, "num_warps": warps}
                 per_thread = config["BLOCK_N"] * config["ROWS"] // (32 * warps)
@@ -55,7 +63,7 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
                 if r is None:
                     continue
                 t = r.timing
-                write_row(["backward" if backward else "forward", str(dtype).split(".")[-1], M, N, config["ROWS"],
+                write_row(["backward" if backward else op or "forward", str(dtype).split(".")[-1], M, N, config["ROWS"],
                            warps, per_thread, config == default, r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20,
                            t.ms_p80, round(r.pct_of_copy, 1), round(copy), r.max_err, r.ok])
                 print(dtype, M, N, config["ROWS"], warps, per_thread, r.launch.n_regs, r.launch.n_spills,
@@ -77,8 +85,9 @@ if __name__ == "__main__":
     named = {"bf16": torch.bfloat16, "fp32": torch.float32}
     args = sys.argv[2:]
     backward = "backward" in args
+    op = next((a for a in args if a in ("scaled-masked", "causal", "biased")), None)
     dtypes = [named[a] for a in args if a in named] or list(named.values())
     shapes = [tuple(map(int, a.split("x"))) if "x" in a else (ELEMS // int(a), int(a))
               for a in args if a.replace("x", "").isdigit()]
     main(sys.argv[1], dtypes, shapes or [(ELEMS // n, n) for n in WIDTHS if not backward or n <= fused_backward.MAX_N],
-         backward)
+         backward, op)

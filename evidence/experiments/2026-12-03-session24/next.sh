@@ -9,6 +9,8 @@
 #   off), to $OUT/ab-log-OP.csv.
 # tests2: the positive-scale and shared-mask tests again (the first's GPU tolerance), then shared-mask-log.py.
 # configs NAME ARG ...: scripts/cluster-configs.py $OUT/configs-NAME.csv ARG ... (every configuration of a cell).
+# fconfigs NAME ARG ...: scripts/fused-configs.py $OUT/fconfigs-NAME.csv ARG ... (e.g. `fconfigs causal bf16 causal
+#   4096x4000 16384x8192`: fused's warps and rows a program for causal bf16 4000 (75.1 %) and 8192 (89.0)).
 # final: after LOG_REGISTERS and MASKED_LOG_AS_PLAIN_AT: their GPU tests, then the two cells they change (fp32
 #   causal 4096×128256 --log, scaled-masked 512×262144 --log; run ids causal-log-h200-c, scaled-masked-log-h200-c).
 #   "final cells": the two cells alone (the sweep checks each output against its reference).
@@ -59,5 +61,7 @@ case $step in
       timeout 100 python3 -m softmax_bench sweep --out $OUT/runs "$@" --dtype fp32 --log --variant auto \
         --variant torch_compile --run-id $id > $OUT/$id.txt 2>&1; echo "$id rc=$? at $SECONDS s"; tail -12 $OUT/$id.txt
     done ;;
+  fconfigs) name=$1; shift
+    timeout 400 python3 scripts/fused-configs.py $OUT/fconfigs-$name.csv "$@" 2>&1 | grep -v Warn ;;
   parts) GPU_TEST_WORKERS=16 PART_TIMEOUT=${PART_TIMEOUT:-400} bash .ab/gpu2.sh t38 "$@" ;;
 esac
