@@ -24,12 +24,11 @@ import sys
 
 import torch
 
-from config_timing import ELEMS, VOCAB, copy_gbps, csv_rows, pass_inputs, time_checked
+from config_timing import ELEMS, FUSED_OPS, VOCAB, copy_gbps, csv_rows, pass_inputs, time_checked
 
 from softmax_bench import ops
 from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward, one_pass_traffic
 from softmax_bench.kernels.aligned import window_lanes
-FUSED_MODES = ("scaled-masked", "causal", "biased")
 COMPILE_ONLY = os.environ.get("COMPILE_ONLY") == "1"
 if "MASK_PACKED" in os.environ:
     cluster.MASK_PACKED = os.environ["MASK_PACKED"] == "1"
@@ -73,7 +72,7 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
     """(launch(config), its fp32 reference, tolerances, bytes it moves, config_for's choice, the op's Fusion or None)
     for one M×N cell; a fused mode's log_softmax with `log`."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
-    if mode in FUSED_MODES:
+    if mode in FUSED_OPS:
         fusion = ops.get_op(mode).fusion_for(x, log=log)
         traffic = one_pass_traffic(M, N, dtype, fusion, skips_causal=True)
         return (lambda config: cluster.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
@@ -118,9 +117,8 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 t, pct = r.timing, r.pct_of_copy
                 write_row([mode + (" log" if log else ""), str(dtype).split(".")[-1], M, N, config.ctas,
                            config.num_warps, config.step, "+".join(map(str, config.pieces)), config.max_registers,
-                           config == default,
-                           r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(pct, 1), round(copy),
-                           r.max_err, r.ok])
+                           config == default, r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80,
+                           round(pct, 1), round(copy), r.max_err, r.ok])
                 if r.ok and (best is None or pct > best[0]):
                     best = (pct, config.ctas, config.num_warps, config.max_registers, r.launch.n_regs)
                 print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers, r.launch.n_regs,
@@ -134,7 +132,7 @@ if __name__ == "__main__":
     named = {"bf16": torch.bfloat16, "fp32": torch.float32}
     args = sys.argv[2:]
     dtypes = [named[a] for a in args if a in named] or list(named.values())
-    mode = next((a for a in args if a in FUSED_MODES), None) or next(
+    mode = next((a for a in args if a in FUSED_OPS), None) or next(
         (a for a in args if a in ("log", "backward")), "forward")
-    log = mode in FUSED_MODES and "log" in args
+    log = mode in FUSED_OPS and "log" in args
     main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode, log)

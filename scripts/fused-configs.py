@@ -19,7 +19,7 @@ from functools import partial
 
 import torch
 
-from config_timing import ELEMS, copy_gbps, csv_rows, pass_inputs, time_checked
+from config_timing import ELEMS, FUSED_OPS, copy_gbps, csv_rows, pass_inputs, time_checked
 
 from softmax_bench import ops
 from softmax_bench.kernels import TOLERANCES, cluster_backward, fused, fused_backward, one_pass_traffic
@@ -85,7 +85,7 @@ if __name__ == "__main__":
     named = {"bf16": torch.bfloat16, "fp32": torch.float32}
     args = sys.argv[2:]
     backward = "backward" in args
-    op = next((a for a in args if a in ("scaled-masked", "causal", "biased")), None)
+    op = next((a for a in args if a in FUSED_OPS), None)
     dtypes = [named[a] for a in args if a in named] or list(named.values())
     shapes = [tuple(map(int, a.split("x"))) if "x" in a else (ELEMS // int(a), int(a))
               for a in args if a.replace("x", "").isdigit()]

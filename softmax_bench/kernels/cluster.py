@@ -280,9 +280,20 @@ def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) 
 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
-    """The cluster for rows of N elements: SHAPES' CTAs and warps, else the nearest shape whose threads hold at
-    most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets columns of the row
-    (else one where it does not; with no shape that fits, the one holding fewest elements a thread: it spills)."""
+    """The cluster for rows of N elements (form_config's), a log_softmax's registers capped where LOG_REGISTERS
+    names its form and width."""
+    config = form_config(N, dtype, fusion)
+    if not fusion.log:
+        return config
+    cap = LOG_REGISTERS.get((form_of(fusion), holding(dtype, fusion, N)), {}).get(N)
+    return replace(config, max_registers=cap) if cap else config
+
+
+def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
+    """The cluster for rows of N elements of fusion's form: SHAPES' CTAs and warps, else the nearest shape whose
+    threads hold at most MAX_PER_THREAD elements (a share of them with a mask fused in) and whose last CTA gets
+    columns of the row (else one where it does not; with no shape that fits, the one holding fewest elements a
+    thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None or fusion.bias is not None
     how = holding(dtype, fusion, N)
     if as_plain_row(N, how, fusion):
@@ -291,7 +302,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
             return plain
         shape = CAUSAL_VECTORS_SHAPES[how].get(N)
         config = layout(window_lanes(N, dtype), *shape, dtype, how) if shape else plain
-        return log_capped(replace(config, max_registers=None) if UNCAPPED_CAUSAL else config, N, how, fusion)
+        return replace(config, max_registers=None) if UNCAPPED_CAUSAL else config
     form = form_of(fusion)
     measured = BIASED[dtype.itemsize].get(N) if form == "biased" else MEASURED.get((form, how), {}).get(N)
     if measured is not None:
@@ -304,13 +315,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     config = fitting_config(N, dtype, how, masked)
     if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
         return replace(config, max_registers=CAPPED_REGISTERS)
-    return log_capped(config, N, how, fusion)
-
-
-def log_capped(config: ClusterConfig, N: int, how: str, fusion: Fusion) -> ClusterConfig:
-    """config, capped at LOG_REGISTERS' registers where fusion is a log_softmax of a form and width it names."""
-    cap = LOG_REGISTERS.get((form_of(fusion), how), {}).get(N) if fusion.log else None
-    return replace(config, max_registers=cap) if cap else config
+    return config
 
 
 def as_plain_row(N: int, how: str, fusion: Fusion) -> bool:
