@@ -3,13 +3,18 @@ copy of the same bytes measured in the same process; each configuration checked 
 (log_softmax with `log`; the cluster backward's dx with `backward`) after it was timed. One CSV line per
 measurement, flushed, so an interrupted run keeps what it measured.
 
-    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal|biased] [N ...]
+    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal|biased|loss|
+        loss-grad] [N ...]
 
 A fused op and `log` together time the op's log_softmax (a sweep's --op OP --log).
 
 COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
 timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1, CAUSAL_VECTORS=all|none|measured and
 BIAS_BLEND=0|1 set those switches of kernels/cluster.py for the run (unset: as the module has them).
+
+loss and loss-grad time cross_entropy's rows on a cluster (cluster.launch_cross_entropy) without and with the
+gradient: the lse checked against torch's logsumexp, as % of a copy of x's bytes (one read: the sweep's roofline
+of the loss's forward); the gradient (softmax · a factor) against torch's softmax times it, as % of a copy.
 
 scaled-masked, causal and biased are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move
 (x, the mask or bias, y; a causal row's kept columns), every configuration whose threads hold up to MAX_PER_THREAD
@@ -35,6 +40,7 @@ if "MASK_PACKED" in os.environ:
 cluster.CAUSAL_VECTORS = os.environ.get("CAUSAL_VECTORS", cluster.CAUSAL_VECTORS)
 if "BIAS_BLEND" in os.environ:
     cluster.BIAS_BLEND = os.environ["BIAS_BLEND"] == "1"
+LOSS_MODES = ("loss", "loss-grad")
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 
@@ -77,6 +83,17 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
         traffic = one_pass_traffic(M, N, dtype, fusion, skips_causal=True)
         return (lambda config: cluster.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
             TOLERANCES, traffic.total_bytes, cluster.config_for(N, dtype, fusion), fusion
+    if mode in LOSS_MODES:
+        grad = mode == "loss-grad"
+        lse = torch.empty(M, device="cuda")
+        dx, factor = (torch.empty_like(x), torch.full((M,), 0.5, device="cuda")) if grad else (None, None)
+
+        def run(config):
+            launch = cluster.launch_cross_entropy(x, dx, factor, lse, config=config)
+            return (dx if grad else lse[:, None]), launch
+
+        ref = torch.softmax(x.float(), -1) * 0.5 if grad else torch.logsumexp(x.float(), -1)[:, None]
+        return run, ref, TOLERANCES, (2 if grad else 1) * x.nbytes, cluster.config_for(N, dtype), None
     if mode == "log":
         log = Fusion(log=True)
         return (lambda config: cluster.launch(x, log, config=config)), torch.log_softmax(x.float(), -1), \
@@ -133,6 +150,6 @@ if __name__ == "__main__":
     args = sys.argv[2:]
     dtypes = [named[a] for a in args if a in named] or list(named.values())
     mode = next((a for a in args if a in FUSED_OPS), None) or next(
-        (a for a in args if a in ("log", "backward")), "forward")
+        (a for a in args if a in ("log", "backward", *LOSS_MODES)), "forward")
     log = mode in FUSED_OPS and "log" in args
     main(sys.argv[1], dtypes, [int(a) for a in args if a.isdigit()] or WIDTHS, mode, log)

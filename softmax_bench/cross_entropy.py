@@ -86,16 +86,14 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     V = rows.shape[1]
     # the mean's divisor (the rows not ignored, each counted by its target's weight, as torch; or the caller's), the
     # gradient's scale, and whether every target is ignore_index or in [0, V): one launch
-    divisor, grad_scale, targets_ok = kernel.targets(targets, V, ignore_index, weight, divisor, reduction == "mean")
+    _, scale, targets_ok = kernel.targets(targets, V, ignore_index, weight, divisor, reduction == "mean")
     # a target outside [0, V) is an error, as torch's (on a GPU raised at the next synchronization, as torch's
     # device-side assert is), never a number
     torch._assert_async(targets_ok, f"cross_entropy: a target is outside [0, {V}) and is not ignore_index")
+    # each row's loss comes over the mean's divisor (scale), so that a mean is their sum: no launch to divide
     losses, lse, dlogits = kernel.launch(rows, targets, weight, ignore_index, label_smoothing, z_loss, softcap,
-                                         grad_scale if with_grad else None, inplace)
-    if reduction == "none":
-        loss = losses.view(target.shape)
-    else:
-        loss = losses.sum() / divisor if reduction == "mean" else losses.sum()
+                                         scale, with_grad, inplace)
+    loss = losses.view(target.shape) if reduction == "none" else losses.sum()
     return loss, lse.view(target.shape), dlogits
 
 

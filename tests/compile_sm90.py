@@ -56,6 +56,14 @@ def compiled_for_sm90(source, options: dict, path: str) -> tuple[str, str, int]:
     return ptx, report, sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))
 
 
+def registers_of(report: str, path: str) -> int:
+    """The registers ptxas's -v report gives a kernel; what ptxas said where it gives none."""
+    used = re.search(r"Used (\d+) registers", report)
+    if used is None:
+        raise RuntimeError(f"ptxas reported no registers for {path}: {report.strip()[-2000:] or 'nothing'}")
+    return int(used.group(1))
+
+
 def ptx_path(case: dict, out_dir) -> str:
     """Where a case's PTX is written (its cubin beside it, the same name and ".cubin")."""
     return os.path.join(out_dir, "-".join(f"{k}={v}" for k, v in case.items()) + ".ptx")
@@ -89,7 +97,7 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     path = ptx_path(case, out_dir)
     ptx, report, spill_bytes = compiled_for_sm90(source, {"num_warps": config["num_warps"]}, path)
     return {**case, **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
-            "registers": int(re.search(r"Used (\d+) registers", report).group(1)), "spill_bytes": spill_bytes}
+            "registers": registers_of(report, path), "spill_bytes": spill_bytes}
 
 
 def compile_case(case: dict, out_dir: str) -> dict:
@@ -145,7 +153,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
     ptx, report, spill_bytes = compiled_for_sm90(source, cluster.launch_options(config), path)
     return {**case, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
             **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
-            "registers": int(re.search(r"Used (\d+) registers", report).group(1)), "spill_bytes": spill_bytes}
+            "registers": registers_of(report, path), "spill_bytes": spill_bytes}
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -429,7 +429,7 @@ for case in sys.argv[2:]:  # V, or V+all: with class weights, label smoothing, a
                       "HAS_SMOOTHING": every_option, "HAS_SOFTCAP": every_option, "HAS_Z": every_option,
                       "WITH_GRAD": True}
         types = {"x_ptr": "*" + dtype, "dx_ptr": "*" + dtype, "weight_ptr": "*" + dtype, "target_ptr": "*i64",
-                 "loss_ptr": "*fp32", "lse_ptr": "*fp32", "grad_scale_ptr": "*fp32", "smoothing": "fp32",
+                 "loss_ptr": "*fp32", "lse_ptr": "*fp32", "scale_ptr": "*fp32", "smoothing": "fp32",
                  "z_loss": "fp32", "softcap": "fp32"}
         # V not known to be a multiple of anything (as for 50257, whose rows each start at another offset from a
         # 16-byte boundary): only the pointers are
@@ -515,11 +515,12 @@ print("a number:", loss.item())
 """
 
 
-def test_a_call_issues_two_kernels_and_three_torch_ops(monkeypatch):
+def test_a_call_issues_two_kernels_and_two_torch_ops(monkeypatch):
     """The host's work a call queues, which a tolerance cannot see: a forward is the targets' kernel (the mean's
-    divisor, the gradient's scale, the targets' check), the loss's kernel, and three torch ops that launch (the
-    check's assert, the mean's sum and division), where the targets took eleven torch ops before; a step adds the
-    backward's scale and nothing else."""
+    divisor, the gradient's scale, the targets' check), the loss's kernel, and two torch ops that launch (the
+    check's assert, the mean's sum: the rows' losses come divided), where the targets took eleven torch ops before;
+    a step adds the backward's scale and nothing else. Rows on a cluster are the cluster's kernel and an epilogue
+    (the losses), with the gradient a prologue before them (the rows' factors)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Ops(TorchDispatchMode):  # the torch ops a call dispatches, but those inside our kernels' launches
@@ -549,12 +550,24 @@ def test_a_call_issues_two_kernels_and_three_torch_ops(monkeypatch):
                              "as_strided", "unsqueeze", "squeeze", "_to_copy"}
     with ops:
         softmax_bench.cross_entropy(x, target)
-    assert sorted(op for op in ops.seen if op not in allocations_and_views) == ["_assert_async", "div", "sum"]
+    assert sorted(op for op in ops.seen if op not in allocations_and_views) == ["_assert_async", "sum"]
     assert launched == ["targets_kernel", "cross_entropy_kernel"]
     launched.clear()
     xg = x.clone().requires_grad_()
     torch.autograd.grad(softmax_bench.cross_entropy(xg, target), xg)
     assert launched == ["targets_kernel", "cross_entropy_kernel", "scale_unless_one_kernel"]
+    from softmax_bench.kernels import cluster  # rows on a cluster, its launch stood in for (Gluon: not on CPU)
+
+    monkeypatch.setattr(kernel, "on_cluster", lambda *args: True)
+    monkeypatch.setattr(cluster, "launch_cross_entropy", lambda *args, **kwargs: launched.append("cluster_kernel"))
+    for with_grad, inplace, kernels in ((False, False, ["cluster_kernel", "cluster_epilogue_kernel"]),
+                                        (True, False, ["cluster_prologue_kernel", "cluster_kernel",
+                                                       "cluster_epilogue_kernel"]),
+                                        (True, True, ["cluster_prologue_kernel", "cluster_kernel",
+                                                      "cluster_epilogue_kernel"])):
+        launched.clear()
+        kernel.launch(x, target, None, -100, 0.0, 0.0, None, torch.ones(1, device=x.device), with_grad, inplace)
+        assert launched == kernels, (with_grad, inplace)
 
 
 def test_targets_and_weights_of_any_stride():
@@ -622,9 +635,9 @@ def cluster_rows(monkeypatch) -> list:
         launch = emulated_cluster
     launches = []
 
-    def counted(x, dx, factor, lse, z_factor=None):
+    def counted(x, dx, *args, **kwargs):
         launches.append(dx is not None)
-        return launch(x, dx, factor, lse, z_factor)
+        return launch(x, dx, *args, **kwargs)
 
     monkeypatch.setattr(cluster, "launch_cross_entropy", counted)
     return launches

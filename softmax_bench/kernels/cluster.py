@@ -214,11 +214,23 @@ MASKED_AS_PLAIN_AT = {"packed": frozenset({50257, 128256, 151936}), "fp32": froz
 # (twenty-fourth session, cluster-configs.py fp32 scaled-masked log 262144, % of a copy of the op's bytes: 87.0;
 # the rule's 16 × 8 at 128 registers 92.6).
 MASKED_LOG_AS_PLAIN_AT = {"packed": MASKED_AS_PLAIN_AT["packed"], "fp32": frozenset({128256, 151936})}
+# cross_entropy's rows where their own configuration measured ahead of the softmax's, by pass (forward: no gradient,
+# the lse alone written; step: the gradient too) and holding, N: as MEASURED's. On the H200 (twenty-fifth session,
+# cluster-configs.py OUT.csv bf16 loss|loss-grad N, % of a copy of the bytes the kernel moves): forward bf16 128256
+# in 8 × 4 101.6 against the softmax's 16 × 4 90.1, 50257 in three pieces 104.6 against one 101.6; the step at 151936
+# and 50257 in the softmax's (within 0.4 of the best).
+CROSS_ENTROPY: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
+    ("forward", "packed"): {50257: (4, 4, 3, None), 128256: (8, 4, 1, None)},
+}
 # Register caps for a form's log_softmax where its own configuration's registers cost warps: fp32 causal 128256's
 # log in the rule's 16 × 4 compiles to 141 registers, 3 CTAs an SM (twenty-fourth session, ab-log-configs.py, % of a
 # copy of the op's bytes, bit for bit: uncapped 77.9, capped at 128 92.1, at 112 98.3; its softmax at 136
-# registers 99.1 uncapped, 92.1 capped at 128).
-LOG_REGISTERS: dict[tuple[str, str], dict[int, int]] = {("causal", "fp32"): {128256: 112}}
+# registers 99.1 uncapped, 92.1 capped at 128). Biased fp32 128256's log in BIASED's 16 × 16 at 53 registers issues
+# its loads in two waves, [7, 1], where its softmax issues one (compiled for sm_90); capped at 56, one wave
+# (twenty-fifth session, ab-log-configs.py biased, bit for bit: uncapped 73.3, capped at 48 97.2, at 56 98.0; its
+# softmax 96.8 uncapped, 95.3 capped at 48).
+LOG_REGISTERS: dict[tuple[str, str], dict[int, int]] = {("causal", "fp32"): {128256: 112},
+                                                         ("biased", "fp32"): {128256: 56}}
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -306,16 +318,31 @@ def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
     form = form_of(fusion)
     measured = BIASED[dtype.itemsize].get(N) if form == "biased" else MEASURED.get((form, how), {}).get(N)
     if measured is not None:
-        ctas, num_warps, most_pieces, max_registers = measured
+        config = measured_config(N, dtype, how, measured)
         if fusion.log and how == "fp32":  # the cap was fitted to the softmax: fp32 causal 151936's log spills under it
-            max_registers = None
-        config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
-        return replace(config, pieces=pieces_of(config.step, 32 * num_warps * vector_elems(dtype), most_pieces),
-                       max_registers=max_registers)
+            config = replace(config, max_registers=None)
+        return config
     config = fitting_config(N, dtype, how, masked)
     if dtype == torch.float32 and fusion.plain and config.num_warps == 4 and config.span // (32 * 4) <= CAPPED_UP_TO:
         return replace(config, max_registers=CAPPED_REGISTERS)
     return config
+
+
+def measured_config(N: int, dtype: torch.dtype, how: str, measured: tuple[int, int, int, int | None]
+                    ) -> ClusterConfig:
+    """The cluster of a measured entry (MEASURED's, BIASED's, CROSS_ENTROPY's): (CTAs, warps, the most pieces,
+    registers' cap or None)."""
+    ctas, num_warps, most_pieces, max_registers = measured
+    config = layout(window_lanes(N, dtype), ctas, num_warps, dtype, how)
+    return replace(config, pieces=pieces_of(config.step, 32 * num_warps * vector_elems(dtype), most_pieces),
+                   max_registers=max_registers)
+
+
+def cross_entropy_config(N: int, dtype: torch.dtype, with_grad: bool) -> ClusterConfig:
+    """The cluster for cross_entropy's rows of N logits: CROSS_ENTROPY's entry, else the softmax's."""
+    how = holding(dtype)
+    measured = CROSS_ENTROPY.get(("step" if with_grad else "forward", how), {}).get(N)
+    return config_for(N, dtype) if measured is None else measured_config(N, dtype, how, measured)
 
 
 def as_plain_row(N: int, how: str, fusion: Fusion) -> bool:
@@ -889,6 +916,10 @@ if gluon is not None:
             cuts = (last >= 0) & ((last + 1) % VEC != 0) & (cut >= first_whole) & (cut + VEC <= end_whole)
             diagonal = gl.where(cuts, cut, -1)
 
+        if HAS_FACTOR:  # cross_entropy's factor, loaded with the row: loaded after the exchange, it held every store
+            # of the row back by a load's latency (bf16 4096×128256: 13 % slower than the softmax; H200, twenty-fifth
+            # session). The z-loss's is loaded there still: loaded here too, bf16 50257 took 110 registers, not 96.
+            factor = gl.load(factor_ptr + row)
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
@@ -968,11 +999,10 @@ if gluon is not None:
                 first = gl.arange(0, gl.num_ctas(), shift_c.type.layout) == 0
                 gl.store(lse_ptr + row + first.to(gl.int64) * 0, lse, mask=first)
             if HAS_FACTOR:  # y = softmax · the row's factor, rounded once: cross_entropy's gradient, but at t
-                at_row = row + gl.zeros_like(g).to(gl.int64)
-                factor = gl.load(factor_ptr + at_row)
                 if HAS_Z_FACTOR:  # the z-loss's share, z_factor · lse (2z · lse · p_j in the gradient)
-                    factor += gl.load(z_factor_ptr + at_row) * lse
-                g = g * factor
+                    g = g * (factor + gl.load(z_factor_ptr + row) * lse)
+                else:
+                    g = g * factor
             # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
             # as a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
             f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * k) * g
@@ -1078,7 +1108,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
 
 
 def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, factor: torch.Tensor | None,
-                         lse: torch.Tensor, z_factor: torch.Tensor | None = None) -> Launch:
+                         lse: torch.Tensor, z_factor: torch.Tensor | None = None,
+                         config: ClusterConfig | None = None) -> Launch:
     """cross_entropy's rows (kernels/cross_entropy.py), each held across a cluster as a softmax row is: the row's
     log-sum-exp into lse (M floats), and, given dx (a contiguous M×V tensor, or x itself for in place), softmax(x)
     · (factor[row] + z_factor[row] · lse[row]) into it, in x's dtype, rounded once: the gradient everywhere but at
@@ -1087,7 +1118,7 @@ def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, factor: torch
     if reason is not None:
         raise ValueError(f"{reason}; cross_entropy reads these rows in chunks instead")
     M, N = x.shape
-    config = config_for(N, x.dtype)
+    config = config or cross_entropy_config(N, x.dtype, dx is not None)
     constexprs = kernel_constexprs(config, N, x.dtype, N % vector_elems(x.dtype) == 0)
     y = dx if dx is not None else x
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(PLAIN, x),
