@@ -86,10 +86,11 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
     if mode in LOSS_MODES:
         grad = mode == "loss-grad"
         lse = torch.empty(M, device="cuda")
-        dx, factor = (torch.empty_like(x), torch.full((M,), 0.5, device="cuda")) if grad else (None, None)
+        dx = torch.empty_like(x) if grad else None
+        target, scale = torch.randint(0, N, (M,), device="cuda"), torch.full((1,), 0.5, device="cuda")
 
-        def run(config):
-            launch = cluster.launch_cross_entropy(x, dx, factor, lse, config=config)
+        def run(config):  # every row's factor 0.5 (no row ignored)
+            launch = cluster.launch_cross_entropy(x, dx, lse, target, None, scale, config=config)
             return (dx if grad else lse[:, None]), launch
 
         ref = torch.softmax(x.float(), -1) * 0.5 if grad else torch.logsumexp(x.float(), -1)[:, None]

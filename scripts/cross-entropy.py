@@ -99,8 +99,8 @@ def main() -> None:
                    100 * 2 * nbytes / copy / 1e6 / both.ms, err, status])
             print(f"{who:14s} {args.dtype} {M}x{V}: forward {forward.ms:.3f} ms, step {both.ms:.3f} ms, {status}",
                   flush=True)
-        rows, grad_scale = x.view(M, V), torch.ones(1, device="cuda")
-        fused = measure(lambda: kernel.launch(rows, t, None, -100, 0.0, 0.0, None, grad_scale, True), SETTINGS,
+        rows = x.view(M, V)
+        fused = measure(lambda: kernel.launch(rows, t, None, -100, 0.0, 0.0, None, True, reduction="sum"), SETTINGS,
                         interpret=False)
         own_bytes = kernel.traffic(M, V, dtype, with_grad=True).total_bytes
         write(["ours", args.dtype, M, V, "kernel", fused.ms, fused.ms_p20, fused.ms_p80,

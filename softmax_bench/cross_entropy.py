@@ -72,10 +72,12 @@ def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Te
 def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
                        inplace: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
-    """(the loss as reduced, each row's lse, the logits' gradient as rows or None): the targets' kernel, then the
-    loss's (one, or three for rows on a cluster), then the reduction. inplace: the gradient is written over the
-    logits' rows (or a copy of them the kernel needed: then it is that copy). divisor: what `mean` divides by, when
-    the caller says (a 0-d tensor), else the rows not ignored."""
+    """(the loss as reduced, each row's lse, the logits' gradient as rows or None): the targets' kernel (the mean's
+    divisor, the gradient's scale, the targets' check), then the loss's and torch's sum; or for rows on a cluster
+    the cluster's kernel and one program that finishes the rows and sums them (after the targets' kernel with the
+    gradient, which needs its scale; else doing its work too; a prologue first for an in-place gradient).
+    inplace: the gradient is written over the logits' rows (or a copy of them the kernel needed: then it is that
+    copy). divisor: what `mean` divides by, when the caller says (a 0-d tensor), else the rows not ignored."""
     # imported when first run: importing a kernel module decorates its @triton.jit functions, which decides whether
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
@@ -83,18 +85,14 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     # the kernels read a row's target at the row's index and a class's weight at the class's
     rows, targets = as_rows(logits), target.reshape(-1).contiguous()
     weight = weight.contiguous() if weight is not None else None
-    V = rows.shape[1]
-    # the mean's divisor (the rows not ignored, each counted by its target's weight, as torch; or the caller's), the
-    # gradient's scale, and whether every target is ignore_index or in [0, V): one launch
-    _, scale, targets_ok = kernel.targets(targets, V, ignore_index, weight, divisor, reduction == "mean")
-    # a target outside [0, V) is an error, as torch's (on a GPU raised at the next synchronization, as torch's
-    # device-side assert is), never a number
-    torch._assert_async(targets_ok, f"cross_entropy: a target is outside [0, {V}) and is not ignore_index")
-    # each row's loss comes over the mean's divisor (scale), so that a mean is their sum: no launch to divide
-    losses, lse, dlogits = kernel.launch(rows, targets, weight, ignore_index, label_smoothing, z_loss, softcap,
-                                         scale, with_grad, inplace)
-    loss = losses.view(target.shape) if reduction == "none" else losses.sum()
-    return loss, lse.view(target.shape), dlogits
+    loss, lse, dlogits, targets_ok = kernel.launch(rows, targets, weight, ignore_index, label_smoothing, z_loss,
+                                                   softcap, with_grad, inplace, reduction, divisor)
+    if not rows.is_cuda:
+        # a target outside [0, V) is an error, as torch's, never a number: on a GPU the kernels raise it (a
+        # device-side assert, at the next synchronization, as torch's); the interpreter skips their asserts
+        torch._assert_async(targets_ok, f"cross_entropy: a target is outside [0, {rows.shape[1]}) and is not "
+                                        "ignore_index")
+    return (loss.view(target.shape) if reduction == "none" else loss), lse.view(target.shape), dlogits
 
 
 @torch.library.custom_op("softmax_bench::cross_entropy", mutates_args=())

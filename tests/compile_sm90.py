@@ -27,7 +27,13 @@ from triton.experimental.gluon._runtime import GluonASTSource
 from softmax_bench.kernels import DTYPES, Fusion, cluster, cluster_backward
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
-PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+try:  # the ptxas Triton compiles with (its PTX's .version is that ptxas's): on the device an environment may name
+    # another than the one bundled, which then rejected the PTX ("Unsupported .version 9.0; current version is 8.8")
+    from triton import knobs
+
+    PTXAS = knobs.nvidia.ptxas.path
+except (ImportError, AttributeError):
+    PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 CUOBJDUMP = os.path.join(os.path.dirname(PTXAS), "cuobjdump")
 PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[.\w:]*\.v4\.", "st_async": r"st\.async",
               "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
@@ -136,11 +142,13 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   **({"MASK_BLEND": case["mask_blend"]} if "mask_blend" in case else {}),
                   **({"BIAS_BLEND": case["bias_blend"]} if "bias_blend" in case else {}),
                   **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
-                      "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_FACTOR": case["cross_entropy"] == "grad+z"}
+                      "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_LOSS": case["cross_entropy"] == "grad+z",
+                      "HAS_CLASS_WEIGHT": bool(case.get("class_weight"))}
                      if case.get("cross_entropy") else {}),
                   **({"HAS_BIAS": True, "BIAS_MIN": float(torch.finfo(dtype).min)} if case.get("bias") else {})}
     types = {**{p: "*" + case["dtype"] for p in pointers}, "mask_ptr": "*u8", "scale": "fp32",
-             "bias_ptr": "*" + case["dtype"], "factor_ptr": "*fp32", "lse_ptr": "*fp32", "z_factor_ptr": "*fp32"}
+             "bias_ptr": "*" + case["dtype"], "target_ptr": "*i64", "lse_ptr": "*fp32", "class_weight_ptr": "*fp32",
+             "loss_scale_ptr": "*fp32", "z_loss": "fp32"}
     # the pointers, and N and the row strides where N is a multiple of 16: as a launch specializes them
     on_grid = case.get("bias") is True  # a bias off the grid starts off a 16-byte boundary: not specialized so
     divisible = (*pointers, "mask_ptr", *(("bias_ptr",) if on_grid else ())) + tuple(

@@ -348,18 +348,20 @@ def test_cross_entropy_rows_compile_as_the_softmax_rows(compiled_forwards):
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_cross_entropy_rows_load_their_factor_with_the_row(tmp_path):
-    """Compiled for sm_90 (ptxas, then cuobjdump): a loss row's factor is loaded before the CTA's first barrier,
-    beside the row's loads, so that its latency is the row's. Loaded after the exchange, each row's stores waited
-    for it: on the H200 the kernel with the gradient ran 13 % slower than the softmax of the same rows (bf16
-    4096×128256, twenty-fifth session). The z-loss's factor is loaded after the exchange still (loaded before too,
-    bf16 50257 took 110 registers, not 96)."""
-    cases = [{"kernel": "forward", "dtype": "bf16", "N": 128256, "cross_entropy": form} for form in ("grad", "grad+z")]
+    """Compiled for sm_90 (ptxas, then cuobjdump): a loss row's factor is read before the CTA's first barrier,
+    beside the row's loads, so that its latency is the row's: the row's target, the loss's scale and, with class
+    weights, the target's weight. Loaded after the exchange, each row's stores waited for it: on the H200 the
+    kernel with the gradient ran 13 % slower than the softmax of the same rows (bf16 4096×128256, twenty-fifth
+    session). The z-loss's factor is the same scale's 2z times: no load of its own (a factor loaded before the
+    barrier as well took bf16 50257 to 110 registers, not 96)."""
+    cases = [{"kernel": "forward", "dtype": "bf16", "N": 128256, "cross_entropy": form, "class_weight": weighted}
+             for form, weighted in (("grad", False), ("grad", True), ("grad+z", False))]
     compile_in_subprocess(cases, tmp_path)
-    for case, after in zip(cases, (0, 1)):
+    for case, (before, after) in zip(cases, ((2, 0), (3, 0), (2, 0))):
         sass = sass_of(case, tmp_path).splitlines()
-        scalar_loads = [i for i, line in enumerate(sass) if re.search(r"\bLDG\.E ", line)]
+        scalar_loads = [i for i, line in enumerate(sass) if re.search(r"\bLDG\.E(\.64)? ", line)]
         first_barrier = next(i for i, line in enumerate(sass) if "BAR.SYNC" in line)
-        assert len(scalar_loads) == 1 + after and scalar_loads[0] < first_barrier, (case, scalar_loads, first_barrier)
+        assert sum(i < first_barrier for i in scalar_loads) == before, (case, scalar_loads, first_barrier)
         assert sum(i > first_barrier for i in scalar_loads) == after, (case, scalar_loads, first_barrier)
 
 

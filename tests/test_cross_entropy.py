@@ -509,18 +509,20 @@ def test_bad_input_says_what_is_accepted(call, words):
 
 OUT_OF_RANGE = """
 import torch, softmax_bench
-x = torch.randn(4, 32, device="{device}")
-loss = softmax_bench.cross_entropy(x, torch.tensor([0, 32, 1, 2], device="{device}"))
+x = torch.randn(4, {V}, device="{device}", dtype=torch.{dtype}).requires_grad_({grad})
+loss = softmax_bench.cross_entropy(x, torch.tensor([0, {V}, 1, 2], device="{device}"))
 print("a number:", loss.item())
 """
 
 
-def test_a_call_issues_two_kernels_and_two_torch_ops(monkeypatch):
+def test_the_kernels_and_torch_ops_a_call_issues(monkeypatch):
     """The host's work a call queues, which a tolerance cannot see: a forward is the targets' kernel (the mean's
-    divisor, the gradient's scale, the targets' check), the loss's kernel, and two torch ops that launch (the
-    check's assert, the mean's sum: the rows' losses come divided), where the targets took eleven torch ops before;
-    a step adds the backward's scale and nothing else. Rows on a cluster are the cluster's kernel and an epilogue
-    (the losses), with the gradient a prologue before them (the rows' factors)."""
+    divisor, the gradient's scale, the targets' check), the loss's kernel, and the mean's sum (the rows' losses
+    come divided), where the targets took eleven torch ops before; off a GPU the check's assert besides (on one
+    the kernels raise it). A step adds the backward's scale and nothing else. Rows on a cluster are the cluster's
+    kernel and one program that finishes them (the losses, their sum, the targets' elements of the gradient: no
+    torch op), after the targets' kernel with the gradient (its scale) and doing its work without; with an
+    in-place gradient a prologue before the cluster (the targets' logits, read before it overwrites them)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Ops(TorchDispatchMode):  # the torch ops a call dispatches, but those inside our kernels' launches
@@ -550,7 +552,8 @@ def test_a_call_issues_two_kernels_and_two_torch_ops(monkeypatch):
                              "as_strided", "unsqueeze", "squeeze", "_to_copy"}
     with ops:
         softmax_bench.cross_entropy(x, target)
-    assert sorted(op for op in ops.seen if op not in allocations_and_views) == ["_assert_async", "sum"]
+    checked_on_host = ["_assert_async"] if DEVICE == "cpu" else []
+    assert sorted(op for op in ops.seen if op not in allocations_and_views) == checked_on_host + ["sum"]
     assert launched == ["targets_kernel", "cross_entropy_kernel"]
     launched.clear()
     xg = x.clone().requires_grad_()
@@ -560,14 +563,16 @@ def test_a_call_issues_two_kernels_and_two_torch_ops(monkeypatch):
 
     monkeypatch.setattr(kernel, "on_cluster", lambda *args: True)
     monkeypatch.setattr(cluster, "launch_cross_entropy", lambda *args, **kwargs: launched.append("cluster_kernel"))
-    for with_grad, inplace, kernels in ((False, False, ["cluster_kernel", "cluster_epilogue_kernel"]),
-                                        (True, False, ["cluster_prologue_kernel", "cluster_kernel",
-                                                       "cluster_epilogue_kernel"]),
-                                        (True, True, ["cluster_prologue_kernel", "cluster_kernel",
-                                                      "cluster_epilogue_kernel"])):
+    for with_grad, inplace, kernels in ((False, False, ["cluster_kernel", "cluster_finish_kernel"]),
+                                        (True, False, ["targets_kernel", "cluster_kernel", "cluster_finish_kernel"]),
+                                        (True, True, ["targets_kernel", "cluster_prologue_kernel", "cluster_kernel",
+                                                      "cluster_finish_kernel"])):
         launched.clear()
-        kernel.launch(x, target, None, -100, 0.0, 0.0, None, torch.ones(1, device=x.device), with_grad, inplace)
+        ops.seen.clear()
+        with ops:
+            kernel.launch(x, target, None, -100, 0.0, 0.0, None, with_grad, inplace)
         assert launched == kernels, (with_grad, inplace)
+        assert [op for op in ops.seen if op not in allocations_and_views] == [], (with_grad, inplace)
 
 
 def test_targets_and_weights_of_any_stride():
@@ -598,27 +603,33 @@ def test_targets_and_weights_of_any_stride():
         torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
 
 
-def test_a_target_outside_the_vocabulary_is_an_error_not_a_number():
-    """On a GPU in a process of its own: the error is a device-side assert, after which that process's CUDA calls
-    all fail (as after torch's own). On CPU it is raised where the loss is asked for."""
+@pytest.mark.parametrize("V,dtype", [(32, "float32"), (50257, "bfloat16")])
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_target_outside_the_vocabulary_is_an_error_not_a_number(V, dtype, grad, cluster_rows):
+    """Checked by the targets' kernel, or for a cluster's rows without a gradient (50257) by the program that
+    finishes them. On a GPU in a process of its own: the error is a device-side assert, after which that process's
+    CUDA calls all fail (as after torch's own). On CPU it is raised where the loss is asked for."""
     if DEVICE == "cpu":
-        x = torch.randn(4, 32)
-        with pytest.raises(RuntimeError, match=r"outside \[0, 32\)"):
-            softmax_bench.cross_entropy(x, torch.tensor([0, 32, 1, 2])).item()
+        x = torch.randn(4, V, dtype=getattr(torch, dtype)).requires_grad_(grad)
+        with pytest.raises(RuntimeError, match=rf"outside \[0, {V}\)"):
+            softmax_bench.cross_entropy(x, torch.tensor([0, V, 1, 2])).item()
+        assert cluster_rows == ([grad] if V > 32 else [])
         return
-    done = subprocess.run([sys.executable, "-c", OUT_OF_RANGE.format(device=DEVICE)], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode != 0 and "a number" not in done.stdout
+    done = subprocess.run([sys.executable, "-c", OUT_OF_RANGE.format(device=DEVICE, V=V, dtype=dtype, grad=grad)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "a number" not in done.stdout, done.stdout
 
 
-def emulated_cluster(x, dx, factor, lse, z_factor=None):
+def emulated_cluster(x, dx, lse, target=None, weight=None, scale=None, ignore_index=-100, z_loss=0.0):
     """cluster.launch_cross_entropy's contract in torch, for the interpreter (Gluon kernels do not run there): each
-    row's lse, and softmax(x) · (factor + z_factor · lse) rounded once to x's dtype into dx (x itself for in
-    place)."""
+    row's lse, and softmax(x) · (w_t · scale + 2z · scale · lse), 0 for an ignored row, rounded once to x's dtype
+    into dx (x itself for in place)."""
     z = x.float()
     lse.copy_(torch.logsumexp(z, -1))
     if dx is not None:
-        row_factor = factor if z_factor is None else factor + z_factor * lse
+        kept = target != ignore_index
+        w_t = weight[target.clamp(0, x.shape[1] - 1)].float() if weight is not None else torch.ones_like(lse)
+        row_factor = torch.where(kept, (w_t + 2 * z_loss * lse) * scale, 0.0)
         dx.copy_((torch.softmax(z, -1) * row_factor[:, None]).to(dx.dtype))
 
 
@@ -713,6 +724,43 @@ def test_the_rows_go_to_a_cluster_where_it_was_measured_ahead(monkeypatch):
     assert not kernel.on_cluster(128256, torch.bfloat16)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_the_rows_finish_block_by_block(reduction, cluster_rows, monkeypatch):
+    """The programs that finish a cluster's rows take them a block at a time: a forward's one program FINISH_BLOCK
+    rows, a step's FINISH_ROWS rows a program, the last to end summing the others' sums. At 2 rows a block, 11 rows
+    (the last block half empty), with class weights and a z-loss, give float64's loss and gradient, every row's
+    loss once in the sum."""
+    monkeypatch.setattr(kernel, "FINISH_BLOCK", 2)
+    monkeypatch.setattr(kernel, "FINISH_ROWS", 2)
+    x, target = logits_and_targets(11, 9000, torch.bfloat16)
+    kwargs = {**options_for({"weight": "random"}, 9000), "z_loss": 1e-2, "reduction": reduction}
+    x64 = x.double().requires_grad_()
+    expected = reference(x64, target, **kwargs)
+    torch.testing.assert_close(softmax_bench.cross_entropy(x, target, **kwargs).double(), expected,
+                               atol=LOSS_TOL[torch.bfloat16], rtol=1e-5)
+    xg = x.clone().requires_grad_()
+    loss = softmax_bench.cross_entropy(xg, target, **kwargs)
+    torch.testing.assert_close(loss.double(), expected, atol=LOSS_TOL[torch.bfloat16], rtol=1e-5)
+    dloss = torch.rand_like(expected)
+    (dx,) = torch.autograd.grad(loss, xg, dloss.float())
+    (expected_dx,) = torch.autograd.grad(expected, x64, dloss)
+    torch.testing.assert_close(dx.double(), expected_dx, atol=GRAD_TOL[torch.bfloat16][0],
+                               rtol=GRAD_TOL[torch.bfloat16][1])
+    assert cluster_rows == [False, True]
+
+
+def test_a_step_of_many_rows_sums_every_programs_rows(cluster_rows):
+    """3000 rows with the gradient: six programs of FINISH_ROWS finish them, and the last to end adds their six
+    sums (on a GPU each on an SM of its own, at once): the mean and the sum are float64's."""
+    x, target = logits_and_targets(3000, 9000, torch.bfloat16)
+    x64 = x.double()
+    for reduction in ("mean", "sum"):
+        loss = softmax_bench.cross_entropy(x.clone().requires_grad_(), target, reduction=reduction)
+        expected = reference(x64, target, reduction=reduction)
+        torch.testing.assert_close(loss.double(), expected, atol=LOSS_TOL[torch.bfloat16] * 3000, rtol=1e-5)
+    assert kernel.FINISH_ROWS * 5 < 3000 <= kernel.FINISH_ROWS * 6 and cluster_rows == [True, True]
+
+
 # past cluster.MIN_N; fp32 past FP32_CHUNKS_UP_TO, where a forward goes to the cluster too (50257: the step alone)
 CLUSTER_WIDTHS = [(torch.bfloat16, 9000), (torch.float32, 70001)] + (
     [(dtype, V) for dtype in (torch.float32, torch.bfloat16) for V in (50257, 128256, 151936)] if DEVICE == "cuda"
@@ -723,8 +771,9 @@ CLUSTER_WIDTHS = [(torch.bfloat16, 9000), (torch.float32, 70001)] + (
 @pytest.mark.parametrize("option", [{}, {"weight": "random"}, {"reduction": "none"}, {"reduction": "sum"},
                                     {"inplace_backward": True}, {"z_loss": 1e-2, "weight": "random"}], ids=str)
 def test_rows_on_a_cluster_match_float64(V, dtype, option, cluster_rows):
-    """kernel.CLUSTER_ROWS: the prologue (target logits, factors), the cluster's pass (emulated off the GPU) and
-    the epilogue (losses, the targets' gradient) give the loss and gradient of the chunked kernel, against float64,
+    """kernel.CLUSTER_ROWS: the cluster's pass (the rows' factors read with them; emulated off the GPU), the
+    program that finishes the rows (losses, their sum, the targets' gradient) and, in place, the prologue before
+    them (the targets' logits) give the loss and gradient of the chunked kernel, against float64,
     ignored rows and a row whose target's probability is 0 included; with a gradient and without, where on_cluster
     sends them there (fp32: a forward past FP32_CHUNKS_UP_TO, a step past one CTA's row)."""
     on = [kernel.on_cluster(V, dtype, with_grad=False), kernel.on_cluster(V, dtype, with_grad=True)]

@@ -218,9 +218,12 @@ MASKED_LOG_AS_PLAIN_AT = {"packed": MASKED_AS_PLAIN_AT["packed"], "fp32": frozen
 # the lse alone written; step: the gradient too) and holding, N: as MEASURED's. On the H200 (twenty-fifth session,
 # cluster-configs.py OUT.csv bf16 loss|loss-grad N, % of a copy of the bytes the kernel moves): forward bf16 128256
 # in 8 × 4 101.6 against the softmax's 16 × 4 90.1, 50257 in three pieces 104.6 against one 101.6; the step at 151936
-# and 50257 in the softmax's (within 0.4 of the best).
+# and 50257 in the softmax's (within 0.4 of the best). fp32 50257's step capped at 64 registers: reading its factor
+# from the row's target and the loss's scale took it from 64 to 68 (compiled for sm_90), 4 CTAs of 8 warps an SM to
+# 3, and the kernel from 98.1 to 91.1 % of a copy (H200, twenty-sixth session, ce-split.py); capped, no spills.
 CROSS_ENTROPY: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("forward", "packed"): {50257: (4, 4, 3, None), 128256: (8, 4, 1, None)},
+    ("step", "fp32"): {50257: (8, 8, 3, 64)},
 }
 # Register caps for a form's log_softmax where its own configuration's registers cost warps: fp32 causal 128256's
 # log in the rule's 16 × 4 compiles to 141 registers, 3 CTAs an SM (twenty-fourth session, ab-log-configs.py, % of a
@@ -718,6 +721,21 @@ if gluon is not None:
         return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL and not CAUSAL_VECTORS)
 
     @gluon.jit
+    def _row_factor(target_ptr, row, ignore_index, N, class_weight_ptr, loss_scale_ptr, z_loss,
+                    HAS_CLASS_WEIGHT: gl.constexpr):
+        """cross_entropy's factors of a row's gradient: its target's class weight (1 without weights) times the
+        loss's scale, and the z-loss's 2z · scale; both 0 for a row whose target is ignore_index. A target out of
+        [0, N) is read clamped: the targets' check raises it on the device."""
+        target = gl.load(target_ptr + row).to(gl.int64)
+        kept = target != ignore_index
+        scale = gl.where(kept, gl.load(loss_scale_ptr), 0.0)
+        factor = scale
+        if HAS_CLASS_WEIGHT:
+            clamped = gl.minimum(gl.maximum(target, 0), N - 1)
+            factor = factor * gl.load(class_weight_ptr + clamped).to(gl.float32)
+        return factor, scale * (2.0 * z_loss)
+
+    @gluon.jit
     def _uncut(lanes, move, diagonal, VEC: gl.constexpr, DIAGONAL: gl.constexpr):
         """move, less the vector at lane `diagonal` (DIAGONAL: the end vectors hold it)."""
         if DIAGONAL:
@@ -874,9 +892,10 @@ if gluon is not None:
                        bias_ptr=None, bias_stride=0, HAS_BIAS: gl.constexpr = False, BIAS_MIN: gl.constexpr = 0.0,
                        bias_group=1, bias_period=0, BIAS_SHARED: gl.constexpr = False,
                        BIAS_VECTORS: gl.constexpr = False, MASK_PACKED: gl.constexpr = False,
-                       factor_ptr=None, lse_ptr=None, HAS_FACTOR: gl.constexpr = False,
-                       WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True, z_factor_ptr=None,
-                       HAS_Z_FACTOR: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
+                       target_ptr=None, lse_ptr=None, HAS_FACTOR: gl.constexpr = False,
+                       WRITE_LSE: gl.constexpr = False, STORE_Y: gl.constexpr = True, class_weight_ptr=None,
+                       loss_scale_ptr=None, ignore_index=-100, z_loss=0.0, HAS_CLASS_WEIGHT: gl.constexpr = False,
+                       HAS_Z_LOSS: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
@@ -916,10 +935,12 @@ if gluon is not None:
             cuts = (last >= 0) & ((last + 1) % VEC != 0) & (cut >= first_whole) & (cut + VEC <= end_whole)
             diagonal = gl.where(cuts, cut, -1)
 
-        if HAS_FACTOR:  # cross_entropy's factor, loaded with the row: loaded after the exchange, it held every store
-            # of the row back by a load's latency (bf16 4096×128256: 13 % slower than the softmax; H200, twenty-fifth
-            # session). The z-loss's is loaded there still: loaded here too, bf16 50257 took 110 registers, not 96.
-            factor = gl.load(factor_ptr + row)
+        if HAS_FACTOR:  # cross_entropy's factors, read with the row: loaded after the exchange, a factor held every
+            # store of the row back by a load's latency (bf16 4096×128256: 13 % slower than the softmax; H200,
+            # twenty-fifth session). The z-loss's is 2z times the same scale: a factor of its own loaded here took bf16
+            # 50257 to 110 registers, not 96, and reloading the target after the exchange bf16 128256 to 80, not 72.
+            factor, z_factor = _row_factor(target_ptr, row, ignore_index, N, class_weight_ptr, loss_scale_ptr,
+                                           z_loss, HAS_CLASS_WEIGHT)
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
@@ -999,8 +1020,8 @@ if gluon is not None:
                 first = gl.arange(0, gl.num_ctas(), shift_c.type.layout) == 0
                 gl.store(lse_ptr + row + first.to(gl.int64) * 0, lse, mask=first)
             if HAS_FACTOR:  # y = softmax · the row's factor, rounded once: cross_entropy's gradient, but at t
-                if HAS_Z_FACTOR:  # the z-loss's share, z_factor · lse (2z · lse · p_j in the gradient)
-                    g = g * (factor + gl.load(z_factor_ptr + row) * lse)
+                if HAS_Z_LOSS:  # the z-loss's share, 2z · scale · lse · p_j in the gradient (0 for an ignored row)
+                    g = g * (factor + z_factor * lse)
                 else:
                     g = g * factor
             # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
@@ -1107,25 +1128,32 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     return y, Launch(settings_of(config), [compiled])
 
 
-def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, factor: torch.Tensor | None,
-                         lse: torch.Tensor, z_factor: torch.Tensor | None = None,
+def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, lse: torch.Tensor,
+                         target: torch.Tensor | None = None, weight: torch.Tensor | None = None,
+                         scale: torch.Tensor | None = None, ignore_index: int = -100, z_loss: float = 0.0,
                          config: ClusterConfig | None = None) -> Launch:
     """cross_entropy's rows (kernels/cross_entropy.py), each held across a cluster as a softmax row is: the row's
     log-sum-exp into lse (M floats), and, given dx (a contiguous M×V tensor, or x itself for in place), softmax(x)
-    · (factor[row] + z_factor[row] · lse[row]) into it, in x's dtype, rounded once: the gradient everywhere but at
-    the target, which the caller writes after. x's rows start as a contiguous tensor's do (same_alignment)."""
+    · (f + 2z · scale · lse) into it, in x's dtype, rounded once: the gradient everywhere but at the target, which
+    the caller writes after. f is the row's factor, its target's class weight (weight: V floats, or 1) times scale
+    (one fp32 float), and f and the z-loss's term are 0 where the target (M integers) is ignore_index. x's rows
+    start as a contiguous tensor's do (same_alignment)."""
     reason = why_not_here()
     if reason is not None:
         raise ValueError(f"{reason}; cross_entropy reads these rows in chunks instead")
+    if dx is not None and (target is None or scale is None):
+        raise ValueError("cross_entropy's gradient needs the rows' targets and the loss's scale")
     M, N = x.shape
     config = config or cross_entropy_config(N, x.dtype, dx is not None)
     constexprs = kernel_constexprs(config, N, x.dtype, N % vector_elems(x.dtype) == 0)
     y = dx if dx is not None else x
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(PLAIN, x),
-                             **constexprs, factor_ptr=factor if factor is not None else lse, lse_ptr=lse,
+                             **constexprs, target_ptr=target if target is not None else lse, lse_ptr=lse,
                              HAS_FACTOR=dx is not None, WRITE_LSE=True, STORE_Y=dx is not None,
-                             z_factor_ptr=z_factor if z_factor is not None else lse,
-                             HAS_Z_FACTOR=dx is not None and z_factor is not None, **launch_options(config))
+                             class_weight_ptr=weight if weight is not None else lse,
+                             loss_scale_ptr=scale if scale is not None else lse, ignore_index=ignore_index,
+                             z_loss=float(z_loss), HAS_CLASS_WEIGHT=weight is not None,
+                             HAS_Z_LOSS=dx is not None and z_loss != 0, **launch_options(config))
     return Launch(settings_of(config), [compiled])
 
 

@@ -221,48 +221,73 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
 
 
 @triton.jit
+def _targets_of(target_ptr, rows, M, V, ignore_index, weight_ptr, HAS_WEIGHT: tl.constexpr):
+    """Rows' targets (an ignored or out-of-range one read as 0), whether each row counts (its target is not
+    ignore_index), whether its target is out of [0, V) and not ignored (an error), and its class weight (1 without
+    weights; 0 for a row ignored or out of range)."""
+    t = tl.load(target_ptr + rows, mask=rows < M, other=ignore_index).to(tl.int64)
+    kept = t != ignore_index
+    valid = (t >= 0) & (t < V)
+    target = tl.where(kept & valid, t, 0)
+    return target, kept, kept & ~valid, _class_weights(weight_ptr, target, kept & valid, HAS_WEIGHT)
+
+
+@triton.jit
+def _divisor(count, given_ptr, GIVEN: tl.constexpr):
+    """The mean's divisor: the targets not ignored, each counted by its class weight (as torch), or the given."""
+    if GIVEN:
+        return tl.load(given_ptr)
+    return tl.sum(count, axis=0)
+
+
+@triton.jit
+def _check_targets(bad, ok_ptr):
+    """ok_ptr[0] 1.0 where no target is out of range, else 0.0; compiled for a GPU (debug=True on the kernel),
+    a device-side assert there besides, as torch's own loss raises (the interpreter skips it: the caller asserts
+    ok_ptr)."""
+    none_bad = tl.sum(bad.to(tl.int32), axis=0) == 0
+    tl.device_assert(none_bad, "cross_entropy: a target is outside [0, V) and is not ignore_index")
+    tl.store(ok_ptr, tl.where(none_bad, 1.0, 0.0))
+
+
+@triton.jit(debug=True)  # its device_assert (_check_targets)
 def targets_kernel(target_ptr, M, V, ignore_index, weight_ptr, given_ptr, out_ptr, BLOCK: tl.constexpr,
                    HAS_WEIGHT: tl.constexpr, GIVEN: tl.constexpr, MEAN: tl.constexpr):
     """One program over the M targets, for what the loss needs of them all: out[0] the mean's divisor (the targets
     not ignored, each counted by its class weight, as torch; or the one given), out[1] the gradient's scale (1 /
-    the divisor for a mean, else 1), out[2] 1 where every target is ignore_index or in [0, V), else 0."""
+    the divisor for a mean, else 1), out[2] 1 where every target is ignore_index or in [0, V), else 0; out[3] 0
+    (the ticket of cluster_finish_kernel's programs)."""
     count = tl.zeros((BLOCK,), tl.float32)
-    bad = tl.zeros((BLOCK,), tl.int32)
+    bad = tl.zeros((BLOCK,), tl.int1)
     for start in range(0, M, BLOCK):
-        rows = start + tl.arange(0, BLOCK)
-        t = tl.load(target_ptr + rows, mask=rows < M, other=ignore_index).to(tl.int64)
-        kept = t != ignore_index
-        valid = (t >= 0) & (t < V)
-        bad += (kept & ~valid).to(tl.int32)
-        if HAS_WEIGHT:
-            count += tl.load(weight_ptr + tl.where(valid, t, 0), mask=kept & valid, other=0.0).to(tl.float32)
-        else:
-            count += kept.to(tl.float32)
-    if GIVEN:
-        divisor = tl.load(given_ptr)
-    else:
-        divisor = tl.sum(count, axis=0)
+        _, _, out_of_range, w_t = _targets_of(target_ptr, start + tl.arange(0, BLOCK), M, V, ignore_index,
+                                              weight_ptr, HAS_WEIGHT)
+        bad |= out_of_range
+        count += w_t
+    divisor = _divisor(count, given_ptr, GIVEN)
     tl.store(out_ptr, divisor)
     if MEAN:
         tl.store(out_ptr + 1, 1.0 / divisor)
     else:
         tl.store(out_ptr + 1, 1.0)
-    tl.store(out_ptr + 2, tl.where(tl.sum(bad, axis=0) == 0, 1.0, 0.0))
+    _check_targets(bad, out_ptr + 2)
+    tl.store(out_ptr + 3, 0.0)
 
 
 TARGETS_BLOCK = 1024
 
 
 def targets(target: torch.Tensor, V: int, ignore_index: int, weight: torch.Tensor | None,
-            given: torch.Tensor | None, mean: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            given: torch.Tensor | None, mean: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(the mean's divisor, 0-d; the gradient's scale, one element; 1.0 where every target is ignored or in
-    [0, V), else 0.0, 0-d) of contiguous targets, in one launch, where torch ops took eleven (a launch each)."""
-    out = torch.empty(3, dtype=torch.float32, device=target.device)
+    [0, V), else 0.0, 0-d; a zero, one element: cluster_finish_kernel's ticket) of contiguous targets, in one
+    launch, where torch ops took eleven (a launch each)."""
+    out = torch.empty(4, dtype=torch.float32, device=target.device)
     launch_kernel(targets_kernel, (1,), target, target.numel(), V, ignore_index,
                   weight if weight is not None else out, given if given is not None else out, out,
                   BLOCK=TARGETS_BLOCK, HAS_WEIGHT=weight is not None, GIVEN=given is not None, MEAN=mean,
                   num_warps=4)
-    return out[0], out[1:2], out[2]
+    return out[0], out[1:2], out[2], out[3:4]
 
 
 @triton.jit
@@ -316,44 +341,91 @@ def _row_target(target_ptr, row, ignore_index, V):
 
 
 @triton.jit
-def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, weight_ptr, scale_ptr, x_t_ptr, factor_ptr, z_factor_ptr, V,
-                            ignore_index, z_loss, HAS_WEIGHT: tl.constexpr, HAS_Z: tl.constexpr):
-    """Before a cluster writes a row's gradient: the row's target logit (read before an in-place gradient
-    overwrites it) and its factors, w_t · scale and the z-loss's 2z · scale (both 0 for an ignored row)."""
+def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, x_t_ptr, V, ignore_index):
+    """Before a cluster writes a row's gradient over its logits (in place): the row's target logit."""
     row = tl.program_id(0).to(tl.int64)
-    target, kept = _row_target(target_ptr, row, ignore_index, V)
+    target, _ = _row_target(target_ptr, row, ignore_index, V)
     tl.store(x_t_ptr + row, tl.load(x_ptr + row * stride_x + target).to(tl.float32))
-    scale = tl.load(scale_ptr)
-    tl.store(factor_ptr + row, tl.where(kept, _class_weights(weight_ptr, target, kept, HAS_WEIGHT) * scale, 0.0))
-    if HAS_Z:
-        tl.store(z_factor_ptr + row, tl.where(kept, 2.0 * z_loss * scale, 0.0))
 
 
-@triton.jit
-def cluster_epilogue_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight_ptr, x_t_ptr, lse_ptr, scale_ptr,
-                            factor_ptr, z_factor_ptr, loss_ptr, V, ignore_index, z_loss, HAS_WEIGHT: tl.constexpr,
-                            HAS_Z: tl.constexpr, WITH_GRAD: tl.constexpr):
-    """After the cluster: each row's loss, w_t · (lse − x_t) + z · lse² times the scale (0 for an ignored row),
-    and with the gradient the target's element, which the cluster wrote as p_t · (f + f_z · lse): that less f.
-    x_t: the prologue's with the gradient (read before an in-place gradient overwrote it), else the logits'."""
-    row = tl.program_id(0).to(tl.int64)
-    target, kept = _row_target(target_ptr, row, ignore_index, V)
-    lse = tl.load(lse_ptr + row)
-    if WITH_GRAD:
-        x_t = tl.load(x_t_ptr + row)
-    else:
-        x_t = tl.load(x_ptr + row * stride_x + target).to(tl.float32)
-    loss = _class_weights(weight_ptr, target, kept, HAS_WEIGHT) * (lse - x_t)
-    if HAS_Z:
-        loss += z_loss * lse * lse
-    tl.store(loss_ptr + row, tl.where(kept, loss, 0.0) * tl.load(scale_ptr))
-    if WITH_GRAD:
-        factor = tl.load(factor_ptr + row)
-        p_factor = factor
+@triton.jit(debug=True)  # its device_assert (_check_targets, COUNT)
+def cluster_finish_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight_ptr, x_t_ptr, lse_ptr, scale_ptr,
+                          given_ptr, loss_ptr, partial_ptr, ticket_ptr, ok_ptr, M, V, ignore_index, z_loss,
+                          BLOCK: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_Z: tl.constexpr,
+                          WITH_GRAD: tl.constexpr, X_T_GIVEN: tl.constexpr, REDUCE: tl.constexpr,
+                          COUNT: tl.constexpr, GIVEN: tl.constexpr, MEAN: tl.constexpr):
+    """After the cluster, programs over the M rows, BLOCK at a time (program p the blocks p, p + P, …): each row's
+    loss, w_t · (lse − x_t) + z · lse² times the scale (0 for an ignored row), their sum into loss_ptr[0] (REDUCE)
+    or each into loss_ptr[row]; with the gradient the target's element, which the cluster wrote as p_t · (f + 2z ·
+    scale · lse) with f = w_t · scale: that less f. x_t: the prologue's (X_T_GIVEN: read before an in-place
+    gradient overwrote the logits), else the logits'. The scale is scale_ptr[0] (the targets' kernel's), or with
+    COUNT (one program: a forward, no gradient) this program's own: the targets' kernel's work done here, its
+    divisor (`given` or counted) and its check. Several programs sum in two steps, the same loss each run: each its
+    own rows' into partial_ptr[p], then the last to take a ticket (ticket_ptr, zeroed by the targets' kernel) the
+    partial sums, in order."""
+    program = tl.program_id(0)
+    programs = tl.num_programs(0)
+    scale = 1.0
+    if not COUNT:
+        scale = tl.load(scale_ptr)
+    total = tl.zeros((BLOCK,), tl.float32)
+    count = tl.zeros((BLOCK,), tl.float32)
+    bad = tl.zeros((BLOCK,), tl.int1)
+    for start in range(program * BLOCK, M, programs * BLOCK):
+        rows = start + tl.arange(0, BLOCK)
+        inside = rows < M
+        target, kept, out_of_range, w_t = _targets_of(target_ptr, rows, M, V, ignore_index, weight_ptr,
+                                                      HAS_WEIGHT)
+        if COUNT:
+            count += w_t
+            bad |= out_of_range
+        lse = tl.load(lse_ptr + rows, mask=inside, other=0.0)
+        if X_T_GIVEN:
+            x_t = tl.load(x_t_ptr + rows, mask=inside, other=0.0)
+        else:
+            x_t = tl.load(x_ptr + rows.to(tl.int64) * stride_x + target, mask=inside, other=0.0).to(tl.float32)
+        loss = w_t * (lse - x_t)
         if HAS_Z:
-            p_factor += tl.load(z_factor_ptr + row) * lse
-        d_t = tl.exp(x_t - lse) * p_factor - factor
-        tl.store(dx_ptr + row * stride_dx + target, d_t.to(dx_ptr.dtype.element_ty), mask=kept)
+            loss += z_loss * lse * lse
+        loss = tl.where(kept, loss, 0.0) * scale
+        if REDUCE:
+            total += loss
+        else:
+            tl.store(loss_ptr + rows, loss, mask=inside)
+        if WITH_GRAD:
+            factor = w_t * scale
+            p_factor = factor
+            if HAS_Z:
+                p_factor += tl.where(kept, 2.0 * z_loss * scale, 0.0) * lse
+            d_t = tl.exp(x_t - lse) * p_factor - factor
+            tl.store(dx_ptr + rows.to(tl.int64) * stride_dx + target, d_t.to(dx_ptr.dtype.element_ty),
+                     mask=inside & kept)
+    if REDUCE:
+        total_loss = tl.sum(total, axis=0)
+        if programs > 1:
+            tl.store(partial_ptr + program, total_loss)
+            if tl.atomic_add(ticket_ptr, 1.0) == programs - 1:  # acq_rel: every program's partial is stored
+                sums = tl.zeros((BLOCK,), tl.float32)
+                for first in range(0, programs, BLOCK):
+                    at = first + tl.arange(0, BLOCK)
+                    sums += tl.load(partial_ptr + at, mask=at < programs, other=0.0, cache_modifier=".cg")
+                tl.store(loss_ptr, tl.sum(sums, axis=0))
+        else:
+            if COUNT and MEAN:
+                total_loss = total_loss / _divisor(count, given_ptr, GIVEN)
+            tl.store(loss_ptr, total_loss)
+    if COUNT:
+        _check_targets(bad, ok_ptr)
+
+
+# A forward with no gradient: one program finishes every row (it counts them too, so its own sum is the last
+# step), 4096 rows at a time in 32 warps, each thread's 4 rows' loads in flight together. Compiled for sm_90 with the
+# gradient (bf16): 42 registers; 8192 rows at a time spilled 40 bytes (64 at most a thread of 32 warps), and in 16
+# warps took 128 registers. With the gradient, FINISH_ROWS rows a program of 4 warps: on the H200 the one program
+# took 17.6 µs of a step at 8192 rows (6.0 at 2048), where a program a row and torch's sum had taken 6.7 and 2.7
+# (bf16 8192×50257, twenty-sixth session): one SM's gathers of the targets' logits are its slowest part.
+FINISH_BLOCK = 4096
+FINISH_ROWS = 512
 
 
 # Rows held across a thread-block cluster (kernels/cluster.py) as a softmax row is: one read of the logits, and
@@ -382,35 +454,45 @@ def on_cluster(V: int, dtype: torch.dtype, column_terms: bool = False, with_grad
 
 
 def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
-                      z_loss: float, scale: torch.Tensor, with_grad: bool, inplace: bool
-                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """launch's result for rows on a cluster: with the gradient a prologue (M threads' worth: the targets' logits,
-    the rows' factors), the cluster's one pass over the logits (the lses, the gradient but at the targets), an
-    epilogue (the losses, the targets' elements). With no gradient, the cluster's pass and the epilogue: the
-    prologue took 4 µs of a 0.29 ms forward, and a microsecond of the GPU's between kernels besides (H200, bf16
-    4096×128256, twenty-fifth session)."""
+                      z_loss: float, with_grad: bool, inplace: bool, reduce: bool, given: torch.Tensor | None = None,
+                      mean: bool = False, scale: torch.Tensor | None = None, ticket: torch.Tensor | None = None
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """launch's result for rows on a cluster: the cluster's one pass over the logits (the lses; with the gradient
+    every element of it but the targets', each row's factor read with the row), then cluster_finish_kernel (the
+    losses, their sum, the targets' elements). An in-place gradient reads the targets' logits first, in a
+    prologue, before the cluster overwrites them. With the gradient, scale and ticket are the targets' kernel's
+    (the cluster needs the scale), and FINISH_ROWS rows a program finish; without, one program finishes and does
+    the targets' work (`given`, `mean`: the divisor's), and its check is returned besides (else None). A prologue
+    for the factors took 4 µs of a 0.29 ms forward, the mean's sum 2.3, and a microsecond of the GPU's between
+    kernels each (H200, bf16 4096×128256, twenty-fifth session)."""
     from . import cluster
 
     M, V = logits.shape
     device = logits.device
-    loss = torch.empty(M, dtype=torch.float32, device=device)
+    loss = torch.empty(() if reduce else M, dtype=torch.float32, device=device)
     lse = torch.empty(M, dtype=torch.float32, device=device)
-    dx = x_t = factor = z_factor = None
+    dx = x_t = ok = None
     weights = weight if weight is not None else logits
     if with_grad:
         dx = logits if inplace else torch.empty((M, V), dtype=logits.dtype, device=device)
-        x_t, factor = (torch.empty(M, dtype=torch.float32, device=device) for _ in range(2))
-        z_factor = torch.empty(M, dtype=torch.float32, device=device) if z_loss != 0 else None
-        launch_kernel(cluster_prologue_kernel, (M,), logits, logits.stride(0), target, weights, scale, x_t, factor,
-                      z_factor if z_factor is not None else factor, V, ignore_index, float(z_loss),
-                      HAS_WEIGHT=weight is not None, HAS_Z=z_loss != 0)
-    cluster.launch_cross_entropy(logits, dx, factor, lse, z_factor)
-    launch_kernel(cluster_epilogue_kernel, (M,), dx if dx is not None else logits,
+        programs, block, warps = triton.cdiv(M, FINISH_ROWS), FINISH_ROWS, 4
+    else:
+        ok = torch.empty((), dtype=torch.float32, device=device)
+        programs, block, warps = 1, FINISH_BLOCK, 32
+    if inplace and with_grad:
+        x_t = torch.empty(M, dtype=torch.float32, device=device)
+        launch_kernel(cluster_prologue_kernel, (M,), logits, logits.stride(0), target, x_t, V, ignore_index)
+    partials = torch.empty(programs, dtype=torch.float32, device=device) if programs > 1 else lse
+    cluster.launch_cross_entropy(logits, dx, lse, target, weight, scale, ignore_index, z_loss)
+    launch_kernel(cluster_finish_kernel, (programs,), dx if dx is not None else logits,
                   dx.stride(0) if dx is not None else logits.stride(0), logits, logits.stride(0), target, weights,
-                  x_t if x_t is not None else lse, lse, scale, factor if factor is not None else lse,
-                  z_factor if z_factor is not None else lse, loss, V, ignore_index, float(z_loss),
-                  HAS_WEIGHT=weight is not None, HAS_Z=z_loss != 0, WITH_GRAD=dx is not None)
-    return loss, lse, dx
+                  x_t if x_t is not None else lse, lse, scale if scale is not None else lse,
+                  given if given is not None else lse, loss, partials, ticket if ticket is not None else lse,
+                  ok if ok is not None else lse, M, V, ignore_index, float(z_loss), BLOCK=block,
+                  HAS_WEIGHT=weight is not None, HAS_Z=z_loss != 0, WITH_GRAD=dx is not None,
+                  X_T_GIVEN=x_t is not None, REDUCE=reduce, COUNT=not with_grad, GIVEN=given is not None, MEAN=mean,
+                  num_warps=warps)
+    return loss, lse, dx, ok
 
 
 def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> dict:
@@ -431,18 +513,29 @@ def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: boo
 
 
 def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
-           smoothing: float, z_loss: float, softcap: float | None, scale: torch.Tensor, with_grad: bool,
-           inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """(each row's loss times scale, each row's lse, the logits' gradient of the sum of those losses or None) of 2-D
-    logits with unit column stride (any row stride) and 1-D targets; scale: one fp32 float (1 / the mean's divisor,
-    or 1), so that a mean is the sum of the rows' losses; the gradient (in the logits' dtype) is written only
-    with_grad; inplace: over the logits' rows (each vector of a row is read before the same thread writes its
-    gradient there), or over the copy that reading them in whole vectors needed (rows at other offsets from a
-    16-byte boundary than a contiguous gradient's), which it returns."""
+           smoothing: float, z_loss: float, softcap: float | None, with_grad: bool, inplace: bool = False,
+           reduction: str = "mean", given: torch.Tensor | None = None
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """(the loss as reduced: 0-d for mean and sum, one a row for none; each row's lse; the logits' gradient of that
+    loss or None; 1.0 where every target is ignore_index or in [0, V), else 0.0, 0-d: on a GPU the kernels raise
+    it themselves, a device-side assert) of 2-D logits with unit column stride (any row stride) and 1-D targets.
+    given: what mean divides by (a 0-d fp32 tensor), else the rows not ignored, each counted by its target's
+    weight. The gradient (in the logits' dtype) is written only with_grad, already over the mean's divisor;
+    inplace: over the logits' rows (each vector of a row is read before the same thread writes its gradient
+    there), or over the copy that reading them in whole vectors needed (rows at other offsets from a 16-byte
+    boundary than a contiguous gradient's), which it returns."""
     logits = same_alignment(logits)
     M, V = logits.shape
-    if M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None, with_grad):
-        return launch_on_cluster(logits, target, weight, ignore_index, z_loss, scale, with_grad, inplace)
+    mean, reduce = reduction == "mean", reduction != "none"
+    cluster_rows = M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None, with_grad)
+    if cluster_rows and not with_grad:  # one program after the cluster does the targets' work too
+        return launch_on_cluster(logits, target, weight, ignore_index, z_loss, False, False, reduce, given, mean)
+    # the mean's divisor, the gradient's scale (each row's loss comes over the divisor, so that a mean is their sum)
+    # and the targets' check: one launch, where torch ops took eleven
+    _, scale, ok, ticket = targets(target, V, ignore_index, weight, given, mean)
+    if cluster_rows:
+        return (*launch_on_cluster(logits, target, weight, ignore_index, z_loss, with_grad, inplace, reduce,
+                                   scale=scale, ticket=ticket)[:3], ok)
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
     if not with_grad:
@@ -457,7 +550,7 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
                   HAS_SMOOTHING=smoothing != 0, HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0,
                   WITH_GRAD=dx is not None,
                   **launch_config(V, logits.dtype, dx is not None, smoothing != 0 or softcap is not None))
-    return loss, lse, dx
+    return (loss.sum() if reduce else loss), lse, dx, ok
 
 
 def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> Traffic:
