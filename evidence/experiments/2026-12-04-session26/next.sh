@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The twenty-sixth session's device steps (carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; .ab is session 14's
+# `next.sh prep` without .ab/old):
+#   bash evidence/experiments/2026-12-04-session26/next.sh STEP [ARG ...], STEP one of
+# tests: the GPU tests of the loss and the cluster kernels (test_cross_entropy.py, test_cluster.py, test_real_model.py).
+# ce-split: ce-split.py, each piece of the loss's step and forward timed alone, then their kernels on the timeline.
+# ce-sweep ID [VARIANT ...]: sweep --preset vocab --op cross-entropy --pass both, fused and the VARIANTs (default:
+#   eager, torch_compile, liger).
+set -u
+step=$1; shift
+D=evidence/experiments/2026-12-04-session26
+. .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .ab/whl/*.whl 2>&1 | grep -v WARN
+export PYTHONPATH=$PYTHONPATH:/tmp/site:$PWD/scripts
+python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
+case $step in
+  tests)
+    timeout 330 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cross_entropy.py tests/test_cluster.py \
+      tests/test_real_model.py -rfE > $OUT/tests.txt 2>&1; echo "tests rc=$? at $SECONDS s"; tail -5 $OUT/tests.txt ;;
+  ce-split) timeout 240 python3 $D/ce-split.py $OUT/ce-split.csv 2>&1 | grep -v Warn | tee $OUT/ce-split.txt ;;
+  ce-sweep)
+    id=$1; shift
+    variants=(--variant fused)
+    for v in "${@:-eager torch_compile liger}"; do for w in $v; do variants+=(--variant $w); done; done
+    timeout 400 python3 -m softmax_bench sweep --out $OUT/runs --preset vocab --op cross-entropy --pass both \
+      "${variants[@]}" --run-id $id > $OUT/$id.txt 2>&1
+    echo "$id rc=$? at $SECONDS s"; grep -E "│" $OUT/$id.txt | tail -40 ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
