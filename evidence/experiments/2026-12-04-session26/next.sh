@@ -5,7 +5,12 @@
 # tests: the GPU tests of the loss and the cluster kernels (test_cross_entropy.py, test_cluster.py, test_real_model.py).
 # ce-split: ce-split.py, each piece of the loss's step and forward timed alone, then their kernels on the timeline.
 # ce-sweep ID [VARIANT ...]: sweep --preset vocab --op cross-entropy --pass both, fused and the VARIANTs (default:
-#   eager, torch_compile, liger).
+#   eager, torch_compile, liger). With Quack ("eager torch_compile liger quack"): three runs in one batch of tool
+#   calls, each carrying .ab too (its setup script): carry [".bundles/quack-1", ".ab"] command `. .ab/device-setup.sh`;
+#   [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] the same; then [".bundles/quack-2", ".ab"] and this step.
+# sweep ID ARG ...: sweep --preset default and ARG (for the fused forms' runs issue 26 has none of, with their peers:
+#   --op scaled --log; --op scaled|biased --pass backward; --op scaled|scaled-masked|causal|biased --log --pass
+#   backward; each with --variant auto --variant eager --variant torch_compile, and compiled_op forward).
 set -u
 step=$1; shift
 D=evidence/experiments/2026-12-04-session26
@@ -25,5 +30,9 @@ case $step in
     timeout 400 python3 -m softmax_bench sweep --out $OUT/runs --preset vocab --op cross-entropy --pass both \
       "${variants[@]}" --run-id $id > $OUT/$id.txt 2>&1
     echo "$id rc=$? at $SECONDS s"; grep -E "│" $OUT/$id.txt | tail -40 ;;
+  sweep)
+    id=$1; shift
+    timeout 500 python3 -m softmax_bench sweep --out $OUT/runs --preset default --run-id $id "$@" > $OUT/$id.txt 2>&1
+    echo "$id rc=$? at $SECONDS s"; tail -14 $OUT/$id.txt ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
