@@ -445,6 +445,39 @@ for case in sys.argv[2:]:  # V, or V+all: with class weights, label smoothing, a
 """
 
 
+SM90_FINISH = """
+import re, sys
+import torch
+from triton.compiler import ASTSource
+from softmax_bench.kernels import cross_entropy
+from tests.compile_sm90 import compiled_for_sm90, signature_of
+kernel = cross_entropy.cluster_finish_kernel
+launches = {"forward": (cross_entropy.FINISH_BLOCK, 32, False), "step": (cross_entropy.FINISH_ROWS, 4, True)}
+for name, (block, warps, grad) in launches.items():
+    for options in (False, True):  # with class weights and the z-loss, or neither
+        constexprs = {"BLOCK": block, "HAS_WEIGHT": options, "HAS_Z": options, "WITH_GRAD": grad,
+                      "X_T_GIVEN": False, "REDUCE": True, "COUNT": not grad, "GIVEN": False, "MEAN": True}
+        types = {**{p: "*fp32" for p in kernel.arg_names if p.endswith("_ptr")}, "dx_ptr": "*bf16",
+                 "x_ptr": "*bf16", "target_ptr": "*i64", "z_loss": "fp32"}
+        source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs)
+        ptx, report, spilled = compiled_for_sm90(source, {"num_warps": warps, "debug": True},
+                                                 f"{sys.argv[1]}/finish-{name}-{options}.ptx")
+        print(name, options, re.search(r"Used (\\d+) registers", report).group(1), spilled)
+"""
+
+
+@pytest.mark.xdist_group("cross-entropy-sm90")
+def test_the_finishing_programs_compile_without_spills_on_sm90(tmp_path):
+    """cluster_finish_kernel as launched, compiled for the H200 without a GPU: a forward's one program of 32 warps
+    (FINISH_BLOCK rows at a time: 64 registers at most a thread) and a step's programs of 4 warps, bf16 logits,
+    with and without class weights and the z-loss, spill nothing (8192 rows at a time in 32 warps spilled 40
+    bytes)."""
+    lines = printed_without_interpreter("-c", SM90_FINISH, str(tmp_path), timeout=300)
+    assert len(lines) == 4, lines
+    for name, options, registers, spilled in (line.split() for line in lines):
+        assert int(spilled) == 0 and int(registers) <= (64 if name == "forward" else 255), (name, options, registers)
+
+
 SM90_CASES = ("50257", "32000", "32000+all")
 
 

@@ -419,11 +419,11 @@ def cluster_finish_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight
 
 
 # A forward with no gradient: one program finishes every row (it counts them too, so its own sum is the last
-# step), 4096 rows at a time in 32 warps, each thread's 4 rows' loads in flight together. Compiled for sm_90 with the
-# gradient (bf16): 42 registers; 8192 rows at a time spilled 40 bytes (64 at most a thread of 32 warps), and in 16
-# warps took 128 registers. With the gradient, FINISH_ROWS rows a program of 4 warps: on the H200 the one program
-# took 17.6 µs of a step at 8192 rows (6.0 at 2048), where a program a row and torch's sum had taken 6.7 and 2.7
-# (bf16 8192×50257, twenty-sixth session): one SM's gathers of the targets' logits are its slowest part.
+# step), 4096 rows at a time in 32 warps, each thread's 4 rows' loads in flight together; compiled for sm_90 (bf16),
+# 43–44 registers of the 64 a thread of 32 warps may hold (with the gradient, 8192 rows at a time spilled 40 bytes).
+# With the gradient, FINISH_ROWS rows a program of 4 warps (32–40 registers): on the H200 one program took 17.6 µs
+# of a step at 8192 rows (6.0 at 2048), where a program a row and torch's sum had taken 6.7 and 2.7, and programs of
+# FINISH_ROWS 5.3 (5.1) (bf16 8192×50257, twenty-sixth session): one SM's gathers of the targets' logits are slow.
 FINISH_BLOCK = 4096
 FINISH_ROWS = 512
 
