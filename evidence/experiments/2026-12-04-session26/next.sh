@@ -8,6 +8,11 @@
 #   eager, torch_compile, liger). With Quack ("eager torch_compile liger quack"): three runs in one batch of tool
 #   calls, each carrying .ab too (its setup script): carry [".bundles/quack-1", ".ab"] command `. .ab/device-setup.sh`;
 #   [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] the same; then [".bundles/quack-2", ".ab"] and this step.
+# ab-late: ce-split.py on the tree as it is, then with late-factor.patch applied (the factor's inputs loaded with the
+#   row, compared after the exchange; bf16 50257's step capped at 96), then the patched tree's GPU tests of the loss
+#   (test_cross_entropy.py, test_cluster.py -k cross_entropy). Prediction: bf16 50257's loss kernel with the
+#   gradient 0.4072 → ~0.395 ms (its row's 14 loads in one wave, as with the twenty-fifth session's loaded factor at
+#   0.3949), the other cells within 1 %.
 # sweep ID ARG ...: sweep --preset default and ARG (for the fused forms' runs issue 26 has none of, with their peers:
 #   --op scaled --log; --op scaled|biased --pass backward; --op scaled|scaled-masked|causal|biased --log --pass
 #   backward; each with --variant auto --variant eager --variant torch_compile, and compiled_op forward).
@@ -30,6 +35,14 @@ case $step in
     timeout 400 python3 -m softmax_bench sweep --out $OUT/runs --preset vocab --op cross-entropy --pass both \
       "${variants[@]}" --run-id $id > $OUT/$id.txt 2>&1
     echo "$id rc=$? at $SECONDS s"; grep -E "│" $OUT/$id.txt | tail -40 ;;
+  ab-late)
+    timeout 200 python3 $D/ce-split.py $OUT/ce-split-before.csv 2>&1 | grep -v "Warn\|: +" | tee $OUT/ce-split-before.txt
+    patch -p1 < $D/late-factor.patch || exit 1
+    timeout 200 python3 $D/ce-split.py $OUT/ce-split-late.csv 2>&1 | grep -v "Warn\|: +" | tee $OUT/ce-split-late.txt
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cross_entropy.py tests/test_cluster.py \
+      -k "cross_entropy or cluster_rows or finish or outside" -rfE > $OUT/tests-late.txt 2>&1
+    echo "tests rc=$? at $SECONDS s"; tail -3 $OUT/tests-late.txt
+    patch -R -p1 < $D/late-factor.patch ;;
   sweep)
     id=$1; shift
     timeout 500 python3 -m softmax_bench sweep --out $OUT/runs --preset default --run-id $id "$@" > $OUT/$id.txt 2>&1
