@@ -13,6 +13,12 @@
 #   (test_cross_entropy.py, test_cluster.py -k cross_entropy). Prediction: bf16 50257's loss kernel with the
 #   gradient 0.4072 → ~0.395 ms (its row's 14 loads in one wave, as with the twenty-fifth session's loaded factor at
 #   0.3949), the other cells within 1 %.
+# biased-configs: scripts/cluster-configs.py's every configuration for the biased cells under 92 % whose
+#   configuration's loads wait halfway (compiled for sm_90, tests/compile_sm90.load_waves): fp32 50257 (the rule's
+#   8 × 8, [8, 2, 2, 2, 2]; 16 × 16 issues [6], 54 registers) and bf16 262144 (BIASED's 16 × 8, [12, 4]; 16 × 16
+#   [8] at 64 registers, where the twenty-second session measured it at 74 registers, 56 %), softmax and log.
+#   Prediction: 16 × 16 ≥ 95 % of a copy of the op's bytes at fp32 50257 (91.0 and 89.8 in the sweeps), ≥ 90 at
+#   bf16 262144 (79.2 and 81.1).
 # sweep ID ARG ...: sweep --preset default and ARG (for the fused forms' runs issue 26 has none of, with their peers:
 #   --op scaled --log; --op scaled|biased --pass backward; --op scaled|scaled-masked|causal|biased --log --pass
 #   backward; each with --variant auto --variant eager --variant torch_compile, and compiled_op forward).
@@ -43,6 +49,12 @@ case $step in
       -k "cross_entropy or cluster_rows or finish or outside" -rfE > $OUT/tests-late.txt 2>&1
     echo "tests rc=$? at $SECONDS s"; tail -3 $OUT/tests-late.txt
     patch -R -p1 < $D/late-factor.patch ;;
+  biased-configs)
+    for cell in "fp32 biased 50257" "fp32 biased log 50257" "bf16 biased 262144" "bf16 biased log 262144"; do
+      name=$(echo $cell | tr ' ' '-')
+      timeout 250 python3 scripts/cluster-configs.py $OUT/configs-$name.csv $cell 2>&1 | grep -v Warn \
+        | grep -E "BEST|default|error|WRONG"
+    done ;;
   sweep)
     id=$1; shift
     timeout 500 python3 -m softmax_bench sweep --out $OUT/runs --preset default --run-id $id "$@" > $OUT/$id.txt 2>&1
