@@ -3,7 +3,7 @@ copy of the same bytes measured in the same process; each configuration checked 
 (log_softmax with `log`; the cluster backward's dx with `backward`) after it was timed. One CSV line per
 measurement, flushed, so an interrupted run keeps what it measured.
 
-    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled-masked|causal|biased|loss|
+    PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled|scaled-masked|causal|biased|loss|
         loss-grad] [N ...]
 
 A fused op and `log` together time the op's log_softmax (a sweep's --op OP --log).
@@ -16,7 +16,7 @@ loss and loss-grad time cross_entropy's rows on a cluster (cluster.launch_cross_
 gradient: the lse checked against torch's logsumexp, as % of a copy of x's bytes (one read: the sweep's roofline
 of the loss's forward); the gradient (softmax · a factor) against torch's softmax times it, as % of a copy.
 
-scaled-masked, causal and biased are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move
+scaled, scaled-masked, causal and biased are the sweep's ops (softmax_bench.ops): % of a copy of the bytes the op must move
 (x, the mask or bias, y; a causal row's kept columns), every configuration whose threads hold up to MAX_PER_THREAD
 elements (not only config_for's masked share of them), in CTAs of 4, 8 or 16 warps (8: also capped at 80
 registers), packed 16-bit rows also in two and three pieces.

@@ -6,7 +6,7 @@ leads fused at bf16 8192×16384 (97.4 against 93.8 % in evidence/runs/wide-rows-
 With `backward`, also twice the rows a program, and the cluster backward's default configuration is timed beside
 fused's where it runs (printed only).
 
-    python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward|scaled-masked|causal|biased] [N|MxN ...]
+    python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward|scaled|scaled-masked|causal|biased] [N|MxN ...]
 
 N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows. A sweep's
 fused op (scaled-masked, causal, biased) is timed as % of a copy of the bytes the op must move (x, the mask or

@@ -19,6 +19,12 @@
 #   [8] at 64 registers, where the twenty-second session measured it at 74 registers, 56 %), softmax and log.
 #   Prediction: 16 × 16 ≥ 95 % of a copy of the op's bytes at fp32 50257 (91.0 and 89.8 in the sweeps), ≥ 90 at
 #   bf16 262144 (79.2 and 81.1).
+# scaled-configs: every configuration of --op scaled's bf16 cluster cells under 92 or near it (scaled-h200-b: 50257
+#   89.9 in the rule's 8 × 4, 32768 91.1 in 4 × 8, 151936 93.6 in one padded piece). A scale alone is held and loaded
+#   as a plain row (compiled for sm_90, bf16 50257 in the plain row's measured 4 × 4: 95 registers against 96, the
+#   same one wave of 14 loads), but form_of calls it "other", so it takes the rule's configuration, not MEASURED's
+#   softmax entries (50257 4 × 4: 97.6 against the rule's 95.9; 151936 in two pieces). Prediction: 50257 ≥ 96 in
+#   4 × 4, 151936 ≥ 95 in two pieces; if so, a scale alone takes the softmax's form.
 # sweep ID ARG ...: sweep --preset default and ARG (for the fused forms' runs issue 26 has none of, with their peers:
 #   --op scaled --log; --op scaled|biased --pass backward; --op scaled|scaled-masked|causal|biased --log --pass
 #   backward; each with --variant auto --variant eager --variant torch_compile, and compiled_op forward).
@@ -55,6 +61,9 @@ case $step in
       timeout 250 python3 scripts/cluster-configs.py $OUT/configs-$name.csv $cell 2>&1 | grep -v Warn \
         | grep -E "BEST|default|error|WRONG"
     done ;;
+  scaled-configs)
+    timeout 300 python3 scripts/cluster-configs.py $OUT/configs-scaled-bf16.csv bf16 scaled 50257 151936 32768 2>&1 \
+      | grep -v Warn | grep -E "BEST|default|error|WRONG" ;;
   sweep)
     id=$1; shift
     timeout 500 python3 -m softmax_bench sweep --out $OUT/runs --preset default --run-id $id "$@" > $OUT/$id.txt 2>&1
