@@ -25,6 +25,8 @@
 #   same one wave of 14 loads), but form_of calls it "other", so it takes the rule's configuration, not MEASURED's
 #   softmax entries (50257 4 × 4: 97.6 against the rule's 95.9; 151936 in two pieces). Prediction: 50257 ≥ 96 in
 #   4 × 4, 151936 ≥ 95 in two pieces; if so, a scale alone takes the softmax's form.
+# ab-caps: ab-caps.py, causal bf16 8192×50257 (and --log) in config_for's configuration and capped at 102 and 96
+#   registers (prediction in ab-caps.py).
 # sweep ID ARG ...: sweep --preset default and ARG (for the fused forms' runs issue 26 has none of, with their peers:
 #   --op scaled --log; --op scaled|biased --pass backward; --op scaled|scaled-masked|causal|biased --log --pass
 #   backward; each with --variant auto --variant eager --variant torch_compile, and compiled_op forward).
@@ -64,6 +66,7 @@ case $step in
   scaled-configs)
     timeout 300 python3 scripts/cluster-configs.py $OUT/configs-scaled-bf16.csv bf16 scaled 50257 151936 32768 2>&1 \
       | grep -v Warn | grep -E "BEST|default|error|WRONG" ;;
+  ab-caps) timeout 300 python3 $D/ab-caps.py $OUT/ab-caps.csv 2>&1 | grep -v Warn | tee $OUT/ab-caps.txt ;;
   sweep)
     id=$1; shift
     timeout 500 python3 -m softmax_bench sweep --out $OUT/runs --preset default --run-id $id "$@" > $OUT/$id.txt 2>&1
