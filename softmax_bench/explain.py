@@ -173,6 +173,7 @@ class LossExplanation:
     bandwidth_source: str
     config: dict  # the kernel's launch for the step (kernels/cross_entropy.launch_config)
     lines: list[tuple[str, int, int, int, int, int]]  # (pass, least read, least written, ours read, written, L2)
+    on_cluster: tuple[bool, bool] = (False, False)  # the forward's rows, the step's, held across a cluster here
 
     @property
     def logits_bytes(self) -> int:
@@ -195,4 +196,6 @@ def explain_loss(M: int, V: int, dtype: str, out_dir: Path, interpret: bool, run
     for pass_, least in (("forward", (nbytes, 0)), ("backward", (nbytes, nbytes))):
         ours = kernel.traffic(M, V, torch_dtype, with_grad=pass_ == "backward")
         lines.append((pass_, *least, ours.read_bytes, ours.write_bytes, ours.l2_bytes))
-    return LossExplanation(M, V, dtype, bandwidth, source, kernel.launch_config(V, torch_dtype, True), lines)
+    on_cluster = tuple(bool(kernel.on_cluster(V, torch_dtype, with_grad=grad)) for grad in (False, True))
+    return LossExplanation(M, V, dtype, bandwidth, source, kernel.launch_config(V, torch_dtype, True), lines,
+                           on_cluster)

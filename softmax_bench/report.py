@@ -392,10 +392,15 @@ def loss_explain_report(e) -> list:
         table.add_row("forward (the loss)" if pass_ == "forward" else "backward (a step)",
                       _mib(least_read), _mib(least_written), times[0], _mib(read), _mib(written), _mib(l2), times[1])
     c = e.config
-    held = (f"a row's {c['BLOCK']} lanes held on chip ({c['num_warps']} warps): read once, the gradient written from "
-            "the same registers" if c["ON_CHIP"] else
-            f"rows walked in chunks of {c['BLOCK']} lanes ({c['num_warps']} warps), twice with the gradient")
-    table.caption = (f"the step's kernel here: {held}; a forward with no gradient walks in chunks. `sweep --op "
+    if e.on_cluster[1]:
+        held = "each row held across a thread-block cluster: read once, the gradient written from the same registers"
+    elif c["ON_CHIP"]:
+        held = (f"a row's {c['BLOCK']} lanes held on chip ({c['num_warps']} warps): read once, the gradient written "
+                "from the same registers")
+    else:
+        held = f"rows walked in chunks of {c['BLOCK']} lanes ({c['num_warps']} warps), twice with the gradient"
+    forward = "reads each row once across a cluster" if e.on_cluster[0] else "walks in chunks"
+    table.caption = (f"the step's kernel here: {held}; a forward with no gradient {forward}. `sweep --op "
                      "cross-entropy` times both passes beside torch, torch.compile, Liger and Quack")
     items.append(table)
     return items

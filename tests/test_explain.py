@@ -8,6 +8,7 @@ import torch
 from softmax_bench.device import device_info
 from softmax_bench.dispatch import auto_choice
 from softmax_bench.explain import explain
+from softmax_bench.kernels import DTYPES
 
 from .conftest import DEVICE, MODE, REPO, assert_usage_error, flat, invoke
 
@@ -196,11 +197,14 @@ def test_explain_says_what_auto_picks_for_the_ops_form(tmp_path):
     assert "auto picks fused: measured fastest for fp32 rows of N = 16384" in plain
 
 
-def test_the_cross_entropys_bytes_from_a_stored_run(tmp_path):
+def test_the_cross_entropys_bytes_from_a_stored_run(tmp_path, monkeypatch):
     """--op cross-entropy: each pass's least bytes (the loss: one read; a step: one copy) beside the fused kernel's,
-    at the run's copy bandwidth. A 32000 vocabulary's step reads its rows once (held on chip), 128256's twice."""
+    at the run's copy bandwidth. Off a cluster (CLUSTER_ROWS off, as on a machine without one), a 32000
+    vocabulary's step reads its rows once (held on chip), 128256's twice."""
     from softmax_bench.kernels import cross_entropy as kernel
     from softmax_bench.report import _mib
+
+    monkeypatch.setattr(kernel, "CLUSTER_ROWS", False)
 
     run = REPO / "tests" / "data" / "wide-rows-auto-h200-g"
     for M, V, reads in ((16384, 32000, 1), (4096, 128256, 2)):
@@ -209,7 +213,7 @@ def test_the_cross_entropys_bytes_from_a_stored_run(tmp_path):
         assert result.exit_code == 0, result.output
         logits = M * V * 2
         step = kernel.traffic(M, V, torch.bfloat16, with_grad=True)
-        assert step.read_bytes - logits * reads < logits // 1000  # and the targets, losses and lses
+        assert 0 <= step.read_bytes - logits * reads < logits // 1000  # and the targets, losses and lses
         step_line = next(line for line in result.stdout.splitlines() if line.startswith("backward (a step)"))
         least_read, least_written, _, fused_read, fused_written = step_line.split()[3:8]
         assert (least_read, least_written) == (_mib(logits), _mib(logits)), step_line
@@ -217,3 +221,24 @@ def test_the_cross_entropys_bytes_from_a_stored_run(tmp_path):
         assert ("held on chip" in flat(result.stdout)) == (reads == 1)
     assert_usage_error(invoke("explain", "--shape", "8x64", "--op", "cross-entropy", "--measure", *MODE),
                        "sweep --op cross-entropy")
+
+
+def test_the_cross_entropys_explanation_says_where_rows_go_on_a_cluster(tmp_path, monkeypatch):
+    """Where the loss's rows go to a cluster (kernels/cross_entropy.on_cluster: on a GPU that runs the cluster
+    variant, 16-bit rows from 8193 logits, fp32 forwards from 65537), explain says so, and its bytes are one read
+    for the step, not the chunks' two; where only the step goes there (fp32 50257), the forward still walks in
+    chunks."""
+    from softmax_bench.kernels import cluster
+    from softmax_bench.kernels import cross_entropy as kernel
+
+    monkeypatch.setattr(cluster, "why_not_here", lambda: None)
+    run = REPO / "tests" / "data" / "wide-rows-auto-h200-g"
+    for V, dtype, forward in ((128256, "bf16", "reads each row once across a cluster"),
+                              (50257, "fp32", "walks in chunks")):
+        result = invoke("explain", "--shape", f"4096x{V}", "--dtype", dtype, "--op", "cross-entropy", "--run", run,
+                        "--out", tmp_path)
+        assert result.exit_code == 0, result.output
+        text = flat(result.stdout)
+        assert "each row held across a thread-block cluster" in text and f"no gradient {forward}" in text, text
+        step = kernel.traffic(4096, V, DTYPES[dtype], with_grad=True)
+        assert step.read_bytes < 1.01 * 4096 * V * DTYPES[dtype].itemsize
