@@ -30,6 +30,9 @@
 # sweep ID ARG ...: sweep --preset default and ARG (for the fused forms' runs issue 26 has none of, with their peers:
 #   --op scaled --log; --op scaled|biased --pass backward; --op scaled|scaled-masked|causal|biased --log --pass
 #   backward; each with --variant auto --variant eager --variant torch_compile, and compiled_op forward).
+# An order for 30 minutes of device time (estimates from this session's runs): ab-late (≈ 4 min with its tests),
+# ab-caps and scaled-configs (≈ 2 each), biased-configs (≈ 5), ce-sweep with Quack (three runs, ≈ 4), then the
+# sweeps issue 26 lacks (≈ 2 each).
 set -u
 step=$1; shift
 D=evidence/experiments/2026-12-04-session26
