@@ -72,8 +72,8 @@ def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Te
 def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
                        inplace: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
-    """(the loss as reduced, each row's lse, the logits' gradient as rows or None): the targets' kernel (the mean's
-    divisor, the gradient's scale, the targets' check), then the loss's and torch's sum; or for rows on a cluster
+    """(the loss as reduced, each row's lse, the logits' gradient as rows or None): the targets' kernel (the loss's
+    scale, 1 / the mean's divisor; the targets' check), then the loss's and torch's sum; or for rows on a cluster
     the cluster's kernel and one program that finishes the rows and sums them (after the targets' kernel with the
     gradient, which needs its scale; else doing its work too; a prologue first for an in-place gradient).
     inplace: the gradient is written over the logits' rows (or a copy of them the kernel needed: then it is that

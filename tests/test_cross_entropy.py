@@ -549,8 +549,8 @@ print("a number:", loss.item())
 
 
 def test_the_kernels_and_torch_ops_a_call_issues(monkeypatch):
-    """The host's work a call queues, which a tolerance cannot see: a forward is the targets' kernel (the mean's
-    divisor, the gradient's scale, the targets' check), the loss's kernel, and the mean's sum (the rows' losses
+    """The host's work a call queues, which a tolerance cannot see: a forward is the targets' kernel (the loss's
+    scale, 1 / the mean's divisor; the targets' check), the loss's kernel, and the mean's sum (the rows' losses
     come divided), where the targets took eleven torch ops before; off a GPU the check's assert besides (on one
     the kernels raise it). A step adds the backward's scale and nothing else. Rows on a cluster are the cluster's
     kernel and one program that finishes them (the losses, their sum, the targets' elements of the gradient: no

@@ -253,10 +253,10 @@ def _check_targets(bad, ok_ptr):
 @triton.jit(debug=True)  # its device_assert (_check_targets)
 def targets_kernel(target_ptr, M, V, ignore_index, weight_ptr, given_ptr, out_ptr, BLOCK: tl.constexpr,
                    HAS_WEIGHT: tl.constexpr, GIVEN: tl.constexpr, MEAN: tl.constexpr):
-    """One program over the M targets, for what the loss needs of them all: out[0] the mean's divisor (the targets
-    not ignored, each counted by its class weight, as torch; or the one given), out[1] the gradient's scale (1 /
-    the divisor for a mean, else 1), out[2] 1 where every target is ignore_index or in [0, V), else 0; out[3] 0
-    (the ticket of cluster_finish_kernel's programs)."""
+    """One program over the M targets, for what the loss needs of them all: out[0] the loss's scale (1 / the mean's
+    divisor, the targets not ignored, each counted by its class weight, as torch, or the one given; else 1), out[1]
+    1 where every target is ignore_index or in [0, V), else 0; out[2] 0 (the ticket of cluster_finish_kernel's
+    programs)."""
     count = tl.zeros((BLOCK,), tl.float32)
     bad = tl.zeros((BLOCK,), tl.int1)
     for start in range(0, M, BLOCK):
@@ -264,30 +264,28 @@ def targets_kernel(target_ptr, M, V, ignore_index, weight_ptr, given_ptr, out_pt
                                               weight_ptr, HAS_WEIGHT)
         bad |= out_of_range
         count += w_t
-    divisor = _divisor(count, given_ptr, GIVEN)
-    tl.store(out_ptr, divisor)
     if MEAN:
-        tl.store(out_ptr + 1, 1.0 / divisor)
+        tl.store(out_ptr, 1.0 / _divisor(count, given_ptr, GIVEN))
     else:
-        tl.store(out_ptr + 1, 1.0)
-    _check_targets(bad, out_ptr + 2)
-    tl.store(out_ptr + 3, 0.0)
+        tl.store(out_ptr, 1.0)
+    _check_targets(bad, out_ptr + 1)
+    tl.store(out_ptr + 2, 0.0)
 
 
 TARGETS_BLOCK = 1024
 
 
 def targets(target: torch.Tensor, V: int, ignore_index: int, weight: torch.Tensor | None,
-            given: torch.Tensor | None, mean: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(the mean's divisor, 0-d; the gradient's scale, one element; 1.0 where every target is ignored or in
-    [0, V), else 0.0, 0-d; a zero, one element: cluster_finish_kernel's ticket) of contiguous targets, in one
-    launch, where torch ops took eleven (a launch each)."""
-    out = torch.empty(4, dtype=torch.float32, device=target.device)
+            given: torch.Tensor | None, mean: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(the loss's scale, one element; 1.0 where every target is ignored or in [0, V), else 0.0, 0-d; a zero, one
+    element: cluster_finish_kernel's ticket) of contiguous targets, in one launch, where torch ops took eleven (a
+    launch each)."""
+    out = torch.empty(3, dtype=torch.float32, device=target.device)
     launch_kernel(targets_kernel, (1,), target, target.numel(), V, ignore_index,
                   weight if weight is not None else out, given if given is not None else out, out,
                   BLOCK=TARGETS_BLOCK, HAS_WEIGHT=weight is not None, GIVEN=given is not None, MEAN=mean,
                   num_warps=4)
-    return out[0], out[1:2], out[2], out[3:4]
+    return out[0:1], out[1], out[2:3]
 
 
 @triton.jit
@@ -332,19 +330,10 @@ def scale_unless_one(rows: torch.Tensor, scale: torch.Tensor) -> None:
 
 
 @triton.jit
-def _row_target(target_ptr, row, ignore_index, V):
-    """A row's target, clamped into [0, V) (an ignored row's is 0), and whether the row counts (its target is not
-    ignore_index). A target out of range is read clamped: the targets' check (targets) raises it on the device."""
-    target = tl.load(target_ptr + row).to(tl.int64)
-    kept = target != ignore_index
-    return tl.minimum(tl.maximum(tl.where(kept, target, 0), 0), V - 1), kept
-
-
-@triton.jit
-def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, x_t_ptr, V, ignore_index):
+def cluster_prologue_kernel(x_ptr, stride_x, target_ptr, x_t_ptr, M, V, ignore_index):
     """Before a cluster writes a row's gradient over its logits (in place): the row's target logit."""
     row = tl.program_id(0).to(tl.int64)
-    target, _ = _row_target(target_ptr, row, ignore_index, V)
+    target, _, _, _ = _targets_of(target_ptr, row, M, V, ignore_index, target_ptr, False)
     tl.store(x_t_ptr + row, tl.load(x_ptr + row * stride_x + target).to(tl.float32))
 
 
@@ -481,7 +470,7 @@ def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.
         programs, block, warps = 1, FINISH_BLOCK, 32
     if inplace and with_grad:
         x_t = torch.empty(M, dtype=torch.float32, device=device)
-        launch_kernel(cluster_prologue_kernel, (M,), logits, logits.stride(0), target, x_t, V, ignore_index)
+        launch_kernel(cluster_prologue_kernel, (M,), logits, logits.stride(0), target, x_t, M, V, ignore_index)
     partials = torch.empty(programs, dtype=torch.float32, device=device) if programs > 1 else lse
     cluster.launch_cross_entropy(logits, dx, lse, target, weight, scale, ignore_index, z_loss)
     launch_kernel(cluster_finish_kernel, (programs,), dx if dx is not None else logits,
@@ -530,9 +519,9 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
     cluster_rows = M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None, with_grad)
     if cluster_rows and not with_grad:  # one program after the cluster does the targets' work too
         return launch_on_cluster(logits, target, weight, ignore_index, z_loss, False, False, reduce, given, mean)
-    # the mean's divisor, the gradient's scale (each row's loss comes over the divisor, so that a mean is their sum)
-    # and the targets' check: one launch, where torch ops took eleven
-    _, scale, ok, ticket = targets(target, V, ignore_index, weight, given, mean)
+    # the loss's scale (1 / the mean's divisor: each row's loss and gradient come over it, so that a mean is the
+    # rows' sum) and the targets' check: one launch, where torch ops took eleven
+    scale, ok, ticket = targets(target, V, ignore_index, weight, given, mean)
     if cluster_rows:
         return (*launch_on_cluster(logits, target, weight, ignore_index, z_loss, with_grad, inplace, reduce,
                                    scale=scale, ticket=ticket)[:3], ok)
