@@ -111,6 +111,21 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
             assert len(config.pieces) == 1 and config.span < 2 * config.step, "one piece, padded less than twice"
 
 
+def test_a_scale_alone_takes_its_measured_configuration():
+    """A scale alone over 16-bit rows is held packed, as a plain row is, and takes MEASURED's scaled entries where
+    they measured ahead of the rule (bf16 50257: the softmax's 4 × 4, 97.4 % of a copy against the rule's 8 × 4 at
+    89.9; 32768 in 2 × 8; 151936 in 16 × 4, two pieces); its log_softmax the same CTAs, warps and pieces."""
+    bf16, scaled = torch.bfloat16, Fusion(scale=0.125)
+    assert cluster.form_of(scaled) == cluster.form_of(replace(scaled, log=True)) == "scaled"
+    assert cluster.form_of(Fusion()) == "softmax" and cluster.form_of(Fusion(log=True)) == "other"
+    assert cluster.config_for(50257, bf16, scaled) == cluster.config_for(50257, bf16)
+    shapes = {N: (c.ctas, c.num_warps, len(c.pieces)) for N in (32768, 151936)
+              for c in [cluster.config_for(N, bf16, scaled)]}
+    assert shapes == {32768: (2, 8, 1), 151936: (16, 4, 2)}, shapes
+    assert cluster.config_for(32768, bf16, Fusion(scale=0.125, log=True)).num_warps == 8
+    assert cluster.config_for(4000, bf16, scaled) == cluster.config_for(4000, bf16), "unmeasured: the rule's"
+
+
 def test_declared_limits():
     variant = softmax_bench.variants()["cluster"]
     assert variant.traffic(4, 65536, torch.bfloat16, PLAIN).total_bytes == 2 * 4 * 65536 * 2
@@ -147,6 +162,18 @@ def test_says_why_where_it_does_not_run():
 
 # --- compiled code (CPU, for sm_90) --------------------------------------------------------------------------
 
+def step_cap(dtype: str, N: int) -> dict:
+    """A loss step's register cap at width N where cluster.CROSS_ENTROPY sets one, as a compile case's key."""
+    config = cluster.CROSS_ENTROPY.get(("step", "fp32" if dtype == "fp32" else "packed"), {}).get(N)
+    return {"max_registers": config[3]} if config and config[3] else {}
+
+
+def element_uncapped(dtype: str, N: int) -> dict:
+    """Causal rows by elements uncapped where cluster.CAUSAL_REGISTERS caps the same rows by vectors (bf16 50257
+    at 96: by elements, 628 bytes spilled), as a compile case's key: the cap is fitted to the vectors' code."""
+    return {"max_registers": None} if N in cluster.CAUSAL_REGISTERS["fp32" if dtype == "fp32" else "packed"] else {}
+
+
 FORWARD_CASES = {
     "plain": [
         {"kernel": "forward", "dtype": "bf16", "N": 50257}, {"kernel": "forward", "dtype": "bf16", "N": 262144},
@@ -177,16 +204,19 @@ FORWARD_CASES = {
     "biased configurations": [  # every entry of cluster.BIASED, in its configuration
         {"kernel": "forward", "dtype": {2: "bf16", 4: "fp32"}[size], "N": N, "scale": 0.125, "bias": True}
         for size, entries in cluster.BIASED.items() for N in entries],
-    "cross entropy": [  # plain, then cross_entropy's rows with their gradient, then without (the lse alone)
+    "cross entropy": [  # plain, then cross_entropy's rows with their gradient (capped as a step launches them:
+        # cluster.CROSS_ENTROPY), then without (the lse alone)
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
         for dtype, N in (("bf16", 128256), ("fp32", 151936), ("bf16", 50257))
-        for form in ({}, {"cross_entropy": "grad"}, {"cross_entropy": "loss"}, {"cross_entropy": "grad+z"})],
+        for form in ({}, {"cross_entropy": "grad", **step_cap(dtype, N)}, {"cross_entropy": "loss"},
+                     {"cross_entropy": "grad+z", **step_cap(dtype, N)})],
     "causal vectors": [  # cluster.CAUSAL_VECTORS: the plain row, then causal with the element select, then by vectors
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
         for dtype, N, extra in (("bf16", 128256, {}), ("bf16", 50257, {}),
                                 ("fp16", 100003, {"scale": -0.5, "log": True}), ("fp32", 262144, {}),
                                 ("bf16", 151936, {"scale": 0.125, "mask": True}))
-        for form in ({**extra, "causal": False}, {**extra, "causal": True, "causal_vectors": False},
+        for form in ({**extra, "causal": False}, {**extra, "causal": True, "causal_vectors": False,
+                                                  **element_uncapped(dtype, N)},
                      {**extra, "causal": True, "causal_vectors": True})],
     "log capped": [  # cluster.LOG_REGISTERS, config_for's choice
         {"kernel": "forward", "dtype": "fp32", "N": 128256, "scale": 0.125, "causal": True, "log": True},
@@ -255,7 +285,9 @@ def test_log_softmax_compiled_for_sm90_no_spills(compiled_forwards):
 
 
 def fused_form(name: str, N: int, dtype: torch.dtype) -> Fusion:
-    """A row of MEASURED's or BIASED's form `name` (masked, causal, biased), scaled."""
+    """A row of MEASURED's or BIASED's form `name` (masked, causal, biased, scaled), scaled."""
+    if name == "scaled":
+        return Fusion(scale=0.125)
     if name == "masked":
         return Fusion(scale=0.125, mask=torch.empty(1, N, dtype=torch.uint8))
     if name == "causal":
@@ -348,21 +380,27 @@ def test_cross_entropy_rows_compile_as_the_softmax_rows(compiled_forwards):
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_cross_entropy_rows_load_their_factor_with_the_row(tmp_path):
-    """Compiled for sm_90 (ptxas, then cuobjdump): a loss row's factor is read before the CTA's first barrier,
-    beside the row's loads, so that its latency is the row's: the row's target, the loss's scale and, with class
-    weights, the target's weight. Loaded after the exchange, each row's stores waited for it: on the H200 the
-    kernel with the gradient ran 13 % slower than the softmax of the same rows (bf16 4096×128256, twenty-fifth
-    session). The z-loss's factor is the same scale's 2z times: no load of its own (a factor loaded before the
-    barrier as well took bf16 50257 to 110 registers, not 96)."""
+    """Compiled for sm_90 (ptxas, then cuobjdump): a loss row's target and the loss's scale are read before the
+    CTA's first barrier, beside the row's loads, so that their latency is the row's; with class weights the
+    target's weight is read after it (its address needs the target's data). Loaded after the exchange, a row's
+    factor held its stores back: on the H200 the kernel with the gradient ran 13 % slower than the softmax of the
+    same rows (bf16 4096×128256, twenty-fifth session). The z-loss's factor is the same scale's 2z times: no load
+    of its own (a factor loaded before the barrier as well took bf16 50257 to 110 registers, not 96). And the
+    row's own loads all go before any wait (bf16 50257 with the factor computed before them: 8, a wait, 8)."""
     cases = [{"kernel": "forward", "dtype": "bf16", "N": 128256, "cross_entropy": form, "class_weight": weighted}
              for form, weighted in (("grad", False), ("grad", True), ("grad+z", False))]
     compile_in_subprocess(cases, tmp_path)
-    for case, (before, after) in zip(cases, ((2, 0), (3, 0), (2, 0))):
+    for case, (before, after) in zip(cases, ((2, 0), (2, 1), (2, 0))):
         sass = sass_of(case, tmp_path).splitlines()
         scalar_loads = [i for i, line in enumerate(sass) if re.search(r"\bLDG\.E(\.64)? ", line)]
         first_barrier = next(i for i, line in enumerate(sass) if "BAR.SYNC" in line)
         assert sum(i < first_barrier for i in scalar_loads) == before, (case, scalar_loads, first_barrier)
         assert sum(i > first_barrier for i in scalar_loads) == after, (case, scalar_loads, first_barrier)
+    cap = cluster.CROSS_ENTROPY[("step", "packed")][50257][3]  # bf16 50257's step as launched, beside its softmax
+    plain, loss = {"kernel": "forward", "dtype": "bf16", "N": 50257}, {"cross_entropy": "grad", "max_registers": cap}
+    compiled = compile_in_subprocess([plain, {**plain, **loss}], tmp_path)
+    (row_loads,), waves = load_waves(sass_of(plain, tmp_path)), load_waves(sass_of({**plain, **loss}, tmp_path))
+    assert waves[0] >= row_loads and compiled[1]["spill_bytes"] == 0, (waves, row_loads)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -381,6 +419,9 @@ def test_causal_rows_by_vectors_select_no_element(compiled_forwards):
         assert (vectors["loads_v4"], vectors["stores_v4"]) == (element["loads_v4"], element["stores_v4"]), vectors
         assert vectors["selects"] <= plain["selects"] + 8 < element["selects"], (plain, element, vectors)
         assert vectors["registers"] <= element["registers"] + 2, (element, vectors)
+        # CAUSAL_REGISTERS: bf16 50257 at 96, 5 CTAs of 4 warps an SM (uncapped, 112 registers: 4)
+        cap = cluster.CAUSAL_REGISTERS["fp32" if vectors["dtype"] == "fp32" else "packed"].get(vectors["N"])
+        assert cap is None or vectors["registers"] <= cap, (vectors, cap)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -412,9 +453,10 @@ def test_a_bias_on_x_grid_is_read_in_vectors_beside_x(compiled_forwards):
 
 
 # Registers a thread of each BIASED configuration took on the H200 (n_regs in
-# evidence/experiments/2026-12-03-session22/biased-configs/ and biased-*/; fp32 without BIAS_BLEND)
+# evidence/experiments/2026-12-03-session22/biased-configs/ and biased-*/; fp32 without BIAS_BLEND; fp32 50257 in
+# evidence/experiments/2026-12-04-session27/biased-configs/)
 BIASED_REGISTERS = {("bf16", 16384): 54, ("bf16", 50257): 94, ("bf16", 128256): 64, ("bf16", 131072): 64,
-                    ("bf16", 151936): 120, ("fp32", 128256): 60, ("fp32", 151936): 60}
+                    ("bf16", 151936): 120, ("fp32", 50257): 64, ("fp32", 128256): 60, ("fp32", 151936): 60}
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -653,11 +695,12 @@ def test_a_biased_rows_loads_are_in_flight_at_once(tmp_path):
     """Compiled for sm_90 (ptxas, then cuobjdump): bf16 rows with a bf16 bias, x · 0.125 + bias held in fp32, in 8
     CTAs of 8 warps, issue all their loads before reading any (BIAS_BLEND); with gl.where's predicates a wave of two
     or four, then a wait (65536: 4, 2, 2; 50257: 2, 2, 2, 2, 2). So does fp32 biased 128256's log_softmax under its
-    LOG_REGISTERS cap (config_for's), where uncapped it waits after seven of its eight."""
+    LOG_REGISTERS cap (config_for's), where uncapped it waits after seven of its eight, and fp32 biased 50257 in
+    BIASED's 16 × 8 under its cap of 80 (64 registers), where uncapped (58) it waits after six of its ten."""
     cases = [{"kernel": "forward", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "bias_blend": blend,
               "ctas": 8, "warps": 8} for N in (50257, 65536) for blend in (False, True)]
-    cases += [{"kernel": "forward", "dtype": "fp32", "N": 128256, "scale": 0.125, "bias": True, "log": True,
-               **uncapped} for uncapped in ({"max_registers": None}, {})]
+    cases += [{"kernel": "forward", "dtype": "fp32", "N": N, "scale": 0.125, "bias": True, "log": log, **uncapped}
+              for N, log in ((128256, True), (50257, False)) for uncapped in ({"max_registers": None}, {})]
     for case, compiled in zip(cases, compile_in_subprocess(cases, tmp_path)):
         waves = load_waves(sass_of(case, tmp_path))
         assert sum(waves) >= compiled["loads_v4"] > 4, (case, waves)

@@ -113,6 +113,11 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
     "packed": {16384: (2, 4), 32768: (4, 4), 131072: (8, 4)},
     "fp32": {16384: (2, 8)},
 }
+# Register caps for causal rows read by vectors, by holding, N: where their configuration compiles to more
+# registers than the row's loads need in one wave. bf16 50257 in the plain row's 4 × 4: uncapped, 114 registers;
+# on the H200 (twenty-seventh session, evidence/experiments/2026-12-04-session26/ab-caps.py, bit for bit, % of a
+# copy of the op's bytes) 89.6 uncapped, 90.1 capped at 102, 96.1 at 96; its log 95.2, 96.5, 97.3.
+CAUSAL_REGISTERS: dict[str, dict[int, int]] = {"packed": {50257: 96}, "fp32": {}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
 # - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
@@ -123,6 +128,10 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
 # - causal (tenth session, under the element select: rows held packed now go by vectors, CAUSAL_VECTORS): bf16
 #   128256 68 against 57, 151936 70 against 60, 262144 71 against 63; fp32 (by elements) 151936 capped at 128
 #   registers 98.0 against 95.0 uncapped (nineteenth session, cluster-configs.py fp32 causal 151936).
+# - scaled (a scale alone; 16-bit rows held packed as a plain row, the scale applied to x − max; twenty-seventh
+#   session, cluster-configs.py bf16 scaled, % of a copy): 32768 in 2 × 8 97.0 against the rule's 4 × 8 90.7 (42
+#   registers), 50257 in the softmax's 4 × 4 97.4 against the rule's 8 × 4 89.9, 151936 in 16 × 4, two pieces,
+#   94.7 against one padded piece 92.9 (the softmax's 8 × 8 94.1).
 MEASURED: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("softmax", "packed"): {50257: (4, 4, 1, None), 151936: (8, 8, 2, None)},
     ("masked", "packed"): {50257: (8, 8, 1, None), 128256: (16, 8, 1, None), 151936: (16, 8, 2, None),
@@ -130,17 +139,20 @@ MEASURED: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("masked", "fp32"): {128256: (16, 16, 3, None), 151936: (16, 16, 2, None)},
     ("causal", "packed"): {128256: (16, 4, 1, 128), 151936: (16, 4, 1, None), 262144: (16, 8, 1, 80)},
     ("causal", "fp32"): {151936: (16, 4, 3, 128)},
+    ("scaled", "packed"): {32768: (2, 8, 1, None), 50257: (4, 4, 1, None), 151936: (16, 4, 2, None)},
 }
 # Biased rows (a bias and a scale, nothing else fused) are held in fp32 whatever x's dtype, so MEASURED's holding
 # cannot tell 16-bit x from fp32 x: their entries, by x's bytes an element, N: (CTAs, warps, the most pieces,
 # registers' cap or None). On the H200 (twenty-second session, scripts/cluster-configs.py OUT.csv bf16|fp32 biased,
 # % of a copy of x, the bias and y; 16-bit with BIAS_BLEND, fp32 without): bf16 50257 99.3 against 92.4 in the
 # rule's 8 × 8, 128256 98.3 against 85.4 (16 × 4), 131072 98.2 against 83.5 (16 × 4), 151936 92.7 against 72.6
-# (16 × 4); fp32 128256 96.2 against 69.2 (16 × 4), 151936 99.1 against 59.2.
+# (16 × 4); fp32 128256 96.2 against 69.2 (16 × 4), 151936 99.1 against 59.2; fp32 50257 in 16 × 8 capped at 80
+# registers 95.8 against 90.1 in the rule's 8 × 8 (whose loads wait halfway, [8, 2, 2, 2, 2]), uncapped 75.2 at
+# 58 registers (twenty-seventh session; its log alike: 95.6, 89.2, 75.7, so LOG_REGISTERS keeps the cap).
 BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
     2: {16384: (4, 4, 1, None), 50257: (8, 4, 1, None), 128256: (16, 8, 1, None), 131072: (16, 8, 1, None),
         151936: (8, 8, 2, None)},
-    4: {128256: (16, 16, 1, None), 151936: (16, 16, 2, None)},
+    4: {50257: (16, 8, 1, 80), 128256: (16, 16, 1, None), 151936: (16, 16, 2, None)},
 }
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
@@ -221,8 +233,11 @@ MASKED_LOG_AS_PLAIN_AT = {"packed": MASKED_AS_PLAIN_AT["packed"], "fp32": frozen
 # and 50257 in the softmax's (within 0.4 of the best). fp32 50257's step capped at 64 registers: reading its factor
 # from the row's target and the loss's scale took it from 64 to 68 (compiled for sm_90), 4 CTAs of 8 warps an SM to
 # 3, and the kernel from 98.1 to 91.1 % of a copy (H200, twenty-sixth session, ce-split.py); capped, no spills.
+# bf16 50257's step capped at 96: holding the target and the scale through the row's loads took it to 108 (its
+# loaded factor's 96), where the row's 14 loads stay in one wave at 96 (compiled for sm_90, no spills).
 CROSS_ENTROPY: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("forward", "packed"): {50257: (4, 4, 3, None), 128256: (8, 4, 1, None)},
+    ("step", "packed"): {50257: (4, 4, 1, 96)},
     ("step", "fp32"): {50257: (8, 8, 3, 64)},
 }
 # Register caps for a form's log_softmax where its own configuration's registers cost warps: fp32 causal 128256's
@@ -233,7 +248,7 @@ CROSS_ENTROPY: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]
 # (twenty-fifth session, ab-log-configs.py biased, bit for bit: uncapped 73.3, capped at 48 97.2, at 56 98.0; its
 # softmax 96.8 uncapped, 95.3 capped at 48).
 LOG_REGISTERS: dict[tuple[str, str], dict[int, int]] = {("causal", "fp32"): {128256: 112},
-                                                         ("biased", "fp32"): {128256: 56}}
+                                                         ("biased", "fp32"): {50257: 80, 128256: 56}}
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -317,7 +332,8 @@ def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
             return plain
         shape = CAUSAL_VECTORS_SHAPES[how].get(N)
         config = layout(window_lanes(N, dtype), *shape, dtype, how) if shape else plain
-        return replace(config, max_registers=None) if UNCAPPED_CAUSAL else config
+        cap = CAUSAL_REGISTERS[how].get(N)
+        return replace(config, max_registers=cap) if UNCAPPED_CAUSAL or cap else config
     form = form_of(fusion)
     measured = BIASED[dtype.itemsize].get(N) if form == "biased" else MEASURED.get((form, how), {}).get(N)
     if measured is not None:
@@ -366,11 +382,11 @@ def causal_vectors(N: int, how: str, fusion: Fusion = PLAIN) -> bool:
 
 def form_of(fusion: Fusion) -> str:
     """Which of MEASURED's forms a softmax is: masked (a keep-mask, with or without the rest), causal (a causal
-    mask, no keep-mask), softmax (nothing fused), biased (BIASED's: a bias, with or without a scale); other for a
-    scale alone, a bias beside a mask, and a bare log_softmax. The log_softmax of a masked, causal or biased row
-    is its form's: it loads and holds what the softmax does and differs only in what it writes (measured on the
-    H200, twenty-third session: biased fp32 151936 at 59 % of its roofline in the rule's configuration), with
-    LOG_AS_FORM; without it, other."""
+    mask, no keep-mask), scaled (a scale alone), softmax (nothing fused), biased (BIASED's: a bias, with or
+    without a scale); other for a bias beside a mask and a bare log_softmax. The log_softmax of a masked, causal,
+    biased or scaled row is its form's: it loads and holds what the softmax does and differs only in what it
+    writes (measured on the H200, twenty-third session: biased fp32 151936 at 59 % of its roofline in the rule's
+    configuration), with LOG_AS_FORM; without it, other."""
     if fusion.log and not LOG_AS_FORM:
         return "other"
     if fusion.bias is not None:
@@ -379,6 +395,8 @@ def form_of(fusion: Fusion) -> str:
         return "masked"
     if fusion.causal_m is not None:
         return "causal"
+    if fusion.scale != 1.0:
+        return "scaled"
     return "softmax" if fusion.plain else "other"
 
 
@@ -721,17 +739,16 @@ if gluon is not None:
         return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL and not CAUSAL_VECTORS)
 
     @gluon.jit
-    def _row_factor(target_ptr, row, ignore_index, N, class_weight_ptr, loss_scale_ptr, z_loss,
-                    HAS_CLASS_WEIGHT: gl.constexpr):
-        """cross_entropy's factors of a row's gradient: its target's class weight (1 without weights) times the
-        loss's scale, and the z-loss's 2z · scale; both 0 for a row whose target is ignore_index. A target out of
-        [0, N) is read clamped: the targets' check raises it on the device."""
-        target = gl.load(target_ptr + row).to(gl.int64)
+    def _row_factor(target, loss_scale, ignore_index, N, class_weight_ptr, z_loss, HAS_CLASS_WEIGHT: gl.constexpr):
+        """cross_entropy's factors of a row's gradient from its target and the loss's scale (loaded with the row):
+        the target's class weight (1 without weights) times the scale, and the z-loss's 2z · scale; both 0 for a
+        row whose target is ignore_index. A target out of [0, N) is read clamped: the targets' check raises it on
+        the device."""
         kept = target != ignore_index
-        scale = gl.where(kept, gl.load(loss_scale_ptr), 0.0)
+        scale = gl.where(kept, loss_scale, 0.0)
         factor = scale
         if HAS_CLASS_WEIGHT:
-            clamped = gl.minimum(gl.maximum(target, 0), N - 1)
+            clamped = gl.minimum(gl.maximum(target.to(gl.int64), 0), N - 1)
             factor = factor * gl.load(class_weight_ptr + clamped).to(gl.float32)
         return factor, scale * (2.0 * z_loss)
 
@@ -935,12 +952,13 @@ if gluon is not None:
             cuts = (last >= 0) & ((last + 1) % VEC != 0) & (cut >= first_whole) & (cut + VEC <= end_whole)
             diagonal = gl.where(cuts, cut, -1)
 
-        if HAS_FACTOR:  # cross_entropy's factors, read with the row: loaded after the exchange, a factor held every
-            # store of the row back by a load's latency (bf16 4096×128256: 13 % slower than the softmax; H200,
-            # twenty-fifth session). The z-loss's is 2z times the same scale: a factor of its own loaded here took bf16
-            # 50257 to 110 registers, not 96, and reloading the target after the exchange bf16 128256 to 80, not 72.
-            factor, z_factor = _row_factor(target_ptr, row, ignore_index, N, class_weight_ptr, loss_scale_ptr,
-                                           z_loss, HAS_CLASS_WEIGHT)
+        if HAS_FACTOR:  # cross_entropy's factors' inputs, read with the row: loaded after the exchange, a factor held
+            # every store of the row back by a load's latency (bf16 4096×128256: 13 % slower than the softmax; H200,
+            # twenty-fifth session). Used after the exchange: compared here, the target's data was waited for among
+            # the row's loads (bf16 50257: the row's 14 vector loads issued 8, a wait, then the rest). The z-loss's
+            # factor is 2z times the same scale (a factor of its own loaded here took bf16 50257 to 110 registers).
+            target = gl.load(target_ptr + row)
+            loss_scale = gl.load(loss_scale_ptr)
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
@@ -1020,6 +1038,8 @@ if gluon is not None:
                 first = gl.arange(0, gl.num_ctas(), shift_c.type.layout) == 0
                 gl.store(lse_ptr + row + first.to(gl.int64) * 0, lse, mask=first)
             if HAS_FACTOR:  # y = softmax · the row's factor, rounded once: cross_entropy's gradient, but at t
+                factor, z_factor = _row_factor(target, loss_scale, ignore_index, N, class_weight_ptr, z_loss,
+                                               HAS_CLASS_WEIGHT)
                 if HAS_Z_LOSS:  # the z-loss's share, 2z · scale · lse · p_j in the gradient (0 for an ignored row)
                     g = g * (factor + z_factor * lse)
                 else:

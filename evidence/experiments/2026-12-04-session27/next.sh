@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The twenty-seventh session's device steps (carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]):
+#   bash evidence/experiments/2026-12-04-session27/next.sh STEP
+# configs: the GPU tests of the cluster kernels (test_cluster.py), then sweeps of the cells whose configuration this
+#   session changed, with their peers: --op scaled bf16 4096×32768, 8192×50257, 2048×151936 (MEASURED's scaled
+#   form); --op causal bf16 8192×50257 and its --log (CAUSAL_REGISTERS); --op biased fp32 8192×50257 and its --log
+#   (BIASED, LOG_REGISTERS). Predictions (cluster-configs.py and ab-caps.py, this session): scaled 97.0 / 97.4 /
+#   94.7 % of a copy, causal 96.1 (log 97.3), biased 95.8 (log 95.6), each ± 1. (Its runs.csv did not come back: a
+#   run returns a few files only; run as `next.sh configs; cd $OUT && tar czf runs.tgz runs && rm -rf runs`.)
+# scaled-log: --op scaled --log at the same three widths, its runs tarred.
+set -u
+step=$1; shift
+. .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .ab/whl/*.whl 2>&1 | grep -v WARN
+export PYTHONPATH=$PYTHONPATH:/tmp/site:$PWD/scripts
+python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
+peers=(--variant auto --variant eager --variant torch_compile)
+sweep() {  # ID ARG ...
+  local id=$1; shift
+  timeout 200 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id "${peers[@]}" "$@" > $OUT/$id.txt 2>&1
+  echo "$id rc=$? at $SECONDS s"; grep -E "^ *[0-9,]+ |^ *×[0-9]+ " $OUT/$id.txt
+}
+case $step in
+  configs)
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cluster.py -rfE > $OUT/tests.txt 2>&1
+    echo "tests rc=$? at $SECONDS s"; tail -3 $OUT/tests.txt
+    sweep scaled-cluster-h200 --op scaled --dtype bf16 --shape 4096x32768 --shape 8192x50257 --shape 2048x151936
+    sweep causal-50257-h200 --op causal --dtype bf16 --shape 8192x50257
+    sweep causal-log-50257-h200 --op causal --log --dtype bf16 --shape 8192x50257
+    sweep biased-50257-h200 --op biased --dtype fp32 --shape 8192x50257
+    sweep biased-log-50257-h200 --op biased --log --dtype fp32 --shape 8192x50257 ;;
+  scaled-log)  # the scaled form's log at the widths MEASURED names (prediction: within 1 of the softmax's 97 / 98 / 95)
+    sweep scaled-log-cluster-h200 --op scaled --log --dtype bf16 --shape 4096x32768 --shape 8192x50257 \
+      --shape 2048x151936
+    cd $OUT && tar czf runs.tgz runs && rm -rf runs ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
