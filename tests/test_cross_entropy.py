@@ -10,6 +10,7 @@ import sys
 import pytest
 import torch
 import torch.nn.functional as F
+import triton
 
 import softmax_bench
 from softmax_bench.kernels import cross_entropy as kernel
@@ -454,15 +455,20 @@ from tests.compile_sm90 import compiled_for_sm90, signature_of
 kernel = cross_entropy.cluster_finish_kernel
 launches = {"forward": (cross_entropy.FINISH_BLOCK, 32, False), "step": (cross_entropy.FINISH_ROWS, 4, True)}
 for name, (block, warps, grad) in launches.items():
-    for options in (False, True):  # with class weights and the z-loss, or neither
+    for options, wait in ((False, False), (True, False), (False, True)):  # class weights and the z-loss, or not
         constexprs = {"BLOCK": block, "HAS_WEIGHT": options, "HAS_Z": options, "WITH_GRAD": grad,
-                      "X_T_GIVEN": False, "REDUCE": True, "COUNT": not grad, "GIVEN": False, "MEAN": True}
+                      "X_T_GIVEN": False, "REDUCE": True, "COUNT": not grad, "GIVEN": False, "MEAN": True,
+                      "WAIT": wait}
         types = {**{p: "*fp32" for p in kernel.arg_names if p.endswith("_ptr")}, "dx_ptr": "*bf16",
                  "x_ptr": "*bf16", "target_ptr": "*i64", "z_loss": "fp32"}
         source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs)
         ptx, report, spilled = compiled_for_sm90(source, {"num_warps": warps, "debug": True},
-                                                 f"{sys.argv[1]}/finish-{name}-{options}.ptx")
-        print(name, options, re.search(r"Used (\\d+) registers", report).group(1), spilled)
+                                                 f"{sys.argv[1]}/finish-{name}-{options}-{wait}.ptx")
+        before, _, after = ptx.partition("griddepcontrol.wait")
+        accesses = [len(re.findall(pattern, part)) for part in (before, after)
+                    for pattern in (r"ld\\.global[.\\w]*\\.b64", r"ld\\.global[.\\w]*\\.b16", r"ld\\.global[.\\w]*\\.b32",
+                                    r"st\\.global|atom\\.global")]
+        print(name, options, wait, re.search(r"Used (\\d+) registers", report).group(1), spilled, *accesses)
 """
 
 
@@ -473,9 +479,13 @@ def test_the_finishing_programs_compile_without_spills_on_sm90(tmp_path):
     with and without class weights and the z-loss, spill nothing (8192 rows at a time in 32 warps spilled 40
     bytes)."""
     lines = printed_without_interpreter("-c", SM90_FINISH, str(tmp_path), timeout=300)
-    assert len(lines) == 4, lines
-    for name, options, registers, spilled in (line.split() for line in lines):
+    assert len(lines) == 6, lines
+    for name, options, wait, registers, spilled, *accesses in (line.split() for line in lines):
         assert int(spilled) == 0 and int(registers) <= (64 if name == "forward" else 255), (name, options, registers)
+        targets, logits, floats, writes, targets_after, logits_after, floats_after, writes_after = map(int, accesses)
+        if wait == "True":  # FINISH_PDL: what the cluster does not write read before the wait, the rest after it
+            assert targets and logits and not (targets_after or logits_after), (name, accesses)
+            assert floats_after and writes_after and not writes, (name, accesses)
 
 
 SM90_CASES = ("50257", "32000", "32000+all")
@@ -792,6 +802,31 @@ def test_a_step_of_many_rows_sums_every_programs_rows(cluster_rows):
         expected = reference(x64, target, reduction=reduction)
         torch.testing.assert_close(loss.double(), expected, atol=LOSS_TOL[torch.bfloat16] * 3000, rtol=1e-5)
     assert kernel.FINISH_ROWS * 5 < 3000 <= kernel.FINISH_ROWS * 6 and cluster_rows == [True, True]
+
+
+@pytest.mark.skipif(DEVICE != "cuda" or not hasattr(triton.language.extra.cuda, "gdc_wait"),
+                    reason="griddepcontrol is PTX (the interpreter does not run it), in Triton's extra.cuda")
+@pytest.mark.parametrize("M,V,dtype", [(2048, 151936, torch.bfloat16), (3000, 50257, torch.bfloat16),
+                                       (700, 50257, torch.float32)], ids=str)
+def test_a_dependent_finish_gives_the_same_bits(M, V, dtype, monkeypatch):
+    """kernel.FINISH_PDL: the finishing kernel launched as the cluster's programmatic dependent, reading the
+    targets' logits before it waits for the cluster, gives the loss, the lse and the gradient it gives launched
+    after the cluster, bit for bit: a forward's one program, a step's programs and their last one's sum, with
+    class weights and the z-loss, ignored rows among them."""
+    x, target = logits_and_targets(M, V, dtype)
+    kwargs = {**options_for({"weight": "random"}, V), "z_loss": 1e-2}
+    results = []
+    for dependent in (False, True):
+        monkeypatch.setattr(kernel, "FINISH_PDL", dependent)
+        with torch.no_grad():
+            forward = softmax_bench.cross_entropy(x, target, **kwargs)
+        xg = x.clone().requires_grad_()
+        loss = softmax_bench.cross_entropy(xg, target, **kwargs)
+        (dx,) = torch.autograd.grad(loss, xg)
+        results.append((forward, loss, dx))
+    assert kernel.dependent_launch() == {"WAIT": True, "launch_pdl": True}
+    for before, after in zip(*results):
+        assert torch.equal(before, after)
 
 
 # past cluster.MIN_N; fp32 past FP32_CHUNKS_UP_TO, where a forward goes to the cluster too (50257: the step alone)

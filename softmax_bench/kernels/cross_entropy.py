@@ -19,6 +19,8 @@ gradient reads them once and writes M floats. A row is read from the 16-byte bou
 
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -342,7 +344,7 @@ def cluster_finish_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight
                           given_ptr, loss_ptr, partial_ptr, ticket_ptr, ok_ptr, M, V, ignore_index, z_loss,
                           BLOCK: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_Z: tl.constexpr,
                           WITH_GRAD: tl.constexpr, X_T_GIVEN: tl.constexpr, REDUCE: tl.constexpr,
-                          COUNT: tl.constexpr, GIVEN: tl.constexpr, MEAN: tl.constexpr):
+                          COUNT: tl.constexpr, GIVEN: tl.constexpr, MEAN: tl.constexpr, WAIT: tl.constexpr = False):
     """After the cluster, programs over the M rows, BLOCK at a time (program p the blocks p, p + P, …): each row's
     loss, w_t · (lse − x_t) + z · lse² times the scale (0 for an ignored row), their sum into loss_ptr[0] (REDUCE)
     or each into loss_ptr[row]; with the gradient the target's element, which the cluster wrote as p_t · (f + 2z ·
@@ -351,7 +353,9 @@ def cluster_finish_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight
     COUNT (one program: a forward, no gradient) this program's own: the targets' kernel's work done here, its
     divisor (`given` or counted) and its check. Several programs sum in two steps, the same loss each run: each its
     own rows' into partial_ptr[p], then the last to take a ticket (ticket_ptr, zeroed by the targets' kernel) the
-    partial sums, in order."""
+    partial sums, in order. WAIT (launched as the cluster's programmatic dependent, FINISH_PDL): the targets, their
+    weights and logits are read while the cluster's last programs finish, then griddepcontrol.wait for its
+    lses and gradient before anything the cluster wrote is read or written."""
     program = tl.program_id(0)
     programs = tl.num_programs(0)
     scale = 1.0
@@ -368,11 +372,13 @@ def cluster_finish_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight
         if COUNT:
             count += w_t
             bad |= out_of_range
-        lse = tl.load(lse_ptr + rows, mask=inside, other=0.0)
         if X_T_GIVEN:
             x_t = tl.load(x_t_ptr + rows, mask=inside, other=0.0)
         else:
             x_t = tl.load(x_ptr + rows.to(tl.int64) * stride_x + target, mask=inside, other=0.0).to(tl.float32)
+        if WAIT:
+            tl.extra.cuda.gdc_wait()
+        lse = tl.load(lse_ptr + rows, mask=inside, other=0.0)
         loss = w_t * (lse - x_t)
         if HAS_Z:
             loss += z_loss * lse * lse
@@ -415,6 +421,13 @@ def cluster_finish_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight
 # FINISH_ROWS 5.3 (5.1) (bf16 8192×50257, twenty-sixth session): one SM's gathers of the targets' logits are slow.
 FINISH_BLOCK = 4096
 FINISH_ROWS = 512
+# The finishing kernel launched as the cluster kernel's programmatic dependent (launch_pdl; sm_90): it starts as
+# the cluster's last programs exit, not after the kernel's end and a launch, and reads what the cluster does not
+# write (targets, weights, the targets' logits) before it waits for the cluster's writes. On the H200 the finishing
+# program of a forward took 4.4 µs after a 0.151 ms kernel (bf16 2048×151936, twenty-sixth session): 91 % of a read
+# against issue 27's 92. Prediction: 1–3 µs of the finish and the gap before it saved, ≥ 92. Off until measured
+# (evidence/experiments/2026-12-04-session27/next.sh ab-pdl); SOFTMAX_BENCH_FINISH_PDL=1 turns it on.
+FINISH_PDL = os.environ.get("SOFTMAX_BENCH_FINISH_PDL") == "1"
 
 
 # Rows held across a thread-block cluster (kernels/cluster.py) as a softmax row is: one read of the logits, and
@@ -480,8 +493,15 @@ def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.
                   ok if ok is not None else lse, M, V, ignore_index, float(z_loss), BLOCK=block,
                   HAS_WEIGHT=weight is not None, HAS_Z=z_loss != 0, WITH_GRAD=dx is not None,
                   X_T_GIVEN=x_t is not None, REDUCE=reduce, COUNT=not with_grad, GIVEN=given is not None, MEAN=mean,
-                  num_warps=warps)
+                  num_warps=warps, **dependent_launch())
     return loss, lse, dx, ok
+
+
+def dependent_launch() -> dict:
+    """The finishing kernel's launch options under FINISH_PDL (where this Triton has griddepcontrol), else none."""
+    if not FINISH_PDL or not hasattr(tl.extra.cuda, "gdc_wait"):
+        return {}
+    return {"WAIT": True, "launch_pdl": True}
 
 
 def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> dict:

@@ -8,6 +8,12 @@
 #   94.7 % of a copy, causal 96.1 (log 97.3), biased 95.8 (log 95.6), each ± 1. (Its runs.csv did not come back: a
 #   run returns a few files only; run as `next.sh configs; cd $OUT && tar czf runs.tgz runs && rm -rf runs`.)
 # scaled-log: --op scaled --log at the same three widths, its runs tarred.
+# ab-pdl: ce-split.py (the twenty-sixth session's) with cross_entropy.FINISH_PDL off, then on (the finishing kernel
+#   launched as the cluster's programmatic dependent: it reads the targets and their logits while the cluster's
+#   last programs run, then waits), then the GPU test that both give the same bits, then the vocab sweep with it on
+#   and the peers but Quack (run id cross-entropy-pdl-h200). Prediction: bf16 2048×151936's forward, no gradient,
+#   0.1602 → ≤ 0.1585 ms (91.6 → ≥ 92.5 % of a read in ce-split); each step 1–3 µs shorter; the loss kernels
+#   unchanged. If so, FINISH_PDL on, with the sweep as its evidence.
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
@@ -33,5 +39,16 @@ case $step in
     sweep scaled-log-cluster-h200 --op scaled --log --dtype bf16 --shape 4096x32768 --shape 8192x50257 \
       --shape 2048x151936
     cd $OUT && tar czf runs.tgz runs && rm -rf runs ;;
+  ab-pdl)
+    split=evidence/experiments/2026-12-04-session26/ce-split.py
+    timeout 200 python3 $split $OUT/ce-split-off.csv 2>&1 | grep -v "Warn\|: +" | tee $OUT/ce-split-off.txt
+    SOFTMAX_BENCH_FINISH_PDL=1 timeout 200 python3 $split $OUT/ce-split-pdl.csv 2>&1 | grep -v "Warn\|: +" \
+      | tee $OUT/ce-split-pdl.txt
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cross_entropy.py -k "dependent_finish" -rfE \
+      > $OUT/tests-pdl.txt 2>&1; echo "tests rc=$? at $SECONDS s"; tail -2 $OUT/tests-pdl.txt
+    SOFTMAX_BENCH_FINISH_PDL=1 timeout 300 python3 -m softmax_bench sweep --out $OUT/runs --preset vocab \
+      --op cross-entropy --pass both --variant fused --variant eager --variant torch_compile --variant liger \
+      --run-id cross-entropy-pdl-h200 > $OUT/cross-entropy-pdl-h200.txt 2>&1
+    echo "sweep rc=$? at $SECONDS s"; cd $OUT && tar czf runs.tgz runs && rm -rf runs ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
