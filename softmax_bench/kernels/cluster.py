@@ -113,10 +113,11 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
     "packed": {16384: (2, 4), 32768: (4, 4), 131072: (8, 4)},
     "fp32": {16384: (2, 8)},
 }
-# Register caps for causal rows read by vectors, by holding, N: where their configuration compiles to more
-# registers than the row's loads need in one wave. bf16 50257 in the plain row's 4 × 4: uncapped, 114 registers;
-# on the H200 (twenty-seventh session, evidence/experiments/2026-12-04-session26/ab-caps.py, bit for bit, % of a
-# copy of the op's bytes) 89.6 uncapped, 90.1 capped at 102, 96.1 at 96; its log 95.2, 96.5, 97.3.
+# Register caps for causal rows read by vectors, by holding, N: where a cap gives an SM one more CTA without
+# spilling. bf16 50257 in the plain row's 4 × 4: uncapped 112–114 registers, 4 CTAs an SM; at 96, 5 (compiled for
+# sm_90, its 14 loads in one wave either way). On the H200 (twenty-seventh session,
+# evidence/experiments/2026-12-04-session26/ab-caps.py, bit for bit, % of a copy of the op's bytes) 89.6 uncapped,
+# 90.1 capped at 102, 96.1 at 96; its log 95.2, 96.5, 97.3.
 CAUSAL_REGISTERS: dict[str, dict[int, int]] = {"packed": {50257: 96}, "fp32": {}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).

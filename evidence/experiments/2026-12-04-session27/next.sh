@@ -14,6 +14,10 @@
 #   and the peers but Quack (run id cross-entropy-pdl-h200). Prediction: bf16 2048×151936's forward, no gradient,
 #   0.1602 → ≤ 0.1585 ms (91.6 → ≥ 92.5 % of a read in ce-split); each step 1–3 µs shorter; the loss kernels
 #   unchanged. If so, FINISH_PDL on, with the sweep as its evidence.
+# ab-occupancy: ab-occupancy.py, config_for's configuration against a register cap that gives an SM one more CTA
+#   without spilling (compiled for sm_90: occupancy/compiled-sm90.jsonl, made by occupancy-scan.py); prediction in
+#   the script. If a cap wins: a cap table for the plain rows (issue 28's bf16 262144 and 196608) and
+#   CAUSAL_REGISTERS' entries, with the wide-rows and causal sweeps as their evidence.
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
@@ -50,5 +54,8 @@ case $step in
       --op cross-entropy --pass both --variant fused --variant eager --variant torch_compile --variant liger \
       --run-id cross-entropy-pdl-h200 > $OUT/cross-entropy-pdl-h200.txt 2>&1
     echo "sweep rc=$? at $SECONDS s"; cd $OUT && tar czf runs.tgz runs && rm -rf runs ;;
+  ab-occupancy)
+    timeout 400 python3 evidence/experiments/2026-12-04-session27/ab-occupancy.py $OUT/ab-occupancy.csv 2>&1 \
+      | grep -v Warn | tee $OUT/ab-occupancy.txt ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
