@@ -29,13 +29,22 @@ if ON_GPU:
     FORMS["compiled"] = torch.compile(compiled_softmax, fullgraph=True)
 
 
+@pytest.fixture
+def many_recompiles():
+    """One compiled function over every width and dtype: past dynamo's default 8 recompiles it would run eagerly.
+    Through dynamo's own config.patch: torch 2.14 keeps cache_size_limit as an alias of recompile_limit, which
+    monkeypatch's undo deletes (the next test then found no such attribute)."""
+    config = torch._dynamo.config
+    names = (("recompile_limit", "accumulated_recompile_limit") if hasattr(config, "recompile_limit")
+             else ("cache_size_limit", "accumulated_cache_size_limit"))
+    with config.patch(**dict.fromkeys(names, 1024)):
+        yield
+
+
 @pytest.mark.parametrize("form", list(FORMS))
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("N", WIDTHS)
-def test_softmax_has_the_properties_a_peer_suite_checks(N, dtype, form, monkeypatch):
-    # one compiled function over every width and dtype: past dynamo's default 8 recompiles it would run eagerly
-    monkeypatch.setattr(torch._dynamo.config, "cache_size_limit", 1024)
-    monkeypatch.setattr(torch._dynamo.config, "accumulated_cache_size_limit", 1024)
+def test_softmax_has_the_properties_a_peer_suite_checks(N, dtype, form, many_recompiles):
     tol = TOLERANCE[dtype]
     generator = torch.Generator(device=DEVICE).manual_seed(N)
     for M in (1, 37, 199) if ON_GPU else (1, 37):
