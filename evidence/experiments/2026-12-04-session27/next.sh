@@ -18,6 +18,10 @@
 #   without spilling (compiled for sm_90: occupancy/compiled-sm90.jsonl, made by occupancy-scan.py); prediction in
 #   the script. If a cap wins: a cap table for the plain rows (issue 28's bf16 262144 and 196608) and
 #   CAUSAL_REGISTERS' entries, with the wide-rows and causal sweeps as their evidence.
+# An order for the next 30 minutes: ab-occupancy (≈ 3 min), ab-pdl (≈ 6: two ce-splits, a test, the vocab sweep),
+# then whichever wins made the default with its sweep (wide rows for the plain caps: `sweep` with --config
+# configs/wide-rows.toml --variant auto --variant quack, Quack's three runs as the twenty-sixth next.sh says; causal
+# --preset default), then the GPU parts of the suite (scripts/gpu-tests.sh) before anything is called resolved.
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
