@@ -372,13 +372,15 @@ def cluster_finish_kernel(dx_ptr, stride_dx, x_ptr, stride_x, target_ptr, weight
         if COUNT:
             count += w_t
             bad |= out_of_range
+        if not WAIT:  # beside the targets' loads, not after their gather (which waits for them)
+            lse = tl.load(lse_ptr + rows, mask=inside, other=0.0)
         if X_T_GIVEN:
             x_t = tl.load(x_t_ptr + rows, mask=inside, other=0.0)
         else:
             x_t = tl.load(x_ptr + rows.to(tl.int64) * stride_x + target, mask=inside, other=0.0).to(tl.float32)
         if WAIT:
             tl.extra.cuda.gdc_wait()
-        lse = tl.load(lse_ptr + rows, mask=inside, other=0.0)
+            lse = tl.load(lse_ptr + rows, mask=inside, other=0.0)
         loss = w_t * (lse - x_t)
         if HAS_Z:
             loss += z_loss * lse * lse
