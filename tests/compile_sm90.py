@@ -83,7 +83,7 @@ def sass_of(case: dict, out_dir) -> str:
 
 def compile_fused_case(case: dict, out_dir: str) -> dict:
     """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED), "causal_bits",
-    "positive_scale" (CAUSAL_BITS, POSITIVE_SCALE)}): launch_config's
+    "positive_scale" (CAUSAL_BITS, POSITIVE_SCALE), "max_registers" (ptxas's maxnreg; absent: none)}): launch_config's
     tile for 2^27 / N rows, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
 
@@ -101,7 +101,9 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                        attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible})
     path = ptx_path(case, out_dir)
-    ptx, report, spill_bytes = compiled_for_sm90(source, {"num_warps": config["num_warps"]}, path)
+    options = {"num_warps": config["num_warps"], **({"maxnreg": case["max_registers"]} if case.get("max_registers")
+                                                     else {})}
+    ptx, report, spill_bytes = compiled_for_sm90(source, options, path)
     return {**case, **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
             "registers": registers_of(report, path), "spill_bytes": spill_bytes}
 

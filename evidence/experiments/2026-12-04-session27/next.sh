@@ -18,6 +18,8 @@
 #   without spilling (compiled for sm_90: occupancy/compiled-sm90.jsonl, made by occupancy-scan.py); prediction in
 #   the script. If a cap wins: a cap table for the plain rows (issue 28's bf16 262144 and 196608) and
 #   CAUSAL_REGISTERS' entries, with the wide-rows and causal sweeps as their evidence.
+# ab-fused-caps: ab-fused-caps.py, fused's causal bf16 16384×8192 and 4096×4000 (and --log) uncapped and at 48
+#   registers (a program more an SM; prediction in the script).
 # fused-fp32: scripts/fused-configs.py's warps and rows a program for fp32 --op scaled at 16384×8192 and 8192×16384,
 #   where torch.compile's own kernel ran at 101.8 and 101.3 % of a copy against auto's (fused) 97.6 and 98.5
 #   (scaled-h200-b; its plain softmax, an aten call, 87.3 and 83.8). Prediction: a configuration of fused's at ≥ 100.
@@ -64,6 +66,9 @@ case $step in
   ab-occupancy)
     timeout 400 python3 evidence/experiments/2026-12-04-session27/ab-occupancy.py $OUT/ab-occupancy.csv 2>&1 \
       | grep -v Warn | tee $OUT/ab-occupancy.txt ;;
+  ab-fused-caps)
+    timeout 300 python3 evidence/experiments/2026-12-04-session27/ab-fused-caps.py $OUT/ab-fused-caps.csv 2>&1 \
+      | grep -v Warn | tee $OUT/ab-fused-caps.txt ;;
   fused-fp32)
     timeout 300 python3 scripts/fused-configs.py $OUT/fused-fp32-scaled.csv fp32 scaled 8192 16384 2>&1 \
       | grep -v Warn | tee $OUT/fused-fp32-scaled.txt ;;
