@@ -23,7 +23,8 @@
 # fused-fp32: scripts/fused-configs.py's warps and rows a program for fp32 --op scaled at 16384×8192 and 8192×16384,
 #   where torch.compile's own kernel ran at 101.8 and 101.3 % of a copy against auto's (fused) 97.6 and 98.5
 #   (scaled-h200-b; its plain softmax, an aten call, 87.3 and 83.8). Prediction: a configuration of fused's at ≥ 100.
-# An order for the next 30 minutes: ab-occupancy (≈ 3 min), ab-pdl (≈ 6: two ce-splits, a test, the vocab sweep),
+# An order for the next 30 minutes: ab-occupancy (≈ 4 min), ab-fused-caps (≈ 2), ab-pdl (≈ 6: two ce-splits, a test,
+# the vocab sweep), fused-fp32 (≈ 2),
 # then whichever wins made the default with its sweep (wide rows for the plain caps: `sweep` with --config
 # configs/wide-rows.toml --variant auto --variant quack, Quack's three runs as the twenty-sixth next.sh says; causal
 # --preset default), then the GPU parts of the suite (scripts/gpu-tests.sh) before anything is called resolved.
