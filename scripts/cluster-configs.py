@@ -30,7 +30,7 @@ import sys
 
 import torch
 
-from config_timing import ELEMS, FUSED_OPS, VOCAB, copy_gbps, csv_rows, pass_inputs, time_checked
+from config_timing import ELEMS, FUSED_OPS, VOCAB, copy_gbps, csv_rows, occupancy_cap, pass_inputs, time_checked
 
 from softmax_bench import ops
 from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward, one_pass_traffic
@@ -73,17 +73,6 @@ def configs(N: int, dtype: torch.dtype, rows: int = 1, fusion: Fusion | None = N
                 pieces = cluster.pieces_of(config.step, unit, most)
                 if pieces != config.pieces:
                     yield dataclasses.replace(config, pieces=pieces)
-
-
-def occupancy_cap(registers: int | None, warps: int) -> int | None:
-    """The registers a thread that let an SM hold one more CTA of `warps` warps than `registers` do (64 K registers
-    an SM, 64 warps, allocated 8 at a time a thread), or None where that is below 32 or no CTA more fits. Causal bf16
-    8192×50257 went 89.6 → 96.1 % of a copy capped so (114 → 96 registers, 4 → 5 CTAs; twenty-seventh session)."""
-    if not registers:
-        return None
-    ctas = min(65536 // ((registers + 7) // 8 * 8 * 32 * warps), 64 // warps)
-    cap = 65536 // ((ctas + 1) * 32 * warps) // 8 * 8
-    return cap if 32 <= cap < registers and (ctas + 1) * warps <= 64 else None
 
 
 def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):

@@ -10,7 +10,8 @@ fused's where it runs (printed only).
 
 N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows. A sweep's
 fused op (scaled-masked, causal, biased) is timed as % of a copy of the bytes the op must move (x, the mask or
-bias, y; a causal row's kept columns), also with twice the rows a program.
+bias, y; a causal row's kept columns), also with twice the rows a program. Every configuration is then timed again
+capped at the registers that give an SM one more program of it (config_timing.occupancy_cap).
 """
 
 import itertools
@@ -19,7 +20,7 @@ from functools import partial
 
 import torch
 
-from config_timing import ELEMS, FUSED_OPS, copy_gbps, csv_rows, pass_inputs, time_checked
+from config_timing import ELEMS, FUSED_OPS, copy_gbps, csv_rows, occupancy_cap, pass_inputs, time_checked
 
 from softmax_bench import ops
 from softmax_bench.kernels import TOLERANCES, cluster_backward, fused, fused_backward, one_pass_traffic
@@ -47,8 +48,9 @@ def backward_launch(config, y, dy):
 
 def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool,
          op: str | None = None) -> None:
-    write_row = csv_rows(path, ["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "default", "n_regs",
-                                "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps", "max_err", "ok"])
+    write_row = csv_rows(path, ["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "max_registers",
+                                "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
+                                "max_err", "ok"])
     for dtype in dtypes:
         for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward, op)
@@ -56,18 +58,23 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
             default = fused_backward.launch_config(M, N, dtype) if backward else fused.launch_config(M, N, dtype)
             # the backward and the fused ops also with twice the rows a program (more bytes in flight a thread)
             tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward or op else [])
-            for tile, warps in itertools.product(tiles, WARPS):
-                config = {**tile, "num_warps": warps}
+            tried = [{**tile, "num_warps": warps} for tile, warps in itertools.product(tiles, WARPS)]
+            for config in tried:  # grows: each uncapped configuration then capped at a program more an SM
+                warps = config["num_warps"]
                 per_thread = config["BLOCK_N"] * config["ROWS"] // (32 * warps)
                 r = time_checked(run, config, ref, tolerances, dtype, nbytes, copy, (dtype, N, warps))
                 if r is None:
                     continue
+                cap = occupancy_cap(r.launch.n_regs, warps) if "maxnreg" not in config else None
+                if cap is not None:
+                    tried.append({**config, "maxnreg": cap})
                 t = r.timing
                 write_row(["backward" if backward else op or "forward", str(dtype).split(".")[-1], M, N, config["ROWS"],
-                           warps, per_thread, config == default, r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20,
-                           t.ms_p80, round(r.pct_of_copy, 1), round(copy), r.max_err, r.ok])
-                print(dtype, M, N, config["ROWS"], warps, per_thread, r.launch.n_regs, r.launch.n_spills,
-                      f"{r.pct_of_copy:.1f}%", f"err {r.max_err:.2g}", "" if r.ok else "WRONG",
+                           warps, per_thread, config.get("maxnreg"), config == default, r.launch.n_regs,
+                           r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(r.pct_of_copy, 1), round(copy),
+                           r.max_err, r.ok])
+                print(dtype, M, N, config["ROWS"], warps, per_thread, config.get("maxnreg"), r.launch.n_regs,
+                      r.launch.n_spills, f"{r.pct_of_copy:.1f}%", f"err {r.max_err:.2g}", "" if r.ok else "WRONG",
                       "(default)" if config == default else "", flush=True)
             if backward and cluster_backward.unsupported(N, dtype) is None:  # beside it: the cluster's backward
                 y, dy = run.keywords["y"], run.keywords["dy"]
