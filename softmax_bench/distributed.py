@@ -236,11 +236,21 @@ def _check_same_devices(run: Run, meta: dict, hellos: list[dict], interpret: boo
 
 def share_out(plan: SweepPlan, rows, labels: list[str], placement: str) -> list[list[sweep.TodoCell]]:
     """Each rank's cells. Replicated: every cell not yet measured on the rank's device. Sharded: the cells not yet
-    measured, dealt out in turn in sweep order, so that every rank gets narrow and wide rows alike."""
+    measured, dealt out in turn in sweep order, so that every rank gets narrow and wide rows alike; a cell that an
+    interrupted run measured in part goes to the device that measured it, so that its variants and peers are
+    compared on one device (a killed rank's cell finished by another was measured on two)."""
     if placement == "replicated":
         return [sweep.todo_cells(plan, rows[rows["device"] == label]) for label in labels]
-    cells = sweep.todo_cells(plan, rows)
-    return [cells[r::len(labels)] for r in range(len(labels))]
+    measured_on = {(str(r.dtype), str(r.M), str(r.N)): getattr(r, "device", None) for r in rows.itertuples()}
+    shares, dealt = [[] for _ in labels], 0
+    for cell in sweep.todo_cells(plan, rows):
+        owner = measured_on.get((str(cell[0]), str(cell[1]), str(cell[2])))
+        if owner in labels:
+            shares[labels.index(owner)].append(cell)
+        else:
+            shares[dealt % len(labels)].append(cell)
+            dealt += 1
+    return shares
 
 
 def row_key(row: dict) -> tuple:

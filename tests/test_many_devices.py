@@ -18,6 +18,8 @@ import torch
 
 from softmax_bench import regression
 from softmax_bench.across_devices import deviation_from_others, outlier
+from softmax_bench.config import SweepPlan
+from softmax_bench.distributed import share_out
 from softmax_bench.results import COLUMNS, KEY, Run
 
 from .conftest import DEVICE, REPO, assert_usage_error, flat, invoke
@@ -156,6 +158,22 @@ def sharded(killed):
                          "--out", killed.run_dir.parent)
     assert done.returncode == 0, done.stderr
     return killed.run_dir, done
+
+
+def test_a_cell_measured_in_part_is_finished_on_the_device_that_began_it():
+    """distributed.share_out, sharded: the cells left are dealt out in turn in sweep order, but a cell an
+    interrupted run measured in part (fused done on cpu:1, eager not) goes back to cpu:1, so that the cell's
+    variants are compared on one device. Before, the dealing gave it to whichever rank its turn fell on, and the
+    killed-and-resumed run below sometimes held a cell measured on both devices."""
+    plan = SweepPlan(shapes=[(16, 32), (16, 1000), (4, 5000)], dtypes=["fp32"], variants=["fused", "eager"])
+    rows = pd.DataFrame([{"variant": "fused", "pass": "forward", "dtype": "fp32", "M": 16, "N": 32, "device": "cpu:1"}])
+    shares = share_out(plan, rows, ["cpu:0", "cpu:1"], "sharded")
+    assert [[cell[:3] for cell in share] for share in shares] == [[("fp32", 16, 1000)],
+                                                                  [("fp32", 16, 32), ("fp32", 4, 5000)]]
+    assert shares[1][0][3] == [("eager", "forward")], "only what the cell still lacks"
+    fresh = share_out(plan, rows.iloc[:0], ["cpu:0", "cpu:1"], "sharded")  # nothing measured: dealt in turn
+    assert [[cell[:3] for cell in share] for share in fresh] == [[("fp32", 16, 32), ("fp32", 4, 5000)],
+                                                                 [("fp32", 16, 1000)]]
 
 
 def test_a_killed_rank_leaves_the_others_cells(killed):
