@@ -238,7 +238,7 @@ def share_out(plan: SweepPlan, rows, labels: list[str], placement: str) -> list[
     """Each rank's cells. Replicated: every cell not yet measured on the rank's device. Sharded: the cells not yet
     measured, dealt out in turn in sweep order, so that every rank gets narrow and wide rows alike; a cell that an
     interrupted run measured in part goes to the device that measured it, so that its variants and peers are
-    compared on one device (a killed rank's cell finished by another was measured on two)."""
+    compared on one device (dealt in turn, a cell begun on one device was finished on another)."""
     if placement == "replicated":
         return [sweep.todo_cells(plan, rows[rows["device"] == label]) for label in labels]
     measured_on = {(str(r.dtype), str(r.M), str(r.N)): getattr(r, "device", None) for r in rows.itertuples()}
