@@ -105,9 +105,10 @@ def in_rounds(calls: dict, rounds: int, dtype: torch.dtype, nbytes: int, write_r
 
 
 def occupancy_cap(registers: int | None, warps: int) -> int | None:
-    """The registers a thread that let an SM hold one more CTA of `warps` warps than `registers` do (64 K registers
-    an SM, 64 warps, allocated 8 at a time a thread), or None where that is below 32 or no CTA more fits. Causal bf16
-    8192×50257 went 89.6 → 96.1 % of a copy capped so (114 → 96 registers, 4 → 5 CTAs; twenty-seventh session)."""
+    """The most registers a thread may take for an SM to hold one more CTA of `warps` warps than at `registers`
+    (64 K registers an SM, 64 warps, allocated 8 at a time a thread), or None where that is below 32 or no CTA more
+    fits. Causal bf16 8192×50257 went 89.6 → 96.1 % of a copy capped so (114 → 96 registers, 4 → 5 CTAs;
+    twenty-seventh session)."""
     if not registers:
         return None
     ctas = min(65536 // ((registers + 7) // 8 * 8 * 32 * warps), 64 // warps)
