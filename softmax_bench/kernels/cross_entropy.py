@@ -501,7 +501,7 @@ def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.
 
 def dependent_launch() -> dict:
     """The finishing kernel's launch options under FINISH_PDL (where this Triton has griddepcontrol), else none."""
-    if not FINISH_PDL or not hasattr(tl.extra.cuda, "gdc_wait"):
+    if not FINISH_PDL or not hasattr(getattr(tl.extra, "cuda", None), "gdc_wait"):
         return {}
     return {"WAIT": True, "launch_pdl": True}
 
