@@ -2,6 +2,7 @@
 added as PaLM and Gemma 2 define them), its fused gradient against float64 autograd, the registered op, and the
 errors it gives. Through the interpreter on CPU, the compiled kernel on a GPU."""
 
+import os
 import random
 import re
 import subprocess
@@ -827,6 +828,20 @@ def test_a_dependent_finish_gives_the_same_bits(M, V, dtype, monkeypatch):
     assert kernel.dependent_launch() == {"WAIT": True, "launch_pdl": True}
     for before, after in zip(*results):
         assert torch.equal(before, after)
+
+
+def test_the_dependent_finish_is_the_default_but_not_in_the_interpreter(monkeypatch):
+    """FINISH_PDL is on unless SOFTMAX_BENCH_FINISH_PDL=0 (measured faster on the H200); Triton's interpreter has no
+    griddepcontrol, so there the finishing kernel launches after the cluster as before."""
+    script = "from softmax_bench.kernels import cross_entropy as k; print(k.FINISH_PDL)"
+    for env, on in ((None, "True"), ("0", "False"), ("1", "True")):
+        environ = {k: v for k, v in os.environ.items() if k != "SOFTMAX_BENCH_FINISH_PDL"}
+        environ.update({"SOFTMAX_BENCH_FINISH_PDL": env} if env else {})
+        printed = subprocess.run([sys.executable, "-c", script], env=environ, capture_output=True, text=True)
+        assert printed.stdout.strip() == on, (env, printed.stderr[-500:])
+    if interpreted():
+        monkeypatch.setattr(kernel, "FINISH_PDL", True)
+        assert kernel.dependent_launch() == {}
 
 
 # past cluster.MIN_N; fp32 past FP32_CHUNKS_UP_TO, where a forward goes to the cluster too (50257: the step alone)

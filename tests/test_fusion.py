@@ -194,6 +194,31 @@ def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path)
         assert (len(waves) == 1) == case["causal_bits"], (case, waves)
 
 
+def test_causal_tiles_whose_registers_cost_a_program_an_sm_are_capped(tmp_path):
+    """fused.CAUSAL_REGISTERS: causal bf16 rows of 8192 (softmax and log) and 4000 (softmax: its log measured
+    slower capped) launch capped at 48 registers, the same output; other rows, a keep-mask beside the causal one,
+    and a configuration given by the caller are not capped. Compiled for sm_90, the capped tiles spill nothing."""
+    from softmax_bench.kernels import fused
+
+    from .compile_sm90 import compile_in_subprocess
+
+    def cap_of(x, fusion, config=None):
+        y, launched = fused.launch(x, fusion, config)
+        return launched.config.get("maxnreg")
+
+    for N, log, cap in ((8192, False, 48), (8192, True, 48), (4000, False, 48), (4000, True, None)):
+        x = torch.randn(2, N, dtype=torch.bfloat16, device=DEVICE)
+        causal = Fusion(causal_m=2, log=log)
+        assert cap_of(x, causal) == cap, (N, log)
+        assert cap_of(x, Fusion(log=log)) is None and cap_of(x.float(), causal) is None
+        assert cap_of(x, Fusion(causal_m=2, mask=torch.ones(2, N, dtype=torch.bool, device=DEVICE))) is None
+        assert cap_of(x, causal, fused.launch_config(2, N, x.dtype)) is None
+    cases = [{"kernel": "fused", "dtype": "bf16", "N": N, "causal": True, "skip": True, "causal_bits": True,
+              "max_registers": 48} for N in (8192, 4000)]
+    for compiled in compile_in_subprocess(cases, tmp_path):
+        assert compiled["registers"] <= 48 and compiled["spill_bytes"] == 0, compiled
+
+
 @pytest.mark.parametrize("scale", [0.125, 3.0, 1e-30, float("inf")], ids=str)
 @pytest.mark.parametrize("shape", [(600, 16), (3, 200, 40), (4, 1000)], ids=str)
 def test_a_positive_scale_alone_without_the_select_matches_it(shape, scale, monkeypatch):

@@ -114,11 +114,21 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
     "fp32": {16384: (2, 8)},
 }
 # Register caps for causal rows read by vectors, by holding, N: where a cap gives an SM one more CTA without
-# spilling. bf16 50257 in the plain row's 4 × 4: uncapped 112–114 registers, 4 CTAs an SM; at 96, 5 (compiled for
-# sm_90, its 14 loads in one wave either way). On the H200 (twenty-seventh session,
-# evidence/experiments/2026-12-04-session26/ab-caps.py, bit for bit, % of a copy of the op's bytes) 89.6 uncapped,
-# 90.1 capped at 102, 96.1 at 96; its log 95.2, 96.5, 97.3.
-CAUSAL_REGISTERS: dict[str, dict[int, int]] = {"packed": {50257: 96}, "fp32": {}}
+# spilling, the softmax and its log alike. bf16 50257 in the plain row's 4 × 4: uncapped 112–114 registers, 4 CTAs
+# an SM; at 96, 5 (compiled for sm_90, its 14 loads in one wave either way). On the H200 (bit for bit, % of a copy
+# of the op's bytes; twenty-seventh session, evidence/experiments/2026-12-04-session26/ab-caps.py): 50257 89.6
+# uncapped, 90.1 capped at 102, 96.1 at 96, its log 95.2, 96.5, 97.3; twenty-eighth session
+# (evidence/experiments/2026-12-04-session27/ab-occupancy.py, 128 → 96 registers, 4 → 5 CTAs an SM): 512×262144
+# 91.7 → 96.7, its log 94.6 → 98.6 (2 bytes spilled), 1024×131072 97.5 → 98.4.
+CAUSAL_REGISTERS: dict[str, dict[int, int]] = {"packed": {50257: 96, 131072: 96, 262144: 96}, "fp32": {}}
+# Register caps for the softmax of a form (form_of; not its log, which LOG_REGISTERS caps) where a cap gives an SM
+# one more CTA without spilling, by form and holding, N: cap. On the H200 (twenty-eighth session,
+# evidence/experiments/2026-12-04-session27/ab-occupancy.py, five alternating rounds, bit for bit, % of a copy):
+# bf16 512×262144 in 16 × 4, 128 → 96 registers (4 → 5 CTAs an SM), 93.2 → 95.6; 682×196608, 96 → 80 (5 → 6),
+# 93.2 → 96.8; 2048×151936 in 8 × 8, 80 → 64 (3 → 4), 94.7 → 98.4; scaled bf16 262144, 127 → 96, 93.0 → 96.0.
+# Compiled for sm_90, the bare log_softmax (form "other", not capped here) spills 16 bytes at 151936 under 64.
+REGISTERS: dict[tuple[str, str], dict[int, int]] = {("softmax", "packed"): {151936: 64, 196608: 80, 262144: 96},
+                                                     ("scaled", "packed"): {262144: 96}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
 # - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
@@ -217,7 +227,7 @@ FP32_UNBLENDED_AT = frozenset({131072, 262144})
 # 128256 57.4 → 85.4, 151936 48.0 → 72.6, 262144 38.4 → 79.1. fp32 x gained nowhere (151936 in 16 × 16: 99.1 →
 # 87.6): 16-bit x only.
 BIAS_BLEND = True
-# Masked rows in the plain rows' configuration (config_for(N, dtype, PLAIN)) where it measured faster than
+# Masked rows in the plain rows' configuration (form_config(N, dtype, PLAIN)) where it measured faster than
 # MEASURED's and the rule's, which were chosen under the element select (seventeenth session, ab-masked-configs.py,
 # scaled-masked, % of a copy of the op's bytes): bf16 50257 74.2 → 95.7, 128256 96.3 → 98.0, 151936 91.5 → 96.7
 # (262144: 94.8 against 92.0, kept); fp32 (blended) 128256 77.7 → 95.2, 151936 83.5 → 94.2, 262144 (unblended)
@@ -311,12 +321,11 @@ def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) 
 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
-    """The cluster for rows of N elements (form_config's), a log_softmax's registers capped where LOG_REGISTERS
-    names its form and width."""
+    """The cluster for rows of N elements (form_config's), its registers capped where REGISTERS (a log_softmax's:
+    LOG_REGISTERS) names its form and width."""
     config = form_config(N, dtype, fusion)
-    if not fusion.log:
-        return config
-    cap = LOG_REGISTERS.get((form_of(fusion), holding(dtype, fusion, N)), {}).get(N)
+    caps = LOG_REGISTERS if fusion.log else REGISTERS
+    cap = caps.get((form_of(fusion), holding(dtype, fusion, N)), {}).get(N)
     return replace(config, max_registers=cap) if cap else config
 
 
@@ -327,8 +336,8 @@ def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
     thread: it spills)."""
     masked = fusion.mask is not None or fusion.causal_m is not None or fusion.bias is not None
     how = holding(dtype, fusion, N)
-    if as_plain_row(N, how, fusion):
-        plain = config_for(N, dtype, PLAIN)
+    if as_plain_row(N, how, fusion):  # the plain row's CTAs and warps, not its REGISTERS (fitted to it alone)
+        plain = form_config(N, dtype, PLAIN)
         if form_of(fusion) != "causal":
             return plain
         shape = CAUSAL_VECTORS_SHAPES[how].get(N)
@@ -359,10 +368,11 @@ def measured_config(N: int, dtype: torch.dtype, how: str, measured: tuple[int, i
 
 
 def cross_entropy_config(N: int, dtype: torch.dtype, with_grad: bool) -> ClusterConfig:
-    """The cluster for cross_entropy's rows of N logits: CROSS_ENTROPY's entry, else the softmax's."""
+    """The cluster for cross_entropy's rows of N logits: CROSS_ENTROPY's entry, else the softmax's CTAs and warps
+    (not its REGISTERS: the loss holds more)."""
     how = holding(dtype)
     measured = CROSS_ENTROPY.get(("step" if with_grad else "forward", how), {}).get(N)
-    return config_for(N, dtype) if measured is None else measured_config(N, dtype, how, measured)
+    return form_config(N, dtype, PLAIN) if measured is None else measured_config(N, dtype, how, measured)
 
 
 def as_plain_row(N: int, how: str, fusion: Fusion) -> bool:

@@ -25,7 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Traffic, elem_size, fused, launch_kernel
+from . import Traffic, elem_size, fused, interpreted, launch_kernel
 from .aligned import (aligned_row, block_values, partial_ends, running_max_and_sum, same_alignment, vector_elems,
                       window_lanes)
 from .masking import log_of_sum
@@ -427,9 +427,12 @@ FINISH_ROWS = 512
 # the cluster's last programs exit, not after the kernel's end and a launch, and reads what the cluster does not
 # write (targets, weights, the targets' logits) before it waits for the cluster's writes. On the H200 the finishing
 # program of a forward took 4.4 µs after a 0.151 ms kernel (bf16 2048×151936, twenty-sixth session): 91 % of a read
-# against issue 27's 92. Prediction: 1–3 µs of the finish and the gap before it saved, ≥ 92. Off until measured
-# (evidence/experiments/2026-12-04-session27/next.sh ab-pdl); SOFTMAX_BENCH_FINISH_PDL=1 turns it on.
-FINISH_PDL = os.environ.get("SOFTMAX_BENCH_FINISH_PDL") == "1"
+# against issue 27's 92. Prediction: 1–3 µs of the finish and the gap before it saved, ≥ 92. Measured (twenty-eighth
+# session, evidence/experiments/2026-12-04-session27/next.sh ab-pdl: ce-split.py off, then on; the outputs bit for
+# bit): that forward 0.1599 → 0.1587 ms (91.9 → 92.3 % of a read), its step 89.9 → 90.9 % of a copy, the other
+# vocabularies' steps and forwards 0.3–1 point faster; in the vocab sweep (evidence/runs/cross-entropy-pdl-h200,
+# against cross-entropy-quack-h200-b) bf16 151936's forward 91.4 → 93.5. SOFTMAX_BENCH_FINISH_PDL=0 turns it off.
+FINISH_PDL = os.environ.get("SOFTMAX_BENCH_FINISH_PDL", "1") != "0"
 
 
 # Rows held across a thread-block cluster (kernels/cluster.py) as a softmax row is: one read of the logits, and
@@ -500,8 +503,9 @@ def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.
 
 
 def dependent_launch() -> dict:
-    """The finishing kernel's launch options under FINISH_PDL (where this Triton has griddepcontrol), else none."""
-    if not FINISH_PDL or not hasattr(getattr(tl.extra, "cuda", None), "gdc_wait"):
+    """The finishing kernel's launch options under FINISH_PDL (where this Triton has griddepcontrol, and not in its
+    interpreter, which has no gdc_wait), else none."""
+    if not FINISH_PDL or interpreted() or not hasattr(getattr(tl.extra, "cuda", None), "gdc_wait"):
         return {}
     return {"WAIT": True, "launch_pdl": True}
 

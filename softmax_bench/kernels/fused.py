@@ -65,6 +65,13 @@ CAUSAL_BITS = True
 # On the GPU x · scale − max then compiles to one fused multiply-add (fp32 1024 for sm_90: 16 fma.rn.f32 in place
 # of a mul and a sub each): the output is the select's within that rounding (bit for bit where x · scale is exact).
 POSITIVE_SCALES = True
+# Causal rows (CAUSAL_BITS' rows) whose registers cost their tile a program an SM, capped (ptxas's maxnreg) where
+# that spills nothing: (bytes an element, N, log): cap. bf16 8192 in 8 warps takes 57 registers, 4 programs an SM,
+# 5 at 48; bf16 4000 in 4 warps 53, 9 an SM, 10 at 48 (compiled for sm_90). On the H200 (twenty-eighth session,
+# evidence/experiments/2026-12-04-session27/ab-fused-caps.py, five alternating rounds, bit for bit, % of a copy of
+# the op's bytes): 16384×8192 90.3 → 92.4, its log 89.8 → 92.7; 4096×4000 97.7 → 99.1, its log 101.1 → 94.8 (not
+# capped).
+CAUSAL_REGISTERS: dict[tuple[int, int, bool], int] = {(2, 8192, False): 48, (2, 8192, True): 48, (2, 4000, False): 48}
 
 @triton.jit
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
@@ -157,12 +164,15 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     """config: BLOCK_N, ROWS and num_warps to launch with (None: launch_config's; scripts/fused-configs.py)."""
     M, N = x.shape
     y = output_like(x, fusion)
-    config = config or launch_config(M, N, x.dtype)
+    causal_bits = {"CAUSAL_BITS": True} if CAUSAL_BITS and fusion.causal_m is not None and fusion.mask is None \
+        and fusion.bias is None else {}
+    if config is None:
+        config = launch_config(M, N, x.dtype)
+        cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits else None
+        config = {**config, "maxnreg": cap} if cap else config
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
-    causal_bits = {"CAUSAL_BITS": True} if CAUSAL_BITS and fusion.causal_m is not None and fusion.mask is None \
-        and fusion.bias is None else {}
     positive = {"POSITIVE_SCALE": True} if POSITIVE_SCALES and scaled_alone(fusion) and fusion.scale > 0 else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive)
