@@ -68,7 +68,7 @@ def test_causal_rows_by_vectors_take_the_plain_rows_configuration_without_its_re
 def test_causal_rows_by_vectors_where_other_ctas_measured_faster_take_those(dtype, N, ctas, num_warps, step):
     causal = Fusion(scale=0.125, causal_m=4096)
     config = cluster.config_for(N, dtype, causal)
-    cap = cluster.CAUSAL_REGISTERS[cluster.holding(dtype, causal, N)].get(N)  # 131072: 96, a CTA more an SM
+    cap = cluster.CAUSAL_REGISTERS.get(dtype, {}).get(N)  # bf16 131072: 96, a CTA more an SM
     assert (config.ctas, config.num_warps, config.step, config.max_registers) == (ctas, num_warps, step, cap)
     assert (config.ctas, config.num_warps) != (cluster.config_for(N, dtype).ctas, cluster.config_for(N, dtype).num_warps)
     negative = Fusion(scale=-0.125, causal_m=4096)  # held as fp32 and read by elements: not these rows
@@ -144,10 +144,11 @@ def test_plain_and_scaled_rows_take_their_register_cap_and_nothing_else_does(N, 
     if cluster.as_plain_row(N, "packed", masked):  # 151936
         assert cluster.config_for(N, bf16, masked).max_registers is None
     causal = Fusion(scale=0.125, causal_m=7)
-    assert cluster.config_for(N, bf16, causal).max_registers == cluster.CAUSAL_REGISTERS["packed"].get(N)
+    assert cluster.config_for(N, bf16, causal).max_registers == cluster.CAUSAL_REGISTERS[bf16].get(N)
     for with_grad in (False, True):
         assert cluster.cross_entropy_config(N, bf16, with_grad).max_registers is None
     assert cluster.config_for(N, torch.float32, fusion).max_registers != cap
+    assert cluster.config_for(N, torch.float16, fusion).max_registers is None, "fp16 spills under some of them"
 
 
 def test_causal_rows_by_vectors_take_their_register_cap():
@@ -207,7 +208,7 @@ def step_cap(dtype: str, N: int) -> dict:
 def element_uncapped(dtype: str, N: int) -> dict:
     """Causal rows by elements uncapped where cluster.CAUSAL_REGISTERS caps the same rows by vectors (bf16 50257
     at 96: by elements, 628 bytes spilled), as a compile case's key: the cap is fitted to the vectors' code."""
-    return {"max_registers": None} if N in cluster.CAUSAL_REGISTERS["fp32" if dtype == "fp32" else "packed"] else {}
+    return {"max_registers": None} if N in cluster.CAUSAL_REGISTERS.get(DTYPES[dtype], {}) else {}
 
 
 FORWARD_CASES = {
@@ -312,11 +313,14 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(compiled_forwa
 @pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
 def test_log_softmax_compiled_for_sm90_no_spills(compiled_forwards):
     """log_softmax keeps x, not its exponentials: held as softmax holds it (fp32, or 16-bit packed), at the widths
-    of the wide and vocabulary shapes, plain and with a scale and a causal mask, it does not spill."""
+    of the wide and vocabulary shapes, plain and with a scale and a causal mask, it does not spill; but for the
+    bf16 causal rows of 262144 under CAUSAL_REGISTERS' cap, which spill 2 bytes and measured faster so (H200:
+    98.6 % of a copy against 94.6 uncapped)."""
     cases = compiled_forwards["log_softmax"]
     assert cases
     for case in cases:
-        assert_one_exchange_no_spills(case, pushes=2)
+        capped_causal = case.get("causal") and case["dtype"] == "bf16" and case["N"] == 262144
+        assert_one_exchange_no_spills(case, pushes=2, spill_bytes=8 if capped_causal else 0)
         assert case["lg2_approx"] >= 1, "log s as lg2.approx · ln 2, not gl.log's 30 instructions"
 
 
@@ -456,7 +460,7 @@ def test_causal_rows_by_vectors_select_no_element(compiled_forwards):
         assert vectors["selects"] <= plain["selects"] + 8 < element["selects"], (plain, element, vectors)
         assert vectors["registers"] <= element["registers"] + 2, (element, vectors)
         # CAUSAL_REGISTERS: bf16 50257 at 96, 5 CTAs of 4 warps an SM (uncapped, 112 registers: 4)
-        cap = cluster.CAUSAL_REGISTERS["fp32" if vectors["dtype"] == "fp32" else "packed"].get(vectors["N"])
+        cap = cluster.CAUSAL_REGISTERS.get(DTYPES[vectors["dtype"]], {}).get(vectors["N"])
         assert cap is None or vectors["registers"] <= cap, (vectors, cap)
 
 
@@ -530,10 +534,10 @@ def test_how_fused_forms_hold_16_bit_rows():
     assert cluster.holding(torch.bfloat16, Fusion(bias=torch.empty(1, 8, dtype=torch.bfloat16)), 151936) == "fp32"
 
 
-def assert_one_exchange_no_spills(case: dict, pushes: int) -> None:
+def assert_one_exchange_no_spills(case: dict, pushes: int, spill_bytes: int = 0) -> None:
     assert case["loads_v4"] > 0 and case["stores_v4"] > 0, case
     assert case["st_async"] == pushes and case["cluster_arrive"] == 1 and case["cluster_wait"] == 1, case
-    assert case["spill_bytes"] == 0 and case["registers"] <= min(255, 65536 // (32 * case["warps"])), case
+    assert case["spill_bytes"] <= spill_bytes and case["registers"] <= min(255, 65536 // (32 * case["warps"])), case
 
 
 # --- numbers (GPU) -------------------------------------------------------------------------------------------

@@ -119,16 +119,18 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
 # of the op's bytes; twenty-seventh session, evidence/experiments/2026-12-04-session26/ab-caps.py): 50257 89.6
 # uncapped, 90.1 capped at 102, 96.1 at 96, its log 95.2, 96.5, 97.3; twenty-eighth session
 # (evidence/experiments/2026-12-04-session27/ab-occupancy.py, 128 → 96 registers, 4 → 5 CTAs an SM): 512×262144
-# 91.7 → 96.7, its log 94.6 → 98.6 (2 bytes spilled), 1024×131072 97.5 → 98.4.
-CAUSAL_REGISTERS: dict[str, dict[int, int]] = {"packed": {50257: 96, 131072: 96, 262144: 96}, "fp32": {}}
+# 91.7 → 96.7, its log 94.6 → 98.6 (2 bytes spilled), 1024×131072 97.5 → 98.4. By dtype, of rows held packed: fp16
+# converts otherwise, and its log at 262144 spills 16 bytes under 96 (compiled for sm_90; unmeasured).
+CAUSAL_REGISTERS: dict[torch.dtype, dict[int, int]] = {torch.bfloat16: {50257: 96, 131072: 96, 262144: 96}}
 # Register caps for the softmax of a form (form_of; not its log, which LOG_REGISTERS caps) where a cap gives an SM
 # one more CTA without spilling, by form and holding, N: cap. On the H200 (twenty-eighth session,
 # evidence/experiments/2026-12-04-session27/ab-occupancy.py, five alternating rounds, bit for bit, % of a copy):
 # bf16 512×262144 in 16 × 4, 128 → 96 registers (4 → 5 CTAs an SM), 93.2 → 95.6; 682×196608, 96 → 80 (5 → 6),
 # 93.2 → 96.8; 2048×151936 in 8 × 8, 80 → 64 (3 → 4), 94.7 → 98.4; scaled bf16 262144, 127 → 96, 93.0 → 96.0.
-# Compiled for sm_90, the bare log_softmax (form "other", not capped here) spills 16 bytes at 151936 under 64.
-REGISTERS: dict[tuple[str, str], dict[int, int]] = {("softmax", "packed"): {151936: 64, 196608: 80, 262144: 96},
-                                                     ("scaled", "packed"): {262144: 96}}
+# Compiled for sm_90, the bare log_softmax (form "other", not capped here) spills 16 bytes at 151936 under 64, and
+# fp16 rows 16 at 196608 and 8 scaled at 262144: by form and dtype, of rows held packed.
+REGISTERS: dict[tuple[str, torch.dtype], dict[int, int]] = {
+    ("softmax", torch.bfloat16): {151936: 64, 196608: 80, 262144: 96}, ("scaled", torch.bfloat16): {262144: 96}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
 # - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
@@ -245,10 +247,13 @@ MASKED_LOG_AS_PLAIN_AT = {"packed": MASKED_AS_PLAIN_AT["packed"], "fp32": frozen
 # from the row's target and the loss's scale took it from 64 to 68 (compiled for sm_90), 4 CTAs of 8 warps an SM to
 # 3, and the kernel from 98.1 to 91.1 % of a copy (H200, twenty-sixth session, ce-split.py); capped, no spills.
 # bf16 50257's step capped at 96: holding the target and the scale through the row's loads took it to 108 (its
-# loaded factor's 96), where the row's 14 loads stay in one wave at 96 (compiled for sm_90, no spills).
+# loaded factor's 96), where the row's 14 loads stay in one wave at 96 (compiled for sm_90, no spills). bf16
+# 151936's step in the softmax's 8 × 8 capped at 64 (80 registers uncapped: 3 CTAs an SM, 4 capped, no spill): its
+# forward with the gradient 92.2 → 96.6 % of a copy (H200, twenty-eighth session, bit for bit,
+# evidence/experiments/2026-12-04-session28/ab-ce-151936.py; 16 × 4: 92.7; the forward with none, at 64 already, 93.5).
 CROSS_ENTROPY: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
     ("forward", "packed"): {50257: (4, 4, 3, None), 128256: (8, 4, 1, None)},
-    ("step", "packed"): {50257: (4, 4, 1, 96)},
+    ("step", "packed"): {50257: (4, 4, 1, 96), 151936: (8, 8, 2, 64)},
     ("step", "fp32"): {50257: (8, 8, 3, 64)},
 }
 # Register caps for a form's log_softmax where its own configuration's registers cost warps: fp32 causal 128256's
@@ -324,8 +329,11 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     """The cluster for rows of N elements (form_config's), its registers capped where REGISTERS (a log_softmax's:
     LOG_REGISTERS) names its form and width."""
     config = form_config(N, dtype, fusion)
-    caps = LOG_REGISTERS if fusion.log else REGISTERS
-    cap = caps.get((form_of(fusion), holding(dtype, fusion, N)), {}).get(N)
+    form, how = form_of(fusion), holding(dtype, fusion, N)
+    if fusion.log:
+        cap = LOG_REGISTERS.get((form, how), {}).get(N)
+    else:
+        cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
     return replace(config, max_registers=cap) if cap else config
 
 
@@ -342,7 +350,7 @@ def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
             return plain
         shape = CAUSAL_VECTORS_SHAPES[how].get(N)
         config = layout(window_lanes(N, dtype), *shape, dtype, how) if shape else plain
-        cap = CAUSAL_REGISTERS[how].get(N)
+        cap = CAUSAL_REGISTERS.get(dtype, {}).get(N) if how == "packed" else None
         return replace(config, max_registers=cap) if UNCAPPED_CAUSAL or cap else config
     form = form_of(fusion)
     measured = BIASED[dtype.itemsize].get(N) if form == "biased" else MEASURED.get((form, how), {}).get(N)

@@ -31,10 +31,16 @@ case $step in
     sweep cross-entropy-quack-h200-c 300 --preset vocab --op cross-entropy --pass both --variant fused \
       --variant eager --variant torch_compile --variant liger --variant quack
     cd $OUT && tar czf runs.tgz runs && rm -rf runs ;;
+  quack-ce)  # after CROSS_ENTROPY's bf16 151936 step cap: its GPU tests, then the vocab sweep with every peer
+    timeout 120 python3 -m pytest -q -p no:cacheprovider -n 16 tests/test_cross_entropy.py -k "151936" -rfE \
+      > $OUT/tests-ce-151936.txt 2>&1; echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-ce-151936.txt)"
+    sweep cross-entropy-quack-h200-d 200 --preset vocab --op cross-entropy --pass both --variant fused \
+      --variant eager --variant torch_compile --variant liger --variant quack
+    cd $OUT && tar czf runs.tgz runs && rm -rf runs ;;
   sweeps)
     sweep softmax-auto-h200-h 120 --preset default --variant auto
     sweep causal-h200-m 200 --preset default --op causal --variant auto --variant torch_compile
-    sweep causal-log-h200-d 200 --preset default --op causal --log --variant auto --variant torch_compile
+    : sweep causal-log-h200-d 200 --preset default --op causal --log --variant auto --variant torch_compile
     cd $OUT && tar czf runs.tgz runs && rm -rf runs ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
