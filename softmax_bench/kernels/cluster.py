@@ -113,22 +113,22 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
     "packed": {16384: (2, 4), 32768: (4, 4), 131072: (8, 4)},
     "fp32": {16384: (2, 8)},
 }
-# Register caps for causal rows read by vectors, by holding, N: where a cap gives an SM one more CTA without
-# spilling, the softmax and its log alike. bf16 50257 in the plain row's 4 × 4: uncapped 112–114 registers, 4 CTAs
+# Register caps for causal rows read by vectors and held packed, by dtype, N: where a cap gives an SM one more CTA
+# without spilling, the softmax and its log alike. bf16 50257 in the plain row's 4 × 4: uncapped 112–114 registers, 4 CTAs
 # an SM; at 96, 5 (compiled for sm_90, its 14 loads in one wave either way). On the H200 (bit for bit, % of a copy
 # of the op's bytes; twenty-seventh session, evidence/experiments/2026-12-04-session26/ab-caps.py): 50257 89.6
 # uncapped, 90.1 capped at 102, 96.1 at 96, its log 95.2, 96.5, 97.3; twenty-eighth session
 # (evidence/experiments/2026-12-04-session27/ab-occupancy.py, 128 → 96 registers, 4 → 5 CTAs an SM): 512×262144
-# 91.7 → 96.7, its log 94.6 → 98.6 (2 bytes spilled), 1024×131072 97.5 → 98.4. By dtype, of rows held packed: fp16
-# converts otherwise, and its log at 262144 spills 16 bytes under 96 (compiled for sm_90; unmeasured).
+# 91.7 → 96.7, its log 94.6 → 98.6 (2 bytes spilled), 1024×131072 97.5 → 98.4. Not fp16, which converts otherwise:
+# its causal rows of 262144 spill 24 bytes under 96, their log 16 (compiled for sm_90; unmeasured).
 CAUSAL_REGISTERS: dict[torch.dtype, dict[int, int]] = {torch.bfloat16: {50257: 96, 131072: 96, 262144: 96}}
 # Register caps for the softmax of a form (form_of; not its log, which LOG_REGISTERS caps) where a cap gives an SM
-# one more CTA without spilling, by form and holding, N: cap. On the H200 (twenty-eighth session,
+# one more CTA without spilling, by form and dtype, N: cap. On the H200 (twenty-eighth session,
 # evidence/experiments/2026-12-04-session27/ab-occupancy.py, five alternating rounds, bit for bit, % of a copy):
 # bf16 512×262144 in 16 × 4, 128 → 96 registers (4 → 5 CTAs an SM), 93.2 → 95.6; 682×196608, 96 → 80 (5 → 6),
 # 93.2 → 96.8; 2048×151936 in 8 × 8, 80 → 64 (3 → 4), 94.7 → 98.4; scaled bf16 262144, 127 → 96, 93.0 → 96.0.
 # Compiled for sm_90, the bare log_softmax (form "other", not capped here) spills 16 bytes at 151936 under 64, and
-# fp16 rows 16 at 196608 and 8 scaled at 262144: by form and dtype, of rows held packed.
+# fp16 rows 16 at 196608 and 8 scaled at 262144: bf16's caps, of rows held packed.
 REGISTERS: dict[tuple[str, torch.dtype], dict[int, int]] = {
     ("softmax", torch.bfloat16): {151936: 64, 196608: 80, 262144: 96}, ("scaled", torch.bfloat16): {262144: 96}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
