@@ -168,7 +168,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
         and fusion.bias is None else {}
     if config is None:
         config = launch_config(M, N, x.dtype)
-        cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits else None
+        # (N is a SymInt while torch.compile traces a call: not hashable, and no cap is measured for it)
+        cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits and isinstance(N, int) else None
         config = {**config, "maxnreg": cap} if cap else config
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
