@@ -210,6 +210,8 @@ def test_causal_tiles_whose_registers_cost_a_program_an_sm_are_capped(tmp_path):
         x = torch.randn(2, N, dtype=torch.bfloat16, device=DEVICE)
         causal = Fusion(causal_m=2, log=log)
         assert cap_of(x, causal) == cap, (N, log)
+        capped, uncapped = (fused.launch(x, causal, config)[0] for config in (None, fused.launch_config(2, N, x.dtype)))
+        assert torch.equal(capped, uncapped), (N, log)
         assert cap_of(x, Fusion(log=log)) is None and cap_of(x.float(), causal) is None
         assert cap_of(x, Fusion(causal_m=2, mask=torch.ones(2, N, dtype=torch.bool, device=DEVICE))) is None
         assert cap_of(x, causal, fused.launch_config(2, N, x.dtype)) is None
