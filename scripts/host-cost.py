@@ -21,6 +21,7 @@ dispatch rows as on that GPU (its auto table; torch.cuda's name lookup answered 
 
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv                       # GPU: 64x4000 bf16, 400 calls
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --shape 4096x4000
+    PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --op softmax --row compiled_op --row torch_compile
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --only-python --dispatch-as "NVIDIA H200"   # CPU
 """
 
@@ -211,6 +212,9 @@ def main() -> None:
     parser.add_argument("--op", action="append", choices=list(OPS), help="ops to time (default: all)")
     parser.add_argument("--only-python", action="store_true", help="torch.softmax and the rows that run no kernel")
     parser.add_argument("--dispatch-as", metavar="GPU_NAME", help="dispatch as on this GPU (e.g. 'NVIDIA H200')")
+    parser.add_argument("--row", action="append", metavar="TEXT",
+                        help="time only the rows whose name holds TEXT (repeat; torch's own are always timed), "
+                             "e.g. --row compiled_op --row 'softmax_bench auto'")
     args = parser.parse_args()
     if args.dispatch_as and ON_GPU:
         parser.error("--dispatch-as is for a machine with no GPU: on a GPU the dispatch rows use its own table")
@@ -229,6 +233,8 @@ def main() -> None:
         todo.append(Row("torch.log_softmax", "log-softmax", partial(torch.log_softmax, x, -1), Fusion(log=True)))
     todo += [] if args.only_python else list(calls_with_launches(x, ops))
     todo += calls_without_launches(x, ops, args.dispatch_as)
+    if args.row:
+        todo = [row for row in todo if row.what.startswith("torch.") or any(text in row.what for text in args.row)]
     rows = [dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
                  vs_torch=None, interpreted=interpreted, note=row.note) for row in todo]
     timed = []  # (row, its out) of the rows that launch kernels, checked: timed together, in turn

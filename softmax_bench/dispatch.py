@@ -190,7 +190,8 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
             got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
             raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
         rows_mask, mask_group, mask_period = broadcast_rows(mask, x, dim, "mask")
-        rows_mask = rows_mask.view(torch.uint8)
+        if not kernels.traced_launches:  # (inductor cannot lower a bool's view as uint8; the kernels load either)
+            rows_mask = rows_mask.view(torch.uint8)
     rows_bias, bias_group, bias_period = None, 1, 0
     if bias is not None:
         check_bias(bias, x)

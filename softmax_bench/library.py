@@ -3,14 +3,13 @@ autograd registered on the op: one registration serves autograd, torch.compile (
 no graph break) and torch.library.opcheck. The backward saves y (the output), not x, and is an op of its own
 (softmax_bench::softmax_backward, ::log_softmax_backward) so that the compiled backward calls the kernels too.
 
-Each is a triton_op. With IN_GRAPH, when torch.compile traces it, the variant is chosen for the traced shape (N
-specialized and guarded, as dynamic shapes guard any size a decision reads) and, where that variant's kernels can
-be launched from inductor's own code (fused's plain Triton kernels; a torch variant's torch ops), they go into
-the graph, so a compiled call runs none of softmax_bench's Python; IN_GRAPH is off until that passes on a GPU.
-Every other traced call is the opaque op softmax_bench::<name>_opaque, decided each time it runs, from the real
-tensor, as softmax_bench.softmax decides: cluster's kernels are Gluon, split's launch reads the compiled kernel's
-resources, two_pass's and online's read x's pointer alignment, which a traced tensor does not have. Under
-Triton's interpreter every traced call is opaque.
+Each is a triton_op. With IN_GRAPH (on by default), when torch.compile traces a call whose row width is a number
+(not a dynamic shape's symbol), the variant is chosen for it and, where that variant's kernels can be launched
+from inductor's own code (fused's plain Triton kernels; a torch variant's torch ops), they go into the graph, so
+a compiled call runs none of softmax_bench's Python. Every other traced call is the opaque op
+softmax_bench::<name>_opaque, decided each time it runs, from the real tensor, as softmax_bench.softmax decides:
+cluster's kernels are Gluon, split's launch reads the compiled kernel's resources, two_pass's and online's read x's
+pointer alignment, which a traced tensor does not have. Under Triton's interpreter every traced call is opaque.
 
 softmax_bench.softmax goes through these ops only while compiling or when x needs a gradient; a plain eager call
 runs the kernels directly (the dispatcher costs tens of µs a call). Either way a call like a recorded one replays
@@ -20,11 +19,13 @@ its launches (softmax_bench.replay): the ops' implementation is the eager call's
 from __future__ import annotations
 
 import functools
+import os
 from typing import Optional
 
 import torch
 from torch import Tensor
 from torch._subclasses.fake_tensor import is_fake
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 from . import kernels
 from .auto_table import table_form
@@ -33,25 +34,74 @@ from .dispatch import (_resolve, backward_for, check_dim, check_tensor, like_out
 
 IN_GRAPH_FORWARDS = frozenset({"fused", "eager", "unfused"})  # whose kernels a compiled graph launches itself
 IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
-# Off: every traced call is the opaque op. On the H200 under torch 2.11 and Triton 3.8 (eighteenth session,
-# evidence/experiments/2026-12-02-session18/e-, f-in-graph), with every argument named (kernels.traced_arguments),
-# 17 of the compile tests passed with it on and 2 failed: a log_softmax's graph, on a callee under another name
-# and then on the scale inductor types fp64 (both fixed since, not yet run on a GPU); a keep-mask's forward was
-# traced as the opaque op. That call is decided in-graph, but inductor cannot lower the bool mask's view as uint8
-# (dispatch.fusion_for; "LoweringException: TypeError: torch.bool is not supported by torch.iinfo" with x needing
-# no gradient: nineteenth session, evidence/experiments/2026-12-02-session19/in-graph-mask.py). torch 2.11's
-# identify_mutated_tensors fails on Triton 3.8 ("Function argument index out of range"), so inductor takes every
-# input of our kernel as mutated; and compiled_op's host µs, 78.5 a call, stayed 2.2× torch_compile's (35.0).
-IN_GRAPH = False
+# On (SOFTMAX_BENCH_IN_GRAPH=0 turns it off: every traced call the opaque op). On the H200 under torch 2.11 and
+# Triton 3.8 (twenty-ninth session, evidence/experiments/2026-12-04-session29/in-graph), with the kernels' writes
+# declared (KERNEL_WRITES) and the keep-mask given to the kernel as the bool it is: compiled_op's host µs a call
+# 143 → 76 (torch_compile's 58 and 44 in the same processes), a compiled training step's 1576 → 831 (torch's
+# 580, 494); the compile tests passed with it on but for a model that sees 16 row widths (past dynamo's 8
+# recompiles: a dynamic width is now the opaque op, in_graph).
+IN_GRAPH = os.environ.get("SOFTMAX_BENCH_IN_GRAPH", "1") != "0"
+
+
+# The tensors each kernel of ours in a graph writes, by its pointer argument. torch.compile's functionalization
+# copies every tensor a user kernel writes before the launch (the graph's inputs may not change), and learns which
+# from the kernel's TTIR; torch 2.11's reading of it fails under Triton 3.8 ("Function argument index out of
+# range") and then takes every tensor argument as written: x, the mask and the bias copied at every call (and x
+# again for each unused pointer the launch gives it). Declared here, read instead (declare_kernel_writes).
+KERNEL_WRITES = {"fused_rows_kernel": ("y_ptr",), "fused_backward_kernel": ("dx_ptr",)}
+
+
+@functools.cache
+def declare_kernel_writes() -> None:
+    """torch.compile learns what our kernels write from KERNEL_WRITES, other kernels as before: wraps
+    triton_kernel_wrap's get_mutated_tensors (what functionalization copies, every torch since 2.6) and, where
+    it exists (torch ≤ 2.13), identify_mutated_tensors (what inductor's node of the kernel says it mutates).
+    And lists the kernels under our ops for AOTAutograd's cache, whose key holds the source of an op's kernels
+    (library.triton_op lists none): a graph cached before the kernels or IN_GRAPH changed is not served after."""
+    from torch._higher_order_ops import triton_kernel_wrap as wrap
+    from torch._library import triton as library_triton
+
+    from .kernels import fused, fused_backward
+
+    for name in ("softmax", "log_softmax"):
+        library_triton.triton_ops_to_kernels[f"softmax_bench::{name}"] = [fused.fused_rows_kernel]
+        library_triton.triton_ops_to_kernels[f"softmax_bench::{name}_backward"] = [
+            fused_backward.fused_backward_kernel]
+
+    def written(kernel, kwargs) -> list[str] | None:
+        names = KERNEL_WRITES.get(getattr(getattr(kernel, "fn", None), "__name__", None))
+        return None if names is None else [name for name in names if name in kwargs]
+
+    get_mutated = wrap.get_mutated_tensors
+
+    @functools.wraps(get_mutated)
+    def get_mutated_tensors(kernel_idx, constant_args_idx, kwargs, *rest):
+        declared = written(wrap.kernel_side_table.get_kernel(kernel_idx), kwargs)
+        return get_mutated(kernel_idx, constant_args_idx, kwargs, *rest) if declared is None else declared
+
+    wrap.get_mutated_tensors = get_mutated_tensors
+    identify = getattr(wrap, "identify_mutated_tensors", None)
+    if identify is not None:
+        @functools.wraps(identify)
+        def identify_mutated_tensors(kernel, kwargs, *rest):
+            declared = written(kernel, kwargs)
+            return identify(kernel, kwargs, *rest) if declared is None else declared
+
+        wrap.identify_mutated_tensors = identify_mutated_tensors
 
 
 def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = False, form: str = "softmax") -> bool:
-    """Whether a traced call's kernels go into the graph: the variant chosen for x's row width (specialized) and
-    the call's form (auto_table.table_form) is one of IN_GRAPH_FORWARDS (its backward one of
-    IN_GRAPH_BACKWARDS)."""
+    """Whether a traced call's kernels go into the graph: x's row width is a number, not a symbol of a dynamic
+    shape (deciding would specialize it: a graph for each width, past dynamo's 8 recompiles in a model that
+    sees many), and the variant chosen for it and the call's form (auto_table.table_form) is one of
+    IN_GRAPH_FORWARDS (its backward one of IN_GRAPH_BACKWARDS)."""
     if not IN_GRAPH or kernels.interpreted():
         return False
-    N = int(x.shape[dim]) if x.dim() else 1
+    N = x.shape[dim] if x.dim() else 1
+    if not is_concrete_int(N):
+        return False
+    declare_kernel_writes()
+    N = int(N)
     chosen = _resolve(variant, N, x.dtype, x.device, False, log, form)
     if backward:
         return backward_for(chosen, N, x.dtype).name in IN_GRAPH_BACKWARDS

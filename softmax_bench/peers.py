@@ -4,6 +4,7 @@ Each peer is a forward function; the sweep times its backward through autograd."
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -46,9 +47,13 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     # of the uint8 mask fails Inductor's lowering on the GPU: "torch.bool is not supported by torch.iinfo")
     bias = kwargs.pop("bias", None)  # likewise
     op = user_function(fusion)
-    compiled = torch.compile(lambda x, mask, bias: op(x, variant="auto", mask=mask, bias=bias, **kwargs),
-                             fullgraph=True, dynamic=False)
-    return lambda x: compiled(x.view(user_shape(x, fusion)), mask, bias).view(x.shape)
+
+    def model(x, mask, bias):
+        if fusion.mask_shared or fusion.bias_shared:  # (views traced, not run at each call: ~1 µs a view)
+            return op(x.view(user_shape(x, fusion)), variant="auto", mask=mask, bias=bias, **kwargs).view(x.shape)
+        return op(x, variant="auto", mask=mask, bias=bias, **kwargs)
+
+    return functools.partial(torch.compile(model, fullgraph=True, dynamic=False), mask=mask, bias=bias)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:

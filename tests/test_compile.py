@@ -140,7 +140,7 @@ def test_cuda_graph_of_a_compiled_model(N):
 
 
 TRACED_GRAPHS = """
-import json, torch
+import json, re, torch
 from functorch.compile import aot_function, make_boxed_func
 from torch._dynamo.source import ConstantSource
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -157,7 +157,8 @@ env = ShapeEnv()
 with FakeTensorMode(shape_env=env):  # CUDA tensors as torch.compile traces them, with no GPU
     rows = env.create_symintnode(env.create_symbol(64, ConstantSource("M")), hint=64)
     width = env.create_symintnode(env.create_symbol(4000, ConstantSource("N")), hint=4000)
-    x = torch.empty(rows, width, device="cuda", dtype=torch.bfloat16)
+    x = torch.empty(rows, 4000, device="cuda", dtype=torch.bfloat16)
+    x_any_width = torch.empty(rows, width, device="cuda", dtype=torch.bfloat16)
     keep = torch.empty(64, 4000, device="cuda", dtype=torch.bool)
     x64 = torch.empty(64, 4000, device="cuda", dtype=torch.bfloat16)
     ops = torch.ops.softmax_bench
@@ -166,6 +167,7 @@ with FakeTensorMode(shape_env=env):  # CUDA tensors as torch.compile traces them
         "fused, dynamic rows": lambda: traced(lambda t: ops.log_softmax(t, -1, None, None, True, "fused"), x),
         "fused backward": lambda: traced(lambda y: ops.softmax_backward(y, y, -1, 0.5, None, True, "fused"), x64),
         "two_pass": lambda: traced(lambda t: ops.softmax(t, -1, None, None, False, "two_pass"), x64),
+        "fused, dynamic width": lambda: traced(lambda t: ops.softmax(t, -1, None, None, False, "fused"), x_any_width),
     }
     for name, case in cases.items():
         for in_graph in (True, False):
@@ -173,34 +175,34 @@ with FakeTensorMode(shape_env=env):  # CUDA tensors as torch.compile traces them
             graph = case()
             print(json.dumps({"case": name, "in_graph": in_graph, "kernel": "triton_kernel_wrapper" in graph,
                               "opaque": "_opaque" in graph, "block": "'BLOCK_N': 4096" in graph,
-                              "guards": [str(g.expr) for g in env.guards]}))
+                              "copied": re.findall(r"tensors_to_clone = \\[([^]]*)\\]", graph),
+                              "uint8": "uint8" in graph, "guards": [str(g.expr) for g in env.guards]}))
 """
 
 
 def test_traced_calls_put_fused_kernels_in_the_graph_and_the_others_behind_the_opaque_op():
     """What torch.compile's tracing (AOTAutograd) makes of the ops, on fake CUDA tensors with no GPU: fused's
     kernel, its backward's, as graph nodes (library.IN_GRAPH; off: the opaque op), two_pass's behind the opaque op
-    (its launch reads x's pointer alignment); with dynamic rows, the row width is guarded and the rows only as more
-    than one program's (a new batch size traces nothing again)."""
+    (its launch reads x's pointer alignment); dynamic rows are guarded only as more than one program's (a new batch
+    size traces nothing again); a dynamic row width is not specialized, and its call is the opaque op (a graph for
+    every width would pass dynamo's recompile limit). The graph copies only what the kernel writes (a fresh y or
+    dx, which inductor then writes in place), never x (library.KERNEL_WRITES), and takes the keep-mask as the bool
+    tensor it is (inductor lowers no view of a bool as uint8)."""
     lines = [json.loads(line) for line in printed_without_interpreter("-c", TRACED_GRAPHS, timeout=300)]
     seen = {(line["case"], line["in_graph"]): line for line in lines}
     for case in ("fused", "fused, dynamic rows", "fused backward"):
         assert seen[case, True]["kernel"] and not seen[case, True]["opaque"] and seen[case, True]["block"], case
         assert seen[case, False]["opaque"] and not seen[case, False]["kernel"], case
-    assert all(seen["two_pass", in_graph]["opaque"] and not seen["two_pass", in_graph]["kernel"]
-               for in_graph in (True, False))
-    guards = seen["fused, dynamic rows", True]["guards"]
-    assert any(re.fullmatch(r"Eq\(\w+, 4000\)", g) for g in guards), guards
-    assert not any(re.fullmatch(r"Eq\(\w+, 64\)", g) for g in guards), guards
+        assert seen[case, True]["copied"] == (["'dx_ptr'"] if "backward" in case else ["'y_ptr'"]), case
+    assert not seen["fused", True]["uint8"]
+    for case in ("two_pass", "fused, dynamic width"):
+        assert all(seen[case, in_graph]["opaque"] and not seen[case, in_graph]["kernel"] for in_graph in (True, False))
+    guards = seen["fused, dynamic width", True]["guards"]
+    assert not any(re.fullmatch(r"Eq\(\w+, (64|4000)\)", g) for g in guards), guards
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="the code inductor generates for a GPU")
-@pytest.mark.parametrize("in_graph", [
-    pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
-        "issue 29, open: on the H200 (torch 2.11, Triton 3.8) the keep-mask call is decided in-graph, but inductor "
-        "cannot lower the bool mask's view as uint8 (dispatch.fusion_for; 'torch.bool is not supported by "
-        "torch.iinfo', evidence/experiments/2026-12-02-session19/in-graph-mask.py); library.IN_GRAPH is off"))),
-    False], ids=["in-graph", "opaque"])
+@pytest.mark.parametrize("in_graph", [True, False], ids=["in-graph", "opaque"])
 def test_a_compiled_call_launches_fused_itself_and_cluster_through_the_opaque_op(monkeypatch, in_graph):
     """With library.IN_GRAPH, the code inductor generates launches fused's kernel itself at a row fused holds (no
     Python of softmax_bench's at run time), and calls the opaque op at a row cluster holds; without it, the opaque
@@ -208,6 +210,9 @@ def test_a_compiled_call_launches_fused_itself_and_cluster_through_the_opaque_op
     from torch._inductor.utils import run_and_get_code
 
     monkeypatch.setattr(library, "IN_GRAPH", in_graph)
+    # AOTAutograd's cache keys a graph by what dynamo traced, which is the same either way: off, one setting's
+    # compiled graph would serve the other
+    monkeypatch.setattr(torch._functorch.config, "enable_autograd_cache", False)
 
     def scores(t, keep):
         return softmax_bench.softmax(t, scale=0.5, mask=keep)
@@ -281,3 +286,21 @@ def test_every_triton_function_of_the_kernels_is_bound_under_its_own_name():
         for name, value in names.items():
             if isinstance(value, (JITFunction, InterpretedFunction)):  # (TRITON_INTERPRET=1: the latter)
                 assert value.fn.__name__ == name, f"{module.name}.{name} is {value.fn.__name__}"
+
+
+def test_the_declared_writes_are_every_store_of_each_kernel_in_a_graph():
+    """library.KERNEL_WRITES tells torch.compile what each kernel it puts in a graph writes (what it would copy
+    first), in place of torch's reading of the TTIR: it must name every pointer the kernel's module stores to, and
+    only those, and the kernel must take them."""
+    import inspect
+
+    from softmax_bench.kernels import fused, fused_backward
+
+    for module in (fused, fused_backward):
+        source = inspect.getsource(module)
+        kernels_here = [name for name in library.KERNEL_WRITES if f"def {name}(" in source]
+        assert len(kernels_here) == 1, module.__name__
+        name = kernels_here[0]
+        stored = set(re.findall(r"tl\.store\(\s*(\w+)", source))
+        assert stored == set(library.KERNEL_WRITES[name]), (name, stored)
+        assert stored <= set(inspect.signature(getattr(module, name).fn).parameters), name
