@@ -83,14 +83,16 @@ def sass_of(case: dict, out_dir) -> str:
 
 def compile_fused_case(case: dict, out_dir: str) -> dict:
     """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED), "causal_bits",
-    "positive_scale" (CAUSAL_BITS, POSITIVE_SCALE), "max_registers" (ptxas's maxnreg; absent: none)}): launch_config's
-    tile for 2^27 / N rows, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
+    "positive_scale" (CAUSAL_BITS, POSITIVE_SCALE), "max_registers" (ptxas's maxnreg; absent: none), "rows", "warps"
+    (absent: launch_config's)}): launch_config's tile for 2^27 / N rows unless given, a scale, the pointers and N's
+    multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
 
     from softmax_bench.kernels import fused
 
     dtype, N = DTYPES[case["dtype"]], case["N"]
-    config = fused.launch_config(2**27 // N, N, dtype)
+    config = {**fused.launch_config(2**27 // N, N, dtype), **({"ROWS": case["rows"]} if "rows" in case else {}),
+              **({"num_warps": case["warps"]} if "warps" in case else {})}
     kernel = fused.fused_rows_kernel
     constexprs = {"BLOCK_N": config["BLOCK_N"], "ROWS": config["ROWS"], "HAS_SCALE": True, "HAS_MASK": False,
                   "CAUSAL": bool(case.get("causal")), "LOG": False, "bias_ptr": None,

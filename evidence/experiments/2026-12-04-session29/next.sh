@@ -7,6 +7,7 @@
 #   host-cost's compiled rows, a compiled training step's host cost (step-host.py), then tests/test_compile.py
 #   with it on. Prediction: compiled_op's host µs from ~78 (in-graph, every input copied) and ~100 (opaque) to
 #   within 10 % of torch_compile's (~35); the step at ≤ torch's compiled step.
+# narrow (next session): fused's fp32 rows of 32–16384 in other tiles (one warp among them) beside torch.compile.
 # parts: the GPU parts of the suite named after it.
 set -u
 step=$1; shift
@@ -57,6 +58,9 @@ case $step in
     timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_sweep_passes.py -rfE > $OUT/tests-sweep-passes.txt 2>&1
     echo "test_sweep_passes rc=$? at $SECONDS s: $(tail -1 $OUT/tests-sweep-passes.txt)"
     grep -E "^(FAILED|ERROR)" $OUT/tests-sweep-passes.txt ;;
+  narrow)  # for the next session (issue 26): fp32 rows fused holds in other tiles, beside torch.compile
+    timeout 500 python3 $here/narrow-configs.py $OUT/narrow-configs.csv > $OUT/narrow-configs.txt 2>&1
+    echo "narrow-configs rc=$? at $SECONDS s"; grep "median" $OUT/narrow-configs.txt | head -80 ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
