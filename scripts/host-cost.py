@@ -193,11 +193,18 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     yield Row("dispatch fusion_for", "scaled-masked", partial(dispatch.fusion_for, x, -1, 0.125, mask, False),
               cheap=True)
     yield Row("dispatch as_rows", "softmax", partial(dispatch.as_rows, x), cheap=True)
+    yield Row("dispatch through_op", "softmax", partial(dispatch.through_op, x), cheap=True,
+              note="whether the call goes through the registered op (compiling, or a gradient to record)")
     key = partial(replay.plan_key, x, -1, None, None, False, "auto")
     yield Row("replay plan lookup", "softmax", lambda: replay.PLANS.get(key()), cheap=True,
               note="the key of a call and its look-up")
     yield Row("replay output", "softmax", partial(torch.empty_like, x, memory_format=torch.contiguous_format),
               cheap=True, note="y allocated (torch.empty_like)")
+    if ON_GPU:
+        from triton.runtime import driver
+
+        yield Row("replay stream", "softmax", partial(driver.active.get_current_stream, x.get_device()), cheap=True,
+                  note="the current stream's handle, as a replayed call asks for it")
 
 
 def main() -> None:
