@@ -134,10 +134,11 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
     if plan is None:  # interpreted: nothing recorded
         return None
     y, stream, steps = torch.empty_like(x), plan.stream_of(plan.device_index), []
+    tensors = (x.data_ptr(), y.data_ptr(), None) if replay.INT_POINTERS else (x, y, None)  # as Plan gives them
     for launch, template, slots in plan.steps:
         args = template.copy()
         for position, source in slots:
-            args[position] = (x, y, None)[source]
+            args[position] = tensors[source]
         steps.append((launch, args))
     return lambda: [launch(stream, args) for launch, args in steps]
 

@@ -7,6 +7,7 @@
 #   host-cost's compiled rows, a compiled training step's host cost (step-host.py), then tests/test_compile.py
 #   with it on. Prediction: compiled_op's host µs from ~78 (in-graph, every input copied) and ~100 (opaque) to
 #   within 10 % of torch_compile's (~35); the step at ≤ torch's compiled step.
+# int-pointers (next session): host-cost and test_replay with replay.INT_POINTERS off and on.
 # narrow (next session): fused's fp32 rows of 32–16384 in other tiles (one warp among them) beside torch.compile.
 # parts: the GPU parts of the suite named after it.
 set -u
@@ -61,6 +62,16 @@ case $step in
   narrow)  # for the next session (issue 26): fp32 rows fused holds in other tiles, beside torch.compile
     timeout 500 python3 $here/narrow-configs.py $OUT/narrow-configs.csv > $OUT/narrow-configs.txt 2>&1
     echo "narrow-configs rc=$? at $SECONDS s"; grep "median" $OUT/narrow-configs.txt | head -80 ;;
+  int-pointers)  # for the next session (issue 29): a replayed launch given addresses (replay.INT_POINTERS)
+    for g in 0 1; do
+      SOFTMAX_BENCH_INT_POINTERS=$g timeout 100 python3 scripts/host-cost.py $OUT/host-int-pointers-$g.csv --rounds 5 \
+        --op softmax --op scaled-masked --op log-softmax --row "softmax_bench auto" --row "softmax_bench fused" \
+        --row "replayed launch" --row "bare fused" > $OUT/host-int-pointers-$g.txt 2>&1
+      echo "host-cost INT_POINTERS=$g rc=$? at $SECONDS s"; grep "softmax_bench\|replayed\|torch\." $OUT/host-int-pointers-$g.txt | cut -c1-80
+    done
+    SOFTMAX_BENCH_INT_POINTERS=1 timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replay.py -rfE \
+      > $OUT/tests-replay-int-pointers.txt 2>&1
+    echo "test_replay INT_POINTERS=1 rc=$? at $SECONDS s: $(tail -1 $OUT/tests-replay-int-pointers.txt)" ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
