@@ -29,8 +29,8 @@ MAX_PLANS = 4096  # distinct input kinds kept; past it, the plans start over
 X, Y, MASK, BIAS = 0, 1, 2, 3  # where a launch argument comes from at replay
 # A replayed launch given each tensor's address (an int) in place of the tensor. Triton's C launcher takes an int
 # as the pointer it is; of a tensor it calls data_ptr() and then asks the driver whether the address is a device
-# pointer (cuPointerGetAttribute, triton/backends/nvidia/driver.c extractPointer): a driver call a pointer, four
-# a plain call of fused (x, y, and x again for the unused mask and bias pointers). The long call that recorded the
+# pointer (cuPointerGetAttribute, triton/backends/nvidia/driver.c extractPointer): a driver call a pointer, three
+# a plain call of fused (x, y, and x again for the unused mask pointer). The long call that recorded the
 # plan launched these layouts checked (the same devices: plan_key). Prediction (issue 29): an eager call's host µs
 # 1–2 lower on the H200. Off until measured there (SOFTMAX_BENCH_INT_POINTERS=1 turns it on): written in the
 # twenty-ninth session, after its device time.
