@@ -303,7 +303,8 @@ def softmax(
     An empty tensor gives an empty tensor.
 
     Differentiable (the backward reads the saved y, not x: `softmax_backward`), and traced by torch.compile as
-    the registered op softmax_bench::softmax, which decides the variant when it runs.
+    the registered op softmax_bench::softmax: at a row width fixed when traced, where fused is the variant for it,
+    fused's kernel in the graph (library.IN_GRAPH); else an op that decides the variant when it runs.
 
     variant: 'auto' (the table measured on this GPU, else a rule: `auto_choice`), or one of
     `softmax_bench.variants()`: 'fused' (the row in registers, N ≤ 32768), 'cluster' (a row across a thread-block
