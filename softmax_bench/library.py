@@ -54,9 +54,8 @@ KERNEL_WRITES = {"fused_rows_kernel": ("y_ptr",), "fused_backward_kernel": ("dx_
 @functools.cache
 def declare_kernel_writes() -> None:
     """torch.compile learns what our kernels write from KERNEL_WRITES, other kernels as before: wraps
-    triton_kernel_wrap's get_mutated_tensors (what functionalization copies, every torch since 2.6) and, where
-    it exists (torch ≤ 2.13), identify_mutated_tensors (what inductor's node of the kernel says it mutates).
-    And lists the kernels under our ops for AOTAutograd's cache, whose key holds the source of an op's kernels
+    triton_kernel_wrap's get_mutated_tensors (what functionalization copies) and, where it exists (torch 2.11 has
+    it, 2.14 does not), identify_mutated_tensors (what inductor's node of the kernel says it mutates). And lists the kernels under our ops for AOTAutograd's cache, whose key holds the source of an op's kernels
     (library.triton_op lists none): a graph cached before the kernels or IN_GRAPH changed is not served after."""
     from torch._higher_order_ops import triton_kernel_wrap as wrap
     from torch._library import triton as library_triton
@@ -72,14 +71,14 @@ def declare_kernel_writes() -> None:
         names = KERNEL_WRITES.get(getattr(getattr(kernel, "fn", None), "__name__", None))
         return None if names is None else [name for name in names if name in kwargs]
 
-    get_mutated = wrap.get_mutated_tensors
+    get_mutated = getattr(wrap, "get_mutated_tensors", None)
+    if get_mutated is not None:
+        @functools.wraps(get_mutated)
+        def get_mutated_tensors(kernel_idx, constant_args_idx, kwargs, *rest):
+            declared = written(wrap.kernel_side_table.get_kernel(kernel_idx), kwargs)
+            return get_mutated(kernel_idx, constant_args_idx, kwargs, *rest) if declared is None else declared
 
-    @functools.wraps(get_mutated)
-    def get_mutated_tensors(kernel_idx, constant_args_idx, kwargs, *rest):
-        declared = written(wrap.kernel_side_table.get_kernel(kernel_idx), kwargs)
-        return get_mutated(kernel_idx, constant_args_idx, kwargs, *rest) if declared is None else declared
-
-    wrap.get_mutated_tensors = get_mutated_tensors
+        wrap.get_mutated_tensors = get_mutated_tensors
     identify = getattr(wrap, "identify_mutated_tensors", None)
     if identify is not None:
         @functools.wraps(identify)
