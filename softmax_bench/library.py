@@ -38,8 +38,8 @@ IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
 # Triton 3.8 (twenty-ninth session, evidence/experiments/2026-12-04-session29/in-graph), with the kernels' writes
 # declared (KERNEL_WRITES) and the keep-mask given to the kernel as the bool it is: compiled_op's host µs a call
 # 143 → 76 (torch_compile's 58 and 44 in the same processes), a compiled training step's 1576 → 831 (torch's
-# 580, 494); the compile tests passed with it on but for a model that sees 16 row widths (past dynamo's 8
-# recompiles: a dynamic width is now the opaque op, in_graph).
+# 580, 494). The GPU's compile tests pass with it on (the backward part: 206 passed), since a dynamic width is
+# the opaque op (in_graph): a model that saw 16 widths had passed dynamo's 8 recompiles.
 IN_GRAPH = os.environ.get("SOFTMAX_BENCH_IN_GRAPH", "1") != "0"
 
 
@@ -55,8 +55,9 @@ KERNEL_WRITES = {"fused_rows_kernel": ("y_ptr",), "fused_backward_kernel": ("dx_
 def declare_kernel_writes() -> None:
     """torch.compile learns what our kernels write from KERNEL_WRITES, other kernels as before: wraps
     triton_kernel_wrap's get_mutated_tensors (what functionalization copies) and, where it exists (torch 2.11 has
-    it, 2.14 does not), identify_mutated_tensors (what inductor's node of the kernel says it mutates). And lists the kernels under our ops for AOTAutograd's cache, whose key holds the source of an op's kernels
-    (library.triton_op lists none): a graph cached before the kernels or IN_GRAPH changed is not served after."""
+    it, 2.14 does not), identify_mutated_tensors (what inductor's node of the kernel says it mutates). And lists
+    the kernels under our ops for AOTAutograd's cache, whose key holds the source of an op's kernels (triton_op
+    here lists none): a graph cached before the kernels or IN_GRAPH changed is not served after."""
     from torch._higher_order_ops import triton_kernel_wrap as wrap
     from torch._library import triton as library_triton
 
@@ -111,7 +112,8 @@ def triton_op(name: str, fn):
     """torch.library.triton_op of fn, given as a functools.partial with its schema: triton_op reads the source of
     fn to list the Triton kernels it launches (for AOTAutograd's cache key), and that walk imported inductor and
     took ~1.6 s at every start of a process that imports softmax_bench (a sweep under --interpret: 3.7 → 5.3 s);
-    with no source to read, it lists none. While IN_GRAPH is off no kernel of ours is in a graph. torch 2.11's
+    with no source to read, it lists none (declare_kernel_writes lists fused's once a call is traced with its
+    kernel in the graph). torch 2.11's
     triton_op infers the schema from what it is given whatever schema it gets, and a partial has no globals to
     infer it from (AttributeError): there, fn itself, and the walk's cost."""
     schema = torch.library.infer_schema(fn, mutates_args=())
