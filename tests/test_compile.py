@@ -96,6 +96,21 @@ def test_opcheck(op):
         torch.library.opcheck(packet.default, args)
 
 
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_opcheck_of_the_opaque_ops_a_graph_calls(op):
+    """The opaque ops (library.opaque_op: defined on a Library, not as custom ops, for their call's cost) pass
+    opcheck as the ops do: schema, fake tensor, no aliasing of an input."""
+    x, _ = fresh_randn(3, 5, 8)
+    keep = torch.rand(5, 8, device=DEVICE) > 0.3
+    forward = getattr(torch.ops.softmax_bench, f"{op}_opaque").default
+    for args in ((x, -1, None, None, False, "auto"), (x, -1, 2.0, keep, True, "auto"),
+                 (x, -1, 0.5, keep, False, "fused", None, torch.randn(8, device=DEVICE))):
+        torch.library.opcheck(forward, args)
+    y = getattr(softmax_bench, op)(x)
+    backward = getattr(torch.ops.softmax_bench, f"{op}_backward_opaque").default
+    torch.library.opcheck(backward, (y, torch.randn_like(y), -1, 0.5, keep, False, "auto"))
+
+
 class OpsSeen(TorchDispatchMode):
     def __init__(self):
         super().__init__()

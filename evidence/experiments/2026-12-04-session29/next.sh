@@ -8,6 +8,7 @@
 #   with it on. Prediction: compiled_op's host µs from ~78 (in-graph, every input copied) and ~100 (opaque) to
 #   within 10 % of torch_compile's (~35); the step at ≤ torch's compiled step.
 # int-pointers (next session): host-cost and test_replay with replay.INT_POINTERS off and on.
+# opaque-ops (next session): compiled calls at cluster widths, whose op is opaque (library.opaque_op).
 # narrow (next session): fused's fp32 rows of 32–16384 in other tiles (one warp among them) beside torch.compile.
 # parts: the GPU parts of the suite named after it.
 set -u
@@ -72,6 +73,13 @@ case $step in
     SOFTMAX_BENCH_INT_POINTERS=1 timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replay.py -rfE \
       > $OUT/tests-replay-int-pointers.txt 2>&1
     echo "test_replay INT_POINTERS=1 rc=$? at $SECONDS s: $(tail -1 $OUT/tests-replay-int-pointers.txt)" ;;
+  opaque-ops)  # for the next session (issue 29): compiled calls at a cluster width (the opaque op, now a Library op)
+    for shape in 2048x65536 512x262144; do
+      TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-opaque timeout 100 python3 scripts/host-cost.py $OUT/host-opaque-$shape.csv \
+        --rounds 5 --shape $shape --op softmax --op log-softmax --row compiled_op --row torch_compile \
+        --row "softmax_bench auto" > $OUT/host-opaque-$shape.txt 2>&1
+      echo "host-cost $shape rc=$? at $SECONDS s"; grep "compiled_op\|torch_compile\|torch\." $OUT/host-opaque-$shape.txt | cut -c1-80
+    done ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
