@@ -113,9 +113,8 @@ def triton_op(name: str, fn):
     fn to list the Triton kernels it launches (for AOTAutograd's cache key), and that walk imported inductor and
     took ~1.6 s at every start of a process that imports softmax_bench (a sweep under --interpret: 3.7 → 5.3 s);
     with no source to read, it lists none (declare_kernel_writes lists fused's once a call is traced with its
-    kernel in the graph). torch 2.11's
-    triton_op infers the schema from what it is given whatever schema it gets, and a partial has no globals to
-    infer it from (AttributeError): there, fn itself, and the walk's cost."""
+    kernel in the graph). torch 2.11's triton_op infers the schema from what it is given whatever schema it gets,
+    and a partial has no globals to infer it from (AttributeError): there, fn itself, and the walk's cost."""
     schema = torch.library.infer_schema(fn, mutates_args=())
     try:
         return torch.library.triton_op(name, functools.partial(fn), mutates_args=(), schema=schema)
@@ -124,9 +123,10 @@ def triton_op(name: str, fn):
 
 
 # The opaque ops, defined on a Library of their own rather than by torch.library.custom_op: a custom op's call
-# runs its autograd kernel, a redispatch and an aliasing check of its output in Python, ~8.6 µs a call against
-# ~3.2 for the same op defined so (this machine's CPU, an op that allocates its output and returns it; twenty-ninth
-# session). They are called only from a compiled graph, where autograd has been traced already.
+# runs its autograd kernel, a redispatch and an aliasing check of its output in Python: 9.1–9.5 µs a call against
+# 4.0–4.1 for the same op defined so, torch.empty_like alone 0.84–0.88 (an op that allocates its output and
+# returns it, on a CPU; evidence/experiments/2026-12-04-session29/op-dispatch.py). They are called only from a
+# compiled graph, where autograd has been traced already.
 OPAQUE_OPS = torch.library.Library("softmax_bench", "FRAGMENT")
 
 

@@ -48,10 +48,11 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     bias = kwargs.pop("bias", None)  # likewise
     op = user_function(fusion)
 
+    shared = fusion.mask_shared or fusion.bias_shared  # x as the user's shape (views traced, not run at each call)
+
     def model(x, mask, bias):
-        if fusion.mask_shared or fusion.bias_shared:  # (views traced, not run at each call: ~1 µs a view)
-            return op(x.view(user_shape(x, fusion)), variant="auto", mask=mask, bias=bias, **kwargs).view(x.shape)
-        return op(x, variant="auto", mask=mask, bias=bias, **kwargs)
+        y = op(x.view(user_shape(x, fusion)) if shared else x, variant="auto", mask=mask, bias=bias, **kwargs)
+        return y.view(x.shape) if shared else y
 
     return functools.partial(torch.compile(model, fullgraph=True, dynamic=False), mask=mask, bias=bias)
 
