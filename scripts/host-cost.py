@@ -134,7 +134,7 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
     if plan is None:  # interpreted: nothing recorded
         return None
     y, stream, steps = torch.empty_like(x), plan.stream_of(plan.device_index), []
-    tensors = (x.data_ptr(), y.data_ptr(), None) if replay.INT_POINTERS else (x, y, None)  # as Plan gives them
+    tensors = (x, y, None)  # as Plan gives them
     for launch, template, slots in plan.steps:
         args = template.copy()
         for position, source in slots:
@@ -145,15 +145,20 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
 
 def calls_with_launches(x: torch.Tensor, ops: list[str]):
     M, N = x.shape
-    y = torch.empty_like(x)
-    config = fused.launch_config(M, N, x.dtype)
-    grid = ((M + config["ROWS"] - 1) // config["ROWS"],)
-    args = fusion_args(PLAIN, x)
-    yield Row("bare fused launch", "softmax", lambda: fused.fused_rows_kernel[grid](
-        x, y, M, N, x.stride(0), y.stride(0), **args, **config), note="kernel[grid](...), output preallocated")
-    yield Row("replayed launch alone", "softmax", replayed_launch(x), note="fused's recorded launch, its "
-              "arguments ready, no output allocated: the floor of a replayed call")
     registry = softmax_bench.variants()
+    too_wide = registry["fused"].unsupported(N, x.dtype)
+    if too_wide:
+        yield Row("bare fused launch", "softmax", None, note=too_wide)
+    else:
+        y = torch.empty_like(x)
+        config = fused.launch_config(M, N, x.dtype)
+        grid = ((M + config["ROWS"] - 1) // config["ROWS"],)
+        args = fusion_args(PLAIN, x)
+        yield Row("bare fused launch", "softmax", lambda: fused.fused_rows_kernel[grid](
+            x, y, M, N, x.stride(0), y.stride(0), **args, **config), note="kernel[grid](...), output preallocated")
+    yield Row("replayed launch alone", "softmax", None if too_wide else replayed_launch(x),
+              note=too_wide or "fused's recorded launch, its arguments ready, no output allocated: the floor of a "
+              "replayed call")
     for op in ops:
         fusion = OPS[op].fusion_for(x)
         for name in ["auto", *registry]:

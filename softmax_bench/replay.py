@@ -27,14 +27,6 @@ from . import kernels
 
 MAX_PLANS = 4096  # distinct input kinds kept; past it, the plans start over
 X, Y, MASK, BIAS = 0, 1, 2, 3  # where a launch argument comes from at replay
-# A replayed launch given each tensor's address (an int) in place of the tensor. Triton's C launcher takes an int
-# as the pointer it is; of a tensor it calls data_ptr() and then asks the driver whether the address is a device
-# pointer (cuPointerGetAttribute, triton/backends/nvidia/driver.c extractPointer): a driver call a pointer, three
-# a plain call of fused (x, y, and x again for the unused mask pointer). The long call that recorded the
-# plan launched these layouts checked (the same devices: plan_key). Prediction (issue 29): an eager call's host µs
-# 1–2 lower on the H200. Off until measured there (SOFTMAX_BENCH_INT_POINTERS=1 turns it on): written in the
-# twenty-ninth session, after its device time.
-INT_POINTERS = os.environ.get("SOFTMAX_BENCH_INT_POINTERS") == "1"
 
 
 class Plan:
@@ -52,11 +44,7 @@ class Plan:
     def __call__(self, x: torch.Tensor, mask: torch.Tensor | None, bias: torch.Tensor | None = None) -> torch.Tensor:
         y = torch.empty_like(x, dtype=self.out_dtype, memory_format=torch.contiguous_format)
         stream = self.stream_of(self.device_index)
-        if INT_POINTERS:
-            tensors = (x.data_ptr(), y.data_ptr(), None if mask is None else mask.data_ptr(),
-                       None if bias is None else bias.data_ptr())
-        else:
-            tensors = (x, y, mask, bias)
+        tensors = (x, y, mask, bias)
         for launch, template, slots in self.steps:
             args = template.copy()
             for position, source in slots:

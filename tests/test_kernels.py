@@ -149,6 +149,8 @@ def test_fused_packs_several_narrow_rows_per_program():
     assert launch.config["ROWS"] > 1 and 100 % launch.config["ROWS"] != 0
     assert_matches(y, x)
     assert fused.launch_config(1000, 4096)["ROWS"] == 1
+    # 4 KB of input a program: 1024 fp32 values, 2048 16-bit ones
+    assert [fused.launch_config(1 << 20, 512, dtype)["ROWS"] for dtype in (torch.float32, torch.bfloat16)] == [2, 4]
 
 
 def test_fused_warps_follow_the_bytes_a_program_holds():
@@ -163,10 +165,11 @@ def test_fused_warps_follow_the_bytes_a_program_holds():
 
 
 def test_fused_config_is_one_for_every_m_of_its_class():
-    """launch_config is kept per min(M, MIN_ELEMS_PER_PROGRAM) rows: more rows than that change nothing."""
-    for M in (1, 3, 100, 2047, 2048, 2049, 5000, 2**20):
+    """launch_config is kept per min(M, a program's elements) rows: more rows than that change nothing."""
+    for M in (1, 3, 100, 1023, 1024, 1025, 2047, 2048, 2049, 5000, 2**20):
         for N in (1, 32, 700, 4096, 32768):
-            assert fused.launch_config(M, N) == fused._launch_config.__wrapped__(M, N), (M, N)
+            for dtype in (torch.float32, torch.bfloat16):
+                assert fused.launch_config(M, N, dtype) == fused._launch_config.__wrapped__(M, N, dtype.itemsize)
 
 
 @pytest.mark.parametrize("module", [two_pass, online])

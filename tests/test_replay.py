@@ -67,21 +67,6 @@ def test_a_recorded_launch_replays_with_the_new_tensors_in_their_places(monkeypa
     assert args[3:] == (40, 0.5, 64, True)  # every parameter in order, the default included; num_warps is no parameter
 
 
-def test_with_int_pointers_a_replayed_launch_is_given_the_tensors_addresses(monkeypatch):
-    """replay.INT_POINTERS: each tensor's place holds its address (Triton's launcher then asks the driver nothing
-    about it), the rest of the launch as before."""
-    monkeypatch.setattr(replay, "INT_POINTERS", True)
-    kernel = FakeKernel()
-    x, mask = torch.randn(5, 40), torch.rand(5, 40) > 0.5
-    y = torch.empty_like(x)
-    plan = replay.make_plan(record(kernel, x, y, mask), x, y, mask, x, mask, stream_of=lambda device: "stream")
-    x2, mask2 = torch.randn(5, 40), torch.rand(5, 40) > 0.5
-    y2 = plan(x2, mask2)
-    (call,) = kernel.compiled.calls
-    args = call[9:]
-    assert args[:3] == (x2.data_ptr(), y2.data_ptr(), mask2.data_ptr()) and args[3:] == (40, 0.5, 64, True)
-
-
 def test_no_plan_for_a_buffer_of_the_variants_own_or_rows_that_are_a_copy():
     kernel, x = FakeKernel(), torch.randn(5, 40)
     y, scratch = torch.empty_like(x), torch.empty(5, 1)

@@ -15,8 +15,11 @@ import triton.language as tl
 from . import PLAIN, Fusion, Launch, Variant, cdiv, config_shape, launch_kernel, one_pass_traffic, output_like
 from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ, scale_and_mask
 
-# A program holds at least this many elements: below it, several rows share a program.
-MIN_ELEMS_PER_PROGRAM = 2048
+# A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
+# share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.4–3.6 points of a copy faster in 1024-value
+# programs than in 2048-value ones, ahead of torch.compile's one-warp tiles (docs/perf-notes.md, thirtieth
+# session); 16-bit rows were tuned at 2048 values.
+MIN_BYTES_PER_PROGRAM = 4096
 # (largest BLOCK_N · ROWS, num_warps): each thread holds BLOCK_N · ROWS / (32 · num_warps) values. A program of at
 # most FOUR_WARPS_BYTES of input (2048 fp32 values, 4096 16-bit ones) runs 4 warps: on the H200, bf16 4096×4000 ran
 # at 102.0 % of a copy with 4 warps and 98.1 % with fp32's 8 (docs/perf-notes.md); wider 16-bit rows measured
@@ -143,16 +146,16 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
 def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
     """BLOCK_N, ROWS and num_warps for an M×N input of `dtype` (also what `explain` reports); one dict for every M
     of a class, shared: read it, do not change it."""
-    # ROWS ≤ MIN_ELEMS_PER_PROGRAM: more rows change nothing
-    return _launch_config(*config_shape(M, N, MIN_ELEMS_PER_PROGRAM), dtype.itemsize)
+    # ROWS ≤ a program's elements: more rows change nothing
+    return _launch_config(*config_shape(M, N, MIN_BYTES_PER_PROGRAM // dtype.itemsize), dtype.itemsize)
 
 
 @lru_cache(maxsize=1024)
 def _launch_config(M: int, N: int, itemsize: int = 4) -> dict:
     block_n = triton.next_power_of_2(N)
-    rows = 1
-    if block_n < MIN_ELEMS_PER_PROGRAM:
-        rows = min(MIN_ELEMS_PER_PROGRAM // block_n, triton.next_power_of_2(M))
+    rows, program_elems = 1, MIN_BYTES_PER_PROGRAM // itemsize
+    if block_n < program_elems:
+        rows = min(program_elems // block_n, triton.next_power_of_2(M))
     if block_n * rows * itemsize <= FOUR_WARPS_BYTES:
         num_warps = 4
     else:

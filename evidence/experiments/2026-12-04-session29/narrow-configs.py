@@ -9,8 +9,12 @@ figure and 1.5–2 points above launch_config's (4 warps, 4 and 2 rows). At 8192
 tile there is ours (one row, N // 128 warps capped at 16 or 32).
 
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session29/narrow-configs.py OUT.csv [N ...]
+
+NARROW_DTYPE=bfloat16 times 16-bit rows instead (added in the thirtieth session, after fp32's rows ran best in
+programs of 4 KB; 16-bit rows' programs hold 4 KB already: does 2 KB run faster there too?).
 """
 import itertools
+import os
 import sys
 
 import torch
@@ -21,6 +25,8 @@ from softmax_bench.kernels import PLAIN, TOLERANCES, fused, one_pass_traffic
 from softmax_bench.peers import PEERS
 
 WIDTHS = [int(a) for a in sys.argv[2:]] or [32, 128, 512, 1024, 8192, 16384]
+DTYPE = getattr(torch, os.environ.get("NARROW_DTYPE", "float32"))
+LABEL = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[DTYPE]
 
 
 def tiles(N: int, default: dict) -> dict[str, dict]:
@@ -37,7 +43,7 @@ def tiles(N: int, default: dict) -> dict[str, dict]:
 
 write = csv_rows(sys.argv[1], ["op", "dtype", "M", "N", "label", "round", "ms", "pct_of_copy", "copy_gbps"])
 for op, N in itertools.product(["scaled", "softmax"], WIDTHS):
-    M, dtype = ELEMS // N, torch.float32
+    M, dtype = ELEMS // N, DTYPE
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     fusion = ops.get_op(op).fusion_for(x) if op != "softmax" else PLAIN
     reference = ops.reference(x, fusion, torch.float32)
@@ -60,5 +66,5 @@ for op, N in itertools.product(["scaled", "softmax"], WIDTHS):
     print(op, N, "torch_compile", f"err {err:.2g}", flush=True)
     calls["torch_compile"] = lambda: compiled(x)
     nbytes = one_pass_traffic(M, N, dtype, fusion).total_bytes
-    in_rounds(calls, 5, dtype, nbytes, write, [op, "fp32", M, N], marked=next(iter(calls)))
+    in_rounds(calls, 5, dtype, nbytes, write, [op, LABEL, M, N], marked=next(iter(calls)))
     del x, reference, calls, compiled
