@@ -153,6 +153,29 @@ def test_fused_packs_several_narrow_rows_per_program():
     assert [fused.launch_config(1 << 20, 512, dtype)["ROWS"] for dtype in (torch.float32, torch.bfloat16)] == [2, 4]
 
 
+def test_forward_evict_reaches_fused_and_the_cluster_configs(monkeypatch):
+    """SOFTMAX_BENCH_FORWARD_EVICT=evict_last: fused's launch and a cluster's config load evict_last (reported in the
+    launch's config); unset, both load plainly. The output is the same either way."""
+    from softmax_bench.kernels import cluster
+
+    x, _ = fresh_randn(6, 300)
+    assert "EVICT" not in fused.launch(x)[1].config and cluster.config_for(65536, torch.bfloat16).evict == ""
+    monkeypatch.setattr(fused, "FORWARD_EVICT", "evict_last")
+    monkeypatch.setattr(cluster, "FORWARD_EVICT", "evict_last")
+    y, launch = fused.launch(x)
+    assert launch.config["EVICT"] == "evict_last"
+    assert_matches(y, x)
+    assert cluster.config_for(65536, torch.bfloat16).evict == "evict_last"
+
+
+def test_a_forward_evict_setting_not_understood_is_an_error_that_says_what_is():
+    env = {**os.environ, "SOFTMAX_BENCH_FORWARD_EVICT": "evict_first"}
+    result = subprocess.run([sys.executable, "-c", "import softmax_bench"], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode != 0
+    assert "SOFTMAX_BENCH_FORWARD_EVICT='evict_first': set it to evict_last, or leave it unset" in result.stderr
+
+
 def test_fused_warps_follow_the_bytes_a_program_holds():
     """4 warps for up to 8 KB of input a program (2048 fp32 values, 4096 16-bit ones), then 8 and 16 by elements."""
     warps = {(N, dtype): fused.launch_config(1 << 20, N, dtype)["num_warps"]

@@ -13,6 +13,7 @@ keep-mask, a causal mask). `softmax_bench.dispatch` brings tensors of any rank t
 from __future__ import annotations
 
 import importlib
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -24,6 +25,14 @@ import triton
 from ..auto_table import table_form
 
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# The loads of the forward kernels (fused's EVICT, a cluster's evict): plain ("") unless SOFTMAX_BENCH_FORWARD_EVICT
+# names tl.load's "evict_last". The fifth session measured evict_last 3.7–4.5 points of a copy faster in fused's
+# forward (fp32 and bf16, 4096 and 8192) but kept plain loads: the lines it keeps cost the next kernel L2, and no
+# forward peer loaded so. torch.compile's forward does (its looped softmax, thirtieth session: docs/perf-notes.md),
+# so the choice is open again; off until measured beside it.
+FORWARD_EVICT = os.environ.get("SOFTMAX_BENCH_FORWARD_EVICT", "")
+if FORWARD_EVICT not in ("", "evict_last"):
+    raise ValueError(f"SOFTMAX_BENCH_FORWARD_EVICT={FORWARD_EVICT!r}: set it to evict_last, or leave it unset")
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
 # (bf16) or 2^-12 (fp16): every Triton variant rounds its fp32 result once (tests/test_rounding.py) but cluster's
 # 16-bit softmax, which rounds its exponentials and then the scaled output (issue 28).

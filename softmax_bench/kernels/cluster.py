@@ -31,7 +31,7 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import (PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic,
+from . import (FORWARD_EVICT, PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic,
                output_like)
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, mask_rows, rows_differ
@@ -334,7 +334,8 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
         cap = LOG_REGISTERS.get((form, how), {}).get(N)
     else:
         cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
-    return replace(config, max_registers=cap) if cap else config
+    config = replace(config, max_registers=cap) if cap else config
+    return replace(config, evict=FORWARD_EVICT) if FORWARD_EVICT else config
 
 
 def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:

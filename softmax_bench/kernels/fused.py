@@ -12,7 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Variant, cdiv, config_shape, launch_kernel, one_pass_traffic, output_like
+from . import (FORWARD_EVICT, PLAIN, Fusion, Launch, Variant, cdiv, config_shape, launch_kernel, one_pass_traffic,
+               output_like)
 from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ, scale_and_mask
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
@@ -117,8 +118,7 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False):
     """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
-    # EVICT stays "": evict_last was faster on the H200 but costs the next kernel L2 (docs/perf-notes.md,
-    # scripts/eviction.py and scripts/l2-after.py set it)
+    # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
     read = inside
     if CAUSAL:  # a causal row is not read past its diagonal: whole 16-byte vectors, masked below to the column
         vec = 128 // x_ptr.dtype.element_ty.primitive_bitwidth
@@ -174,6 +174,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
         # (N is a SymInt while torch.compile traces a call: not hashable, and no cap is measured for it)
         cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits and isinstance(N, int) else None
         config = {**config, "maxnreg": cap} if cap else config
+        config = {**config, "EVICT": FORWARD_EVICT} if FORWARD_EVICT else config
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}

@@ -16,6 +16,10 @@
 # three-pass [WARPS ...]: three-pass.py (its predictions in its docstring); first run without WARPS, then 16 32.
 # narrow-bf16: session29's narrow-configs.py on bf16 rows of 128, 512 and 1024: are programs of 2 KB faster than
 #   launch_config's 4 KB there too? No prediction.
+# evict OP [evict_last] (next session): OP's default grid with the forward loads plain, then evict_last
+#   (SOFTMAX_BENCH_FORWARD_EVICT), beside torch.compile, whose forward loads evict_last (inductor-code/).
+#   Prediction: evict_last +2–4 points of roofline at widths ≥ 4096 (the fifth session's fused 3.7–4.5 at 4096 and
+#   8192); scaled fp32 8192 and 16384 ≥ torch.compile; narrow widths unchanged.
 # parts: the GPU parts of the suite named after it.
 set -u
 step=$1; shift
@@ -56,6 +60,16 @@ case $step in
     NARROW_DTYPE=bfloat16 timeout 200 python3 evidence/experiments/2026-12-04-session29/narrow-configs.py \
       $OUT/narrow-bf16.csv 512 128 1024 > $OUT/narrow-bf16.txt 2>&1
     echo "narrow-bf16 rc=$? at $SECONDS s"; grep "median" $OUT/narrow-bf16.txt | grep -v "w16\|w32" ;;
+  evict)  # next session (issue 26): next.sh evict OP [evict_last]: OP's default grid, auto beside torch.compile, with
+    # the forward kernels' loads plain or evict_last (kernels.FORWARD_EVICT); then what evict_last leaves the next
+    # kernel (scripts/l2-after.py)
+    op=$1 setting=${2:-}
+    SOFTMAX_BENCH_FORWARD_EVICT=$setting timeout 420 python3 -m softmax_bench sweep --preset default --op $op \
+      --variant auto --variant torch_compile --out $OUT/runs --run-id evict-${setting:-plain}-$op \
+      > $OUT/sweep-evict-${setting:-plain}-$op.txt 2>&1
+    echo "sweep $op ${setting:-plain} rc=$? at $SECONDS s"; grep -A40 "^evict-" $OUT/sweep-evict-${setting:-plain}-$op.txt | head -60
+    tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs
+    if [[ -n $setting ]]; then timeout 120 python3 scripts/l2-after.py > $OUT/l2-after.txt 2>&1; echo "l2-after rc=$?"; fi ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
