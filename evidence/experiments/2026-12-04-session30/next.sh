@@ -16,7 +16,11 @@
 # three-pass [WARPS ...]: three-pass.py (its predictions in its docstring); first run without WARPS, then 16 32.
 # narrow-bf16: session29's narrow-configs.py on bf16 rows of 128, 512 and 1024: are programs of 2 KB faster than
 #   launch_config's 4 KB there too? No prediction.
-# evict OP [evict_last] (next session): OP's default grid with the forward loads plain, then evict_last
+# evict-ab DTYPE OP (next session, first): scripts/eviction.py's A/B of the forward kernels' loads, plain and
+#   evict_last, with torch.compile in the same rounds (fp32 scaled first: the cells torch.compile leads).
+#   Prediction: evict_last 2–4 points above plain at widths ≥ 4096 in fused and the cluster; fp32 scaled 8192 and
+#   16384 at or above torch.compile with it.
+# evict OP [evict_last] (next session, if evict-ab says evict_last): OP's default grid with the forward loads plain, then evict_last
 #   (SOFTMAX_BENCH_FORWARD_EVICT), beside torch.compile, whose forward loads evict_last (inductor-code/).
 #   Prediction: evict_last +2–4 points of roofline at widths ≥ 4096 (the fifth session's fused 3.7–4.5 at 4096 and
 #   8192); scaled fp32 8192 and 16384 ≥ torch.compile; narrow widths unchanged.
@@ -60,6 +64,11 @@ case $step in
     NARROW_DTYPE=bfloat16 timeout 200 python3 evidence/experiments/2026-12-04-session29/narrow-configs.py \
       $OUT/narrow-bf16.csv 512 128 1024 > $OUT/narrow-bf16.txt 2>&1
     echo "narrow-bf16 rc=$? at $SECONDS s"; grep "median" $OUT/narrow-bf16.txt | grep -v "w16\|w32" ;;
+  evict-ab)  # next session (issue 26): next.sh evict-ab DTYPE OP: the forward kernels plain and evict_last beside
+    # torch.compile, in rounds, each call on the next of three copies of x (scripts/eviction.py)
+    timeout 500 python3 scripts/eviction.py $OUT/evict-ab-$1-$2.csv $1 rounds=3 op=$2 compile \
+      1024 4096 8192 16384 32768 65536 151936 262144 > $OUT/evict-ab-$1-$2.txt 2>&1
+    echo "evict-ab $1 $2 rc=$? at $SECONDS s"; grep "median" $OUT/evict-ab-$1-$2.txt ;;
   evict)  # next session (issue 26): next.sh evict OP [evict_last]: OP's default grid, auto beside torch.compile, with
     # the forward kernels' loads plain or evict_last (kernels.FORWARD_EVICT); then what evict_last leaves the next
     # kernel (scripts/l2-after.py)
