@@ -24,6 +24,11 @@
 #   (SOFTMAX_BENCH_FORWARD_EVICT), beside torch.compile, whose forward loads evict_last (inductor-code/).
 #   Prediction: evict_last +2–4 points of roofline at widths ≥ 4096 (the fifth session's fused 3.7–4.5 at 4096 and
 #   8192); scaled fp32 8192 and 16384 ≥ torch.compile; narrow widths unchanged.
+# static-user (next session, issue 29): host-cost's compiled rows with inductor's static launcher for user kernels
+#   off, then on and strict (a refusal raises), compiled in this process (one compile thread: the setting reaches
+#   the decision) with inductor's log. The twenty-ninth session's try moved nothing and did not show whether it
+#   took our kernel. Prediction: it takes it; compiled_op's host µs 5–10 lower (its profile: Triton's launcher
+#   ~2× the static launcher's time a call).
 # parts: the GPU parts of the suite named after it.
 set -u
 step=$1; shift
@@ -79,6 +84,14 @@ case $step in
     echo "sweep $op ${setting:-plain} rc=$? at $SECONDS s"; grep -A40 "^evict-" $OUT/sweep-evict-${setting:-plain}-$op.txt | head -60
     tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs
     if [[ -n $setting ]]; then timeout 120 python3 scripts/l2-after.py > $OUT/l2-after.txt 2>&1; echo "l2-after rc=$?"; fi ;;
+  static-user)  # next session (issue 29): inductor's static launcher for our in-graph kernel, made sure of
+    for strict in 0 1; do
+      TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-static-$strict TORCHINDUCTOR_COMPILE_THREADS=1 \
+      TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS=$strict TORCHINDUCTOR_STRICT_STATIC_CUDA_LAUNCHER=$strict \
+      TORCH_LOGS=inductor timeout 150 python3 scripts/host-cost.py $OUT/host-static-$strict.csv --rounds 5 \
+        --op softmax --op scaled-masked --row compiled_op --row torch_compile > $OUT/host-static-$strict.txt 2>&1
+      echo "host-cost static=$strict rc=$? at $SECONDS s"; grep "compiled_op \|torch_compile \|torch\.\|StaticallyLaunched\|static" $OUT/host-static-$strict.txt | cut -c1-160 | head -12
+    done ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
