@@ -68,6 +68,8 @@ def run_title(meta: dict, dtype: str, pass_: str = "forward") -> str:
     op = op_label(meta.get("op", "softmax"), meta.get("mask_shape", "full"), meta.get("log", False))
     title = f"{meta.get('run_id', '?')} · {device} · {dtype}{'' if op == 'softmax' else ' · op ' + op}"
     title += f"{' · BACKWARD' if pass_ == 'backward' else ''} · {copy_text}"
+    for name, value in meta.get("settings", {}).items():  # the project's switches the run was made with
+        title += f" · {name}={value}"
     if meta.get("interpreted"):
         title += " · INTERPRETED on CPU (wall clock; not comparable with GPU runs)"
     return title

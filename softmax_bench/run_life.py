@@ -66,6 +66,12 @@ def plan_from_meta(meta: dict) -> SweepPlan:
     )
 
 
+def project_settings() -> dict[str, str]:
+    """The SOFTMAX_BENCH_* variables of this process's environment: the switches that change what a variant runs
+    (IN_GRAPH, FAST_LAUNCHES, FORWARD_EVICT) or which table auto reads, so that a run says what it was made with."""
+    return {name: value for name, value in sorted(os.environ.items()) if name.startswith("SOFTMAX_BENCH_")}
+
+
 def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str,
               run_id: str | None = None, rank_devices: list[dict] | None = None,
               replicate: bool = False) -> tuple[Run, dict]:
@@ -90,6 +96,7 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "copy_gbps": dict(baseline["reference_gbps"]),
         "copy_per_cell": True,  # pct_of_copy: against a copy of each cell's bytes, timed in the run
         "auto_table": table_in_use(),
+        "settings": project_settings(),
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},
         "op": plan.op,
         "mask_shape": plan.mask_shape,

@@ -179,6 +179,19 @@ def test_a_failing_variant_is_reported_and_not_timed(tmp_path, monkeypatch):
     dispatch.clear_caches()
 
 
+def test_a_run_records_the_projects_settings_it_was_made_with(tmp_path, monkeypatch):
+    """meta.json's settings: the SOFTMAX_BENCH_* environment of the sweep (a run made with evict_last loads or the
+    opaque compiled path must say so), and nothing else."""
+    monkeypatch.setenv("SOFTMAX_BENCH_IN_GRAPH", "0")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    result = invoke("sweep", *MODE, "--shape", "8x64", "--dtype", "fp32", "--variant", "fused", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    (meta_path,) = tmp_path.glob("*/meta.json")
+    settings = json.loads(meta_path.read_text())["settings"]
+    assert settings["SOFTMAX_BENCH_IN_GRAPH"] == "0" and all(name.startswith("SOFTMAX_BENCH_") for name in settings)
+    assert "SOFTMAX_BENCH_IN_GRAPH=0" in flat(result.stdout)  # the table's title says it too
+
+
 def test_malformed_toml_names_the_file_and_line(tmp_path):
     config = tmp_path / "bad.toml"
     config.write_text('shapes = ["64x32"]\ndtypes = ["fp32"\nrep_ms = 5\n')
