@@ -17,8 +17,8 @@ from . import (FORWARD_EVICT, PLAIN, Fusion, Launch, Variant, cdiv, config_shape
 from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ, scale_and_mask
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
-# share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.4–3.6 points of a copy faster in 1024-value
-# programs than in 2048-value ones, ahead of torch.compile's one-warp tiles (docs/perf-notes.md, thirtieth
+# share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
+# programs of 4 warps than in launch_config's 2048-value ones, ahead of torch.compile's one-warp tiles (docs/perf-notes.md, thirtieth
 # session); 16-bit rows were tuned at 2048 values.
 MIN_BYTES_PER_PROGRAM = 4096
 # (largest BLOCK_N · ROWS, num_warps): each thread holds BLOCK_N · ROWS / (32 · num_warps) values. A program of at
