@@ -18,8 +18,8 @@ from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, 
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
 # share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
-# programs of 4 warps than in launch_config's 2048-value ones, ahead of torch.compile's one-warp tiles (docs/perf-notes.md, thirtieth
-# session); 16-bit rows were tuned at 2048 values.
+# programs of 4 warps than in 2048-value ones, ahead of torch.compile's one-warp tiles; 16-bit rows ran best at
+# 2048 values already (docs/perf-notes.md, thirtieth session).
 MIN_BYTES_PER_PROGRAM = 4096
 # (largest BLOCK_N · ROWS, num_warps): each thread holds BLOCK_N · ROWS / (32 · num_warps) values. A program of at
 # most FOUR_WARPS_BYTES of input (2048 fp32 values, 4096 16-bit ones) runs 4 warps: on the H200, bf16 4096×4000 ran
