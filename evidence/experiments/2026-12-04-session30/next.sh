@@ -19,7 +19,8 @@
 # evict-ab DTYPE OP (next session, first): scripts/eviction.py's A/B of the forward kernels' loads, plain and
 #   evict_last, with torch.compile in the same rounds (fp32 scaled first: the cells torch.compile leads).
 #   Prediction: evict_last 2–4 points above plain at widths ≥ 4096 in fused and the cluster; fp32 scaled 8192 and
-#   16384 at or above torch.compile with it.
+#   16384 at or above torch.compile with it. bf16 262144 (plain, scaled) spills 62 bytes with evict_last under its cap
+#   of 96 (evict-registers/): the A/B prints each configuration's spills.
 # evict OP [evict_last] (next session, if evict-ab says evict_last): OP's default grid with the forward loads plain, then evict_last
 #   (SOFTMAX_BENCH_FORWARD_EVICT), beside torch.compile, whose forward loads evict_last (inductor-code/).
 #   Prediction: evict_last +2–4 points of roofline at widths ≥ 4096 (the fifth session's fused 3.7–4.5 at 4096 and
