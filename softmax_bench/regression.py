@@ -172,6 +172,7 @@ class CheckResult:
     allow_missing: str | None = None  # why missing cells are accepted
     empty: bool = False  # the run has no rows
     lacks: str = ""  # what_is_missing: the dtypes, passes, variants or shapes of the baseline the run has none of
+    settings: str = ""  # settings_differ: the SOFTMAX_BENCH_* settings the two runs were made with, where they differ
 
     @property
     def exit_code(self) -> int:
@@ -208,6 +209,18 @@ def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, n
                          "pass --allow-device-mismatch to compare them anyway")
 
 
+def settings_differ(meta: dict, base_meta: dict) -> str:
+    """The SOFTMAX_BENCH_* settings (meta.json's `settings`) that differ between a run and its baseline, said in a
+    line (else ''): the runs then measured different code, which a check may mean (an A/B) or not. Runs from before
+    the settings were recorded say nothing."""
+    if "settings" not in meta or "settings" not in base_meta:
+        return ""
+    mine, theirs = meta["settings"], base_meta["settings"]
+    differ = sorted(name for name in set(mine) | set(theirs) if mine.get(name) != theirs.get(name))
+    return "; ".join(f"{name} {mine.get(name, 'unset')} in the run, {theirs.get(name, 'unset')} in the baseline"
+                     for name in differ)
+
+
 def _device_names(meta: dict) -> list[str]:
     """The GPU models a run measured on (one, or those of its devices)."""
     ranks = devices_of(meta) or [{"device": meta.get("device", {})}]
@@ -242,6 +255,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
     check_comparable(meta, base_meta, allow_device_mismatch, (run.id, baseline.id))
     result = CheckResult(threshold, host_threshold=host_threshold, allow_missing=allow_missing, empty=rows.empty)
     result.lacks = what_is_missing(rows, base_rows)
+    result.settings = settings_differ(meta, base_meta)
     label = lambda r: cell_label(r.variant, r.pass_, r.dtype, r.M, r.N)  # noqa: E731
     as_fields = {"pass": "pass_"}  # `pass` is no attribute name for itertuples
     on_device = lambda r: f" on {r.device}" if devices_of(meta) else ""  # noqa: E731
@@ -297,6 +311,8 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
              "plus its p20–p80 spread with the bands apart (runs from before the noise rule).", ""]
     if result.empty:
         lines += ["**The run has no rows.**", ""]
+    if result.settings:
+        lines += [f"The runs were made with other settings: {result.settings}.", ""]
     for title, items in (("Regressions", result.regressions), ("Improvements", result.improvements)):
         lines.append(f"### {title}: {len(items)}")
         if items:

@@ -448,6 +448,7 @@ def check_table(result, run_id: str, base_id: str) -> Table:
                       f"{c.pct:.1f} ({c.band[0]:.1f}–{c.band[1]:.1f})", f"{c.change:+.1f} %",
                       f"±{c.gate(result.threshold):.1f} %", Text(verdict, style=style))
     notes = [f"FAIL: {f}" for f in result.failures]
+    notes += [f"made with other settings: {result.settings}"] if result.settings else []
     notes += [f"FAIL of torch's or a peer's code, not gated: {f}" for f in result.their_failures]
     notes += [f"HOST COST REGRESSION: {g}, past {result.host_threshold:g} %" for g in result.host_regressions]
     notes += [f"host cost: {g}" for g in result.host_changes if g not in result.host_regressions]

@@ -379,3 +379,19 @@ def test_compare_of_runs_that_share_no_cell_says_what_each_measured(tmp_path):
     backward = clone(tmp_path, "backward", lambda rows: rows.assign(**{"pass": "backward"}),
                      meta_edit=lambda meta: meta.update(passes=["backward"]))
     assert_usage_error(invoke("compare", REFERENCE, backward), "share no timed cell", "backward: backward of softmax")
+
+
+def test_runs_made_with_other_settings_are_checked_and_say_so(tmp_path):
+    """A run made with a SOFTMAX_BENCH_* setting its baseline lacks (an A/B of evict_last loads) is compared cell by
+    cell as any run, and the check's table and summary say which settings differ; the same settings say nothing."""
+    run_dir = clone(tmp_path, "evicting", meta_edit=lambda m: m.update(
+        settings={"SOFTMAX_BENCH_FORWARD_EVICT": "evict_last", "SOFTMAX_BENCH_IN_GRAPH": "0"}))
+    base_dir = clone(tmp_path, "plain", meta_edit=lambda m: m.update(settings={"SOFTMAX_BENCH_IN_GRAPH": "0"}))
+    summary = tmp_path / "summary.md"
+    result = invoke("check", run_dir, "--baseline", base_dir, "--markdown", summary)
+    assert result.exit_code == 0, result.output
+    said = "SOFTMAX_BENCH_FORWARD_EVICT evict_last in the run, unset in the baseline"
+    assert f"made with other settings: {said}" in flat(result.stdout) and said in summary.read_text()
+    assert "IN_GRAPH" not in flat(result.stdout).split("made with other settings")[1][:200]
+    same = invoke("check", base_dir, "--baseline", base_dir)
+    assert same.exit_code == 0 and "other settings" not in flat(same.stdout)
