@@ -48,6 +48,7 @@ from softmax_bench.kernels.masking import fusion_args  # noqa: E402
 from softmax_bench.ops import OPS, call_kwargs, reference, user_call  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
 from softmax_bench.providers import cell_input, check  # noqa: E402
+from softmax_bench.run_life import project_settings  # noqa: E402
 from softmax_bench.sweep import error_line  # noqa: E402
 
 COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note"]
@@ -239,7 +240,8 @@ def main() -> None:
     interpreted = not ON_GPU
     device = torch.cuda.get_device_name() if ON_GPU else "CPU (Triton interpreter)"
     print(f"{device}, torch {torch.__version__}, {args.dtype} {M}x{N}, {args.rounds} rounds of {calls} calls a row"
-          + (": INTERPRETED, the numbers say how much Python a call runs" if interpreted else ""))
+          + (": INTERPRETED, the numbers say how much Python a call runs" if interpreted else "")
+          + "".join(f", {name}={value}" for name, value in project_settings().items()))
     print(f"{'what':34} {'op':14} {'host_us':>9} {'call_us':>9} {'vs_torch':>8}  note")
     todo = [Row("torch.softmax", "softmax", partial(torch.softmax, x, -1), PLAIN)]
     if "log-softmax" in ops:
