@@ -212,6 +212,8 @@ def test_traced_calls_put_fused_kernels_in_the_graph_and_the_others_behind_the_o
     assert not seen["fused", True]["uint8"]
     for case in ("two_pass", "fused, dynamic width"):
         assert all(seen[case, in_graph]["opaque"] and not seen[case, in_graph]["kernel"] for in_graph in (True, False))
+    rows_guards = seen["fused, dynamic rows", True]["guards"]
+    assert not any(re.fullmatch(r"Eq\(\w+, 64\)", g) for g in rows_guards), rows_guards
     guards = seen["fused, dynamic width", True]["guards"]
     assert not any(re.fullmatch(r"Eq\(\w+, (64|4000)\)", g) for g in guards), guards
 
