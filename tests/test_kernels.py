@@ -10,7 +10,7 @@ import torch
 
 import softmax_bench
 from softmax_bench.dispatch import as_rows, auto_choice
-from softmax_bench.kernels import TOLERANCES, fused, interpreted, online, split, two_pass
+from softmax_bench.kernels import TOLERANCES, Fusion, fused, interpreted, online, split, two_pass
 
 from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE, runnable_variants
@@ -153,19 +153,28 @@ def test_fused_packs_several_narrow_rows_per_program():
     assert [fused.launch_config(1 << 20, 512, dtype)["ROWS"] for dtype in (torch.float32, torch.bfloat16)] == [2, 4]
 
 
-def test_forward_evict_reaches_fused_and_the_cluster_configs(monkeypatch):
-    """SOFTMAX_BENCH_FORWARD_EVICT=evict_last: fused's launch and a cluster's config load evict_last (reported in the
-    launch's config); unset, both load plainly. The output is the same either way."""
+def test_forward_loads_evict_last_but_where_measured_slower_and_plain_when_set(monkeypatch):
+    """fused's launch and a cluster's config load evict_last (reported in the launch's config), but fused's causal
+    rows narrower than CAUSAL_EVICT_FROM and the cluster configurations of PLAIN_LOADS; SOFTMAX_BENCH_FORWARD_EVICT
+    =plain loads plainly everywhere. The output is the same either way."""
     from softmax_bench.kernels import cluster
 
     x, _ = fresh_randn(6, 300)
-    assert "EVICT" not in fused.launch(x)[1].config and cluster.config_for(65536, torch.bfloat16).evict == ""
-    monkeypatch.setattr(fused, "FORWARD_EVICT", "evict_last")
-    monkeypatch.setattr(cluster, "FORWARD_EVICT", "evict_last")
     y, launch = fused.launch(x)
     assert launch.config["EVICT"] == "evict_last"
     assert_matches(y, x)
+    causal = Fusion(causal_m=6)
+    assert "EVICT" not in fused.launch(x, causal)[1].config
+    assert fused.forward_evict(fused.CAUSAL_EVICT_FROM, causal) == "evict_last"
     assert cluster.config_for(65536, torch.bfloat16).evict == "evict_last"
+    assert 151936 in cluster.PLAIN_LOADS[("causal", torch.bfloat16)]
+    assert cluster.config_for(151936, torch.bfloat16, Fusion(scale=0.125, causal_m=7)).evict == ""
+    monkeypatch.setattr(fused, "FORWARD_EVICT", "")
+    monkeypatch.setattr(cluster, "FORWARD_EVICT", "")
+    y, launch = fused.launch(x)
+    assert "EVICT" not in launch.config
+    assert_matches(y, x)
+    assert cluster.config_for(65536, torch.bfloat16).evict == ""
 
 
 def test_a_forward_evict_setting_not_understood_is_an_error_that_says_what_is():
@@ -173,7 +182,8 @@ def test_a_forward_evict_setting_not_understood_is_an_error_that_says_what_is():
     result = subprocess.run([sys.executable, "-c", "import softmax_bench"], env=env, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode != 0
-    assert "SOFTMAX_BENCH_FORWARD_EVICT='evict_first': set it to evict_last, or leave it unset" in result.stderr
+    assert "SOFTMAX_BENCH_FORWARD_EVICT='evict_first': set it to plain, or evict_last (the default), or leave it " \
+        "unset" in result.stderr
 
 
 def test_fused_warps_follow_the_bytes_a_program_holds():

@@ -25,14 +25,19 @@ import triton
 from ..auto_table import table_form
 
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-# The loads of the forward kernels (fused's EVICT, a cluster's evict): plain ("") unless SOFTMAX_BENCH_FORWARD_EVICT
-# names tl.load's "evict_last". The fifth session measured evict_last 3.7–4.5 points of a copy faster in fused's
-# forward (fp32 and bf16, 4096 and 8192) but kept plain loads: the lines it keeps cost the next kernel L2, and no
-# forward peer loaded so. torch.compile's forward does (its looped softmax, thirtieth session: docs/perf-notes.md),
-# so the choice is open again; off until measured beside it.
-FORWARD_EVICT = os.environ.get("SOFTMAX_BENCH_FORWARD_EVICT", "")
-if FORWARD_EVICT not in ("", "evict_last"):
-    raise ValueError(f"SOFTMAX_BENCH_FORWARD_EVICT={FORWARD_EVICT!r}: set it to evict_last, or leave it unset")
+# The loads of the forward kernels (fused's EVICT, a cluster's evict): evict_last, as torch.compile's forward loads
+# (its looped softmax: docs/perf-notes.md, thirtieth session), unless SOFTMAX_BENCH_FORWARD_EVICT=plain. On the H200
+# (thirty-first session, scripts/eviction.py, each call on the next of three copies of x) evict_last ran 1–4 points
+# of a copy faster in fused and the cluster, every form and both dtypes, at fp32 scaled 8192 and 16384 up to
+# torch.compile (98.1 → 101.8 against its 101.8 and 101.4). It keeps dead rows in L2: a next kernel whose working
+# set is 24–40 MB pays 1–6 µs (fifth session, scripts/l2-after.py), as after the backward, which loads so too.
+# Plain where evict_last measured slower: fused's narrower causal rows (fused.CAUSAL_EVICT_FROM) and the cluster
+# configurations where it costs registers (cluster.PLAIN_LOADS).
+FORWARD_EVICT = {"": "evict_last", "evict_last": "evict_last", "plain": ""}.get(
+    os.environ.get("SOFTMAX_BENCH_FORWARD_EVICT", ""))
+if FORWARD_EVICT is None:
+    raise ValueError(f"SOFTMAX_BENCH_FORWARD_EVICT={os.environ['SOFTMAX_BENCH_FORWARD_EVICT']!r}: set it to plain, "
+                     "or evict_last (the default), or leave it unset")
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
 # (bf16) or 2^-12 (fp16): every Triton variant rounds its fp32 result once (tests/test_rounding.py) but cluster's
 # 16-bit softmax, which rounds its exponentials and then the scaled output (issue 28).

@@ -131,6 +131,15 @@ CAUSAL_REGISTERS: dict[torch.dtype, dict[int, int]] = {torch.bfloat16: {50257: 9
 # fp16 rows 16 at 196608 and 8 scaled at 262144: bf16's caps, of rows held packed.
 REGISTERS: dict[tuple[str, torch.dtype], dict[int, int]] = {
     ("softmax", torch.bfloat16): {151936: 64, 196608: 80, 262144: 96}, ("scaled", torch.bfloat16): {262144: 96}}
+# Where evict_last loads (kernels.FORWARD_EVICT) measured slower than plain ones, by form (form_of: a log_softmax
+# takes its form's) and dtype: the widths that load plainly. On the H200 (thirty-first session, scripts/eviction.py,
+# % of a copy of the op's bytes; registers compiled for sm_90, evidence/experiments/2026-12-04-session31/
+# evict-scan.txt): bf16 262144, capped at 96 registers, spills 62 bytes with it (softmax 96.0 → 90.8, scaled 95.3
+# → 91.4); bf16 causal 151936 takes 122 registers, not 80 (90.4 → 76.1); fp32 causal 262144 the same 125 (90.6 →
+# 84.7); bf16 biased 151936 122, not 120 (92.4 → 91.4). Everywhere else it gained up to 3.8 points or was within 0.5.
+PLAIN_LOADS: dict[tuple[str, torch.dtype], set[int]] = {
+    ("softmax", torch.bfloat16): {262144}, ("scaled", torch.bfloat16): {262144},
+    ("causal", torch.bfloat16): {151936}, ("causal", torch.float32): {262144}, ("biased", torch.bfloat16): {151936}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
 # - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
@@ -335,7 +344,8 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     else:
         cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
     config = replace(config, max_registers=cap) if cap else config
-    return replace(config, evict=FORWARD_EVICT) if FORWARD_EVICT else config
+    evict = "" if N in PLAIN_LOADS.get((form, dtype), ()) else FORWARD_EVICT
+    return replace(config, evict=evict) if evict else config
 
 
 def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:

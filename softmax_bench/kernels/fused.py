@@ -76,6 +76,10 @@ POSITIVE_SCALES = True
 # the op's bytes): 16384×8192 90.3 → 92.4, its log 89.8 → 92.7; 4096×4000 97.7 → 99.1, its log 101.1 → 94.8 (not
 # capped). fp16 compiles alike (57 and 52 registers, 48 capped, no spill; unmeasured).
 CAUSAL_REGISTERS: dict[tuple[int, int, bool], int] = {(2, 8192, False): 48, (2, 8192, True): 48, (2, 4000, False): 48}
+# Causal rows narrower than this load plainly, not evict_last (kernels.FORWARD_EVICT): on the H200 (thirty-first
+# session, scripts/eviction.py, % of a copy of the op's bytes) evict_last lost at 4096 (fp32 107.9 → 106.3, bf16
+# 106.3 → 104.4) and bf16 8192 (90.3 → 89.8), and won from 16384 (fp32 16384 96.7 → 99.5, 32768 96.6 → 98.6).
+CAUSAL_EVICT_FROM = 16384
 
 @triton.jit
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
@@ -163,6 +167,14 @@ def _launch_config(M: int, N: int, itemsize: int = 4) -> dict:
     return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps}
 
 
+def forward_evict(N: int, fusion: Fusion) -> str:
+    """The loads' eviction policy for rows of N (kernels.FORWARD_EVICT), plain for causal rows narrower than
+    CAUSAL_EVICT_FROM (or of a width torch.compile traces: a SymInt)."""
+    if fusion.causal_m is not None and not (isinstance(N, int) and N >= CAUSAL_EVICT_FROM):
+        return ""
+    return FORWARD_EVICT
+
+
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) -> tuple[torch.Tensor, Launch]:
     """config: BLOCK_N, ROWS and num_warps to launch with (None: launch_config's; scripts/fused-configs.py)."""
     M, N = x.shape
@@ -174,7 +186,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
         # (N is a SymInt while torch.compile traces a call: not hashable, and no cap is measured for it)
         cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits and isinstance(N, int) else None
         config = {**config, "maxnreg": cap} if cap else config
-        config = {**config, "EVICT": FORWARD_EVICT} if FORWARD_EVICT else config
+        evict = forward_evict(N, fusion)
+        config = {**config, "EVICT": evict} if evict else config
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}

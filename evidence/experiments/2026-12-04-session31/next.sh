@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The thirty-first session's device steps:
+#   bash evidence/experiments/2026-12-04-session31/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]. The A/B that led here ran as the thirtieth session's
+# `next.sh evict-ab DTYPE OP` (outputs in evict-ab/).
+# sweeps (issue 26): the default grid of each form with the forward loads evict_last (kernels.FORWARD_EVICT, now the
+#   default; plain at fused.CAUSAL_EVICT_FROM's and cluster.PLAIN_LOADS' cells), auto beside torch.compile.
+#   Prediction, from evict-ab/: auto 1–4 points of its roofline higher than the last committed runs at N ≥ 4096
+#   (softmax-auto-h200-h, scaled-h200-c, scaled-masked-h200-g, causal-h200-m, biased-h200-b), fp32 scaled 8192 and
+#   16384 ≥ torch.compile; narrower rows and PLAIN_LOADS' cells within the runs' noise.
+# parts PART ...: the GPU parts of the suite named after it.
+set -u
+step=$1; shift
+. .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .ab/whl/*.whl 2>&1 | grep -v WARN
+export PYTHONPATH=$PYTHONPATH:/tmp/site:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s31
+python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
+sweep() {  # sweep RUN_ID TIMEOUT ARGS...: one run into $OUT/runs, its table into $OUT/RUN_ID.txt
+  local id=$1 limit=$2; shift 2
+  timeout $limit python3 -m softmax_bench sweep --out $OUT/runs --run-id $id "$@" > $OUT/$id.txt 2>&1
+  echo "sweep $id rc=$? at $SECONDS s"
+}
+case $step in
+  sweeps)
+    sweep softmax-auto-h200-i 120 --preset default --variant auto
+    sweep scaled-h200-d 200 --preset default --op scaled --variant auto --variant torch_compile
+    sweep scaled-masked-h200-h 200 --preset default --op scaled-masked --variant auto --variant torch_compile
+    sweep causal-h200-n 200 --preset default --op causal --variant auto --variant torch_compile
+    sweep biased-h200-c 200 --preset default --op biased --variant auto --variant torch_compile
+    tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs ;;  # the device returns at most 8 files
+  parts)
+    for part in "$@"; do
+      GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
+        > $OUT/tests-$part.txt 2>&1
+      echo "$part rc=$? at $SECONDS s: $(tail -1 $OUT/tests-$part.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-$part.txt
+    done ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
