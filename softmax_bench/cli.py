@@ -219,6 +219,10 @@ def main(
     ] = False,
 ) -> None:
     """softmax-bench's commands (see --help)."""
+    from .kernels import settings_problem
+
+    if problem := settings_problem():
+        fail(problem)
 
 
 def _progress() -> Progress:

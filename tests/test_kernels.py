@@ -178,12 +178,26 @@ def test_forward_loads_evict_last_but_where_measured_slower_and_plain_when_set(m
 
 
 def test_a_forward_evict_setting_not_understood_is_an_error_that_says_what_is():
+    """SOFTMAX_BENCH_FORWARD_EVICT=evict_first: the package imports; a forward launch raises a ValueError that says
+    what to set, and the CLI exits 2 with it in one line, no traceback."""
     env = {**os.environ, "SOFTMAX_BENCH_FORWARD_EVICT": "evict_first"}
-    result = subprocess.run([sys.executable, "-c", "import softmax_bench"], env=env, capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode != 0
-    assert "SOFTMAX_BENCH_FORWARD_EVICT='evict_first': set it to plain, or evict_last (the default), or leave it " \
-        "unset" in result.stderr
+    said = "SOFTMAX_BENCH_FORWARD_EVICT='evict_first': set it to plain, or evict_last (the default), or leave it unset"
+    code = """
+import torch
+from softmax_bench.kernels import cluster, fused
+for launch in (lambda: fused.launch(torch.randn(4, 8)), lambda: cluster.config_for(65536, torch.bfloat16)):
+    try:
+        launch()
+    except ValueError as error:
+        print(error)
+"""
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [said, said]
+    result = subprocess.run([sys.executable, "-m", "softmax_bench", "runs"], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == f"error: {said}" and "Traceback" not in result.stdout
 
 
 def test_fused_warps_follow_the_bytes_a_program_holds():

@@ -33,11 +33,20 @@ DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16,
 # set is 24–40 MB pays 1–6 µs (fifth session, scripts/l2-after.py), as after the backward, which loads so too.
 # Plain where evict_last measured slower: fused's narrower causal rows (fused.CAUSAL_EVICT_FROM) and the cluster
 # configurations where it costs registers (cluster.PLAIN_LOADS).
+# None where the setting names neither: a forward launch then raises settings_problem()'s ValueError, and the CLI
+# exits 2 with it, not a traceback at import.
 FORWARD_EVICT = {"": "evict_last", "evict_last": "evict_last", "plain": ""}.get(
     os.environ.get("SOFTMAX_BENCH_FORWARD_EVICT", ""))
-if FORWARD_EVICT is None:
-    raise ValueError(f"SOFTMAX_BENCH_FORWARD_EVICT={os.environ['SOFTMAX_BENCH_FORWARD_EVICT']!r}: set it to plain, "
-                     "or evict_last (the default), or leave it unset")
+
+
+def settings_problem() -> str | None:
+    """What is wrong with the SOFTMAX_BENCH_* settings the kernels read, and what to set instead; None if nothing."""
+    if FORWARD_EVICT is None:
+        return (f"SOFTMAX_BENCH_FORWARD_EVICT={os.environ.get('SOFTMAX_BENCH_FORWARD_EVICT')!r}: set it to plain, "
+                "or evict_last (the default), or leave it unset")
+    return None
+
+
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9
 # (bf16) or 2^-12 (fp16): every Triton variant rounds its fp32 result once (tests/test_rounding.py) but cluster's
 # 16-bit softmax, which rounds its exponentials and then the scaled output (issue 28).

@@ -32,7 +32,7 @@ import torch
 import triton
 
 from . import (FORWARD_EVICT, PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic,
-               output_like)
+               output_like, settings_problem)
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, mask_rows, rows_differ
 
@@ -344,6 +344,8 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     else:
         cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
     config = replace(config, max_registers=cap) if cap else config
+    if FORWARD_EVICT is None:
+        raise ValueError(settings_problem())
     evict = "" if N in PLAIN_LOADS.get((form, dtype), ()) else FORWARD_EVICT
     return replace(config, evict=evict) if evict else config
 

@@ -8,6 +8,14 @@
 #   Prediction, from evict-ab/: auto 1–4 points of its roofline higher than the last committed runs at N ≥ 4096
 #   (softmax-auto-h200-h, scaled-h200-c, scaled-masked-h200-g, causal-h200-m, biased-h200-b), fp32 scaled 8192 and
 #   16384 ≥ torch.compile; narrower rows and PLAIN_LOADS' cells within the runs' noise.
+# forms-log (next session, issue 26): the log_softmax of each fused form over the default grid beside torch.compile,
+#   now that its forward loads evict_last too (PLAIN_LOADS keyed by form, unmeasured for the log). Prediction: 1–4
+#   points of its roofline above causal-log-h200-d, scaled-masked-log-h200-c, biased-log-h200-c; ≥ torch.compile at
+#   every cell.
+# causal-floor (next session, issue 26): causal-floor.py, a kernel that moves exactly a causal cell's modelled bytes
+#   and computes nothing, beside the copy and fused's causal kernel (its prediction in its docstring): is 92 % of the
+#   roofline reachable at bf16 4096×4000 and 16384×8192?
+# The thirtieth session's `next.sh static-user` (issue 29) is still to run.
 # parts PART ...: the GPU parts of the suite named after it.
 set -u
 step=$1; shift
@@ -28,6 +36,14 @@ case $step in
     sweep causal-h200-n 200 --preset default --op causal --variant auto --variant torch_compile
     sweep biased-h200-c 200 --preset default --op biased --variant auto --variant torch_compile
     tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs ;;  # the device returns at most 8 files
+  forms-log)
+    sweep causal-log-h200-e 200 --preset default --op causal --log --variant auto --variant torch_compile
+    sweep scaled-masked-log-h200-d 200 --preset default --op scaled-masked --log --variant auto --variant torch_compile
+    sweep biased-log-h200-d 200 --preset default --op biased --log --variant auto --variant torch_compile
+    tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs ;;
+  causal-floor)
+    timeout 200 python3 evidence/experiments/2026-12-04-session31/causal-floor.py > $OUT/causal-floor.txt 2>&1
+    echo "causal-floor rc=$? at $SECONDS s"; cat $OUT/causal-floor.txt ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
