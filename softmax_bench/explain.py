@@ -120,7 +120,9 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     else:
         bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
         auto = auto_choice(N, torch_dtype, form=form)
-    config = fused.launch_config(M, N, torch_dtype)
+    meta_fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=torch_dtype), mask_shape)  # the traffic model
+    evict = fused.forward_evict(N, meta_fusion)
+    config = {**fused.launch_config(M, N, torch_dtype), **({"EVICT": evict} if evict else {})}
     # a block of fewer elements than threads still gives each thread one (Triton's layout wraps: copies)
     elems_per_thread = -(-config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"]))
     result = Explanation(
@@ -130,15 +132,14 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         auto=auto, interpreted=interpret and run is None, op=op.name,
     )
     x = None
-    fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=torch_dtype), mask_shape)  # the traffic model
-    result.floor = one_pass_traffic(M, N, torch_dtype, fusion).passes
+    result.floor = one_pass_traffic(M, N, torch_dtype, meta_fusion).passes
     if run is None and (measure_time or not interpret):
         device = "cpu" if interpret else "cuda"
         rows = M if measure_time else min(M, 4096)  # the compiled kernel is the same for fewer rows
         x = torch.randn(rows, N, device=device).to(torch_dtype)
         run_fusion = op.fusion_for(x, mask_shape)
     for name, variant in variants().items():
-        traffic = variant.traffic(M, N, torch_dtype, fusion)
+        traffic = variant.traffic(M, N, torch_dtype, meta_fusion)
         line = VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None,
@@ -153,7 +154,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
                 line.measured_ms, line.call_ms, line.host_us = timing.ms, timing.call_ms, timing.host_us
         result.lines.append(line)
     for name, backward in backwards().items():
-        traffic = backward.traffic(M, N, torch_dtype, fusion)
+        traffic = backward.traffic(M, N, torch_dtype, meta_fusion)
         result.backward_lines.append(VariantLine(
             name=name, read_bytes=traffic.read_bytes, write_bytes=traffic.write_bytes, l2_bytes=traffic.l2_bytes,
             expected_ms=traffic.total_bytes / bandwidth / 1e6 if bandwidth else None, flops=0,

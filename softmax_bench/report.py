@@ -364,6 +364,10 @@ def explain_report(e) -> list:
     )
     fits = e.elems_per_thread < e.registers_per_thread * 3 // 4
     holds += " — fits." if fits else " — too close to the budget: expect spills (see regs/spills)."
+    if c.get("EVICT"):
+        holds += (f" Its loads are {c['EVICT']}, as torch.compile's forward loads: their lines stay in L2 ahead of "
+                  "others (faster on the H200; the next kernel gets less L2); SOFTMAX_BENCH_FORWARD_EVICT=plain "
+                  "loads plainly.")
     if fused_line.why_not is not None:
         holds = f"fused does not run this shape: {fused_line.why_not}."
     items.append(Text(holds))

@@ -44,8 +44,8 @@ def test_numbers_match_the_hand_arithmetic(out_dir):
     assert lines["unfused"].read_bytes == 1024 * 4096 * (2 + 2 + 4 + 4 + 4)
     assert lines["unfused"].write_bytes == 1024 * 4096 * (4 + 4 + 2)
     assert lines["fused"].flops == 5 * 1024 * 4096
-    # 8 KB of bf16 a program: 4 warps (fp32's 4096 takes 8: test_kernels)
-    assert e.fused_config == {"BLOCK_N": 4096, "ROWS": 1, "num_warps": 4}
+    # 8 KB of bf16 a program: 4 warps (fp32's 4096 takes 8: test_kernels); its loads evict_last (FORWARD_EVICT)
+    assert e.fused_config == {"BLOCK_N": 4096, "ROWS": 1, "num_warps": 4, "EVICT": "evict_last"}
     assert e.elems_per_thread == 32  # 4096 / (32 · 4)
     assert e.auto[0] == "fused"
     assert e.bandwidth_gbps == 1000.0
@@ -61,6 +61,9 @@ def test_cli_prints_the_arithmetic(out_dir):
     assert two_pass.split()[1:5] == ["8.0", "8.0", "8.0", "1.00"]  # HBM read, written, the L2 re-read, × one pass
     assert "1,000 GB/s" in text
     assert "⌈4096 × 1 / (32 × 4)⌉ = 32 values" in text and "255 registers a thread" in text
+    assert "Its loads are evict_last, as torch.compile's forward loads" in flat(text)
+    causal = flat(invoke("explain", *MODE, "--shape", "1024x4096", "--op", "causal", "--out", out_dir).stdout)
+    assert "fused would launch" in causal and "Its loads are" not in causal  # fused.CAUSAL_EVICT_FROM
     tiny = flat(invoke("explain", *MODE, "--shape", "1x1", "--out", out_dir).stdout)
     assert "= 1 values of the row" in tiny and "fewer elements than threads" in tiny and "= 0 values" not in tiny
     assert "auto picks fused" in text
