@@ -10,7 +10,9 @@ A fused op and `log` together time the op's log_softmax (a sweep's --op OP --log
 
 COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
 timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1, CAUSAL_VECTORS=all|none|measured and
-BIAS_BLEND=0|1 set those switches of kernels/cluster.py for the run (unset: as the module has them).
+BIAS_BLEND=0|1 set those switches of kernels/cluster.py for the run (unset: as the module has them). EVICT=plain,
+evict_last or both: a forward's loads in every configuration (unset: kernels.FORWARD_EVICT's; both: each
+configuration with evict_last, then plain).
 
 loss and loss-grad time cross_entropy's rows on a cluster (cluster.launch_cross_entropy) without and with the
 gradient: the lse checked against torch's logsumexp, as % of a copy of x's bytes (one read: the sweep's roofline
@@ -33,7 +35,7 @@ import torch
 from config_timing import ELEMS, FUSED_OPS, VOCAB, copy_gbps, csv_rows, occupancy_cap, pass_inputs, time_checked
 
 from softmax_bench import ops
-from softmax_bench.kernels import TOLERANCES, Fusion, cluster, cluster_backward, one_pass_traffic
+from softmax_bench.kernels import FORWARD_EVICT, TOLERANCES, Fusion, cluster, cluster_backward, one_pass_traffic
 from softmax_bench.kernels.aligned import window_lanes
 COMPILE_ONLY = os.environ.get("COMPILE_ONLY") == "1"
 if "MASK_PACKED" in os.environ:
@@ -42,6 +44,8 @@ cluster.CAUSAL_VECTORS = os.environ.get("CAUSAL_VECTORS", cluster.CAUSAL_VECTORS
 if "BIAS_BLEND" in os.environ:
     cluster.BIAS_BLEND = os.environ["BIAS_BLEND"] == "1"
 LOSS_MODES = ("loss", "loss-grad")
+FORWARD_EVICTS = {"plain": ("",), "evict_last": ("evict_last",), "both": ("evict_last", "")}.get(
+    os.environ.get("EVICT", ""), (FORWARD_EVICT,))
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
 
 
@@ -110,7 +114,7 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
 
 def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward", log: bool = False) -> None:
     write_row = csv_rows(path, ["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers",
-                                "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
+                                "evict", "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
                                 "max_err", "ok"])
     for dtype in dtypes:
         for N in widths:
@@ -119,6 +123,8 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
             tried = configs(N, dtype, 2 if mode == "backward" else 1, fusion)
             if mode == "backward":  # loading as the default does (cluster_backward.EVICT)
                 tried = (dataclasses.replace(config, evict=default.evict) for config in tried)
+            elif mode not in LOSS_MODES:  # the forward's loads as EVICT asks
+                tried = (dataclasses.replace(config, evict=evict) for config in tried for evict in FORWARD_EVICTS)
             tried = list(dict.fromkeys([default, *tried]))
             if COMPILE_ONLY:  # fill Triton's cache, in processes side by side, for a timing run after them
                 for config in tried:
@@ -139,11 +145,12 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 t, pct = r.timing, r.pct_of_copy
                 write_row([mode + (" log" if log else ""), str(dtype).split(".")[-1], M, N, config.ctas,
                            config.num_warps, config.step, "+".join(map(str, config.pieces)), config.max_registers,
-                           config == default, r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80,
+                           config.evict or "plain", config == default, r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80,
                            round(pct, 1), round(copy), r.max_err, r.ok])
                 if r.ok and (best is None or pct > best[0]):
-                    best = (pct, config.ctas, config.num_warps, config.max_registers, r.launch.n_regs)
-                print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers, r.launch.n_regs,
+                    best = (pct, config.ctas, config.num_warps, config.max_registers, config.evict, r.launch.n_regs)
+                print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers,
+                      config.evict or "plain", r.launch.n_regs,
                       f"{pct:.1f}%", f"err {r.max_err:.2g}", "" if r.ok else "WRONG",
                       "(default)" if config == default else "", flush=True)
             print("BEST", mode, dtype, N, best, flush=True)

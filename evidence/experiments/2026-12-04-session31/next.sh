@@ -15,6 +15,14 @@
 # causal-floor (next session, issue 26): causal-floor.py, a kernel that moves exactly a causal cell's modelled bytes
 #   and computes nothing, beside the copy and fused's causal kernel (its prediction in its docstring): is 92 % of the
 #   roofline reachable at bf16 4096×4000 and 16384×8192?
+# configs-evict (next session, issue 26): scripts/cluster-configs.py with EVICT=both (every configuration with
+#   evict_last and with plain loads) at the cluster cells still under 92 % of their roofline: causal fp32 262144
+#   (16 × 8 plain: 91.0), causal bf16 151936 (8 × 8 plain: 90.8), biased bf16 262144 (79.6). Compiled for sm_90
+#   here: causal bf16 151936 in 8 × 8 with evict_last takes 113 registers uncapped and 80 capped at 80 with no spill
+#   (the script tries that cap: occupancy_cap); causal fp32 262144 in 16 × 4 takes 246–250 either way (one CTA an
+#   SM), in 16 × 8 125. Prediction: causal bf16 151936 8 × 8 evict_last capped at 80 ≥ 92 (plain 90.8, evict_last
+#   uncapped 76.1); causal fp32 262144 and biased bf16 262144 no configuration ≥ 92 (the twenty-second and
+#   twenty-eighth sessions searched them with plain loads).
 # The thirtieth session's `next.sh static-user` (issue 29) is still to run.
 # parts PART ...: the GPU parts of the suite named after it.
 set -u
@@ -41,6 +49,13 @@ case $step in
     sweep scaled-masked-log-h200-d 200 --preset default --op scaled-masked --log --variant auto --variant torch_compile
     sweep biased-log-h200-d 200 --preset default --op biased --log --variant auto --variant torch_compile
     tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs ;;
+  configs-evict)
+    EVICT=both timeout 250 python3 scripts/cluster-configs.py $OUT/configs-causal-fp32.csv fp32 causal 262144 \
+      > $OUT/configs-causal-fp32.txt 2>&1; echo "fp32 causal rc=$? at $SECONDS s"; grep BEST $OUT/configs-causal-fp32.txt
+    EVICT=both timeout 250 python3 scripts/cluster-configs.py $OUT/configs-causal-bf16.csv bf16 causal 151936 \
+      > $OUT/configs-causal-bf16.txt 2>&1; echo "bf16 causal rc=$? at $SECONDS s"; grep BEST $OUT/configs-causal-bf16.txt
+    EVICT=both timeout 250 python3 scripts/cluster-configs.py $OUT/configs-biased-bf16.csv bf16 biased 262144 \
+      > $OUT/configs-biased-bf16.txt 2>&1; echo "bf16 biased rc=$? at $SECONDS s"; grep BEST $OUT/configs-biased-bf16.txt ;;
   causal-floor)
     timeout 200 python3 evidence/experiments/2026-12-04-session31/causal-floor.py > $OUT/causal-floor.txt 2>&1
     echo "causal-floor rc=$? at $SECONDS s"; cat $OUT/causal-floor.txt ;;
