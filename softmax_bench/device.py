@@ -96,8 +96,8 @@ PACKAGES = ("torch", "triton", "liger-kernel", "quack-kernels", "transformers", 
 
 
 def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
-    """What a bug report needs, as (what, value) lines: the machine, the packages (the peers among them), whether
-    the cluster variant runs here, the auto table in use and the stored copy baseline of this device."""
+    """What a bug report needs, as (what, value) lines: the machine, the packages (the peers among them), the
+    SOFTMAX_BENCH_* settings (run_life.project_settings, as a run records them), whether the cluster variant runs here, the auto table in use and the stored copy baseline of this device."""
     import platform as platform_
     from importlib import metadata
 
@@ -111,6 +111,10 @@ def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
             lines.append((package, metadata.version(package)))
         except metadata.PackageNotFoundError:
             lines.append((package, "not installed"))
+    from .run_life import project_settings
+
+    settings = " ".join(f"{name}={value}" for name, value in project_settings().items())
+    lines.append(("settings", settings or "no SOFTMAX_BENCH_* variable set: the defaults"))
     if not interpret and not torch.cuda.is_available():
         lines.append(("GPU", "none visible: the kernels run only through Triton's interpreter (--interpret)"))
         return lines

@@ -477,7 +477,9 @@ def test_ctrl_c_says_the_exact_command_that_finishes_the_run(tmp_path, monkeypat
     assert f"softmax-bench sweep --resume {run_dir}{' --interpret' if MODE else ''}`" in flat(result.stderr)
 
 
-def test_env_says_what_a_bug_report_needs(tmp_path):
+def test_env_says_what_a_bug_report_needs(tmp_path, monkeypatch):
+    for name in [name for name in os.environ if name.startswith("SOFTMAX_BENCH_")]:
+        monkeypatch.delenv(name)
     result = invoke("env", *MODE, "--out", tmp_path)
     assert result.exit_code == 0, result.output
     text = flat(result.stdout)
@@ -485,6 +487,9 @@ def test_env_says_what_a_bug_report_needs(tmp_path):
                  "copy baseline"):
         assert what in text, what
     assert torch.__version__.split("+")[0] in text and "none stored in" in text
+    assert "no SOFTMAX_BENCH_* variable set: the defaults" in text
+    monkeypatch.setenv("SOFTMAX_BENCH_FORWARD_EVICT", "plain")  # the settings a run records, as it would
+    assert "SOFTMAX_BENCH_FORWARD_EVICT=plain" in flat(invoke("env", *MODE, "--out", tmp_path).stdout)
 
 
 def test_dry_run_lists_the_cells_their_memory_and_a_time_and_measures_nothing(tmp_path):
