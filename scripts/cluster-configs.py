@@ -114,8 +114,8 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
 
 def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "forward", log: bool = False) -> None:
     write_row = csv_rows(path, ["pass", "dtype", "M", "N", "ctas", "num_warps", "step", "pieces", "max_registers",
-                                "evict", "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
-                                "max_err", "ok"])
+                                "evict", "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy",
+                                "copy_gbps", "max_err", "ok"])
     for dtype in dtypes:
         for N in widths:
             M = VOCAB.get(N, ELEMS // N)
@@ -145,8 +145,8 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 t, pct = r.timing, r.pct_of_copy
                 write_row([mode + (" log" if log else ""), str(dtype).split(".")[-1], M, N, config.ctas,
                            config.num_warps, config.step, "+".join(map(str, config.pieces)), config.max_registers,
-                           config.evict or "plain", config == default, r.launch.n_regs, r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80,
-                           round(pct, 1), round(copy), r.max_err, r.ok])
+                           config.evict or "plain", config == default, r.launch.n_regs, r.launch.n_spills, t.ms,
+                           t.ms_p20, t.ms_p80, round(pct, 1), round(copy), r.max_err, r.ok])
                 if r.ok and (best is None or pct > best[0]):
                     best = (pct, config.ctas, config.num_warps, config.max_registers, config.evict, r.launch.n_regs)
                 print(dtype, M, N, config.ctas, config.num_warps, config.pieces, config.max_registers,

@@ -97,7 +97,8 @@ PACKAGES = ("torch", "triton", "liger-kernel", "quack-kernels", "transformers", 
 
 def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
     """What a bug report needs, as (what, value) lines: the machine, the packages (the peers among them), the
-    SOFTMAX_BENCH_* settings (run_life.project_settings, as a run records them), whether the cluster variant runs here, the auto table in use and the stored copy baseline of this device."""
+    SOFTMAX_BENCH_* settings (run_life.project_settings, as a run records them), whether the cluster variant runs
+    here, the auto table in use and the stored copy baseline of this device."""
     import platform as platform_
     from importlib import metadata
 

@@ -81,6 +81,7 @@ CAUSAL_REGISTERS: dict[tuple[int, int, bool], int] = {(2, 8192, False): 48, (2, 
 # 106.3 → 104.4) and bf16 8192 (90.3 → 89.8), and won from 16384 (fp32 16384 96.7 → 99.5, 32768 96.6 → 98.6).
 CAUSAL_EVICT_FROM = 16384
 
+
 @triton.jit
 def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       scale, mask_ptr, mask_stride, causal_m,
