@@ -15,7 +15,8 @@
 # causal-floor (next session, issue 26): causal-floor.py, a kernel that moves exactly a causal cell's modelled bytes
 #   and computes nothing, beside the copy and fused's causal kernel (its prediction in its docstring): is 92 % of the
 #   roofline reachable at bf16 4096×4000 and 16384×8192?
-# configs-evict (next session, issue 26): scripts/cluster-configs.py with EVICT=both (every configuration with
+# configs-evict DTYPE OP N (next session, issue 26; fp32 causal 262144, bf16 causal 151936, bf16 biased 262144, a
+#   call each): scripts/cluster-configs.py with EVICT=both (every configuration with
 #   evict_last and with plain loads) at the cluster cells still under 92 % of their roofline: causal fp32 262144
 #   (16 × 8 plain: 91.0), causal bf16 151936 (8 × 8 plain: 90.8), biased bf16 262144 (79.6). Compiled for sm_90
 #   here: causal bf16 151936 in 8 × 8 with evict_last takes 113 registers uncapped and 80 capped at 80 with no spill
@@ -49,13 +50,10 @@ case $step in
     sweep scaled-masked-log-h200-d 200 --preset default --op scaled-masked --log --variant auto --variant torch_compile
     sweep biased-log-h200-d 200 --preset default --op biased --log --variant auto --variant torch_compile
     tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs ;;
-  configs-evict)
-    EVICT=both timeout 250 python3 scripts/cluster-configs.py $OUT/configs-causal-fp32.csv fp32 causal 262144 \
-      > $OUT/configs-causal-fp32.txt 2>&1; echo "fp32 causal rc=$? at $SECONDS s"; grep BEST $OUT/configs-causal-fp32.txt
-    EVICT=both timeout 250 python3 scripts/cluster-configs.py $OUT/configs-causal-bf16.csv bf16 causal 151936 \
-      > $OUT/configs-causal-bf16.txt 2>&1; echo "bf16 causal rc=$? at $SECONDS s"; grep BEST $OUT/configs-causal-bf16.txt
-    EVICT=both timeout 250 python3 scripts/cluster-configs.py $OUT/configs-biased-bf16.csv bf16 biased 262144 \
-      > $OUT/configs-biased-bf16.txt 2>&1; echo "bf16 biased rc=$? at $SECONDS s"; grep BEST $OUT/configs-biased-bf16.txt ;;
+  configs-evict)  # next.sh configs-evict DTYPE OP N: one cell a call (each takes 2–4 min: every configuration twice)
+    name=configs-$2-$1-$3
+    EVICT=both timeout 400 python3 scripts/cluster-configs.py $OUT/$name.csv $1 $2 $3 > $OUT/$name.txt 2>&1
+    echo "$name rc=$? at $SECONDS s"; grep BEST $OUT/$name.txt ;;
   causal-floor)
     timeout 200 python3 evidence/experiments/2026-12-04-session31/causal-floor.py > $OUT/causal-floor.txt 2>&1
     echo "causal-floor rc=$? at $SECONDS s"; cat $OUT/causal-floor.txt ;;
