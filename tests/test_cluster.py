@@ -293,6 +293,30 @@ def compiled_forwards(tmp_path_factory, exhaustive) -> dict[str, list[dict]]:
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
+    """cluster.PLAIN_LOADS' bf16 cells, compiled for sm_90 in config_for's configuration: with evict_last loads, the
+    softmax and the scaled rows of 262144 spill under their cap of 96, and causal and biased rows of 151936 take
+    more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills. (fp32 causal
+    262144 is there by measurement alone: 125 registers either way.) If a Triton drops that cost, PLAIN_LOADS wants
+    measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
+    forms = {"softmax": {}, "scaled": {"scale": 0.125}, "causal": {"scale": 0.125, "causal": True},
+             "biased": {"scale": 0.125, "bias": True}}
+    cells = [(form, N) for (form, dtype), widths in cluster.PLAIN_LOADS.items() if dtype == torch.bfloat16
+             for N in sorted(widths)]
+    assert {form for form, _ in cells} == set(forms), cells
+    cases = [{"kernel": "forward", "dtype": "bf16", "N": N, **forms[form], **evict}
+             for form, N in cells for evict in ({}, {"evict": "evict_last"})]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    for plain, evicting in zip(compiled[::2], compiled[1::2]):
+        assert plain["evict_last_loads"] == 0 and plain["spill_bytes"] == 0, plain
+        assert evicting["evict_last_loads"] > 0, evicting
+        if plain["N"] == 262144:
+            assert evicting["spill_bytes"] > 0, evicting
+        else:
+            assert evicting["registers"] > plain["registers"], (plain, evicting)
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 @pytest.mark.xdist_group("cluster-sm90")  # one worker compiles them, once
 def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(compiled_forwards):
     """Compiled for the H200 without a GPU: every CTA loads and stores its span in 16-byte vectors (the unaligned
