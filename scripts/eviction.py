@@ -2,7 +2,9 @@
 and an L2 evict_last policy), timed in rounds (config_timing.in_rounds), each call on the next of three copies of
 its inputs so that lines a call keeps in L2 cannot serve the next. fused's backward ran 1.3–2 % faster with
 evict_last on the H200 (scripts/backward-tiles.py, docs/perf-notes.md): does the forward, and the cluster's?
-Each configuration is checked once against the fp32 reference first.
+Each configuration is checked once against the fp32 reference first. Its rows say "plain" and "evict_last", and
+"(default)" marks the one the launch takes (until the thirty-first session, whose forward loads became evict_last,
+they said "default" for plain).
 
     python3 scripts/eviction.py OUT.csv [bf16|fp32] [rounds=R] [op=OP] [compile] N [N ...]
 
@@ -27,19 +29,21 @@ COPIES = 3
 
 
 def kernels(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
-    """(name, pass, launch(input, config) for the forward or launch((y, dy), config), default config, the same
-    with evict_last) of each kernel that runs rows of N."""
+    """(name, pass, launch(input, config) for the forward or launch((y, dy), config), its config with plain loads,
+    the same with evict_last, the label of the one the launch takes by default) of each kernel that runs rows of N."""
     if N <= fused.MAX_N:
-        default = fused.launch_config(1 << 20, N, dtype)
-        yield "fused", "forward", lambda x, c: fused.launch(x, fusion, c), default, {**default, "EVICT": "evict_last"}
+        plain = fused.launch_config(1 << 20, N, dtype)
+        yield "fused", "forward", lambda x, c: fused.launch(x, fusion, c), plain, {**plain, "EVICT": "evict_last"}, \
+            fused.forward_evict(N, fusion) or "plain"
     if cluster.VARIANT.supports(N, dtype):
         default = cluster.config_for(N, dtype, fusion)
-        yield "cluster", "forward", lambda x, c: cluster.launch(x, fusion, c), default, \
-            dataclasses.replace(default, evict="evict_last")
+        yield "cluster", "forward", lambda x, c: cluster.launch(x, fusion, c), dataclasses.replace(default, evict=""), \
+            dataclasses.replace(default, evict="evict_last"), default.evict or "plain"
     if fusion.plain and cluster_backward.BACKWARD.supports(N, dtype):
         default = cluster_backward.config_for(N, dtype)
-        yield "cluster", "backward", lambda t, c: cluster_backward.launch(*t, config=c), default, \
-            dataclasses.replace(default, evict="evict_last")
+        yield "cluster", "backward", lambda t, c: cluster_backward.launch(*t, config=c), \
+            dataclasses.replace(default, evict=""), dataclasses.replace(default, evict="evict_last"), \
+            default.evict or "plain"
 
 
 def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int], op: str = "softmax",
@@ -50,13 +54,13 @@ def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int], op: str 
         M, xs = input_copies(N, dtype, COPIES)
         fusion = ops.get_op(op).fusion_for(xs[0])
         compiled_timed = False
-        for kernel, pass_, launch, default, evicting in kernels(N, dtype, fusion):
+        for kernel, pass_, launch, plain, evicting, default in kernels(N, dtype, fusion):
             inputs, ref, tolerances, nbytes = pass_inputs(xs, pass_)
             if pass_ == "forward" and not fusion.plain:
                 ref = ops.reference(xs[0], fusion, torch.float32)
                 nbytes = one_pass_traffic(M, N, dtype, fusion).total_bytes
             calls = {}
-            for label, config in (("default", default), ("evict_last", evicting)):
+            for label, config in (("plain", plain), ("evict_last", evicting)):
                 r = time_checked(partial(launch, inputs[0]), config, ref, tolerances, dtype, nbytes,
                                  copy_gbps(dtype, nbytes), (name, N, kernel, pass_, label))
                 if r is None or not r.ok:
@@ -71,7 +75,7 @@ def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int], op: str 
                 print(name, N, "torch_compile", f"err {err:.2g}", flush=True)
                 calls["torch_compile"] = cycling([partial(compiled, i) for i in inputs])
             in_rounds(calls, rounds, dtype, nbytes, write_row,
-                      [name, M, N, f"{kernel}-{pass_}"], "default")
+                      [name, M, N, f"{kernel}-{pass_}"], default)
             del inputs, ref, calls
         del xs
 
