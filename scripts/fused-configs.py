@@ -23,7 +23,7 @@ import torch
 from config_timing import ELEMS, FUSED_OPS, copy_gbps, csv_rows, occupancy_cap, pass_inputs, time_checked
 
 from softmax_bench import ops
-from softmax_bench.kernels import TOLERANCES, cluster_backward, fused, fused_backward, one_pass_traffic
+from softmax_bench.kernels import PLAIN, TOLERANCES, cluster_backward, fused, fused_backward, one_pass_traffic
 WIDTHS = [4096, 8192, 16384, 24576, 32768]
 WARPS = (4, 8, 16, 32)
 
@@ -55,7 +55,12 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
         for M, N in shapes:
             run, ref, tolerances, nbytes = case(M, N, dtype, backward, op)
             copy = copy_gbps(dtype, nbytes)
-            default = fused_backward.launch_config(M, N, dtype) if backward else fused.launch_config(M, N, dtype)
+            if backward:
+                default = fused_backward.launch_config(M, N, dtype)
+            else:  # loading as the launch does (kernels.FORWARD_EVICT: evict_last, but narrow causal rows)
+                evict = fused.forward_evict(N, ops.get_op(op).fusion_for(torch.empty(M, N, device="meta"))
+                                            if op else PLAIN)
+                default = {**fused.launch_config(M, N, dtype), **({"EVICT": evict} if evict else {})}
             # the backward and the fused ops also with twice the rows a program (more bytes in flight a thread)
             tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward or op else [])
             tried = [{**tile, "num_warps": warps} for tile, warps in itertools.product(tiles, WARPS)]
