@@ -50,7 +50,14 @@ app = typer.Typer(
     help="How close to the hardware is a row softmax, where does it stop scaling, and did a change make it slower? "
     "Every measurement is compared with a device copy of the same bytes on the same GPU.\n\n"
     "Start with `softmax-bench sweep --dtype bf16` on a GPU, or `softmax-bench sweep --interpret` (tiny shapes) "
-    "on a machine without one; then `show`, `plot`, `explain`, `check` and `compare` read the stored runs.",
+    "on a machine without one; then `show`, `plot`, `explain`, `check` and `compare` read the stored runs.\n\n"
+    "Settings, from the environment (a run records those set in its meta.json, `env` lists them): "
+    "SOFTMAX_BENCH_FORWARD_EVICT=plain (the forward kernels' loads plain, not evict_last); "
+    "SOFTMAX_BENCH_IN_GRAPH=0 (torch.compile calls our op, not fused's kernel in its graph); "
+    "SOFTMAX_BENCH_FAST_LAUNCHES=1 (the loss's and the backward's launches replayed too, as the softmax's are); "
+    "SOFTMAX_BENCH_FINISH_PDL=0 (the loss's finishing kernel not a programmatic dependent of the cluster's); "
+    "SOFTMAX_BENCH_AUTO_TABLES=DIR (where `tune` writes and auto reads its tables); "
+    "SOFTMAX_BENCH_COMMIT=SHA (the commit a run records, for a tree without .git).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -231,6 +231,9 @@ def test_help_teaches(tmp_path):
     for choice in ("|".join(MEASURABLE), "default|narrow|seed|smoke", "softmax|scaled|scaled-masked|causal", "fp32|bf16|fp16"):
         assert choice in result.stdout.replace("list[", "[").replace("<", "[").replace(">", "]")
     assert "<bool>" not in result.stdout and "DESIGN" not in result.stdout
+    settings = flat(invoke("--help").stdout)  # the environment's switches, each with what it does
+    for name in ("FORWARD_EVICT=plain", "IN_GRAPH=0", "FAST_LAUNCHES=1", "FINISH_PDL=0", "AUTO_TABLES=DIR", "COMMIT="):
+        assert f"SOFTMAX_BENCH_{name}" in settings, name
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="the interpreter's default")
