@@ -114,13 +114,14 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     """The explanation of one shape; with measure_time, each variant is also timed (advance says which, before).
     With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
     torch_dtype = DTYPES[dtype]
-    form = op.fusion_for(torch.empty(M, N, device="meta"), mask_shape).table_form  # masks made on meta: no memory
+    # the traffic model's fusion (masks made on meta: no memory)
+    meta_fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=torch_dtype), mask_shape)
+    form = meta_fusion.table_form
     if run is not None:
         bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype, form)
     else:
         bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
         auto = auto_choice(N, torch_dtype, form=form)
-    meta_fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=torch_dtype), mask_shape)  # the traffic model
     evict = fused.forward_evict(N, meta_fusion)
     config = {**fused.launch_config(M, N, torch_dtype), **({"EVICT": evict} if evict else {})}
     # a block of fewer elements than threads still gives each thread one (Triton's layout wraps: copies)

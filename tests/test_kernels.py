@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import softmax_bench
+from softmax_bench import kernels
 from softmax_bench.dispatch import as_rows, auto_choice
 from softmax_bench.kernels import TOLERANCES, Fusion, fused, interpreted, online, split, two_pass
 
@@ -169,8 +170,7 @@ def test_forward_loads_evict_last_but_where_measured_slower_and_plain_when_set(m
     assert cluster.config_for(65536, torch.bfloat16).evict == "evict_last"
     assert 151936 in cluster.PLAIN_LOADS[("causal", torch.bfloat16)]
     assert cluster.config_for(151936, torch.bfloat16, Fusion(scale=0.125, causal_m=7)).evict == ""
-    monkeypatch.setattr(fused, "FORWARD_EVICT", "")
-    monkeypatch.setattr(cluster, "FORWARD_EVICT", "")
+    monkeypatch.setattr(kernels, "FORWARD_EVICT", "")  # SOFTMAX_BENCH_FORWARD_EVICT=plain
     y, launch = fused.launch(x)
     assert "EVICT" not in launch.config
     assert_matches(y, x)

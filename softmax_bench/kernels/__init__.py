@@ -33,8 +33,8 @@ DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16,
 # set is 24–40 MB pays 1–6 µs (fifth session, scripts/l2-after.py), as after the backward, which loads so too.
 # Plain where evict_last measured slower: fused's narrower causal rows (fused.CAUSAL_EVICT_FROM) and the cluster
 # configurations where it costs registers (cluster.PLAIN_LOADS).
-# None where the setting names neither: a forward launch then raises settings_problem()'s ValueError, and the CLI
-# exits 2 with it, not a traceback at import.
+# None where the setting names neither: a forward launch then raises settings_problem()'s ValueError
+# (forward_evict_setting), and the CLI exits 2 with it, not a traceback at import.
 FORWARD_EVICT = {"": "evict_last", "evict_last": "evict_last", "plain": ""}.get(
     os.environ.get("SOFTMAX_BENCH_FORWARD_EVICT", ""))
 
@@ -45,6 +45,14 @@ def settings_problem() -> str | None:
         return (f"SOFTMAX_BENCH_FORWARD_EVICT={os.environ.get('SOFTMAX_BENCH_FORWARD_EVICT')!r}: set it to plain, "
                 "or evict_last (the default), or leave it unset")
     return None
+
+
+def forward_evict_setting() -> str:
+    """FORWARD_EVICT, the forward kernels' loads ("evict_last" or ""), or settings_problem()'s ValueError where
+    SOFTMAX_BENCH_FORWARD_EVICT was not understood."""
+    if FORWARD_EVICT is None:
+        raise ValueError(settings_problem())
+    return FORWARD_EVICT
 
 
 # (atol, rtol) against a float64 reference. Outputs lie in [0, 1]; one rounding to the output dtype is ~2^-9

@@ -31,8 +31,8 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import (FORWARD_EVICT, PLAIN, Fusion, Launch, Variant, interpreted, launch_kernel, one_pass_traffic,
-               output_like, settings_problem)
+from . import (PLAIN, Fusion, Launch, Variant, forward_evict_setting, interpreted, launch_kernel, one_pass_traffic,
+               output_like)
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, mask_rows, rows_differ
 
@@ -344,9 +344,9 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     else:
         cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
     config = replace(config, max_registers=cap) if cap else config
-    if FORWARD_EVICT is None:
-        raise ValueError(settings_problem())
-    evict = "" if N in PLAIN_LOADS.get((form, dtype), ()) else FORWARD_EVICT
+    evict = forward_evict_setting()
+    if N in PLAIN_LOADS.get((form, dtype), ()):
+        evict = ""
     return replace(config, evict=evict) if evict else config
 
 

@@ -12,8 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import (FORWARD_EVICT, PLAIN, Fusion, Launch, Variant, cdiv, config_shape, launch_kernel, one_pass_traffic,
-               output_like, settings_problem)
+from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
+               one_pass_traffic, output_like)
 from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ, scale_and_mask
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
@@ -171,11 +171,10 @@ def _launch_config(M: int, N: int, itemsize: int = 4) -> dict:
 def forward_evict(N: int, fusion: Fusion) -> str:
     """The loads' eviction policy for rows of N (kernels.FORWARD_EVICT), plain for causal rows narrower than
     CAUSAL_EVICT_FROM (or of a width torch.compile traces: a SymInt)."""
-    if FORWARD_EVICT is None:
-        raise ValueError(settings_problem())
+    evict = forward_evict_setting()
     if fusion.causal_m is not None and not (isinstance(N, int) and N >= CAUSAL_EVICT_FROM):
         return ""
-    return FORWARD_EVICT
+    return evict
 
 
 def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) -> tuple[torch.Tensor, Launch]:
