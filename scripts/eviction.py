@@ -6,11 +6,12 @@ Each configuration is checked once against the fp32 reference first. Its rows sa
 "(default)" marks the one the launch takes (until the thirty-first session, whose forward loads became evict_last,
 they said "default" for plain).
 
-    python3 scripts/eviction.py OUT.csv [bf16|fp32] [rounds=R] [op=OP] [compile] N [N ...]
+    python3 scripts/eviction.py OUT.csv [bf16|fp32] [rounds=R] [op=OP] [log] [compile] N [N ...]
 
 op=OP: the forward kernels of that fused form (softmax_bench.ops: scaled, causal, ...; a mask or bias is made once
 and read by every copy of x); the backward is timed for the plain softmax only. compile: torch.compile of the
-form's eager code in the same rounds (its forward loads evict_last: docs/perf-notes.md, thirtieth session).
+form's eager code in the same rounds (its forward loads evict_last: docs/perf-notes.md, thirtieth session). log: the
+log_softmax of the form (cluster.LOG_PLAIN_LOADS' question).
 """
 
 import dataclasses
@@ -47,12 +48,12 @@ def kernels(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
 
 
 def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int], op: str = "softmax",
-         with_compile: bool = False) -> None:
+         with_compile: bool = False, log: bool = False) -> None:
     write_row = csv_rows(path, ["dtype", "M", "N", "kernel", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
     name = str(dtype).split(".")[-1]
     for N in widths:
         M, xs = input_copies(N, dtype, COPIES)
-        fusion = ops.get_op(op).fusion_for(xs[0])
+        fusion = dataclasses.replace(ops.get_op(op).fusion_for(xs[0]), log=log)
         compiled_timed = False
         for kernel, pass_, launch, plain, evicting, default in kernels(N, dtype, fusion):
             inputs, ref, tolerances, nbytes = pass_inputs(xs, pass_)
@@ -86,4 +87,4 @@ if __name__ == "__main__":
     dtype = next((named[a] for a in args if a in named), torch.bfloat16)
     rounds = next((int(a.split("=")[1]) for a in args if a.startswith("rounds=")), 3)
     op = next((a.split("=")[1] for a in args if a.startswith("op=")), "softmax")
-    main(sys.argv[1], dtype, rounds, [int(a) for a in args if a.isdigit()], op, "compile" in args)
+    main(sys.argv[1], dtype, rounds, [int(a) for a in args if a.isdigit()], op, "compile" in args, "log" in args)

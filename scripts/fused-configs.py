@@ -6,7 +6,8 @@ leads fused at bf16 8192×16384 (97.4 against 93.8 % in evidence/runs/wide-rows-
 With `backward`, also twice the rows a program, and the cluster backward's default configuration is timed beside
 fused's where it runs (printed only).
 
-    python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward|scaled|scaled-masked|causal|biased] [N|MxN ...]
+    [WARPS=2,4,8] python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward|scaled|scaled-masked|causal|biased]
+        [N|MxN ...]
 
 N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows. A sweep's
 fused op (scaled-masked, causal, biased) is timed as % of a copy of the bytes the op must move (x, the mask or
@@ -15,6 +16,7 @@ capped at the registers that give an SM one more program of it (config_timing.oc
 """
 
 import itertools
+import os
 import sys
 from functools import partial
 
@@ -25,7 +27,7 @@ from config_timing import ELEMS, FUSED_OPS, copy_gbps, csv_rows, occupancy_cap, 
 from softmax_bench import ops
 from softmax_bench.kernels import PLAIN, TOLERANCES, cluster_backward, fused, fused_backward, one_pass_traffic
 WIDTHS = [4096, 8192, 16384, 24576, 32768]
-WARPS = (4, 8, 16, 32)
+WARPS = tuple(int(w) for w in os.environ.get("WARPS", "4,8,16,32").split(","))  # warps a program tried
 
 
 def case(M: int, N: int, dtype: torch.dtype, backward: bool, op: str | None = None):

@@ -156,7 +156,8 @@ def test_fused_packs_several_narrow_rows_per_program():
 
 def test_forward_loads_evict_last_but_where_measured_slower_and_plain_when_set(monkeypatch):
     """fused's launch and a cluster's config load evict_last (reported in the launch's config), but fused's causal
-    rows narrower than CAUSAL_EVICT_FROM and the cluster configurations of PLAIN_LOADS; SOFTMAX_BENCH_FORWARD_EVICT
+    rows narrower than CAUSAL_EVICT_FROM and the cluster configurations of PLAIN_LOADS (LOG_PLAIN_LOADS' too for a
+    log_softmax); SOFTMAX_BENCH_FORWARD_EVICT
     =plain loads plainly everywhere. The output is the same either way."""
     from softmax_bench.kernels import cluster
 
@@ -170,6 +171,10 @@ def test_forward_loads_evict_last_but_where_measured_slower_and_plain_when_set(m
     assert cluster.config_for(65536, torch.bfloat16).evict == "evict_last"
     assert 151936 in cluster.PLAIN_LOADS[("causal", torch.bfloat16)]
     assert cluster.config_for(151936, torch.bfloat16, Fusion(scale=0.125, causal_m=7)).evict == ""
+    # LOG_PLAIN_LOADS: a form's log_softmax loads plainly where its softmax does and at its own measured widths
+    assert cluster.config_for(151936, torch.bfloat16, Fusion(scale=0.125, causal_m=7, log=True)).evict == ""
+    assert cluster.config_for(151936, torch.float32, Fusion(scale=0.125, causal_m=7, log=True)).evict == ""
+    assert cluster.config_for(151936, torch.float32, Fusion(scale=0.125, causal_m=7)).evict == "evict_last"
     monkeypatch.setattr(kernels, "FORWARD_EVICT", "")  # SOFTMAX_BENCH_FORWARD_EVICT=plain
     y, launch = fused.launch(x)
     assert "EVICT" not in launch.config

@@ -140,6 +140,14 @@ REGISTERS: dict[tuple[str, torch.dtype], dict[int, int]] = {
 PLAIN_LOADS: dict[tuple[str, torch.dtype], set[int]] = {
     ("softmax", torch.bfloat16): {262144}, ("scaled", torch.bfloat16): {262144},
     ("causal", torch.bfloat16): {151936}, ("causal", torch.float32): {262144}, ("biased", torch.bfloat16): {151936}}
+# The widths where a form's log_softmax loads plainly too, beyond its form's PLAIN_LOADS. On the H200 its default
+# grid with evict_last (thirty-second session, causal-log-h200-e; % of the cell's roofline, against the last run
+# with plain loads, causal-log-h200-d, no other change to these kernels between):
+# causal fp32 2048×151936 94.5 → 84.6 and causal bf16 4096×128256 97.7 → 93.2, while the log's other cluster cells
+# gained 1.7–3.3. Registers do not say why (compiled for sm_90, evict-scan.txt: the same at fp32 151936, 72 → 79 at
+# bf16 128256, its CTAs an SM unchanged). (Biased bf16 4096×128256's log fell too, 98.0 → 88.6: LOG_REGISTERS' spill.)
+LOG_PLAIN_LOADS: dict[tuple[str, torch.dtype], set[int]] = {
+    ("causal", torch.float32): {151936}, ("causal", torch.bfloat16): {128256}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
 # docs/perf-notes.md), by form (`form_of`) and holding: N: (CTAs, warps, the most pieces, registers' cap or None).
 # - softmax (16-bit, x kept packed and its exponential taken again at the end; eighth session): 50257 at 97.6 %
@@ -271,9 +279,14 @@ CROSS_ENTROPY: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]
 # registers 99.1 uncapped, 92.1 capped at 128). Biased fp32 128256's log in BIASED's 16 × 16 at 53 registers issues
 # its loads in two waves, [7, 1], where its softmax issues one (compiled for sm_90); capped at 56, one wave
 # (twenty-fifth session, ab-log-configs.py biased, bit for bit: uncapped 73.3, capped at 48 97.2, at 56 98.0; its
-# softmax 96.8 uncapped, 95.3 capped at 48).
-LOG_REGISTERS: dict[tuple[str, str], dict[int, int]] = {("causal", "fp32"): {128256: 112},
-                                                         ("biased", "fp32"): {50257: 80, 128256: 56}}
+# softmax 96.8 uncapped, 95.3 capped at 48). Fp32 biased 50257's log in BIASED's 16 × 8 capped at 80 (BIASED's
+# comment). By form and holding, N: (CTAs, warps, cap): a cap holds in the configuration it was measured in. A 16-bit
+# row with a bias is held in fp32 but in BIASED's 16-bit configurations (bf16 128256 in 16 × 8, 50257 in 8 × 4),
+# where these caps spilled 96 bytes (128256; uncapped 64 registers, no spill, compiled for sm_90) or cost 16
+# registers (50257): on the H200 bf16 biased 4096×128256's log fell from 98.0 % of its roofline uncapped
+# (biased-log-h200-b) to 88.6 capped (biased-log-h200-d, thirty-second session).
+LOG_REGISTERS: dict[tuple[str, str], dict[int, tuple[int, int, int]]] = {
+    ("causal", "fp32"): {128256: (16, 4, 112)}, ("biased", "fp32"): {50257: (16, 8, 80), 128256: (16, 16, 56)}}
 CAPACITY = MAX_CTAS * 32 * 16 * 64  # the widest window a cluster holds, however it holds it: 524288 lanes
 MIN_N = 8193  # narrower rows fit one CTA's registers: fused takes them, with no exchange
 
@@ -340,12 +353,13 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     config = form_config(N, dtype, fusion)
     form, how = form_of(fusion), holding(dtype, fusion, N)
     if fusion.log:
-        cap = LOG_REGISTERS.get((form, how), {}).get(N)
+        ctas, warps, cap = LOG_REGISTERS.get((form, how), {}).get(N, (0, 0, None))
+        cap = cap if (config.ctas, config.num_warps) == (ctas, warps) else None
     else:
         cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
     config = replace(config, max_registers=cap) if cap else config
     evict = forward_evict_setting()
-    if N in PLAIN_LOADS.get((form, dtype), ()):
+    if N in PLAIN_LOADS.get((form, dtype), ()) or fusion.log and N in LOG_PLAIN_LOADS.get((form, dtype), ()):
         evict = ""
     return replace(config, evict=evict) if evict else config
 

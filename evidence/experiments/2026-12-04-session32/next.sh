@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The thirty-third session's device steps (written in the thirty-second):
+#   bash evidence/experiments/2026-12-04-session32/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
+# log-evict DTYPE OP N (issue 26; a call each: fp32 causal 151936, bf16 causal 128256): scripts/eviction.py with
+#   `log`: the form's log_softmax with plain and with evict_last loads in alternating rounds, torch.compile beside
+#   them, at the cells cluster.LOG_PLAIN_LOADS now loads plainly (built from two runs in different processes,
+#   causal-log-h200-d and -e). Prediction: plain ahead by ≥ 3 points of a copy at each (the runs: 9.9 and 4.5);
+#   where it is not, that width leaves LOG_PLAIN_LOADS.
+# forms-log-cells (issue 26): those cells, and biased bf16 4096×128256 and 8192×50257 (their log now uncapped:
+#   LOG_REGISTERS' caps hold only in the configuration they were measured in), through the sweep beside
+#   torch.compile. Prediction: causal fp32 2048×151936 ≥ 92 (94.5 with plain loads before), causal bf16
+#   4096×128256 ≥ 96; biased bf16 4096×128256 ≥ 96 (98.0 uncapped in biased-log-h200-b, 88.6 spilling under the
+#   cap in biased-log-h200-d), 8192×50257 ≥ 99 (100.6 and 98.1).
+# fused-causal (issue 26): scripts/fused-configs.py at causal bf16 4096×4000 and 16384×8192 with 2 to 16 warps
+#   (WARPS), the cells under 92 % that fused runs. The thirty-second session's causal-floor (floor/causal-floor.txt):
+#   at 4096×4000 a kernel that only moves the modelled bytes reaches 88.1 % of the roofline at best (15.25 µs),
+#   fused 75.9 % (17.70 µs); at 16384×8192 the floor 94.1 % (8 warps), fused 91.6 %. Prediction: no tile closes
+#   more than half of fused's gap to the floor at 4096×4000 (its 4 warps and 48 registers were the best of the
+#   twenty-eighth session's search); at 16384×8192 one within 1 point of the floor.
+# parts PART ...: the GPU parts of the suite named after it (kernels and cluster after LOG_PLAIN_LOADS).
+set -u
+step=$1; shift
+. .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .ab/whl/*.whl 2>&1 | grep -v WARN
+export PYTHONPATH=$PYTHONPATH:/tmp/site:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s32
+python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
+case $step in
+  log-evict)  # next.sh log-evict DTYPE OP N
+    name=log-evict-$2-$1-$3
+    timeout 300 python3 scripts/eviction.py $OUT/$name.csv $1 rounds=5 op=$2 log compile $3 > $OUT/$name.txt 2>&1
+    echo "$name rc=$? at $SECONDS s"; tail -8 $OUT/$name.txt ;;
+  forms-log-cells)
+    timeout 250 python3 -m softmax_bench sweep --out $OUT/runs --run-id causal-log-cells-h200 --op causal --log \
+      --shape 2048x151936 --shape 4096x128256 --variant auto --variant torch_compile > $OUT/causal-log-cells.txt 2>&1
+    echo "causal-log-cells rc=$? at $SECONDS s"
+    timeout 200 python3 -m softmax_bench sweep --out $OUT/runs --run-id biased-log-cells-h200 --op biased --log \
+      --shape 4096x128256 --shape 8192x50257 --variant auto --variant torch_compile > $OUT/biased-log-cells.txt 2>&1
+    echo "biased-log-cells rc=$? at $SECONDS s"; tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs ;;
+  fused-causal)
+    WARPS=2,4,8,16 timeout 400 python3 scripts/fused-configs.py $OUT/fused-causal.csv bf16 causal 4096x4000 \
+      16384x8192 > $OUT/fused-causal.txt 2>&1
+    echo "fused-causal rc=$? at $SECONDS s"; tail -12 $OUT/fused-causal.txt ;;
+  parts)
+    for part in "$@"; do
+      GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
+        > $OUT/tests-$part.txt 2>&1
+      echo "$part rc=$? at $SECONDS s: $(tail -1 $OUT/tests-$part.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-$part.txt
+    done ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
