@@ -18,6 +18,12 @@
 #   fused 75.9 % (17.70 µs); at 16384×8192 the floor 94.1 % (8 warps), fused 91.6 %. Prediction: no tile closes
 #   more than half of fused's gap to the floor at 4096×4000 (its 4 warps and 48 registers were the best of the
 #   twenty-eighth session's search); at 16384×8192 one within 1 point of the floor.
+# compiled-code (issue 29): where compiled_op's host µs over torch_compile's go (77.8 against 51.9 in static-user/),
+#   now that inductor's static launcher takes our kernel and gained nothing: the two graphs' generated code
+#   (TORCH_LOGS=output_code) and the twenty-ninth session's compiled-profile.py (cProfile, 2000 calls) with the
+#   static launcher on. There, compiled_op's call ran two Tensor.view a call, 7 µs each under the profiler
+#   (in-graph/profile-1.txt), torch_compile's none. Prediction: those views are in compiled_op's graph code (our op's
+#   2-D rows and y back to x's shape), and they, with Triton's launcher's Python, make most of the difference.
 # parts PART ...: the GPU parts of the suite named after it (kernels and cluster after LOG_PLAIN_LOADS).
 set -u
 step=$1; shift
@@ -41,6 +47,11 @@ case $step in
     WARPS=2,4,8,16 timeout 400 python3 scripts/fused-configs.py $OUT/fused-causal.csv bf16 causal 4096x4000 \
       16384x8192 > $OUT/fused-causal.txt 2>&1
     echo "fused-causal rc=$? at $SECONDS s"; tail -12 $OUT/fused-causal.txt ;;
+  compiled-code)
+    TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS=1 TORCH_LOGS=output_code timeout 200 python3 \
+      evidence/experiments/2026-12-04-session29/compiled-profile.py > $OUT/compiled-code.txt 2>&1
+    echo "compiled-code rc=$? at $SECONDS s"; grep -n "def call\|\.view(\|reinterpret_tensor\|empty_strided" \
+      $OUT/compiled-code.txt | head -30 ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
