@@ -24,6 +24,11 @@
 #   static launcher on. There, compiled_op's call ran two Tensor.view a call, 7 µs each under the profiler
 #   (in-graph/profile-1.txt), torch_compile's none. Prediction: those views are in compiled_op's graph code (our op's
 #   2-D rows and y back to x's shape), and they, with Triton's launcher's Python, make most of the difference.
+# grid RUN_ID ARGS... (issue 26): one default grid beside torch.compile, for the forms whose grid was never run:
+#   `grid scaled-log-h200 --op scaled --log` (the scaled log's cluster cells only, in scaled-log-cluster-h200), and
+#   the log's backward of each form, `grid causal-log-backward-h200 --op causal --log --pass backward` (and
+#   scaled, scaled-masked, biased). 100–130 s each. Prediction: scaled --log ≥ 92 at 32 and ahead of torch.compile
+#   at 32 (its softmax's figures); the log backwards as their softmax's backward (≥ 90 at all but fp32 512×262144).
 # parts PART ...: the GPU parts of the suite named after it (kernels and cluster after LOG_PLAIN_LOADS).
 set -u
 step=$1; shift
@@ -52,6 +57,11 @@ case $step in
       evidence/experiments/2026-12-04-session29/compiled-profile.py > $OUT/compiled-code.txt 2>&1
     echo "compiled-code rc=$? at $SECONDS s"; grep -n "def call\|\.view(\|reinterpret_tensor\|empty_strided" \
       $OUT/compiled-code.txt | head -30 ;;
+  grid)
+    id=$1; shift
+    timeout 280 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id --preset default "$@" --variant auto \
+      --variant torch_compile > $OUT/$id.txt 2>&1
+    echo "grid $id rc=$? at $SECONDS s"; tar czf $OUT/runs-$id.tgz -C $OUT runs && rm -rf $OUT/runs ;;
   parts)
     for part in "$@"; do
       GPU_TEST_WORKERS=16 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
