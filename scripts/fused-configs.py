@@ -7,14 +7,16 @@ With `backward`, also twice the rows a program, and the cluster backward's defau
 fused's where it runs (printed only).
 
     [WARPS=2,4,8] python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward|scaled|scaled-masked|causal|biased]
-        [N|MxN ...]
+        [log] [N|MxN ...]
 
 N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows. A sweep's
 fused op (scaled-masked, causal, biased) is timed as % of a copy of the bytes the op must move (x, the mask or
 bias, y; a causal row's kept columns), also with twice the rows a program. Every configuration is then timed again
-capped at the registers that give an SM one more program of it (config_timing.occupancy_cap).
+capped at the registers that give an SM one more program of it (config_timing.occupancy_cap). log: the op's
+log_softmax.
 """
 
+import dataclasses
 import itertools
 import os
 import sys
@@ -30,11 +32,11 @@ WIDTHS = [4096, 8192, 16384, 24576, 32768]
 WARPS = tuple(int(w) for w in os.environ.get("WARPS", "4,8,16,32").split(","))  # warps a program tried
 
 
-def case(M: int, N: int, dtype: torch.dtype, backward: bool, op: str | None = None):
+def case(M: int, N: int, dtype: torch.dtype, backward: bool, op: str | None = None, log: bool = False):
     """(launch(config), its fp32 reference, tolerances, bytes it moves) for one M×N cell (of the sweep's `op`)."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     if op is not None:
-        fusion = ops.get_op(op).fusion_for(x)
+        fusion = dataclasses.replace(ops.get_op(op).fusion_for(x), log=log)
         return (lambda config: fused.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
             TOLERANCES, one_pass_traffic(M, N, dtype, fusion).total_bytes
     [inputs], ref, tolerances, nbytes = pass_inputs([x], "backward" if backward else "forward")
@@ -49,13 +51,14 @@ def backward_launch(config, y, dy):
 
 
 def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool,
-         op: str | None = None) -> None:
+         op: str | None = None, log: bool = False) -> None:
     write_row = csv_rows(path, ["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "max_registers",
                                 "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
                                 "max_err", "ok"])
     for dtype in dtypes:
         for M, N in shapes:
-            run, ref, tolerances, nbytes = case(M, N, dtype, backward, op)
+            run, ref, tolerances, nbytes = case(M, N, dtype, backward, op, log)
+            label = "backward" if backward else (op or "forward") + ("-log" if log else "")
             copy = copy_gbps(dtype, nbytes)
             if backward:
                 default = fused_backward.launch_config(M, N, dtype)
@@ -76,7 +79,7 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
                 if cap is not None:
                     tried.append({**config, "maxnreg": cap})
                 t = r.timing
-                write_row(["backward" if backward else op or "forward", str(dtype).split(".")[-1], M, N, config["ROWS"],
+                write_row([label, str(dtype).split(".")[-1], M, N, config["ROWS"],
                            warps, per_thread, config.get("maxnreg"), config == default, r.launch.n_regs,
                            r.launch.n_spills, t.ms, t.ms_p20, t.ms_p80, round(r.pct_of_copy, 1), round(copy),
                            r.max_err, r.ok])
@@ -104,4 +107,4 @@ if __name__ == "__main__":
     shapes = [tuple(map(int, a.split("x"))) if "x" in a else (ELEMS // int(a), int(a))
               for a in args if a.replace("x", "").isdigit()]
     main(sys.argv[1], dtypes, shapes or [(ELEMS // n, n) for n in WIDTHS if not backward or n <= fused_backward.MAX_N],
-         backward, op)
+         backward, op, "log" in args and op is not None)
