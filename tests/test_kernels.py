@@ -157,8 +157,7 @@ def test_fused_packs_several_narrow_rows_per_program():
 def test_forward_loads_evict_last_but_where_measured_slower_and_plain_when_set(monkeypatch):
     """fused's launch and a cluster's config load evict_last (reported in the launch's config), but fused's causal
     rows narrower than CAUSAL_EVICT_FROM and the cluster configurations of PLAIN_LOADS (LOG_PLAIN_LOADS' too for a
-    log_softmax); SOFTMAX_BENCH_FORWARD_EVICT
-    =plain loads plainly everywhere. The output is the same either way."""
+    log_softmax); SOFTMAX_BENCH_FORWARD_EVICT=plain loads plainly everywhere. The output is the same either way."""
     from softmax_bench.kernels import cluster
 
     x, _ = fresh_randn(6, 300)
