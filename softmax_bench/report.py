@@ -157,6 +157,7 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
                     marks = star + ("~" if wide_band(r) else "") + ("‡" if host_bound(r) else "")
                     marks += "!" if max_noise and not getattr(r, "noise_pct", 0) <= max_noise else ""
                     marks += "↓" if getattr(r, "throttled", 0) == 1 else ""
+                    marks += "§" if spilled(r) else ""
                     spread = [f"Δ{r.spread_pct:.1f}%"] if replicas and not math.isnan(r.spread_pct) else []
                     pct = f"{_pct(r.pct_of_copy)}{marks}"
                     if own_bytes and not math.isnan(r.pct_of_roofline):
@@ -179,6 +180,9 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
             caption.append(f"↓ the GPU was throttled while timed: its SM clock was under "
                            f"{THROTTLE_FRACTION:.0%} of its maximum after {MAX_RETAKES} retakes (sm_mhz_min in "
                            "rows.csv); check does not gate the cell")
+        if any(spilled(r) for r in part.itertuples(index=False) if r.status == "ok"):
+            caption.append("§ its kernel spilled registers to local memory, which costs it loads and stores the "
+                           "traffic model does not count (n_spills in rows.csv: 4-byte words a thread)")
         if own_bytes:
             caption.append("r: % of the roofline of the bytes each moves (its traffic model: ours read x and the "
                            "mask or bias once, a causal row's columns up to its diagonal, and write y; eager's and "
@@ -194,6 +198,12 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
             caption.append(f"not measured: {name}: {part.loc[part['variant'] == name, 'reason'].iloc[0]}")
         grids.append(SweepGrid(run_title(meta, dtype, pass_), names, cells, caption))
     return grids
+
+
+def spilled(row) -> bool:
+    """Whether a row's Triton kernel spilled registers (n_spills > 0; unknown for torch's and the peers' kernels)."""
+    spills = getattr(row, "n_spills", None)
+    return spills is not None and not pd.isna(spills) and spills > 0
 
 
 def run_as_text(rows: pd.DataFrame, meta: dict, form: str) -> str:
