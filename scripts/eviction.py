@@ -53,7 +53,7 @@ def main(path: str, dtype: torch.dtype, rounds: int, widths: list[int], op: str 
     name = str(dtype).split(".")[-1]
     for N in widths:
         M, xs = input_copies(N, dtype, COPIES)
-        fusion = dataclasses.replace(ops.get_op(op).fusion_for(xs[0]), log=log)
+        fusion = ops.get_op(op).fusion_for(xs[0], log=log)
         compiled_timed = False
         for kernel, pass_, launch, plain, evicting, default in kernels(N, dtype, fusion):
             inputs, ref, tolerances, nbytes = pass_inputs(xs, pass_)

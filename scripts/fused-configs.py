@@ -16,7 +16,6 @@ capped at the registers that give an SM one more program of it (config_timing.oc
 log_softmax.
 """
 
-import dataclasses
 import itertools
 import os
 import sys
@@ -36,7 +35,7 @@ def case(M: int, N: int, dtype: torch.dtype, backward: bool, op: str | None = No
     """(launch(config), its fp32 reference, tolerances, bytes it moves) for one M×N cell (of the sweep's `op`)."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     if op is not None:
-        fusion = dataclasses.replace(ops.get_op(op).fusion_for(x), log=log)
+        fusion = ops.get_op(op).fusion_for(x, log=log)
         return (lambda config: fused.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
             TOLERANCES, one_pass_traffic(M, N, dtype, fusion).total_bytes
     [inputs], ref, tolerances, nbytes = pass_inputs([x], "backward" if backward else "forward")

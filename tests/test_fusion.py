@@ -263,6 +263,57 @@ def test_a_positive_scale_alone_has_its_loads_in_flight_at_once(tmp_path):
         assert (len(waves) == 1) == case["positive_scale"], (case, waves)
 
 
+@pytest.mark.parametrize("op", ["plain", "causal", "scaled-masked"])
+def test_exponentials_without_the_denormal_fix_up_match_tl_exp(op, monkeypatch):
+    """fused.EXP_FTZ (masking.exp2_ftz): softmax and log_softmax as with tl.exp, rows off a power of two, NaN and
+    -inf in a row, a row of -inf, and a row spread so wide that its smallest probabilities are under 2^-126, which
+    it gives as 0 (tl.exp: subnormal, ≤ 1.2e-38). Bit for bit on a GPU elsewhere: the same ex2.approx without its
+    fix-up; through the interpreter within an ulp (tl.exp2 of x · log2 e against tl.exp of x)."""
+    from softmax_bench.kernels import fused
+
+    x, seed = fresh_randn(6, 1000)
+    x[0, 1], x[1, 2], x[2, :] = float("nan"), -float("inf"), -float("inf")
+    x[3, :500] = -100.0  # e^-100 / row sum: under 2^-126
+    kwargs = {"plain": {}, "causal": {"scale": 0.5, "causal": True},
+              "scaled-masked": {"scale": 0.125, "mask": torch.rand(1000, device=DEVICE) > 0.2}}[op]
+    for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+        outputs = []
+        for ftz in (False, True):
+            monkeypatch.setattr(fused, "EXP_FTZ", ftz)
+            softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
+            outputs.append(call(x, variant="fused", **kwargs))
+        exact = DEVICE == "cuda"
+        tiny = outputs[0].abs() < 2**-126 if call is softmax_bench.softmax else torch.zeros_like(x, dtype=torch.bool)
+        torch.testing.assert_close(outputs[1][~tiny], outputs[0][~tiny], rtol=0 if exact else 2e-6,
+                                   atol=0 if exact else 1e-7, equal_nan=True,
+                                   msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
+        if call is softmax_bench.softmax and op == "plain":
+            assert bool(tiny[3].any()) and not bool(tiny[4].any())
+            if exact:  # the interpreter computes in numpy, which keeps subnormals
+                assert bool((outputs[1][tiny] == 0).all()), "a probability under 2^-126 is 0"
+
+
+def test_exponentials_without_the_denormal_fix_up_take_fewer_instructions(tmp_path):
+    """fused.EXP_FTZ, compiled for sm_90 (ptxas, then cuobjdump): no compare and select an element around the
+    exponential, ex2.approx.ftz in the PTX; bf16 causal 4000 (4 warps, capped at 48) 696 → 592 SASS instructions a
+    thread, the plain bf16 4096 tile 544 → 448; the same loads, in one wave, and no spill."""
+    import re
+
+    from .compile_sm90 import compile_in_subprocess, load_waves, sass_of
+
+    cases = [{"kernel": "fused", "dtype": "bf16", "N": N, "exp_ftz": ftz, **fields}
+             for N, fields in ((4000, {"causal": True, "skip": True, "causal_bits": True, "max_registers": 48}),
+                               (4096, {})) for ftz in (False, True)]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    sass = [sass_of(case, tmp_path) for case in cases]
+    counts = [len(re.findall(r"/\*[0-9a-f]{4}\*/", text)) for text in sass]
+    for i in (0, 2):
+        plain, ftz = compiled[i], compiled[i + 1]
+        assert counts[i] - counts[i + 1] >= 3 * 32, counts  # 32 elements a thread: a compare, a select, a multiply
+        assert sass[i + 1].count("FSETP") < sass[i].count("FSETP") - 24, (plain, ftz)
+        assert load_waves(sass[i]) == load_waves(sass[i + 1]) == [4] and ftz["spill_bytes"] == 0, (plain, ftz)
+
+
 def test_causal_tiles_compare_in_32_bits_and_skip_by_a_branch(tmp_path):
     """fused's causal tile, compiled for sm_90 without a GPU (bf16 N = 32, fp32 N = 1024): each row's query and each
     element's compare with its diagonal in 32 bits, not 64 (the narrow causal cells are bound by issuing the tile's

@@ -14,7 +14,8 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
                one_pass_traffic, output_like)
-from .masking import fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ, scale_and_mask
+from .masking import (exp2_ftz, fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ,
+                      scale_and_mask)
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
 # share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
@@ -80,6 +81,12 @@ CAUSAL_REGISTERS: dict[tuple[int, int, bool], int] = {(2, 8192, False): 48, (2, 
 # session, scripts/eviction.py, % of a copy of the op's bytes) evict_last lost at 4096 (fp32 107.9 → 106.3, bf16
 # 106.3 → 104.4) and bf16 8192 (90.3 → 89.8), and won from 16384 (fp32 16384 96.7 → 99.5, 32768 96.6 → 98.6).
 CAUSAL_EVICT_FROM = 16384
+# A row's exponentials without ptxas's denormal fix-up (masking.exp2_ftz): 3 of the some 22 SASS instructions an
+# element of a bf16 causal 4000-wide tile (sm_90: 696 → 592 a thread). On the H200 that cell runs at 17.7 µs where
+# a kernel moving its bytes and computing nothing took 15.25 (thirty-second session, causal-floor), and issuing
+# fused's instructions takes some 10.9 µs of it (31 programs of 4 warps an SM at 1.98 GHz). Off until measured
+# (evidence/experiments/2026-12-04-session32/next.sh exp-ftz).
+EXP_FTZ = False
 
 
 @triton.jit
@@ -91,7 +98,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
-                      CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False):
+                      CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
+                      EXP_FTZ: tl.constexpr = False):
     program = tl.program_id(0)
     if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
         program = tl.num_programs(0) - 1 - program
@@ -111,7 +119,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
         y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                           HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
                           bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
-                          CAUSAL_BITS, POSITIVE_SCALE)
+                          CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
     tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
@@ -120,7 +128,8 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
                   HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
                   EVICT: tl.constexpr, mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride,
                   HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
-                  CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False):
+                  CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
+                  EXP_FTZ: tl.constexpr = False):
     """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
@@ -140,7 +149,10 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
-    num = tl.exp(x - shift)
+    if EXP_FTZ:  # (EXP_FTZ) no denormal fix-up: a probability under 2^-126 is 0
+        num = exp2_ftz((x - shift) * 1.4426950408889634)
+    else:
+        num = tl.exp(x - shift)
     norm = normalizer(tl.sum(num, axis=1), LOG)[:, None]
     if LOG:
         return normalized(x, shift, norm, LOG)
@@ -194,8 +206,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     positive = {"POSITIVE_SCALE": True} if POSITIVE_SCALES and scaled_alone(fusion) and fusion.scale > 0 else {}
+    exp_ftz = {"EXP_FTZ": True} if EXP_FTZ else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows, **causal_bits, **positive)
+                             **config, **skip, **reversed_rows, **causal_bits, **positive, **exp_ftz)
     return y, Launch(config, [compiled])
 
 

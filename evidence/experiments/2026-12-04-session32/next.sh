@@ -2,7 +2,8 @@
 # The thirty-third session's device steps (written in the thirty-second):
 #   bash evidence/experiments/2026-12-04-session32/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]. In order of need for issue 26's "Done when": forms-log-cells,
-# log-evict (×2), grid (×5), parts kernels cluster, fused-causal; compiled-code for issue 29; fused-log if time is left.
+# log-evict (×2), exp-ftz, grid (×5), parts kernels cluster, fused-causal; compiled-code for issue 29; fused-log if
+# time is left.
 # log-evict DTYPE OP N (issue 26; a call each: fp32 causal 151936, bf16 causal 128256): scripts/eviction.py with
 #   `log`: the form's log_softmax with plain and with evict_last loads in alternating rounds, torch.compile beside
 #   them, at the cells cluster.LOG_PLAIN_LOADS now loads plainly (built from two runs in different processes,
@@ -19,6 +20,9 @@
 #   fused 75.9 % (17.70 µs); at 16384×8192 the floor 94.1 % (8 warps), fused 91.6 %. Prediction: no tile closes
 #   more than half of fused's gap to the floor at 4096×4000 (its 4 warps and 48 registers were the best of the
 #   twenty-eighth session's search); at 16384×8192 one within 1 point of the floor.
+# exp-ftz (issue 26): ab-exp-ftz.py, fused with tl.exp against masking.exp2_ftz (fused.EXP_FTZ, off) in
+#   alternating rounds at seven cells, then its GPU test (test_fusion -k exponentials); prediction in the script's
+#   docstring: causal bf16 4096×4000 and 16384×8192 ≥ 2 points of a copy faster, the rest within ±0.5, bit for bit.
 # fused-log DTYPE OP MxN (issue 26; if time is left: fp32 biased 16384x8192): scripts/fused-configs.py with `log`,
 #   4 to 32 warps, at the one cell where torch.compile leads a fused form (biased --log fp32 16384×8192: 102.6
 #   against 103.2 in biased-log-h200-d, 102.8 against 104.4 in biased-log-h200; fused's 8 warps, evict_last).
@@ -57,6 +61,11 @@ case $step in
     WARPS=2,4,8,16 timeout 400 python3 scripts/fused-configs.py $OUT/fused-causal.csv bf16 causal 4096x4000 \
       16384x8192 > $OUT/fused-causal.txt 2>&1
     echo "fused-causal rc=$? at $SECONDS s"; tail -12 $OUT/fused-causal.txt ;;
+  exp-ftz)
+    timeout 300 python3 evidence/experiments/2026-12-04-session32/ab-exp-ftz.py $OUT/exp-ftz.csv > $OUT/exp-ftz.txt 2>&1
+    echo "exp-ftz rc=$? at $SECONDS s"; cat $OUT/exp-ftz.txt
+    GPU_TEST_WORKERS=4 timeout 200 bash scripts/gpu-tests.sh kernels -k exponentials -rfE > $OUT/tests-exp-ftz.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-exp-ftz.txt)" ;;
   fused-log)
     timeout 300 python3 scripts/fused-configs.py $OUT/fused-log-$2-$1-$3.csv $1 $2 log $3 > $OUT/fused-log-$2-$1-$3.txt 2>&1
     echo "fused-log rc=$? at $SECONDS s"; cat $OUT/fused-log-$2-$1-$3.txt ;;
