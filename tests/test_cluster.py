@@ -297,7 +297,7 @@ def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
     """cluster.PLAIN_LOADS' bf16 cells, compiled for sm_90 in config_for's configuration: with evict_last loads, the
     softmax and the scaled rows of 262144 spill under their cap of 96, and causal and biased rows of 151936 take
     more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills. (fp32 causal
-    262144 is there by measurement alone: 125 registers either way.) If a Triton drops that cost, PLAIN_LOADS wants
+    262144: test_fp32_causal_262144_loads_plainly_because_evict_last_splits_its_loads.) If a Triton drops that cost, PLAIN_LOADS wants
     measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
     forms = {"softmax": {}, "scaled": {"scale": 0.125}, "causal": {"scale": 0.125, "causal": True},
              "biased": {"scale": 0.125, "bias": True}}
@@ -314,6 +314,20 @@ def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
             assert evicting["spill_bytes"] > 0, evicting
         else:
             assert evicting["registers"] > plain["registers"], (plain, evicting)
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_fp32_causal_262144_loads_plainly_because_evict_last_splits_its_loads(tmp_path):
+    """cluster.PLAIN_LOADS' fp32 causal 262144, compiled for sm_90 (ptxas, then cuobjdump): 125 registers either way,
+    but with evict_last its 16 loads go out in two waves, [14, 2], a wait between; plainly, all at once (on the
+    H200 evict_last ran it at 84.7 % of a copy against 90.6, thirty-first session)."""
+    assert 262144 in cluster.PLAIN_LOADS[("causal", torch.float32)]
+    cases = [{"kernel": "forward", "dtype": "fp32", "N": 262144, "scale": 0.125, "causal": True, **evict}
+             for evict in ({}, {"evict": "evict_last"})]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    assert compiled[0]["registers"] == compiled[1]["registers"], compiled
+    plain, evicting = (load_waves(sass_of(case, tmp_path)) for case in cases)
+    assert len(plain) == 1 and len(evicting) > 1, (plain, evicting)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

@@ -135,8 +135,9 @@ REGISTERS: dict[tuple[str, torch.dtype], dict[int, int]] = {
 # takes its form's) and dtype: the widths that load plainly. On the H200 (thirty-first session, scripts/eviction.py,
 # % of a copy of the op's bytes; registers compiled for sm_90, evidence/experiments/2026-12-04-session31/
 # evict-scan.txt): bf16 262144, capped at 96 registers, spills 62 bytes with it (softmax 96.0 → 90.8, scaled 95.3
-# → 91.4); bf16 causal 151936 takes 122 registers, not 80 (90.4 → 76.1); fp32 causal 262144 the same 125 (90.6 →
-# 84.7); bf16 biased 151936 122, not 120 (92.4 → 91.4). Everywhere else it gained up to 3.8 points or was within 0.5.
+# → 91.4); bf16 causal 151936 takes 122 registers, not 80 (90.4 → 76.1); fp32 causal 262144 the same 125 but issues
+# its 16 loads in two waves, [14, 2], not one (90.6 → 84.7; thirty-second session); bf16 biased 151936 122, not 120
+# (92.4 → 91.4). Everywhere else it gained up to 3.8 points or was within 0.5.
 PLAIN_LOADS: dict[tuple[str, torch.dtype], set[int]] = {
     ("softmax", torch.bfloat16): {262144}, ("scaled", torch.bfloat16): {262144},
     ("causal", torch.bfloat16): {151936}, ("causal", torch.float32): {262144}, ("biased", torch.bfloat16): {151936}}
