@@ -296,9 +296,9 @@ def compiled_forwards(tmp_path_factory, exhaustive) -> dict[str, list[dict]]:
 def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
     """cluster.PLAIN_LOADS' bf16 cells, compiled for sm_90 in config_for's configuration: with evict_last loads, the
     softmax and the scaled rows of 262144 spill under their cap of 96, and causal and biased rows of 151936 take
-    more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills. (fp32 causal
-    262144: test_fp32_causal_262144_loads_plainly_because_evict_last_splits_its_loads.) If a Triton drops that cost, PLAIN_LOADS wants
-    measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
+    more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills (fp32 causal
+    262144: test_fp32_causal_262144_loads_plainly_because_evict_last_splits_its_loads). If a Triton drops that
+    cost, PLAIN_LOADS wants measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
     forms = {"softmax": {}, "scaled": {"scale": 0.125}, "causal": {"scale": 0.125, "causal": True},
              "biased": {"scale": 0.125, "bias": True}}
     cells = [(form, N) for (form, dtype), widths in cluster.PLAIN_LOADS.items() if dtype == torch.bfloat16
