@@ -146,7 +146,8 @@ PLAIN_LOADS: dict[tuple[str, torch.dtype], set[int]] = {
 # with plain loads, causal-log-h200-d, no other change to these kernels between):
 # causal fp32 2048×151936 94.5 → 84.6 and causal bf16 4096×128256 97.7 → 93.2, while the log's other cluster cells
 # gained 1.7–3.3. Registers do not say why (compiled for sm_90, evict-scan.txt: the same at fp32 151936, 72 → 79 at
-# bf16 128256, its CTAs an SM unchanged). (Biased bf16 4096×128256's log fell too, 98.0 → 88.6: LOG_REGISTERS' spill.)
+# bf16 128256, its CTAs an SM unchanged), nor do its loads' waves (one either way). (Biased bf16 4096×128256's log
+# fell too, 98.0 → 88.6: LOG_REGISTERS' spill.)
 LOG_PLAIN_LOADS: dict[tuple[str, torch.dtype], set[int]] = {
     ("causal", torch.float32): {151936}, ("causal", torch.bfloat16): {128256}}
 # Where a configuration measured faster than the rule below on the H200 (scripts/cluster-configs.py,
