@@ -2,7 +2,7 @@
 # The thirty-third session's device steps (written in the thirty-second):
 #   bash evidence/experiments/2026-12-04-session32/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]. In order of need for issue 26's "Done when": forms-log-cells,
-# log-evict (×2), exp-ftz, grid (×5), parts kernels cluster, fused-causal; compiled-code for issue 29; fused-log if
+# log-evict (×2), exp-ftz, grid (×5), parts kernels cluster backward, fused-causal; compiled-code for issue 29; fused-log if
 # time is left.
 # log-evict DTYPE OP N (issue 26; a call each: fp32 causal 151936, bf16 causal 128256): scripts/eviction.py with
 #   `log`: the form's log_softmax with plain and with evict_last loads in alternating rounds, torch.compile beside
@@ -38,7 +38,9 @@
 #   the log's backward of each form, `grid causal-log-backward-h200 --op causal --log --pass backward` (and
 #   scaled, scaled-masked, biased). 100–130 s each. Prediction: scaled --log ≥ 92 at 32 and ahead of torch.compile
 #   at 32 (its softmax's figures); the log backwards as their softmax's backward (≥ 90 at all but fp32 512×262144).
-# parts PART ...: the GPU parts of the suite named after it (kernels and cluster after LOG_PLAIN_LOADS).
+# parts PART ...: the GPU parts of the suite named after it (kernels, cluster and backward after LOG_PLAIN_LOADS,
+#   LOG_REGISTERS and EXP_FTZ: fused's kernel names masking.exp2_ftz, which inductor copies into a compiled graph's
+#   code; PART_TIMEOUT ≥ 300).
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
