@@ -2,8 +2,9 @@
 # The thirty-third session's device steps (written in the thirty-second):
 #   bash evidence/experiments/2026-12-04-session32/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]. In order of need for issue 26's "Done when": forms-log-cells,
-# log-evict (×2), exp-ftz, grid (×5), parts kernels cluster backward, fused-causal; compiled-code for issue 29; fused-log if
-# time is left.
+# log-evict (×2), exp-ftz, grid (×5), parts kernels cluster backward, fused-causal; compiled-code for issue 29;
+# fused-log if time is left. Some 1900 s in all by this session's timings (a sweep of 64 cells 100–130 s, a GPU
+# part 120–190 s): more than a session's 1800, so in this order.
 # log-evict DTYPE OP N (issue 26; a call each: fp32 causal 151936, bf16 causal 128256): scripts/eviction.py with
 #   `log`: the form's log_softmax with plain and with evict_last loads in alternating rounds, torch.compile beside
 #   them, at the cells cluster.LOG_PLAIN_LOADS now loads plainly (built from two runs in different processes,
