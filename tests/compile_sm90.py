@@ -253,12 +253,17 @@ def cases_here(groups: dict[str, list[dict]], kept: dict[str, set], exhaustive: 
             for name, group in groups.items()}
 
 
+def sass_instructions(sass: str) -> list[str]:
+    """The instructions of cuobjdump's SASS, in order, each without its address and its `;`."""
+    return re.findall(r"/\*[0-9a-f]{4}\*/\s+([^;]*);", sass)
+
+
 def load_waves(sass: str) -> list[int]:
     """A thread's global loads up to the first CTA barrier (its first reduction), in waves: the loads issued before
     the first instruction that reads a register one of them wrote, then the next such run. [8]: all eight in flight
     at once; [4, 2, 2]: four, then a wait for their data, then two more."""
     waves, pending = [0], set()
-    for line in re.findall(r"/\*[0-9a-f]{4}\*/\s+([^;]*);", sass):
+    for line in sass_instructions(sass):
         if "BAR.SYNC" in line:
             break
         op, *operands = line.split(None, 1)

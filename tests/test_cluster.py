@@ -212,6 +212,11 @@ def element_uncapped(dtype: str, N: int) -> dict:
     return {"max_registers": None} if N in cluster.CAUSAL_REGISTERS.get(DTYPES[dtype], {}) else {}
 
 
+# A compile case's fields for each of cluster.form_of's forms (tests.compile_sm90.compile_case).
+FORM_FIELDS = {"softmax": {}, "scaled": {"scale": 0.125}, "masked": {"scale": 0.125, "mask": True},
+               "causal": {"scale": 0.125, "causal": True}, "biased": {"scale": 0.125, "bias": True}}
+
+
 def loads_plainly(case: dict) -> bool:
     """Whether a case of a row with no mask or bias loads plainly (cluster.PLAIN_LOADS), not evict_last."""
     form = "causal" if case.get("causal") else "scaled" if case.get("scale", 1.0) != 1.0 else "softmax"
@@ -299,12 +304,10 @@ def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
     more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills (fp32 causal
     262144: test_fp32_causal_262144_loads_plainly_because_evict_last_splits_its_loads). If a Triton drops that
     cost, PLAIN_LOADS wants measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
-    forms = {"softmax": {}, "scaled": {"scale": 0.125}, "causal": {"scale": 0.125, "causal": True},
-             "biased": {"scale": 0.125, "bias": True}}
     cells = [(form, N) for (form, dtype), widths in cluster.PLAIN_LOADS.items() if dtype == torch.bfloat16
              for N in sorted(widths)]
-    assert {form for form, _ in cells} == set(forms), cells
-    cases = [{"kernel": "forward", "dtype": "bf16", "N": N, **forms[form], **evict}
+    assert {form for form, _ in cells} == set(FORM_FIELDS) - {"masked"}, cells
+    cases = [{"kernel": "forward", "dtype": "bf16", "N": N, **FORM_FIELDS[form], **evict}
              for form, N in cells for evict in ({}, {"evict": "evict_last"})]
     compiled = compile_in_subprocess(cases, tmp_path)
     for plain, evicting in zip(compiled[::2], compiled[1::2]):
@@ -797,14 +800,13 @@ GRID_SPILLS = {("masked", False, "fp32", 151936): 8, ("causal", True, "bf16", 26
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-@pytest.mark.parametrize("form", ["softmax", "scaled", "masked", "causal", "biased"])
+@pytest.mark.parametrize("form", FORM_FIELDS)
 def test_no_cluster_forward_of_the_grid_spills_but_where_known(form, tmp_path):
     """Every form's cluster forward, softmax and log_softmax, bf16 and fp32, at the default grid's cluster widths, in
     config_for's configuration (its caps and loads) compiled for sm_90: none spills but GRID_SPILLS' cells, by their
     bytes. A cap measured in one configuration and applied in another spilled unseen (bf16 biased 128256's log: 96
     bytes under fp32's cap, 98.0 → 88.6 % of its roofline on the H200; docs/perf-notes.md, thirty-second session)."""
-    fields = {"softmax": {}, "scaled": {"scale": 0.125}, "masked": {"scale": 0.125, "mask": True},
-              "causal": {"scale": 0.125, "causal": True}, "biased": {"scale": 0.125, "bias": True}}[form]
+    fields = FORM_FIELDS[form]
     cells = [(form, log, dtype, N) for log in (False, True) for dtype in ("bf16", "fp32")
              for N in (16384, 32768, 50257, 65536, 128256, 131072, 151936, 262144)]
     cases = [{"kernel": "forward", "dtype": dtype, "N": N, **fields, **({"log": True} if log else {})}
