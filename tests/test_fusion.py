@@ -268,8 +268,12 @@ def test_exponentials_without_the_denormal_fix_up_match_tl_exp(op, monkeypatch):
     """fused.EXP_FTZ (masking.exp2_ftz): softmax and log_softmax as with tl.exp, rows off a power of two, NaN and
     -inf in a row, a row of -inf, and a row spread so wide that its smallest probabilities are under 2^-126, which
     it gives as 0 (tl.exp: subnormal, ≤ 1.2e-38). Bit for bit on a GPU elsewhere: the same ex2.approx without its
-    fix-up; through the interpreter within an ulp (tl.exp2 of x · log2 e against tl.exp of x)."""
+    fix-up; through the interpreter within an ulp (tl.exp2 of x · log2 e against tl.exp of x). By default (EXP_FTZ
+    None) causal rows take it, and only they."""
     from softmax_bench.kernels import fused
+
+    assert fused.EXP_FTZ is None and fused.exp_ftz(Fusion(causal_m=6)) and fused.exp_ftz(Fusion(scale=2.0, causal_m=1))
+    assert not fused.exp_ftz(Fusion()) and not fused.exp_ftz(Fusion(scale=0.125, bias=torch.zeros(4)))
 
     x, seed = fresh_randn(6, 1000)
     x[0, 1], x[1, 2], x[2, :] = float("nan"), -float("inf"), -float("inf")

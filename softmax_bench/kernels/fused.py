@@ -82,11 +82,17 @@ CAUSAL_REGISTERS: dict[tuple[int, int, bool], int] = {(2, 8192, False): 48, (2, 
 # 106.3 → 104.4) and bf16 8192 (90.3 → 89.8), and won from 16384 (fp32 16384 96.7 → 99.5, 32768 96.6 → 98.6).
 CAUSAL_EVICT_FROM = 16384
 # A row's exponentials without ptxas's denormal fix-up (masking.exp2_ftz): 3 of the some 22 SASS instructions an
-# element of a bf16 causal 4000-wide tile (sm_90: 696 → 592 a thread). On the H200 that cell runs at 17.7 µs where
-# a kernel moving its bytes and computing nothing took 15.25 (thirty-second session, causal-floor), and issuing
-# fused's instructions takes some 10.9 µs of it (31 programs of 4 warps an SM at 1.98 GHz). Off until measured
-# (evidence/experiments/2026-12-04-session32/next.sh exp-ftz).
-EXP_FTZ = False
+# element of a bf16 causal 4000-wide tile (sm_90: 696 → 592 a thread), and a probability under 2^-126 is 0, not
+# subnormal. On the H200 (thirty-third session, exp-ftz: alternating rounds, % of a copy, bit for bit above 2^-126)
+# causal rows gained: bf16 4096×4000 96.1 → 105.5, 16384×8192 92.6 → 96.1, fp32 4096×4000 107.2 → 110.3; the other
+# forms did not (four cells within 0.4; softmax bf16 4096×4000 101.6 → 100.0 inside tl.exp's own spread, 95.5–101.6).
+# So causal rows only (None); True takes it everywhere, False nowhere.
+EXP_FTZ: bool | None = None
+
+
+def exp_ftz(fusion: Fusion) -> bool:
+    """Whether fused takes a row's exponentials without the denormal fix-up (EXP_FTZ)."""
+    return fusion.causal_m is not None if EXP_FTZ is None else EXP_FTZ
 
 
 @triton.jit
@@ -206,9 +212,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     positive = {"POSITIVE_SCALE": True} if POSITIVE_SCALES and scaled_alone(fusion) and fusion.scale > 0 else {}
-    exp_ftz = {"EXP_FTZ": True} if EXP_FTZ else {}
+    ftz = {"EXP_FTZ": True} if exp_ftz(fusion) else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows, **causal_bits, **positive, **exp_ftz)
+                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz)
     return y, Launch(config, [compiled])
 
 
