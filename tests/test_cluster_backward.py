@@ -1,6 +1,8 @@
 """cluster's backward, and cluster's log_softmax: the launch arithmetic, the choice of backward and the compiled code on
 CPU; their numbers on an sm_90 GPU under Triton ≥ 3.8 (skipped elsewhere, as tests/test_cluster.py's)."""
 
+import functools
+
 import pytest
 import torch
 
@@ -114,6 +116,70 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path, exhaustive):
             "the pieces' terms are added within each thread first: one reduction across the CTA, not one a piece"
 
 
+def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
+    """cluster_backward.LEAN_KEEP and LATE_Y (off by default): LATE_Y applies to every backward, softmax's with
+    LATE_Y_REGISTERS' cap; LEAN_KEEP to a log_softmax's keep-mask that lies on y's grid and its causal rows, not to
+    softmax, a log without either, or a mask off the grid (read a byte at a time as before)."""
+    keep = torch.ones(4, 1000, dtype=torch.bool)
+    log_masked = Fusion(mask=keep.view(torch.uint8), log=True)
+    switches = functools.partial(cluster_backward.switches, 1000, torch.float32)
+    assert not cluster_backward.LEAN_KEEP and not cluster_backward.LATE_Y and switches(log_masked) == {}
+    assert cluster_backward.config_for(262144, torch.float32).max_registers is None
+    monkeypatch.setattr(cluster_backward, "LEAN_KEEP", True)
+    assert switches(log_masked) == switches(Fusion(causal_m=4, log=True)) == {"LEAN_KEEP": True}
+    off_grid = Fusion(mask=torch.ones(4, 1001, dtype=torch.uint8)[:, 1:], log=True)
+    for fusion in (Fusion(log=True), Fusion(scale=0.5, log=True), Fusion(causal_m=4), off_grid):
+        assert switches(fusion) == {}, fusion
+    monkeypatch.setattr(cluster_backward, "LATE_Y", True)
+    assert switches(log_masked) == {"LEAN_KEEP": True, "LATE_Y": True}
+    assert switches(Fusion(log=True)) == switches(off_grid) == switches(PLAIN) == {"LATE_Y": True}
+    assert cluster_backward.config_for(262144, torch.float32).max_registers == 128
+    assert cluster_backward.config_for(262144, torch.float32, Fusion(log=True)).max_registers is None
+    assert cluster_backward.config_for(131072, torch.float32).max_registers is None
+
+
+@pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
+def test_lean_keep_compiles_to_fewer_instructions_and_registers(tmp_path):
+    """LEAN_KEEP, compiled for sm_90: a log_softmax's dx with a keep-mask or causal rows in some 40 % fewer SASS
+    instructions a thread (the keep an int32 a lane, no bounds, the diagonal in 32 bits, e^y without its fix-up),
+    the mask's bytes in 8-byte loads (bf16), not one a byte, fewer registers, one exchange and no spill. As it is,
+    bf16 131072 took 1576 (causal) and 1720 (mask) against 952 for the log alone, and 167 registers against 83."""
+    from .compile_sm90 import sass_instructions, sass_of
+
+    cases = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "scale": 0.5, keeps: True, "lean_keep": lean}
+             for dtype, N, keeps in (("bf16", 131072, "causal"), ("bf16", 131072, "mask"), ("fp32", 262144, "mask"))
+             for lean in (False, True)]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    sass = [sass_of(case, tmp_path) for case in cases]
+    for i in range(0, len(cases), 2):
+        as_is, lean = compiled[i], compiled[i + 1]
+        assert_one_exchange_no_spills(lean, pushes=1)
+        assert len(sass_instructions(sass[i + 1])) < 0.7 * len(sass_instructions(sass[i])), (as_is, lean)
+        assert lean["registers"] < as_is["registers"], (as_is, lean)
+        if lean.get("mask"):
+            assert "LDG.E.U8" in sass[i] and "LDG.E.U8" not in sass[i + 1], lean
+    assert compiled[1]["registers"] <= 128 and compiled[3]["registers"] <= 128, compiled
+
+
+@pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
+def test_late_y_holds_dy_alone_across_the_exchange(tmp_path):
+    """LATE_Y, compiled for sm_90 at fp32 262144 (16 CTAs of 8 warps): log_softmax in at most 128 registers where it
+    took 154, softmax in 128 (LATE_Y_REGISTERS' cap) without a spill where 156 capped so spills: two CTAs an SM,
+    not one. log_softmax loads as many vectors, softmax y's again (half as many more); one exchange."""
+    from softmax_bench.kernels.cluster_backward import LATE_Y_REGISTERS
+
+    cap = LATE_Y_REGISTERS[torch.float32, 262144]
+    cases = [{"kernel": "backward", "dtype": "fp32", "N": 262144, "log": log, "scale": 0.5, "late_y": late,
+              **({"max_registers": cap} if capped else {})}
+             for log, capped in ((True, False), (False, True)) for late in (False, True)]
+    log, log_late, softmax, softmax_late = compile_in_subprocess(cases, tmp_path)
+    for late in (log_late, softmax_late):
+        assert_one_exchange_no_spills(late, pushes=1)
+        assert late["registers"] <= 128 and late["warps"] == 8, late
+    assert log["registers"] > 128 and softmax["spill_bytes"] > 0, (log, softmax)
+    assert log_late["loads_v4"] == log["loads_v4"] and 2 * softmax_late["loads_v4"] == 3 * softmax["loads_v4"]
+
+
 # --- numbers (GPU) -------------------------------------------------------------------------------------------
 
 
@@ -126,8 +192,12 @@ def run_backward(y, dy, fusion):
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", WIDTHS)
-@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_backward_matches_float64(log, N, dtype):
+@pytest.mark.parametrize("log", [False, True, "late", "log-late"],
+                         ids=["softmax", "log_softmax", "softmax-late-y", "log_softmax-late-y"])
+def test_backward_matches_float64(log, N, dtype, monkeypatch):
+    if log in ("late", "log-late"):
+        monkeypatch.setattr(cluster_backward, "LATE_Y", True)
+        log = log == "log-late"
     x, seed = fresh_randn(7, N, dtype=dtype)
     y = dispatch.softmax_forward(x, -1, None, None, False, "auto", log)
     dy, _ = fresh_randn(7, N, dtype=dtype)
@@ -138,10 +208,15 @@ def test_backward_matches_float64(log, N, dtype):
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [50257, 151936])
-@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_backward_scale_mask_causal_and_odd_offsets(log, N, dtype):
+@pytest.mark.parametrize("log", [False, True, "lean", "lean+late"],
+                         ids=["softmax", "log_softmax", "log_softmax-lean-keep", "log_softmax-lean-keep-late-y"])
+def test_backward_scale_mask_causal_and_odd_offsets(log, N, dtype, monkeypatch):
     """A scale, a keep-mask and a causal mask (masked positions get no gradient), and rows that start off a 16-byte
-    boundary, an odd number of elements apart."""
+    boundary, an odd number of elements apart; log_softmax's with LEAN_KEEP, and with LATE_Y too."""
+    if log in ("lean", "lean+late"):
+        monkeypatch.setattr(cluster_backward, "LEAN_KEEP", True)
+        monkeypatch.setattr(cluster_backward, "LATE_Y", log == "lean+late")
+        log = True
     M = 6
     wide, _ = fresh_randn(M, N + 13, dtype=dtype)
     x = wide[:, 5:N + 5]

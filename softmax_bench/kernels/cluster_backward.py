@@ -20,8 +20,8 @@ import torch
 from . import PLAIN, Backward, Fusion, Launch, backward_traffic, expanded_mask_traffic, launch_kernel, output_like
 from . import cluster as forward_cluster
 from .aligned import same_alignment, vector_elems
-from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, packed_ptx, settings_of,
-                      unsupported_width, why_not_here, window_constexprs)
+from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_on_grid, packed_ptx,
+                      settings_of, unsupported_width, why_not_here, window_constexprs)
 from .masking import fusion_args, mask_expanded
 
 # A thread holds lanes of y and of dy: half the forward's window.
@@ -30,6 +30,24 @@ BACKWARD_CAPACITY = CAPACITY // 2
 # says what that costs the next kernel): 1–2 % faster at 16384–65536 on the H200, neither faster nor slower at
 # 151936 and 262144 (scripts/eviction.py, docs/perf-notes.md).
 EVICT = "evict_last"
+# log_softmax's dx with a keep-mask or causal rows (LEAN_KEEP): each lane's keep as one int32, > 0 where kept —
+# the mask's bytes read a vector at a time where the mask lies on y's grid, a causal row's diagonal compared in 32
+# bits, no bounds (the store has them) — and the exponential without the denormal fix-up (e^y under 2^-126 is 0,
+# against Σ: dx as before unless |dy| is under some 1e-30). Compiled for sm_90 (thirty-third session), bf16 131072:
+# causal 1576 → 992 SASS instructions a thread and 167 → 96 registers, a keep-mask 1720 → 976 and 168 → 88; the log
+# alone takes 952 and 83. Off until measured on a GPU (evidence/experiments/2026-12-04-session33/next.sh lean-keep):
+# as it is, these logs' default grids ran at 41–85 % of the roofline from bf16 16384, where the log without a mask
+# ran at 93–105 %.
+LEAN_KEEP = False
+# y not held across the exchange (LATE_Y) but read after it: log_softmax's row sum is dy's alone, so its y is read
+# then only; softmax's sum reads both, so its y is read twice, the second time from L2 (a wave's rows of y, some
+# 8 MB at fp32 262144, stay there). Compiled for sm_90 (thirty-third session), fp32 262144 in 16 × 8: the log 154 →
+# 102 registers, softmax 156 → 130, and 128 under LATE_Y_REGISTERS' cap without a spill (156 capped so spills 200
+# bytes): two 8-warp CTAs an SM where one fitted. The reads of y then wait on the exchange: the SM's other CTA is to
+# cover them. Off until measured (next.sh lean-keep): the backward of every form ran at 86.9–90.4 % of its roofline
+# at fp32 512×262144, the one cell of the default grid under 90 for the plain backward.
+LATE_Y = False
+LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144): 128}  # softmax's, with LATE_Y
 
 if gluon is not None:
     from triton.experimental.gluon import language as gl
@@ -44,10 +62,16 @@ if gluon is not None:
     LOG_STEP = ("mul.f32 a{h}, a{h}, 0f3FB8AA3B; ex2.approx.f32 a{h}, a{h}; "  # e^y, as 2^(y·log2 e)
                 "mul.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, b{h}, a{h}; mul.f32 a{h}, a{h}, {s1}; "
                 "setp.eq.f32 p, {s2}, 0f00000000; selp.f32 a{h}, 0f00000000, a{h}, p; ")
+    # the same with {s2} an int32, > 0 where kept, and e^y flushed to 0 under 2^-126 (LEAN_KEEP)
+    LEAN_LOG_STEP = ("mul.f32 a{h}, a{h}, 0f3FB8AA3B; ex2.approx.ftz.f32 a{h}, a{h}; "
+                     "mul.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, b{h}, a{h}; mul.f32 a{h}, a{h}, {s1}; "
+                     "setp.le.s32 p, {s2}, 0; selp.f32 a{h}, 0f00000000, a{h}, p; ")
     SOFTMAX_BF16 = gl.constexpr(packed_ptx("bf16", 2, SOFTMAX_STEP))
     SOFTMAX_FP16 = gl.constexpr(packed_ptx("f16", 2, SOFTMAX_STEP))
     LOG_BF16 = gl.constexpr(packed_ptx("bf16", 2, LOG_STEP))
     LOG_FP16 = gl.constexpr(packed_ptx("f16", 2, LOG_STEP))
+    LEAN_LOG_BF16 = gl.constexpr(packed_ptx("bf16", 2, LEAN_LOG_STEP))
+    LEAN_LOG_FP16 = gl.constexpr(packed_ptx("f16", 2, LEAN_LOG_STEP))
 
     @gluon.jit
     def _terms(y, dy, LOG: gl.constexpr):
@@ -88,10 +112,43 @@ if gluon is not None:
                                              dtype=y.dtype, is_pure=True, pack=2)
 
     @gluon.jit
+    def _lean_log_input_gradient(y, dy, row_sum, scale, keep):
+        """_log_input_gradient's dx with `keep` an int32 a lane, > 0 where kept, and e^y flushed to 0 under 2^-126
+        (LEAN_KEEP)."""
+        if y.dtype == gl.float32:
+            e = gl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=r,r", [y * LOG2E], dtype=gl.float32,
+                                          is_pure=True, pack=1)
+            return gl.where(keep > 0, (dy - e * row_sum) * scale, 0.0)
+        elif y.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(LEAN_LOG_BF16, "=r,r,r,r,r,r,r,r,r", [y, dy, row_sum, scale, keep],
+                                             dtype=y.dtype, is_pure=True, pack=2)
+        else:
+            return gl.inline_asm_elementwise(LEAN_LOG_FP16, "=r,r,r,r,r,r,r,r,r", [y, dy, row_sum, scale, keep],
+                                             dtype=y.dtype, is_pure=True, pack=2)
+
+    @gluon.jit
+    def _lean_keep(cols, lanes, move, row, N, mask_row, causal_m, EVEN: gl.constexpr, HAS_MASK: gl.constexpr,
+                   CAUSAL: gl.constexpr):
+        """An int32 a lane of a piece, > 0 where the keep-mask and the causal mask keep its column (LEAN_KEEP): the
+        mask's bytes a vector at a time from mask_row (its row's window, as y's), a causal row's diagonal in 32
+        bits. Lanes the piece does not move are not stored: what they hold does not matter."""
+        if CAUSAL:
+            k = ((row % causal_m) + (N - causal_m)).to(gl.int32) + 1 - cols
+            if HAS_MASK:
+                k = gl.where(load_lanes(mask_row, lanes, move, 0, EVEN, "") != 0, k, 0)
+        else:
+            k = load_lanes(mask_row, lanes, move, 0, EVEN, "").to(gl.int32)
+        return k
+
+    @gluon.jit
     def _store_gradient(dx_row, lanes, move, y, dy, row_sum, scale, cols, row, N, mask_ptr, mask_stride, causal_m,
-                        EVEN: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr):
-        """dx over a piece's lanes."""
-        if LOG:
+                        EVEN: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr,
+                        mask_row=None, LEAN: gl.constexpr = False):
+        """dx over a piece's lanes (LEAN: LEAN_KEEP's keep, mask_row the mask's row window)."""
+        if LOG and LEAN and (HAS_MASK or CAUSAL):
+            keep = _lean_keep(cols, lanes, move, row, N, mask_row, causal_m, EVEN, HAS_MASK, CAUSAL)
+            dx = _lean_log_input_gradient(y, dy, row_sum, scale, keep)
+        elif LOG:
             keep = True
             if HAS_MASK or CAUSAL:
                 keep = kept(cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
@@ -101,12 +158,22 @@ if gluon is not None:
         store_lanes(dx_row, lanes, move, dx.to(dx_row.dtype.element_ty), EVEN)
 
     @gluon.jit
+    def _load_rows(y_row, dy_row, lanes, move, EVEN: gl.constexpr, EVICT: gl.constexpr, DY_ONLY: gl.constexpr):
+        """A piece's y and dy as loaded; DY_ONLY: dy alone, returned for both (LATE_Y's log_softmax)."""
+        if DY_ONLY:
+            dy = load_lanes(dy_row, lanes, move, 0.0, EVEN, EVICT)
+            return dy, dy
+        y = load_lanes(y_row, lanes, move, 0.0, EVEN, EVICT)
+        return y, load_lanes(dy_row, lanes, move, 0.0, EVEN, EVICT)
+
+    @gluon.jit
     def cluster_backward_kernel(y_ptr, dy_ptr, dx_ptr, N, stride_y, stride_dy, stride_dx,
                                 scale, mask_ptr, mask_stride, causal_m,
                                 STEP: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr,
                                 VEC: gl.constexpr, EVEN: gl.constexpr, ALIGNED: gl.constexpr, EVICT: gl.constexpr,
                                 HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr,
-                                LOG: gl.constexpr):
+                                LOG: gl.constexpr, LEAN_KEEP: gl.constexpr = False,
+                                LATE_Y: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
@@ -117,19 +184,21 @@ if gluon is not None:
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
         dy_row = row_window(dy_ptr, row, stride_dy, off, VEC)
         dx_row = row_window(dx_ptr, row, stride_dx, off, VEC)
+        mask_row = mask_ptr
+        if LEAN_KEEP and HAS_MASK:
+            mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # the launch sees it lies on y's grid
 
-        # Every load before the first reduction, as the forward's.
+        # Every load before the first reduction, as the forward's. LATE_Y: y is not held across the exchange but
+        # read after it, log_softmax's only then (until then y stands for dy, which its terms alone read), softmax's
+        # again (its terms read both; the second read is served from L2, where the first left it, evict_last).
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
-        y0 = load_lanes(y_row, lanes0, move0, 0.0, EVEN, EVICT)
-        dy0 = load_lanes(dy_row, lanes0, move0, 0.0, EVEN, EVICT)
+        y0, dy0 = _load_rows(y_row, dy_row, lanes0, move0, EVEN, EVICT, LATE_Y and LOG)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
-            y1 = load_lanes(y_row, lanes1, move1, 0.0, EVEN, EVICT)
-            dy1 = load_lanes(dy_row, lanes1, move1, 0.0, EVEN, EVICT)
+            y1, dy1 = _load_rows(y_row, dy_row, lanes1, move1, EVEN, EVICT, LATE_Y and LOG)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
-            y2 = load_lanes(y_row, lanes2, move2, 0.0, EVEN, EVICT)
-            dy2 = load_lanes(dy_row, lanes2, move2, 0.0, EVEN, EVICT)
+            y2, dy2 = _load_rows(y_row, dy_row, lanes2, move2, EVEN, EVICT, LATE_Y and LOG)
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
             end_y = gl.load(y_row + end_lanes, mask=at_end, other=0.0, eviction_policy=EVICT).to(gl.float32)
@@ -152,17 +221,23 @@ if gluon is not None:
         mbarrier.wait(bar, 0, deps=[sum_in])
         row_sum = one_a_cta(gl.sum(received(sum_in), axis=0))  # every CTA adds the C sums in the same order
 
+        if LATE_Y:
+            y0 = load_lanes(y_row, lanes0, move0, 0.0, EVEN, EVICT)
+            if P1 > 0:
+                y1 = load_lanes(y_row, lanes1, move1, 0.0, EVEN, EVICT)
+            if P2 > 0:
+                y2 = load_lanes(y_row, lanes2, move2, 0.0, EVEN, EVICT)
         if not HAS_SCALE:
             scale = 1.0
         s_x = gl.convert_layout(row_sum, gl.SliceLayout(1, X))[:, None]
         _store_gradient(dx_row, lanes0, move0, y0, dy0, s_x, scale, lanes0 - off, row, N, mask_ptr, mask_stride,
-                        causal_m, EVEN, HAS_MASK, CAUSAL, LOG)
+                        causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP)
         if P1 > 0:
             _store_gradient(dx_row, lanes1, move1, y1, dy1, s_x, scale, lanes1 - off, row, N, mask_ptr, mask_stride,
-                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG)
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP)
         if P2 > 0:
             _store_gradient(dx_row, lanes2, move2, y2, dy2, s_x, scale, lanes2 - off, row, N, mask_ptr, mask_stride,
-                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG)
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP)
         if not ALIGNED:
             s_ends = gl.convert_layout(row_sum, gl.SliceLayout(1, ENDS))[:, None]
             _store_gradient(dx_row, end_lanes, at_end, end_y, end_dy, s_ends, scale, end_cols, row, N, mask_ptr,
@@ -173,8 +248,9 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     """The cluster for rows of N elements: the forward's choice for a thread holding two rows (16-bit ones packed,
     as loaded), its loads evict_last. A fused mask takes no share of the budget here, unlike the forward's: only
     log_softmax reads it, after the exchange, and with that share no configuration holds 262144 without spilling
-    (docs/perf-notes.md)."""
-    return _config(N, dtype)
+    (docs/perf-notes.md). With LATE_Y, softmax's registers capped where LATE_Y_REGISTERS says."""
+    cap = LATE_Y_REGISTERS.get((dtype, N)) if LATE_Y and not fusion.log else None
+    return dataclasses.replace(_config(N, dtype), max_registers=cap) if cap else _config(N, dtype)
 
 
 @cache
@@ -197,8 +273,18 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     aligned = N % vector_elems(y.dtype) == 0  # then every row of y, dy and dx starts on a 16-byte boundary
     compiled = launch_kernel(cluster_backward_kernel, (M,), y, dy, dx, N, y.stride(0), dy.stride(0), dx.stride(0),
                              **fusion_args(fusion, y), **window_constexprs(config, N, y.dtype, aligned),
-                             **launch_options(config))
+                             **launch_options(config), **switches(N, y.dtype, fusion))
     return dx, Launch(settings_of(config), [compiled])
+
+
+def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
+    """LATE_Y's and LEAN_KEEP's arguments where they apply: LATE_Y to every backward; LEAN_KEEP to a log_softmax's
+    with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a shared one so) or causal rows."""
+    if not (LEAN_KEEP or LATE_Y):
+        return {}
+    lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
+        fusion.mask is None or (not fusion.mask_shared and mask_on_grid(fusion, N, dtype)))
+    return {**({"LEAN_KEEP": True} if lean else {}), **({"LATE_Y": True} if LATE_Y else {})}
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
