@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import sys
 from contextlib import contextmanager
 from enum import Enum
@@ -19,13 +20,16 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from typer.core import TyperGroup
 
-from . import __version__
+from . import __version__, _stop_while_starting
 from .config import MEASURABLE, PASS_CHOICES, build_plan, preset_names
 from .distributed import RANK_TIMEOUT_S
 from .errors import BenchError, RankHung, RefusedByRank0
 from .kernels import DTYPES
 from .ops import OPS, op_label
 from .regression import DEFAULT_HOST_THRESHOLD, DEFAULT_THRESHOLD
+
+if signal.getsignal(signal.SIGINT) is _stop_while_starting:  # loaded: Ctrl-C is Python's again (__init__.py)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 try:  # typer ≥ 0.20 carries its own copy of click
     from typer._click.exceptions import UsageError
@@ -431,6 +435,8 @@ def sweep(
     except SweepInterrupted as e:
         _interrupted(e.run_path, interpret, e.ranks)
     except KeyboardInterrupt:  # before the run existed
+        if not other_rank():
+            err.print("interrupted before the run began: nothing was stored", markup=False, highlight=False)
         raise typer.Exit(130) from None
     if outcome.exit_code is not None:
         raise typer.Exit(outcome.exit_code)

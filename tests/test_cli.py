@@ -467,6 +467,27 @@ def test_resume_refuses_options_of_a_new_plan_and_an_empty_config_is_refused(tmp
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
+def test_ctrl_c_while_the_command_line_starts_is_one_line_and_exit_130():
+    """A Ctrl-C while `softmax-bench` imports torch (its first seconds): one line and exit 130, not an import's
+    traceback; a rank of --gpus (LOCAL_RANK set) exits 130 saying nothing. Once cli.py has loaded, Ctrl-C is Python's
+    again; a program that imports the library keeps its own handler throughout."""
+    as_cli = "import sys; sys.argv[0] = 'softmax-bench'; "
+    interrupted = "import os, signal, time, softmax_bench; os.kill(os.getpid(), signal.SIGINT); time.sleep(30)"
+    is_default = "import signal, softmax_bench{}; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    children = {"cli": (as_cli + interrupted, {}), "rank": (as_cli + interrupted, {"LOCAL_RANK": "1"}),
+                "loaded": (as_cli + is_default.format(".cli"), {}), "library": (is_default.format(""), {})}
+    procs = {name: subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env={**os.environ, **env}, text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for name, (code, env) in children.items()}
+    done = {}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=120)
+        done[name] = (proc.returncode, out, err)
+    assert done["cli"] == (130, "", "softmax-bench: interrupted while starting; nothing was run\n"), done["cli"]
+    assert done["rank"] == (130, "", ""), done["rank"]
+    assert done["loaded"][:2] == (0, "True\n") and done["library"][:2] == (0, "True\n"), done
+
+
 def test_ctrl_c_says_the_exact_command_that_finishes_the_run(tmp_path, monkeypatch):
     from softmax_bench import sweep
 
