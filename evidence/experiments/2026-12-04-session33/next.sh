@@ -7,8 +7,8 @@
 # commit (+ "-dirty") for every later call on the same machine, though the tree is the working tree of the call;
 # so `grid` takes COMMIT=SHA (the committed tree's `git rev-parse HEAD`, written into the run command) and records
 # it as SOFTMAX_BENCH_COMMIT.
-# lean-keep (issue 26): the GPU tests of cluster_backward.LEAN_KEEP and LATE_Y (test_cluster_backward -k "lean or
-#   late"), then ab-lean-keep.py: the log backward as it is, with LEAN_KEEP, LATE_Y and both, in alternating rounds,
+# lean-keep (issue 26; run it with timeout_s 600, ~350–550 s by the exp-ftz A/B's pace of 0.4 s a timing): the GPU
+#   tests of cluster_backward.LEAN_KEEP and LATE_Y (test_cluster_backward -k "lean or late", 57), then ab-lean-keep.py: the log backward as it is, with LEAN_KEEP, LATE_Y and both, in alternating rounds,
 #   at causal and scaled-masked bf16/fp32 8192×16384, 4096×128256, 512×262144 and scaled 512×262144. Prediction in
 #   its docstring: lean ≥ 92 % of a copy at every bf16 cell (as it is 41–85 % of the roofline in the grids) and ≥ 10
 #   points above as it is; fp32 ≥ 5 above where under 92; late_y ≥ 92 at fp32 512×262144, within ±1 elsewhere.
@@ -34,9 +34,9 @@ export PYTHONPATH=$PYTHONPATH:/tmp/site:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tm
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
 case $step in
   lean-keep)
-    GPU_TEST_WORKERS=8 timeout 240 bash scripts/gpu-tests.sh cluster -k "lean or late" -rfE > $OUT/tests-lean-keep.txt 2>&1
+    GPU_TEST_WORKERS=8 timeout 180 bash scripts/gpu-tests.sh cluster -k "lean or late" -rfE > $OUT/tests-lean-keep.txt 2>&1
     echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-lean-keep.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-lean-keep.txt
-    timeout 330 python3 evidence/experiments/2026-12-04-session33/ab-lean-keep.py $OUT/lean-keep.csv > $OUT/lean-keep.txt 2>&1
+    timeout 400 python3 evidence/experiments/2026-12-04-session33/ab-lean-keep.py $OUT/lean-keep.csv > $OUT/lean-keep.txt 2>&1
     echo "lean-keep rc=$? at $SECONDS s"; cat $OUT/lean-keep.txt ;;
   fused-causal)
     WARPS=2,4,8,16 timeout 400 python3 scripts/fused-configs.py $OUT/fused-causal.csv bf16 causal 4096x4000 \
