@@ -698,6 +698,12 @@ if gluon is not None:
         return end_lanes, end_cols, at_end
 
     @gluon.jit
+    def last_kept_column(row, causal_m, N):
+        """The last column a causal row keeps, in 32 bits (bottom-right aligned: query i = row mod M keeps keys
+        j ≤ i + (N − M)); negative where it keeps none."""
+        return (row % causal_m).to(gl.int32) + (N - causal_m)
+
+    @gluon.jit
     def kept(cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
         """True where the keep-mask and the causal mask keep a column."""
         keep = (cols >= 0) & (cols < N)
@@ -995,7 +1001,7 @@ if gluon is not None:
         last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
         diagonal = -1
         if DIAGONAL:
-            last = (row % causal_m).to(gl.int32) + (N - causal_m) + off
+            last = last_kept_column(row, causal_m, N) + off
             cut = (gl.maximum(last, 0) // VEC) * VEC
             cuts = (last >= 0) & ((last + 1) % VEC != 0) & (cut >= first_whole) & (cut + VEC <= end_whole)
             diagonal = gl.where(cuts, cut, -1)

@@ -53,8 +53,9 @@ if gluon is not None:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
-    from .cluster import (LOG2E, end_vectors, ends_layout, exchange_barrier, kept, load_lanes, one_a_cta, piece, push,
-                          receive_buffer, received, row_layout, row_window, store_lanes, thread_sums, window_bounds)
+    from .cluster import (LOG2E, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column, load_lanes,
+                          one_a_cta, piece, push, receive_buffer, received, row_layout, row_window, store_lanes,
+                          thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -133,7 +134,7 @@ if gluon is not None:
         mask's bytes a vector at a time from mask_row (its row's window, as y's), a causal row's diagonal in 32
         bits. Lanes the piece does not move are not stored: what they hold does not matter."""
         if CAUSAL:
-            k = ((row % causal_m) + (N - causal_m)).to(gl.int32) + 1 - cols
+            k = last_kept_column(row, causal_m, N) + 1 - cols
             if HAS_MASK:
                 k = gl.where(load_lanes(mask_row, lanes, move, 0, EVEN, "") != 0, k, 0)
         else:
@@ -249,8 +250,9 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     as loaded), its loads evict_last. A fused mask takes no share of the budget here, unlike the forward's: only
     log_softmax reads it, after the exchange, and with that share no configuration holds 262144 without spilling
     (docs/perf-notes.md). With LATE_Y, softmax's registers capped where LATE_Y_REGISTERS says."""
+    config = _config(N, dtype)
     cap = LATE_Y_REGISTERS.get((dtype, N)) if LATE_Y and not fusion.log else None
-    return dataclasses.replace(_config(N, dtype), max_registers=cap) if cap else _config(N, dtype)
+    return dataclasses.replace(config, max_registers=cap) if cap else config
 
 
 @cache
