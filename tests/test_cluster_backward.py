@@ -117,25 +117,40 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path, exhaustive):
 
 
 def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
-    """cluster_backward.LEAN_KEEP and LATE_Y (off by default): LATE_Y applies to every backward, softmax's with
-    LATE_Y_REGISTERS' cap; LEAN_KEEP to a log_softmax's keep-mask that lies on y's grid and its causal rows, not to
-    softmax, a log without either, or a mask off the grid (read a byte at a time as before)."""
+    """cluster_backward.LEAN_KEEP (on) applies to a log_softmax's keep-mask that lies on y's grid and its causal
+    rows, not to softmax, a log without either, or a mask off the grid (read a byte at a time as before). LATE_Y
+    (None) applies to a log_softmax's at the shapes where it measured ahead, LATE_Y_SHAPES: bf16 16384 causal, fp32
+    128256 and 131072 (one shape) causal or masked, fp32 262144 masked or without a keep, not causal; True puts it
+    on every backward, softmax's with LATE_Y_REGISTERS' cap."""
     keep = torch.ones(4, 1000, dtype=torch.bool)
     log_masked = Fusion(mask=keep.view(torch.uint8), log=True)
+    causal = Fusion(causal_m=4, log=True)
     switches = functools.partial(cluster_backward.switches, 1000, torch.float32)
-    assert not cluster_backward.LEAN_KEEP and not cluster_backward.LATE_Y and switches(log_masked) == {}
-    assert cluster_backward.config_for(262144, torch.float32).max_registers is None
-    monkeypatch.setattr(cluster_backward, "LEAN_KEEP", True)
-    assert switches(log_masked) == switches(Fusion(causal_m=4, log=True)) == {"LEAN_KEEP": True}
+    assert cluster_backward.LEAN_KEEP and cluster_backward.LATE_Y is None
+    assert switches(log_masked) == switches(causal) == {"LEAN_KEEP": True}
     off_grid = Fusion(mask=torch.ones(4, 1001, dtype=torch.uint8)[:, 1:], log=True)
-    for fusion in (Fusion(log=True), Fusion(scale=0.5, log=True), Fusion(causal_m=4), off_grid):
+    for fusion in (Fusion(log=True), Fusion(scale=0.5, log=True), Fusion(causal_m=4), off_grid, PLAIN):
         assert switches(fusion) == {}, fusion
+
+    def late(N, dtype, fusion):
+        return cluster_backward.late_y(N, dtype, fusion)
+    assert late(16384, torch.bfloat16, causal) and not late(16384, torch.bfloat16, log_masked)
+    for N in (128256, 131072):
+        assert late(N, torch.float32, causal) and late(N, torch.float32, log_masked), N
+        assert not late(N, torch.bfloat16, causal) and not late(N, torch.float32, Fusion(log=True)), N
+    assert late(262144, torch.float32, log_masked) and late(262144, torch.float32, Fusion(scale=0.5, log=True))
+    assert not late(262144, torch.float32, causal) and not late(262144, torch.bfloat16, log_masked)
+    assert not late(262144, torch.float32, PLAIN) and not late(262144, torch.float32, Fusion(causal_m=4))
+    assert cluster_backward.config_for(262144, torch.float32).max_registers is None
+    monkeypatch.setattr(cluster_backward, "LEAN_KEEP", False)
+    assert switches(log_masked) == switches(causal) == {}
     monkeypatch.setattr(cluster_backward, "LATE_Y", True)
-    assert switches(log_masked) == {"LEAN_KEEP": True, "LATE_Y": True}
     assert switches(Fusion(log=True)) == switches(off_grid) == switches(PLAIN) == {"LATE_Y": True}
     assert cluster_backward.config_for(262144, torch.float32).max_registers == 128
     assert cluster_backward.config_for(262144, torch.float32, Fusion(log=True)).max_registers is None
     assert cluster_backward.config_for(131072, torch.float32).max_registers is None
+    monkeypatch.setattr(cluster_backward, "LATE_Y", False)
+    assert not late(16384, torch.bfloat16, causal) and switches(PLAIN) == {}
 
 
 @pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
@@ -208,13 +223,14 @@ def test_backward_matches_float64(log, N, dtype, monkeypatch):
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [50257, 151936])
-@pytest.mark.parametrize("log", [False, True, "lean", "lean+late"],
-                         ids=["softmax", "log_softmax", "log_softmax-lean-keep", "log_softmax-lean-keep-late-y"])
+@pytest.mark.parametrize("log", [False, True, "not-lean", "lean+late"],
+                         ids=["softmax", "log_softmax", "log_softmax-not-lean-keep", "log_softmax-lean-keep-late-y"])
 def test_backward_scale_mask_causal_and_odd_offsets(log, N, dtype, monkeypatch):
     """A scale, a keep-mask and a causal mask (masked positions get no gradient), and rows that start off a 16-byte
-    boundary, an odd number of elements apart; log_softmax's with LEAN_KEEP, and with LATE_Y too."""
-    if log in ("lean", "lean+late"):
-        monkeypatch.setattr(cluster_backward, "LEAN_KEEP", True)
+    boundary, an odd number of elements apart; log_softmax's as it runs (LEAN_KEEP), without LEAN_KEEP, and with
+    LATE_Y too."""
+    if log in ("not-lean", "lean+late"):
+        monkeypatch.setattr(cluster_backward, "LEAN_KEEP", log == "lean+late")
         monkeypatch.setattr(cluster_backward, "LATE_Y", log == "lean+late")
         log = True
     M = 6

@@ -33,20 +33,28 @@ EVICT = "evict_last"
 # log_softmax's dx with a keep-mask or causal rows (LEAN_KEEP): each lane's keep as one int32, > 0 where kept —
 # the mask's bytes read a vector at a time where the mask lies on y's grid, a causal row's diagonal compared in 32
 # bits, no bounds (the store has them) — and the exponential without the denormal fix-up (e^y under 2^-126 is 0,
-# against Σ: dx as before unless |dy| is under some 1e-30). Compiled for sm_90 (thirty-third session), bf16 131072:
-# causal 1576 → 992 SASS instructions a thread and 167 → 96 registers, a keep-mask 1720 → 976 and 168 → 88; the log
-# alone takes 952 and 83. Off until measured on a GPU (evidence/experiments/2026-12-04-session33/next.sh lean-keep):
-# as it is, these logs' default grids ran at 41–85 % of the roofline from bf16 16384, where the log without a mask
-# ran at 93–105 %.
-LEAN_KEEP = False
+# against Σ: dx as before unless |dy| is under some 1e-30). Compiled for sm_90, bf16 131072: causal 1576 → 992 SASS
+# instructions a thread and 167 → 96 registers, a keep-mask 1720 → 976 and 168 → 88; the log alone takes 952 and
+# 83. Measured on the H200 (thirty-fourth session, next.sh lean-keep, % of a copy, bit for bit): bf16 causal
+# 8192×16384 82.6 → 99.1, 4096×128256 66.2 → 103.4, 512×262144 57.4 → 93.0; a keep-mask 81.1 → 103.8, 45.1 → 98.1,
+# 41.8 → 95.0; fp32 with LATE_Y beside it where LATE_Y_SHAPES says (docs/perf-notes.md).
+LEAN_KEEP = True
 # y not held across the exchange (LATE_Y) but read after it: log_softmax's row sum is dy's alone, so its y is read
 # then only; softmax's sum reads both, so its y is read twice, the second time from L2 (a wave's rows of y, some
-# 8 MB at fp32 262144, stay there). Compiled for sm_90 (thirty-third session), fp32 262144 in 16 × 8: the log 154 →
-# 102 registers, softmax 156 → 130, and 128 under LATE_Y_REGISTERS' cap without a spill (156 capped so spills 200
-# bytes): two 8-warp CTAs an SM where one fitted. The reads of y then wait on the exchange: the SM's other CTA is to
-# cover them. Off until measured (next.sh lean-keep): the backward of every form ran at 86.9–90.4 % of its roofline
-# at fp32 512×262144, the one cell of the default grid under 90 for the plain backward.
-LATE_Y = False
+# 8 MB at fp32 262144, stay there). Compiled for sm_90, fp32 262144 in 16 × 8: the log 154 → 102 registers, softmax
+# 156 → 130, and 128 under LATE_Y_REGISTERS' cap without a spill (156 capped so spills 200 bytes). Fewer registers
+# are not always faster: the reads of y then wait on the exchange. Measured on the H200 (thirty-fourth session,
+# next.sh lean-keep, % of a copy, with LEAN_KEEP where it applies) it gained at the shapes of LATE_Y_SHAPES and lost
+# elsewhere: bf16 4096×128256 causal 103.4 → 91.3, a keep-mask 98.1 → 62.7; fp32 512×262144 causal 92.4 → 78.8;
+# softmax fp32 1024×131072 103.7 → 93.9. None: at those shapes only; True or False: everywhere or nowhere.
+LATE_Y: bool | None = None
+# Where LATE_Y measured ahead: (dtype, the config's pieces and warps, so every width compiled to the same thread's
+# work, the log's keep: "causal", "mask" or None), % of a copy: bf16 16384 causal 99.1 → 103.6; fp32 128256 causal
+# 87.3 → 95.2, a keep-mask 80.7 → 102.2 (131072 compiles alike); fp32 262144 a keep-mask 74.1 → 86.7, the scaled log
+# without one 87.1 → 88.1.
+LATE_Y_SHAPES = {(torch.bfloat16, (4096,), 8, "causal"), (torch.float32, (8192,), 4, "causal"),
+                 (torch.float32, (8192,), 4, "mask"), (torch.float32, (16384,), 8, "mask"),
+                 (torch.float32, (16384,), 8, None)}
 LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144): 128}  # softmax's, with LATE_Y
 
 if gluon is not None:
@@ -251,7 +259,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     log_softmax reads it, after the exchange, and with that share no configuration holds 262144 without spilling
     (docs/perf-notes.md). With LATE_Y, softmax's registers capped where LATE_Y_REGISTERS says."""
     config = _config(N, dtype)
-    cap = LATE_Y_REGISTERS.get((dtype, N)) if LATE_Y and not fusion.log else None
+    cap = LATE_Y_REGISTERS.get((dtype, N)) if late_y(N, dtype, fusion) and not fusion.log else None
     return dataclasses.replace(config, max_registers=cap) if cap else config
 
 
@@ -279,14 +287,24 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     return dx, Launch(settings_of(config), [compiled])
 
 
+def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
+    """Whether the backward of rows of N elements reads y after the exchange (LATE_Y; None: log_softmax's where
+    LATE_Y_SHAPES has its config)."""
+    if LATE_Y is not None:
+        return LATE_Y
+    if not fusion.log:
+        return False
+    config = _config(N, dtype)
+    keep = "causal" if fusion.causal_m is not None else "mask" if fusion.mask is not None else None
+    return (dtype, config.pieces, config.num_warps, keep) in LATE_Y_SHAPES
+
+
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
-    """LATE_Y's and LEAN_KEEP's arguments where they apply: LATE_Y to every backward; LEAN_KEEP to a log_softmax's
+    """LATE_Y's and LEAN_KEEP's arguments where they apply: LATE_Y where late_y says; LEAN_KEEP to a log_softmax's
     with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a shared one so) or causal rows."""
-    if not (LEAN_KEEP or LATE_Y):
-        return {}
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or (not fusion.mask_shared and mask_on_grid(fusion, N, dtype)))
-    return {**({"LEAN_KEEP": True} if lean else {}), **({"LATE_Y": True} if LATE_Y else {})}
+    return {**({"LEAN_KEEP": True} if lean else {}), **({"LATE_Y": True} if late_y(N, dtype, fusion) else {})}
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
