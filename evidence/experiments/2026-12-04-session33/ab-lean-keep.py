@@ -14,7 +14,9 @@ ran at 93–105; every form's log at 86.9–88.6 at fp32 512×262144. So: lean �
 points above as it is; fp32 ≥ 5 points above where it was under 92; late_y ≥ 92 at fp32 512×262144 (alone for the
 scaled log and softmax, with lean for the others; softmax's backward 89–90 % of a copy in every run) and within ±1
 elsewhere; every dx bit for bit but where e^y < 2^-126.
-    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session33/ab-lean-keep.py OUT.csv
+    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session33/ab-lean-keep.py OUT.csv [OP:DTYPE:MxN ...]
+OP:DTYPE:MxN (thirty-fourth session): those cells' logs (OP causal, scaled-masked or scaled; DTYPE bf16 or fp32)
+in place of CELLS.
 """
 import sys
 
@@ -28,6 +30,9 @@ CELLS = [(op, True, dtype, M, N) for op in ("causal", "scaled-masked") for dtype
          for M, N in ((8192, 16384), (4096, 128256), (512, 262144))] + [
     ("scaled", True, torch.float32, 512, 262144), ("scaled", True, torch.bfloat16, 512, 262144),
     ("softmax", False, torch.float32, 512, 262144), ("softmax", False, torch.float32, 1024, 131072)]
+if sys.argv[2:]:
+    CELLS = [(op, True, {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype], *map(int, shape.split("x")))
+             for op, dtype, shape in (cell.split(":") for cell in sys.argv[2:])]
 FORMS = {"as is": (False, False), "lean": (True, False), "late_y": (False, True), "lean+late_y": (True, True)}
 
 write = csv_rows(sys.argv[1], ["op", "dtype", "M", "N", "variant", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
