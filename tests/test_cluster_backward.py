@@ -119,9 +119,9 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path, exhaustive):
 def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     """cluster_backward.LEAN_KEEP (on) applies to a log_softmax's keep-mask that lies on y's grid and its causal
     rows, not to softmax, a log without either, or a mask off the grid (read a byte at a time as before). LATE_Y
-    (None) applies to a log_softmax's at the shapes where it measured ahead, LATE_Y_SHAPES: bf16 16384 causal, fp32
-    128256 and 131072 (one shape) causal or masked, fp32 262144 masked or without a keep, not causal; True puts it
-    on every backward, softmax's with LATE_Y_REGISTERS' cap."""
+    (None) applies to a log_softmax's at the cells where it measured ahead, LATE_Y_CELLS: bf16 16384 causal, fp32
+    128256 causal or masked, fp32 131072 masked but not causal, fp32 262144 masked or without a keep, not causal;
+    True puts it on every backward, softmax's with LATE_Y_REGISTERS' cap."""
     keep = torch.ones(4, 1000, dtype=torch.bool)
     log_masked = Fusion(mask=keep.view(torch.uint8), log=True)
     causal = Fusion(causal_m=4, log=True)
@@ -135,8 +135,9 @@ def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     def late(N, dtype, fusion):
         return cluster_backward.late_y(N, dtype, fusion)
     assert late(16384, torch.bfloat16, causal) and not late(16384, torch.bfloat16, log_masked)
+    assert late(128256, torch.float32, causal) and late(128256, torch.float32, log_masked)
+    assert late(131072, torch.float32, log_masked) and not late(131072, torch.float32, causal)
     for N in (128256, 131072):
-        assert late(N, torch.float32, causal) and late(N, torch.float32, log_masked), N
         assert not late(N, torch.bfloat16, causal) and not late(N, torch.float32, Fusion(log=True)), N
     assert late(262144, torch.float32, log_masked) and late(262144, torch.float32, Fusion(scale=0.5, log=True))
     assert not late(262144, torch.float32, causal) and not late(262144, torch.bfloat16, log_masked)

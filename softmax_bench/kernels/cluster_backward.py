@@ -37,24 +37,25 @@ EVICT = "evict_last"
 # instructions a thread and 167 → 96 registers, a keep-mask 1720 → 976 and 168 → 88; the log alone takes 952 and
 # 83. Measured on the H200 (thirty-fourth session, next.sh lean-keep, % of a copy, bit for bit): bf16 causal
 # 8192×16384 82.6 → 99.1, 4096×128256 66.2 → 103.4, 512×262144 57.4 → 93.0; a keep-mask 81.1 → 103.8, 45.1 → 98.1,
-# 41.8 → 95.0; fp32 with LATE_Y beside it where LATE_Y_SHAPES says (docs/perf-notes.md).
+# 41.8 → 95.0; fp32 with LATE_Y beside it where LATE_Y_CELLS says (docs/perf-notes.md).
 LEAN_KEEP = True
 # y not held across the exchange (LATE_Y) but read after it: log_softmax's row sum is dy's alone, so its y is read
 # then only; softmax's sum reads both, so its y is read twice, the second time from L2 (a wave's rows of y, some
 # 8 MB at fp32 262144, stay there). Compiled for sm_90, fp32 262144 in 16 × 8: the log 154 → 102 registers, softmax
 # 156 → 130, and 128 under LATE_Y_REGISTERS' cap without a spill (156 capped so spills 200 bytes). Fewer registers
 # are not always faster: the reads of y then wait on the exchange. Measured on the H200 (thirty-fourth session,
-# next.sh lean-keep, % of a copy, with LEAN_KEEP where it applies) it gained at the shapes of LATE_Y_SHAPES and lost
+# next.sh lean-keep, % of a copy, with LEAN_KEEP where it applies) it gained at the cells of LATE_Y_CELLS and lost
 # elsewhere: bf16 4096×128256 causal 103.4 → 91.3, a keep-mask 98.1 → 62.7; fp32 512×262144 causal 92.4 → 78.8;
-# softmax fp32 1024×131072 103.7 → 93.9. None: at those shapes only; True or False: everywhere or nowhere.
+# softmax fp32 1024×131072 103.7 → 93.9. None: at those cells only; True or False: everywhere or nowhere.
 LATE_Y: bool | None = None
-# Where LATE_Y measured ahead: (dtype, the config's pieces and warps, so every width compiled to the same thread's
-# work, the log's keep: "causal", "mask" or None), % of a copy: bf16 16384 causal 99.1 → 103.6; fp32 128256 causal
-# 87.3 → 95.2, a keep-mask 80.7 → 102.2 (131072 compiles alike); fp32 262144 a keep-mask 74.1 → 86.7, the scaled log
-# without one 87.1 → 88.1.
-LATE_Y_SHAPES = {(torch.bfloat16, (4096,), 8, "causal"), (torch.float32, (8192,), 4, "causal"),
-                 (torch.float32, (8192,), 4, "mask"), (torch.float32, (16384,), 8, "mask"),
-                 (torch.float32, (16384,), 8, None)}
+# Where LATE_Y measured ahead: (dtype, N, the log's keep: "causal", "mask" or None), % of a copy: bf16 16384 causal
+# 99.1 → 103.6, 131072 a keep-mask 84.5 → 87.2; fp32 128256 causal 87.3 → 95.2, a keep-mask 80.7 → 102.2, fp32
+# 262144 a keep-mask 74.8 → 88.0, the scaled log without one 87.1 → 88.1; fp32 131072 a keep-mask 93.5 % of the
+# roofline in its grid. Not fp32 131072 causal (103.0 → 91.2), though it shares 128256's pieces and warps: the
+# width, not the config, decides.
+LATE_Y_CELLS = {(torch.bfloat16, 16384, "causal"), (torch.bfloat16, 131072, "mask"), (torch.float32, 128256, "causal"),
+                (torch.float32, 128256, "mask"), (torch.float32, 131072, "mask"), (torch.float32, 262144, "mask"),
+                (torch.float32, 262144, None)}
 LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144): 128}  # softmax's, with LATE_Y
 
 if gluon is not None:
@@ -289,14 +290,11 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
 
 def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
     """Whether the backward of rows of N elements reads y after the exchange (LATE_Y; None: log_softmax's where
-    LATE_Y_SHAPES has its config)."""
+    LATE_Y_CELLS has the cell)."""
     if LATE_Y is not None:
         return LATE_Y
-    if not fusion.log:
-        return False
-    config = _config(N, dtype)
     keep = "causal" if fusion.causal_m is not None else "mask" if fusion.mask is not None else None
-    return (dtype, config.pieces, config.num_warps, keep) in LATE_Y_SHAPES
+    return fusion.log and (dtype, N, keep) in LATE_Y_CELLS
 
 
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
