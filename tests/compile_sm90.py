@@ -149,6 +149,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   **({"CAUSAL_VECTORS": case["causal_vectors"]} if "causal_vectors" in case else {}),
                   **({"LEAN_KEEP": case["lean_keep"]} if "lean_keep" in case else {}),
                   **({"LATE_Y": case["late_y"]} if "late_y" in case else {}),
+                  **({"MASK_EARLY": case["mask_early"]} if "mask_early" in case else {}),
                   **({"POSITIVE_SCALE": case["positive_scale"]} if "positive_scale" in case else {}),
                   **({"MASK_BLEND": case["mask_blend"]} if "mask_blend" in case else {}),
                   **({"BIAS_BLEND": case["bias_blend"]} if "bias_blend" in case else {}),

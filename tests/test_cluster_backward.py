@@ -118,7 +118,8 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path, exhaustive):
 
 def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     """cluster_backward.LEAN_KEEP (on) applies to a log_softmax's keep-mask that lies on y's grid and its causal
-    rows, not to softmax, a log without either, or a mask off the grid (read a byte at a time as before). LATE_Y
+    rows, not to softmax, a log without either, or a mask off the grid (read a byte at a time as before);
+    MASK_EARLY (off) with it, to the keep-mask only. LATE_Y
     (None) applies to a log_softmax's at the cells where it measured ahead, LATE_Y_CELLS: bf16 16384 causal, fp32
     128256 causal or masked, fp32 131072 masked but not causal, fp32 262144 masked or without a keep, not causal;
     True puts it on every backward, softmax's with LATE_Y_REGISTERS' cap."""
@@ -143,6 +144,10 @@ def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     assert not late(262144, torch.float32, causal) and not late(262144, torch.bfloat16, log_masked)
     assert not late(262144, torch.float32, PLAIN) and not late(262144, torch.float32, Fusion(causal_m=4))
     assert cluster_backward.config_for(262144, torch.float32).max_registers is None
+    assert not cluster_backward.MASK_EARLY
+    monkeypatch.setattr(cluster_backward, "MASK_EARLY", True)
+    assert switches(log_masked) == {"LEAN_KEEP": True, "MASK_EARLY": True}
+    assert switches(causal) == {"LEAN_KEEP": True} and switches(off_grid) == switches(PLAIN) == {}
     monkeypatch.setattr(cluster_backward, "LEAN_KEEP", False)
     assert switches(log_masked) == switches(causal) == {}
     monkeypatch.setattr(cluster_backward, "LATE_Y", True)
@@ -175,6 +180,28 @@ def test_lean_keep_compiles_to_fewer_instructions_and_registers(tmp_path):
         if lean.get("mask"):
             assert "LDG.E.U8" in sass[i] and "LDG.E.U8" not in sass[i + 1], lean
     assert compiled[1]["registers"] <= 128 and compiled[3]["registers"] <= 128, compiled
+
+
+@pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
+def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
+    """MASK_EARLY, compiled for sm_90 (a masked log's backward with LEAN_KEEP): the keep-mask's vector loads move
+    from after the exchange to before the first barrier, none added, and the select after the exchange goes; no
+    spill, one exchange, fewer SASS instructions. As it is, every mask load comes after the exchange."""
+    from .compile_sm90 import load_waves, sass_instructions, sass_of
+
+    cases = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "scale": 0.5, "mask": True,
+              "lean_keep": True, "late_y": False, "mask_early": early}
+             for dtype, N in (("fp32", 262144), ("bf16", 131072)) for early in (False, True)]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    for i in range(0, len(cases), 2):
+        (lean, early), sass = compiled[i:i + 2], [sass_of(case, tmp_path) for case in cases[i:i + 2]]
+        loads = [[ins for ins in sass_instructions(text) if ins.split()[0].startswith("LDG")] for text in sass]
+        row_loads = [[ins for ins in each if ".128" in ins] for each in loads]
+        assert len(loads[0]) == len(loads[1]) > len(row_loads[1]) == len(row_loads[0]), early
+        assert sum(load_waves(sass[0])) == len(row_loads[0]), "as it is, the mask is read after the exchange"
+        assert sum(load_waves(sass[1])) == len(loads[1]), "MASK_EARLY: every load before the first barrier"
+        assert_one_exchange_no_spills(early, pushes=1)
+        assert len(sass_instructions(sass[1])) < len(sass_instructions(sass[0])), (lean, early)
 
 
 @pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
@@ -224,15 +251,17 @@ def test_backward_matches_float64(log, N, dtype, monkeypatch):
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [50257, 151936])
-@pytest.mark.parametrize("log", [False, True, "not-lean", "lean+late"],
-                         ids=["softmax", "log_softmax", "log_softmax-not-lean-keep", "log_softmax-lean-keep-late-y"])
+@pytest.mark.parametrize("log", [False, True, "not-lean", "lean+late", "early", "early+late"],
+                         ids=["softmax", "log_softmax", "log_softmax-not-lean-keep", "log_softmax-lean-keep-late-y",
+                              "log_softmax-mask-early", "log_softmax-mask-early-late-y"])
 def test_backward_scale_mask_causal_and_odd_offsets(log, N, dtype, monkeypatch):
     """A scale, a keep-mask and a causal mask (masked positions get no gradient), and rows that start off a 16-byte
-    boundary, an odd number of elements apart; log_softmax's as it runs (LEAN_KEEP), without LEAN_KEEP, and with
-    LATE_Y too."""
-    if log in ("not-lean", "lean+late"):
-        monkeypatch.setattr(cluster_backward, "LEAN_KEEP", log == "lean+late")
-        monkeypatch.setattr(cluster_backward, "LATE_Y", log == "lean+late")
+    boundary, an odd number of elements apart; log_softmax's as it runs (LEAN_KEEP), without LEAN_KEEP, with
+    LATE_Y too, and with MASK_EARLY (the mask applied to dy before the exchange), alone and with LATE_Y."""
+    if log in ("not-lean", "lean+late", "early", "early+late"):
+        monkeypatch.setattr(cluster_backward, "LEAN_KEEP", log != "not-lean")
+        monkeypatch.setattr(cluster_backward, "LATE_Y", log.endswith("late"))
+        monkeypatch.setattr(cluster_backward, "MASK_EARLY", log.startswith("early"))
         log = True
     M = 6
     wide, _ = fresh_randn(M, N + 13, dtype=dtype)

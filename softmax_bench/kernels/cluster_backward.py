@@ -57,12 +57,21 @@ LATE_Y_CELLS = {(torch.bfloat16, 16384, "causal"), (torch.bfloat16, 131072, "mas
                 (torch.float32, 128256, "mask"), (torch.float32, 131072, "mask"), (torch.float32, 262144, "mask"),
                 (torch.float32, 262144, None)}
 LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144): 128}  # softmax's, with LATE_Y
+# log_softmax's keep-mask read with y and dy, before the exchange, and applied to dy there (MASK_EARLY, with
+# LEAN_KEEP): dy is 0 where masked, after the row's sum has taken it, and y is -inf there (the forward's), so dx is
+# 0 there with no keep after the exchange; causal rows still compare their diagonal. As it is, the mask is read
+# after the exchange, when a CTA has nothing else in flight: with LEAN_KEEP (thirty-fourth session) the masked
+# log's backward ran 6–23 points of a copy under the causal one's at the same registers (fp32 512×262144 74.1
+# against 92.4, 8192×50257 80.7 against causal's 96.9 in its grid, bf16 1024×131072 84.5 against 102.2). Off until
+# measured (evidence/experiments/2026-12-04-session34/next.sh mask-early). A row whose Σ dy is not finite is NaN
+# at its masked positions too (0·NaN), where torch gives them 0.
+MASK_EARLY = False
 
 if gluon is not None:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
-    from .cluster import (LOG2E, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column, load_lanes,
+    from .cluster import (LOG2E, SELECT_PACKED, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column, load_lanes,
                           one_a_cta, piece, push, receive_buffer, received, row_layout, row_window, store_lanes,
                           thread_sums, window_bounds)
 
@@ -73,15 +82,23 @@ if gluon is not None:
                 "mul.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, b{h}, a{h}; mul.f32 a{h}, a{h}, {s1}; "
                 "setp.eq.f32 p, {s2}, 0f00000000; selp.f32 a{h}, 0f00000000, a{h}, p; ")
     # the same with {s2} an int32, > 0 where kept, and e^y flushed to 0 under 2^-126 (LEAN_KEEP)
-    LEAN_LOG_STEP = ("mul.f32 a{h}, a{h}, 0f3FB8AA3B; ex2.approx.ftz.f32 a{h}, a{h}; "
-                     "mul.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, b{h}, a{h}; mul.f32 a{h}, a{h}, {s1}; "
-                     "setp.le.s32 p, {s2}, 0; selp.f32 a{h}, 0f00000000, a{h}, p; ")
+    LEAN_EXP_STEP = ("mul.f32 a{h}, a{h}, 0f3FB8AA3B; ex2.approx.ftz.f32 a{h}, a{h}; "
+                     "mul.f32 a{h}, a{h}, {s0}; sub.f32 a{h}, b{h}, a{h}; mul.f32 a{h}, a{h}, {s1}; ")
+    LEAN_LOG_STEP = LEAN_EXP_STEP + "setp.le.s32 p, {s2}, 0; selp.f32 a{h}, 0f00000000, a{h}, p; "
     SOFTMAX_BF16 = gl.constexpr(packed_ptx("bf16", 2, SOFTMAX_STEP))
     SOFTMAX_FP16 = gl.constexpr(packed_ptx("f16", 2, SOFTMAX_STEP))
     LOG_BF16 = gl.constexpr(packed_ptx("bf16", 2, LOG_STEP))
     LOG_FP16 = gl.constexpr(packed_ptx("f16", 2, LOG_STEP))
     LEAN_LOG_BF16 = gl.constexpr(packed_ptx("bf16", 2, LEAN_LOG_STEP))
     LEAN_LOG_FP16 = gl.constexpr(packed_ptx("f16", 2, LEAN_LOG_STEP))
+    # ... and with no keep: dy is 0 where masked already (MASK_EARLY)
+    DY_KEPT_LOG_BF16 = gl.constexpr(packed_ptx("bf16", 2, LEAN_EXP_STEP))
+    DY_KEPT_LOG_FP16 = gl.constexpr(packed_ptx("f16", 2, LEAN_EXP_STEP))
+    # dy, 0 where a bool mask's byte (0 or 1) is 0, four values at a time (MASK_EARLY): the forward's select of x
+    # (SELECT_PACKED) filling 0 for 16-bit dy; for fp32 dy each byte's sign spread over a 32-bit mask, one and each
+    ZERO_MASKED_16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0"))
+    ZERO_MASKED_F32 = gl.constexpr("{ .reg .b32 m, k; mul.lo.u32 m, $8, 255; " + "".join(
+        f"prmt.b32 k, m, 0, 0x{8 + i:X}{8 + i:X}{8 + i:X}{8 + i:X}; and.b32 ${i}, ${4 + i}, k; " for i in range(4)) + "}")
 
     @gluon.jit
     def _terms(y, dy, LOG: gl.constexpr):
@@ -124,11 +141,21 @@ if gluon is not None:
     @gluon.jit
     def _lean_log_input_gradient(y, dy, row_sum, scale, keep):
         """_log_input_gradient's dx with `keep` an int32 a lane, > 0 where kept, and e^y flushed to 0 under 2^-126
-        (LEAN_KEEP)."""
+        (LEAN_KEEP); keep None: no select (MASK_EARLY: dy is 0 where masked, y -inf)."""
         if y.dtype == gl.float32:
             e = gl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=r,r", [y * LOG2E], dtype=gl.float32,
                                           is_pure=True, pack=1)
-            return gl.where(keep > 0, (dy - e * row_sum) * scale, 0.0)
+            if keep is None:
+                dx = (dy - e * row_sum) * scale
+            else:
+                dx = gl.where(keep > 0, (dy - e * row_sum) * scale, 0.0)
+            return dx
+        elif keep is None and y.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(DY_KEPT_LOG_BF16, "=r,r,r,r,r,r,r", [y, dy, row_sum, scale],
+                                             dtype=y.dtype, is_pure=True, pack=2)
+        elif keep is None:
+            return gl.inline_asm_elementwise(DY_KEPT_LOG_FP16, "=r,r,r,r,r,r,r", [y, dy, row_sum, scale],
+                                             dtype=y.dtype, is_pure=True, pack=2)
         elif y.dtype == gl.bfloat16:
             return gl.inline_asm_elementwise(LEAN_LOG_BF16, "=r,r,r,r,r,r,r,r,r", [y, dy, row_sum, scale, keep],
                                              dtype=y.dtype, is_pure=True, pack=2)
@@ -151,12 +178,25 @@ if gluon is not None:
         return k
 
     @gluon.jit
+    def _zero_masked(dy, keep):
+        """gl.where(keep != 0, dy, 0) (keep: a bool mask's bytes, 0 or 1) four values a select (MASK_EARLY)."""
+        if dy.dtype == gl.float32:
+            return gl.inline_asm_elementwise(ZERO_MASKED_F32, "=r,=r,=r,=r,r,r,r,r,r", [dy, keep], dtype=dy.dtype,
+                                             is_pure=True, pack=4)
+        else:
+            return gl.inline_asm_elementwise(ZERO_MASKED_16, "=r,=r,r,r,r", [dy, keep], dtype=dy.dtype,
+                                             is_pure=True, pack=4)
+
+    @gluon.jit
     def _store_gradient(dx_row, lanes, move, y, dy, row_sum, scale, cols, row, N, mask_ptr, mask_stride, causal_m,
                         EVEN: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr,
-                        mask_row=None, LEAN: gl.constexpr = False):
-        """dx over a piece's lanes (LEAN: LEAN_KEEP's keep, mask_row the mask's row window)."""
-        if LOG and LEAN and (HAS_MASK or CAUSAL):
-            keep = _lean_keep(cols, lanes, move, row, N, mask_row, causal_m, EVEN, HAS_MASK, CAUSAL)
+                        mask_row=None, LEAN: gl.constexpr = False, DY_KEPT: gl.constexpr = False):
+        """dx over a piece's lanes (LEAN: LEAN_KEEP's keep, mask_row the mask's row window; DY_KEPT: dy is 0 where
+        the keep-mask drops a column, MASK_EARLY)."""
+        if LOG and LEAN and DY_KEPT and not CAUSAL:
+            dx = _lean_log_input_gradient(y, dy, row_sum, scale, None)
+        elif LOG and LEAN and (HAS_MASK or CAUSAL):
+            keep = _lean_keep(cols, lanes, move, row, N, mask_row, causal_m, EVEN, HAS_MASK and not DY_KEPT, CAUSAL)
             dx = _lean_log_input_gradient(y, dy, row_sum, scale, keep)
         elif LOG:
             keep = True
@@ -183,7 +223,7 @@ if gluon is not None:
                                 VEC: gl.constexpr, EVEN: gl.constexpr, ALIGNED: gl.constexpr, EVICT: gl.constexpr,
                                 HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr,
                                 LOG: gl.constexpr, LEAN_KEEP: gl.constexpr = False,
-                                LATE_Y: gl.constexpr = False):
+                                LATE_Y: gl.constexpr = False, MASK_EARLY: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
@@ -202,13 +242,20 @@ if gluon is not None:
         # read after it, log_softmax's only then (until then y stands for dy, which its terms alone read), softmax's
         # again (its terms read both; the second read is served from L2, where the first left it, evict_last).
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
+        # MASK_EARLY: the keep-mask's vectors with them, applied to dy once the row's terms have taken it.
         y0, dy0 = _load_rows(y_row, dy_row, lanes0, move0, EVEN, EVICT, LATE_Y and LOG)
+        if MASK_EARLY:
+            m0 = load_lanes(mask_row, lanes0, move0, 0, EVEN, "")
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             y1, dy1 = _load_rows(y_row, dy_row, lanes1, move1, EVEN, EVICT, LATE_Y and LOG)
+            if MASK_EARLY:
+                m1 = load_lanes(mask_row, lanes1, move1, 0, EVEN, "")
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             y2, dy2 = _load_rows(y_row, dy_row, lanes2, move2, EVEN, EVICT, LATE_Y and LOG)
+            if MASK_EARLY:
+                m2 = load_lanes(mask_row, lanes2, move2, 0, EVEN, "")
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
             end_y = gl.load(y_row + end_lanes, mask=at_end, other=0.0, eviction_policy=EVICT).to(gl.float32)
@@ -224,6 +271,12 @@ if gluon is not None:
         s = gl.sum(t, axis=1)
         if not ALIGNED:
             s += gl.convert_layout(gl.sum(_terms(end_y, end_dy, LOG), axis=1), s.type.layout)
+        if MASK_EARLY:
+            dy0 = _zero_masked(dy0, m0)
+            if P1 > 0:
+                dy1 = _zero_masked(dy1, m1)
+            if P2 > 0:
+                dy2 = _zero_masked(dy2, m2)
 
         cluster.wait()
         mbarrier.expect(bar, sum_in.nbytes_per_cta)
@@ -241,13 +294,13 @@ if gluon is not None:
             scale = 1.0
         s_x = gl.convert_layout(row_sum, gl.SliceLayout(1, X))[:, None]
         _store_gradient(dx_row, lanes0, move0, y0, dy0, s_x, scale, lanes0 - off, row, N, mask_ptr, mask_stride,
-                        causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP)
+                        causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY)
         if P1 > 0:
             _store_gradient(dx_row, lanes1, move1, y1, dy1, s_x, scale, lanes1 - off, row, N, mask_ptr, mask_stride,
-                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP)
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY)
         if P2 > 0:
             _store_gradient(dx_row, lanes2, move2, y2, dy2, s_x, scale, lanes2 - off, row, N, mask_ptr, mask_stride,
-                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP)
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY)
         if not ALIGNED:
             s_ends = gl.convert_layout(row_sum, gl.SliceLayout(1, ENDS))[:, None]
             _store_gradient(dx_row, end_lanes, at_end, end_y, end_dy, s_ends, scale, end_cols, row, N, mask_ptr,
@@ -302,7 +355,9 @@ def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a shared one so) or causal rows."""
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or (not fusion.mask_shared and mask_on_grid(fusion, N, dtype)))
-    return {**({"LEAN_KEEP": True} if lean else {}), **({"LATE_Y": True} if late_y(N, dtype, fusion) else {})}
+    early = lean and MASK_EARLY and fusion.mask is not None
+    return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
+            **({"LATE_Y": True} if late_y(N, dtype, fusion) else {})}
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):

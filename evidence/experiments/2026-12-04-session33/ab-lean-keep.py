@@ -16,8 +16,10 @@ scaled log and softmax, with lean for the others; softmax's backward 89–90 % o
 elsewhere; every dx bit for bit but where e^y < 2^-126.
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session33/ab-lean-keep.py OUT.csv [OP:DTYPE:MxN ...]
 OP:DTYPE:MxN (thirty-fourth session): those cells' logs (OP causal, scaled-masked or scaled; DTYPE bf16 or fp32)
-in place of CELLS.
+in place of CELLS. FORMS=early: LEAN_KEEP with and without MASK_EARLY (the keep-mask applied to dy before the
+exchange), each with and without LATE_Y, "lean" the reference of bit for bit.
 """
+import os
 import sys
 
 import torch
@@ -33,7 +35,13 @@ CELLS = [(op, True, dtype, M, N) for op in ("causal", "scaled-masked") for dtype
 if sys.argv[2:]:
     CELLS = [(op, True, {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype], *map(int, shape.split("x")))
              for op, dtype, shape in (cell.split(":") for cell in sys.argv[2:])]
-FORMS = {"as is": (False, False), "lean": (True, False), "late_y": (False, True), "lean+late_y": (True, True)}
+FORMS = {"as is": (False, False, False), "lean": (True, False, False), "late_y": (False, True, False),
+         "lean+late_y": (True, True, False)}
+if os.environ.get("FORMS") == "early":
+    FORMS = {"lean": (True, False, False), "lean+early": (True, False, True), "lean+late_y": (True, True, False),
+             "lean+late_y+early": (True, True, True)}
+SWITCHES = ("LEAN_KEEP", "LATE_Y", "MASK_EARLY")
+DEFAULTS = [getattr(cluster_backward, name) for name in SWITCHES]
 
 write = csv_rows(sys.argv[1], ["op", "dtype", "M", "N", "variant", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
 for op, log, dtype, M, N in CELLS:
@@ -45,11 +53,12 @@ for op, log, dtype, M, N in CELLS:
         k: v for k, v in FORMS.items() if k in ("as is", "late_y")}
 
     def launched(form: str):
-        cluster_backward.LEAN_KEEP, cluster_backward.LATE_Y = forms[form]
+        for name, value in zip(SWITCHES, forms[form]):
+            setattr(cluster_backward, name, value)
         return cluster_backward.launch(y, dy, fusion)
 
     expected = ops.backward_reference(y, dy, fusion, torch.float64)
-    reference = launched("as is")[0]
+    reference = launched(next(iter(forms)))[0]
     for form in forms:
         dx, launch = launched(form)
         err = (dx.double() - expected).abs().max().item()
@@ -61,6 +70,7 @@ for op, log, dtype, M, N in CELLS:
     nbytes = cluster_backward.traffic(M, N, dtype, fusion).total_bytes
     label = op + (" log" if log else "")
     in_rounds(calls, 5, dtype, nbytes, write, [label, str(dtype).split(".")[1], M, N, "cluster-backward"],
-              marked="as is")
-    cluster_backward.LEAN_KEEP, cluster_backward.LATE_Y = False, False
+              marked=next(iter(forms)))
+    for name, value in zip(SWITCHES, DEFAULTS):
+        setattr(cluster_backward, name, value)
     del x, y, dy

@@ -5,6 +5,15 @@
 #   the scaled-masked log backward's grid under 92 % after LEAN_KEEP (scaled-masked-log-backward-h200-b). Prediction:
 #   lean+late_y ≥ 5 points above lean at the fp32 cells (as at 128256 and 262144), no gain at bf16 1024×131072
 #   (lean ran at 98–99 at 4096×128256, which compiles alike: a gap there is not the kernel's).
+# mask-early (issue 26; the thirty-fifth session, first): the GPU tests of cluster_backward.MASK_EARLY (built off in
+#   the thirty-fourth: the keep-mask read with y and dy and applied to dy before the exchange), then ab-lean-keep.py
+#   with FORMS=early (LEAN_KEEP with and without MASK_EARLY, each with and without LATE_Y) at the masked log
+#   backward's cluster cells. Prediction: lean+early ≥ 90 % of a copy and ≥ 5 points above lean where lean is under
+#   90 (fp32 8192×50257 80.7, 2048×151936 86.3, 512×262144 74.1, bf16 1024×131072 84.5: the causal log, which reads
+#   nothing after the exchange, ran 92–103 at those cells at the same registers), within ±1 where lean is ≥ 98;
+#   every dx bit for bit against lean. If it holds: MASK_EARLY on where it gained (LATE_Y_CELLS' masked cells
+#   measured again beside it), then `grid scaled-masked-log-backward-h200-d --op scaled-masked --log --pass
+#   backward` (session 33's next.sh, COMMIT=SHA) and `parts cluster`.
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
@@ -16,5 +25,14 @@ case $step in
     timeout 300 python3 evidence/experiments/2026-12-04-session33/ab-lean-keep.py $OUT/late-y.csv "$@" \
       > $OUT/late-y.txt 2>&1
     echo "late-y rc=$? at $SECONDS s"; grep -v "bit for bit" $OUT/late-y.txt; grep -c "bit for bit" $OUT/late-y.txt ;;
+  mask-early)
+    GPU_TEST_WORKERS=8 timeout 200 bash scripts/gpu-tests.sh cluster -k "early" -rfE > $OUT/tests-mask-early.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-mask-early.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-mask-early.txt
+    FORMS=early timeout 300 python3 evidence/experiments/2026-12-04-session33/ab-lean-keep.py $OUT/mask-early.csv \
+      scaled-masked:bf16:8192x16384 scaled-masked:bf16:2048x65536 scaled-masked:bf16:4096x128256 \
+      scaled-masked:bf16:1024x131072 scaled-masked:bf16:512x262144 scaled-masked:fp32:8192x50257 \
+      scaled-masked:fp32:4096x128256 scaled-masked:fp32:1024x131072 scaled-masked:fp32:2048x151936 \
+      scaled-masked:fp32:512x262144 > $OUT/mask-early.txt 2>&1
+    echo "mask-early rc=$? at $SECONDS s"; grep -v "bit for bit" $OUT/mask-early.txt; grep -c "bit for bit" $OUT/mask-early.txt ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
