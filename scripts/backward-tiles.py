@@ -5,12 +5,16 @@ configuration, flushed, so an interrupted run keeps what it measured. This chose
 evict_last loads (docs/perf-notes.md, 2026-11-30 fifth session).
 
     python3 scripts/backward-tiles.py OUT.csv [bf16|fp32] [rounds=R] [rotate=K] [tiles=T,...] [modes=M,...]
-        MxN ...
+        [op=OP] [log] MxN ...
 
 A tile T is ROWSxWARPS, or ELEMS:WARPS (rows enough for ELEMS values a program); without tiles=, multiples of the
 default's rows in 4–32 warps. A mode is how the loads treat L1 and L2 (tl.load's eviction_policy): plain, first
 (evict_first) or last (evict_last). rotate=K: each call reads the next of K copies of y and dy, so that what a call
 leaves in L2 (lines kept there by evict_last) cannot serve the next one. The default configuration is always timed.
+op=OP (softmax_bench.ops: scaled, scaled-masked, causal, biased) and log: that form's backward (y the form's
+forward in fp32, rounded; dy random), beside torch.compile of the form's eager code (peers' torch_compile), % of a
+copy of the bytes its traffic model counts (thirty-fourth session: the log forms' rows of 512 and 1024, where
+torch.compile led fused's backward by 0.4–2.0 points).
 """
 
 import itertools
@@ -21,7 +25,8 @@ import torch
 
 from config_timing import copy_gbps, csv_rows, cycling, in_rounds, pass_inputs, time_checked
 
-from softmax_bench.kernels import fused_backward
+from softmax_bench import ops, peers
+from softmax_bench.kernels import GRAD_TOLERANCES, PLAIN, backwards, fused_backward
 
 WARPS = (4, 8, 16, 32)
 ROW_FACTORS = (1, 2, 4, 8)
@@ -51,28 +56,44 @@ def describe(config: dict) -> str:
     return f"{config['ROWS']}x{config['num_warps']}" + (f" {config['EVICT']}" if config["EVICT"] else "")
 
 
+def form_inputs(x: torch.Tensor, op: str, log: bool, rotate: int):
+    """pass_inputs' for the backward of `op` (its log with `log`): (y, dy) copies, the fp32 reference, tolerances,
+    the bytes fused's traffic model counts; and the fusion."""
+    fusion = ops.get_op(op).fusion_for(x, log=log)
+    y = ops.reference(x, fusion, torch.float32).to(x.dtype)
+    dy = torch.randn_like(y)
+    M, N = x.shape
+    nbytes = backwards()["fused"].traffic(M, N, x.dtype, fusion).total_bytes
+    pairs = [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)]
+    return pairs, ops.backward_reference(y, dy, fusion, torch.float32), GRAD_TOLERANCES, nbytes, fusion
+
+
 def main(path: str, dtype: torch.dtype, rounds: int, shapes: list[tuple[int, int]], only: list[str] | None,
-         modes: list[str], rotate: int) -> None:
+         modes: list[str], rotate: int, op: str | None = None, log: bool = False) -> None:
     write_row = csv_rows(path, ["dtype", "M", "N", "config", "round", "ms", "pct_of_copy", "copy_gbps"])
     name = str(dtype).split(".")[-1]
     for M, N in shapes:
         x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
-        [(y, dy)], ref, tolerances, nbytes = pass_inputs([x], "backward")
-        pairs = [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)]
+        if op is None:
+            [(y, dy)], ref, tolerances, nbytes = pass_inputs([x], "backward")
+            pairs, fusion = [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)], PLAIN
+        else:
+            pairs, ref, tolerances, nbytes, fusion = form_inputs(x, op, log, rotate)
+            y, dy = pairs[0]
         default = fused_backward.launch_config(M, N, dtype)
         calls = {}
         tried = [{**tile, **MODES[mode]} for tile, mode in itertools.product(tiles(M, N, dtype.itemsize, only), modes)]
         for config in ([] if default in tried else [default]) + tried:
             label = describe(config)
-            r = time_checked(lambda c: fused_backward.launch(y, dy, config=c), config, ref, tolerances, dtype,
+            r = time_checked(lambda c: fused_backward.launch(y, dy, fusion, config=c), config, ref, tolerances, dtype,
                              nbytes, copy_gbps(dtype, nbytes), (name, M, N, label))
             if r is None or not r.ok:
                 print(name, M, N, label, "skipped:", "error" if r is None else f"WRONG err {r.max_err:.2g}")
                 continue
-            calls[label] = cycling([partial(fused_backward.launch, yk, dyk, config=config) for yk, dyk in pairs])
+            calls[label] = cycling([partial(fused_backward.launch, yk, dyk, fusion, config=config)
+                                    for yk, dyk in pairs])
             print(name, M, N, label, "registers", r.launch.n_regs, flush=True)
-        torch._dynamo.reset()
-        compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
+        compiled = peers._torch_compile(fusion)
         graphs = []
         for k, (_, dyk) in enumerate(pairs):
             xk = (x if k == 0 else x.clone()).detach().requires_grad_()
@@ -93,4 +114,5 @@ if __name__ == "__main__":
     only = next((a.split("=")[1].split(",") for a in args if a.startswith("tiles=")), None)
     modes = next((a.split("=")[1].split(",") for a in args if a.startswith("modes=")), ["plain"])
     rotate = next((int(a.split("=")[1]) for a in args if a.startswith("rotate=")), 1)
-    main(sys.argv[1], dtype, rounds, shapes, only, modes, rotate)
+    op = next((a.split("=")[1] for a in args if a.startswith("op=")), None)
+    main(sys.argv[1], dtype, rounds, shapes, only, modes, rotate, op, "log" in args)

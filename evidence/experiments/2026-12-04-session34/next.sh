@@ -14,6 +14,12 @@
 #   every dx bit for bit against lean. If it holds: MASK_EARLY on where it gained (LATE_Y_CELLS' masked cells
 #   measured again beside it), then `grid scaled-masked-log-backward-h200-d --op scaled-masked --log --pass
 #   backward` (session 33's next.sh, COMMIT=SHA) and `parts cluster`.
+# backward-tiles DTYPE OP MxN... (issue 26; if time is left): scripts/backward-tiles.py with op=OP log, fused's
+#   backward tiles (rows a program × 4–32 warps, evict_last) beside torch.compile at the rows of 512 and 1024 where
+#   torch.compile led the log forms' backward in the -c grids (bf16 causal 131072×1024 101.7 / 102.2, 262144×512
+#   100.1 / 101.7; scaled-masked bf16 102.2 / 103.0 both, fp32 100.0 / 102.0 and 100.0 / 100.4). Prediction: a tile
+#   of fewer rows or warps than the default (4 × 16 at 1024 bf16, 8 × 16 at 512) ≥ 1 point above it, level with
+#   torch.compile.
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
@@ -34,5 +40,10 @@ case $step in
       scaled-masked:fp32:4096x128256 scaled-masked:fp32:1024x131072 scaled-masked:fp32:2048x151936 \
       scaled-masked:fp32:512x262144 > $OUT/mask-early.txt 2>&1
     echo "mask-early rc=$? at $SECONDS s"; grep -v "bit for bit" $OUT/mask-early.txt; grep -c "bit for bit" $OUT/mask-early.txt ;;
+  backward-tiles)
+    dtype=$1; op=$2; shift 2
+    timeout 280 python3 scripts/backward-tiles.py $OUT/backward-tiles-$op-$dtype.csv $dtype op=$op log modes=last \
+      "$@" > $OUT/backward-tiles-$op-$dtype.txt 2>&1
+    echo "backward-tiles rc=$? at $SECONDS s"; tail -30 $OUT/backward-tiles-$op-$dtype.txt ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
