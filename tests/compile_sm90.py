@@ -141,7 +141,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
         constexprs = cluster.kernel_constexprs(config, N, dtype, aligned, fusion)
     else:
         constexprs = {**cluster.window_constexprs(config, N, dtype, aligned),
-                      **cluster_backward.switches(N, dtype, fusion)}  # LEAN_KEEP and LATE_Y as they run
+                      **cluster_backward.switches(N, dtype, fusion)}  # the backward's switches as they run
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
                   **({"MASK_SHARED": True} if fusion.mask_shared else {}),

@@ -119,10 +119,10 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path, exhaustive):
 def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     """cluster_backward.LEAN_KEEP (on) applies to a log_softmax's keep-mask that lies on y's grid and its causal
     rows, not to softmax, a log without either, or a mask off the grid (read a byte at a time as before);
-    MASK_EARLY (off) with it, to the keep-mask only. LATE_Y
-    (None) applies to a log_softmax's at the cells where it measured ahead, LATE_Y_CELLS: bf16 16384 causal, fp32
-    128256 causal or masked, fp32 131072 masked but not causal, fp32 262144 masked or without a keep, not causal;
-    True puts it on every backward, softmax's with LATE_Y_REGISTERS' cap."""
+    MASK_EARLY (off) with it, to the keep-mask only. LATE_Y (None) applies to a log_softmax's at the cells where it
+    measured ahead, LATE_Y_CELLS: bf16 16384 causal, fp32 128256 causal or masked, fp32 131072 masked but not
+    causal, fp32 262144 masked or without a keep, not causal; True puts it on every backward, softmax's with
+    LATE_Y_REGISTERS' cap."""
     keep = torch.ones(4, 1000, dtype=torch.bool)
     log_masked = Fusion(mask=keep.view(torch.uint8), log=True)
     causal = Fusion(causal_m=4, log=True)
@@ -132,9 +132,7 @@ def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     off_grid = Fusion(mask=torch.ones(4, 1001, dtype=torch.uint8)[:, 1:], log=True)
     for fusion in (Fusion(log=True), Fusion(scale=0.5, log=True), Fusion(causal_m=4), off_grid, PLAIN):
         assert switches(fusion) == {}, fusion
-
-    def late(N, dtype, fusion):
-        return cluster_backward.late_y(N, dtype, fusion)
+    late = cluster_backward.late_y
     assert late(16384, torch.bfloat16, causal) and not late(16384, torch.bfloat16, log_masked)
     assert late(128256, torch.float32, causal) and late(128256, torch.float32, log_masked)
     assert late(131072, torch.float32, log_masked) and not late(131072, torch.float32, causal)

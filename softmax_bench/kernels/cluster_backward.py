@@ -71,9 +71,9 @@ if gluon is not None:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
-    from .cluster import (LOG2E, SELECT_PACKED, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column, load_lanes,
-                          one_a_cta, piece, push, receive_buffer, received, row_layout, row_window, store_lanes,
-                          thread_sums, window_bounds)
+    from .cluster import (LOG2E, SELECT_PACKED, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column,
+                          load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout, row_window,
+                          store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -98,7 +98,7 @@ if gluon is not None:
     # (SELECT_PACKED) filling 0 for 16-bit dy; for fp32 dy each byte's sign spread over a 32-bit mask, one and each
     ZERO_MASKED_16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0"))
     ZERO_MASKED_F32 = gl.constexpr("{ .reg .b32 m, k; mul.lo.u32 m, $8, 255; " + "".join(
-        f"prmt.b32 k, m, 0, 0x{8 + i:X}{8 + i:X}{8 + i:X}{8 + i:X}; and.b32 ${i}, ${4 + i}, k; " for i in range(4)) + "}")
+        f"prmt.b32 k, m, 0, 0x{f'{8 + i:X}' * 4}; and.b32 ${i}, ${4 + i}, k; " for i in range(4)) + "}")
 
     @gluon.jit
     def _terms(y, dy, LOG: gl.constexpr):
