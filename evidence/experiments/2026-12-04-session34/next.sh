@@ -20,6 +20,8 @@
 #   100.1 / 101.7; scaled-masked bf16 102.2 / 103.0 both, fp32 100.0 / 102.0 and 100.0 / 100.4). Prediction: a tile
 #   of fewer rows or warps than the default (4 × 16 at 1024 bf16, 8 × 16 at 512) ≥ 1 point above it, level with
 #   torch.compile.
+# kept-causal (issue 26): ab-kept-causal.py at fp32 512×262144 — the scaled log's backward, and the same rows as
+#   causal ones whose diagonal keeps every column, with LEAN_KEEP and without (prediction in its docstring).
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
@@ -45,5 +47,9 @@ case $step in
     timeout 280 python3 scripts/backward-tiles.py $OUT/backward-tiles-$op-$dtype.csv $dtype op=$op log modes=last \
       "$@" > $OUT/backward-tiles-$op-$dtype.txt 2>&1
     echo "backward-tiles rc=$? at $SECONDS s"; tail -30 $OUT/backward-tiles-$op-$dtype.txt ;;
+  kept-causal)
+    timeout 200 python3 evidence/experiments/2026-12-04-session34/ab-kept-causal.py $OUT/kept-causal.csv "$@" \
+      > $OUT/kept-causal.txt 2>&1
+    echo "kept-causal rc=$? at $SECONDS s"; cat $OUT/kept-causal.txt ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
