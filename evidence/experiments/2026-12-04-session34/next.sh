@@ -22,6 +22,9 @@
 #   torch.compile.
 # kept-causal (issue 26): ab-kept-causal.py at fp32 512×262144 — the scaled log's backward, and the same rows as
 #   causal ones whose diagonal keeps every column, with LEAN_KEEP and without (prediction in its docstring).
+# (and session 33's `grid causal-log-h200-f --op causal --log`, COMMIT=SHA: the causal log's forward grid has not
+#   run since fused.EXP_FTZ went on in causal rows, which takes the log's exponentials too. Prediction: bf16
+#   4096×4000 76.1 → ≥ 83 (the causal softmax's went 75.1 → 83.8), 16384×8192 91.9 → ≥ 93.)
 set -u
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
