@@ -262,6 +262,12 @@ def sass_instructions(sass: str) -> list[str]:
     return re.findall(r"/\*[0-9a-f]{4}\*/\s+([^;]*);", sass)
 
 
+def opcode(instruction: str) -> str:
+    """An instruction's opcode (of sass_instructions'), past its predicate (@P0, @!P1) if it has one."""
+    words = instruction.split()
+    return words[1] if words[0].startswith("@") else words[0]
+
+
 def load_waves(sass: str) -> list[int]:
     """A thread's global loads up to the first CTA barrier (its first reduction), in waves: the loads issued before
     the first instruction that reads a register one of them wrote, then the next such run. [8]: all eight in flight

@@ -185,7 +185,7 @@ def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
     """MASK_EARLY, compiled for sm_90 (a masked log's backward with LEAN_KEEP): the keep-mask's vector loads move
     from after the exchange to before the first barrier, none added, and the select after the exchange goes; no
     spill, one exchange, fewer SASS instructions. As it is, every mask load comes after the exchange."""
-    from .compile_sm90 import load_waves, sass_instructions, sass_of
+    from .compile_sm90 import load_waves, opcode, sass_instructions, sass_of
 
     cases = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "scale": 0.5, "mask": True,
               "lean_keep": True, "late_y": False, "mask_early": early}
@@ -193,7 +193,7 @@ def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
     compiled = compile_in_subprocess(cases, tmp_path)
     for i in range(0, len(cases), 2):
         (lean, early), sass = compiled[i:i + 2], [sass_of(case, tmp_path) for case in cases[i:i + 2]]
-        loads = [[ins for ins in sass_instructions(text) if ins.split()[0].startswith("LDG")] for text in sass]
+        loads = [[ins for ins in sass_instructions(text) if opcode(ins).startswith("LDG")] for text in sass]
         row_loads = [[ins for ins in each if ".128" in ins] for each in loads]
         assert len(loads[0]) == len(loads[1]) > len(row_loads[1]) == len(row_loads[0]), early
         assert sum(load_waves(sass[0])) == len(row_loads[0]), "as it is, the mask is read after the exchange"
