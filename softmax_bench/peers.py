@@ -4,7 +4,6 @@ Each peer is a forward function; the sweep times its backward through autograd."
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -40,7 +39,11 @@ def _torch_compile(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
 
 def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
     """softmax_bench.softmax (or log_softmax) as a compiled model calls it: inside torch.compile, through the
-    registered op, with the cell's scale and masks as arguments."""
+    registered op, with the cell's scale and masks as arguments. Compiled as torch_compile is (no fullgraph), so
+    that their host times differ by what each graph does: fullgraph=True alone costs a call ~3 µs of dynamo's
+    Python (this machine's CPU, torch 2.14; docs/perf-notes.md, thirty-fifth session), and passing the masks as
+    keywords through functools.partial ~1 µs more. That the op compiles with no graph break is
+    tests/test_compile.py's."""
     torch._dynamo.reset()
     kwargs = call_kwargs(fusion)
     mask = kwargs.pop("mask", None)  # an input of the compiled model, as a model's mask is (a constant bool view
@@ -54,7 +57,8 @@ def _compiled_op(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:
         y = op(x.view(user_shape(x, fusion)) if shared else x, variant="auto", mask=mask, bias=bias, **kwargs)
         return y.view(x.shape) if shared else y
 
-    return functools.partial(torch.compile(model, fullgraph=True, dynamic=False), mask=mask, bias=bias)
+    compiled = torch.compile(model, dynamic=False)
+    return lambda x: compiled(x, mask, bias)
 
 
 def _liger(fusion: Fusion) -> Callable[[torch.Tensor], torch.Tensor]:

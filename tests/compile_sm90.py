@@ -1,14 +1,14 @@
 """Compile the cluster kernels (and fused's: compile_fused_case) for sm_90 without a GPU and read their PTX and ptxas
-report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels
-do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask",
-"log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
-absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
-(cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
-(cluster.BIAS_BLEND, likewise), "cross_entropy" ("grad": the
-loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped;
-absent: as config_for chooses), "ctas" and "warps" (absent: config_for's)}; one JSON line a case comes back: the
-configuration, the instructions counted, registers and spills.
-"""
+report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon
+kernels do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale",
+"causal", "mask", "log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed"
+(cluster.MASK_PACKED; absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise),
+"positive_scale" (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
+(cluster.BIAS_BLEND, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y,
+MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with the
+z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps"
+(absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one JSON line a case comes back: the
+configuration, the instructions counted, registers, spills and shared memory."""
 
 import dataclasses
 import inspect
@@ -39,7 +39,8 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
               "cluster_arrive": r"barrier\.cluster\.arrive", "cluster_wait": r"barrier\.cluster\.wait",
               "lg2_approx": r"lg2\.approx", "evict_last_loads": r"ld\.global\.L1::evict_last",
               "cta_barriers": r"bar\.sync", "byte_loads": r"ld\.global[.\w:]*\.b8", "selects": r"selp\.",
-              "wide_remainders": r"rem\.[su]64", "wide_compares": r"setp\.\w+\.s64", "branches": r"\bbra\b"}
+              "wide_remainders": r"rem\.[su]64", "wide_compares": r"setp\.\w+\.s64", "branches": r"\bbra\b",
+              "async_copies": r"cp\.async\.c[ag]\.shared"}
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:
@@ -52,14 +53,16 @@ def signature_of(kernel, constexprs: dict, types: dict) -> dict:
     return {a: "constexpr" if a in constexprs else types.get(a, "i32") for a in kernel.arg_names}
 
 
-def compiled_for_sm90(source, options: dict, path: str) -> tuple[str, str, int]:
-    """(PTX, ptxas's -v report, bytes spilled) of a kernel's source compiled for sm_90; the PTX written at `path`."""
-    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options).asm["ptx"]
+def compiled_for_sm90(source, options: dict, path: str) -> tuple[str, str, int, int]:
+    """(PTX, ptxas's -v report, bytes spilled, bytes of shared memory a CTA takes) of a kernel's source compiled for
+    sm_90; the PTX written at `path`."""
+    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
+    ptx = compiled.asm["ptx"]
     with open(path, "w") as f:
         f.write(ptx)
     report = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"],
                             capture_output=True, text=True).stderr
-    return ptx, report, sum(int(b) for b in re.findall(r"(\d+) bytes spill", report))
+    return ptx, report, sum(int(b) for b in re.findall(r"(\d+) bytes spill", report)), compiled.metadata.shared
 
 
 def registers_of(report: str, path: str) -> int:
@@ -107,7 +110,7 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     path = ptx_path(case, out_dir)
     options = {"num_warps": config["num_warps"], **({"maxnreg": case["max_registers"]} if case.get("max_registers")
                                                      else {})}
-    ptx, report, spill_bytes = compiled_for_sm90(source, options, path)
+    ptx, report, spill_bytes, _ = compiled_for_sm90(source, options, path)
     return {**case, **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
             "registers": registers_of(report, path), "spill_bytes": spill_bytes}
 
@@ -133,6 +136,8 @@ def compile_case(case: dict, out_dir: str) -> dict:
         how = cluster.holding(dtype, fusion, N)
         config = dataclasses.replace(cluster.layout(window_lanes(N, dtype), case["ctas"], case["warps"], dtype, how),
                                      evict=config.evict)
+    if "pieces" in case:  # a CTA's span held in these pieces (lanes each), else config_for's
+        config = dataclasses.replace(config, pieces=tuple(case["pieces"]))
     if "max_registers" in case:  # else config_for's own choice
         config = dataclasses.replace(config, max_registers=case["max_registers"])
     if "evict" in case:  # the loads' eviction policy, else config_for's
@@ -149,6 +154,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   **({"CAUSAL_VECTORS": case["causal_vectors"]} if "causal_vectors" in case else {}),
                   **({"LEAN_KEEP": case["lean_keep"]} if "lean_keep" in case else {}),
                   **({"LATE_Y": case["late_y"]} if "late_y" in case else {}),
+                  **({"STAGED": case["staged"]} if "staged" in case else {}),
                   **({"MASK_EARLY": case["mask_early"]} if "mask_early" in case else {}),
                   **({"POSITIVE_SCALE": case["positive_scale"]} if "positive_scale" in case else {}),
                   **({"MASK_BLEND": case["mask_blend"]} if "mask_blend" in case else {}),
@@ -170,10 +176,10 @@ def compile_case(case: dict, out_dir: str) -> dict:
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs=aligned_pointers)
     path = ptx_path(case, out_dir)
-    ptx, report, spill_bytes = compiled_for_sm90(source, cluster.launch_options(config), path)
+    ptx, report, spill_bytes, shared_bytes = compiled_for_sm90(source, cluster.launch_options(config), path)
     return {**case, "ctas": config.ctas, "warps": config.num_warps, "pieces": len(config.pieces),
             **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
-            "registers": registers_of(report, path), "spill_bytes": spill_bytes}
+            "registers": registers_of(report, path), "spill_bytes": spill_bytes, "shared_bytes": shared_bytes}
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -272,7 +272,7 @@ for dtype, name, N in ((torch.bfloat16, "bf16", 4096), (torch.float32, "fp32", 1
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                        attrs=aligned)
     with tempfile.TemporaryDirectory() as out:
-        ptx, _, spill_bytes = compiled_for_sm90(source, {"num_warps": warps}, os.path.join(out, "k.ptx"))
+        ptx, _, spill_bytes, _ = compiled_for_sm90(source, {"num_warps": warps}, os.path.join(out, "k.ptx"))
     print(name, len(re.findall(r"ld\\.global\\.L1::evict_last\\.L2::cache_hint\\.v4\\.b32", ptx)),
           len(re.findall(r"ld\\.global", ptx)), spill_bytes)
 """

@@ -202,6 +202,42 @@ def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
         assert len(sass_instructions(sass[1])) < len(sass_instructions(sass[0])), (lean, early)
 
 
+def test_staged_applies_at_its_widths_in_place_of_late_y(monkeypatch):
+    """cluster_backward.STAGED_AT (empty: nowhere) names the (dtype, width)s whose backward stages a row in shared
+    memory, softmax's and log_softmax's, with or without a mask; LATE_Y does not apply there (y is staged), nor
+    its cap."""
+    log_masked = Fusion(mask=torch.ones(4, 262144, dtype=torch.uint8), log=True)
+    switches = functools.partial(cluster_backward.switches, 262144, torch.float32)
+    assert not cluster_backward.STAGED_AT and switches(log_masked) == {"LEAN_KEEP": True, "LATE_Y": True}
+    monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset({(torch.float32, 262144)}))
+    assert switches(log_masked) == {"LEAN_KEEP": True, "STAGED": True}
+    assert switches(PLAIN) == switches(Fusion(scale=0.5, log=True)) == {"STAGED": True}
+    assert cluster_backward.switches(262144, torch.bfloat16, PLAIN) == {}
+    assert cluster_backward.switches(131072, torch.float32, PLAIN) == {}
+    monkeypatch.setattr(cluster_backward, "LATE_Y", True)
+    assert switches(PLAIN) == {"STAGED": True}
+    assert cluster_backward.config_for(262144, torch.float32).max_registers is None
+
+
+@pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
+def test_staged_holds_one_row_across_the_exchange(tmp_path):
+    """STAGED, compiled for sm_90: softmax's dy (log_softmax's y) copied into shared memory (cp.async) where it was
+    loaded into registers, half the vector loads, the other half copies; the row held is the other alone: fp32
+    262144 in 16 CTAs of 8 warps at most 128 registers where softmax took 156 (two CTAs an SM, not one), fp32
+    50257's masked log at most 64 where it took 94 (four CTAs of 8 warps, not two); one exchange, no spills, and
+    shared memory for two CTAs an SM."""
+    cases = [{"kernel": "backward", "dtype": "fp32", "N": N, "log": log, "mask": mask, "scale": 0.5,
+              "late_y": False, "staged": staged}
+             for N, log, mask in ((262144, False, False), (50257, True, True)) for staged in (False, True)]
+    softmax, softmax_staged, masked_log, masked_log_staged = compile_in_subprocess(cases, tmp_path)
+    for held, staged in ((softmax, softmax_staged), (masked_log, masked_log_staged)):
+        assert_one_exchange_no_spills(staged, pushes=1)
+        assert staged["loads_v4"] == staged["async_copies"] == held["loads_v4"] // 2 and not held["async_copies"]
+    assert softmax["registers"] > 128 >= softmax_staged["registers"] and softmax_staged["warps"] == 8
+    assert 2 * softmax_staged["shared_bytes"] <= 227 * 1024, "two CTAs an SM in shared memory too"
+    assert masked_log["registers"] > 64 >= masked_log_staged["registers"] and masked_log_staged["warps"] == 8
+
+
 @pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
 def test_late_y_holds_dy_alone_across_the_exchange(tmp_path):
     """LATE_Y, compiled for sm_90 at fp32 262144 (16 CTAs of 8 warps): log_softmax in at most 128 registers where it
@@ -233,12 +269,16 @@ def run_backward(y, dy, fusion):
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", WIDTHS)
-@pytest.mark.parametrize("log", [False, True, "late", "log-late"],
-                         ids=["softmax", "log_softmax", "softmax-late-y", "log_softmax-late-y"])
+@pytest.mark.parametrize("log", [False, True, "late", "log-late", "staged", "log-staged"],
+                         ids=["softmax", "log_softmax", "softmax-late-y", "log_softmax-late-y", "softmax-staged",
+                              "log_softmax-staged"])
 def test_backward_matches_float64(log, N, dtype, monkeypatch):
     if log in ("late", "log-late"):
         monkeypatch.setattr(cluster_backward, "LATE_Y", True)
         log = log == "log-late"
+    if log in ("staged", "log-staged"):
+        monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset({(dtype, N)}))
+        log = log == "log-staged"
     x, seed = fresh_randn(7, N, dtype=dtype)
     y = dispatch.softmax_forward(x, -1, None, None, False, "auto", log)
     dy, _ = fresh_randn(7, N, dtype=dtype)
@@ -249,13 +289,18 @@ def test_backward_matches_float64(log, N, dtype, monkeypatch):
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [50257, 151936])
-@pytest.mark.parametrize("log", [False, True, "not-lean", "lean+late", "early", "early+late"],
+@pytest.mark.parametrize("log", [False, True, "not-lean", "lean+late", "early", "early+late", "staged", "log-staged"],
                          ids=["softmax", "log_softmax", "log_softmax-not-lean-keep", "log_softmax-lean-keep-late-y",
-                              "log_softmax-mask-early", "log_softmax-mask-early-late-y"])
+                              "log_softmax-mask-early", "log_softmax-mask-early-late-y", "softmax-staged",
+                              "log_softmax-staged"])
 def test_backward_scale_mask_causal_and_odd_offsets(log, N, dtype, monkeypatch):
     """A scale, a keep-mask and a causal mask (masked positions get no gradient), and rows that start off a 16-byte
     boundary, an odd number of elements apart; log_softmax's as it runs (LEAN_KEEP), without LEAN_KEEP, with
-    LATE_Y too, and with MASK_EARLY (the mask applied to dy before the exchange), alone and with LATE_Y."""
+    LATE_Y too, and with MASK_EARLY (the mask applied to dy before the exchange), alone and with LATE_Y; softmax's
+    and log_softmax's with a row staged in shared memory (STAGED_AT)."""
+    if log in ("staged", "log-staged"):
+        monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset({(dtype, N)}))
+        log = log == "log-staged"
     if log in ("not-lean", "lean+late", "early", "early+late"):
         monkeypatch.setattr(cluster_backward, "LEAN_KEEP", log != "not-lean")
         monkeypatch.setattr(cluster_backward, "LATE_Y", log.endswith("late"))

@@ -321,3 +321,29 @@ def test_the_declared_writes_are_every_store_of_each_kernel_in_a_graph():
         stored = set(re.findall(r"tl\.store\(\s*(\w+)", source))
         assert stored == set(library.KERNEL_WRITES[name]), (name, stored)
         assert stored <= set(inspect.signature(getattr(module, name).fn).parameters), name
+
+
+@pytest.mark.parametrize("form", ["softmax", "scaled-masked", "biased"])
+def test_the_compiled_peers_are_compiled_and_called_alike(form, monkeypatch):
+    """compiled_op and torch_compile differ in the softmax inside, not in how the harness compiles and calls them:
+    the same torch.compile options (no fullgraph, whose Python costs a call ~3 µs) and no keyword arguments at a
+    call (the masks go as torch_compile's do, with no functools.partial to merge)."""
+    from softmax_bench.ops import OPS
+    from softmax_bench.peers import PEERS
+
+    options, keywords = {}, {}
+
+    def recording_compile(fn, **kwargs):
+        def compiled(*args, **call_kwargs):
+            keywords[name] = sorted(call_kwargs)
+            return args[0]
+        options[name] = kwargs
+        return compiled
+
+    monkeypatch.setattr(torch, "compile", recording_compile)
+    x = torch.randn(4, 64)
+    fusion = OPS[form].fusion_for(x)
+    for name in ("torch_compile", "compiled_op"):
+        PEERS[name].make(fusion)(x)
+    assert options["compiled_op"] == options["torch_compile"] == {"dynamic": False}
+    assert keywords == {"torch_compile": [], "compiled_op": []}

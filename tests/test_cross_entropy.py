@@ -438,7 +438,7 @@ for case in sys.argv[2:]:  # V, or V+all: with class weights, label smoothing, a
         aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in ("x_ptr", "dx_ptr")}
         source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                            attrs=aligned)
-        ptx, report, spilled = compiled_for_sm90(source, {"num_warps": config["num_warps"]},
+        ptx, report, spilled, _ = compiled_for_sm90(source, {"num_warps": config["num_warps"]},
                                                  f"{sys.argv[1]}/ce-{dtype}-{case}.ptx")
         count = lambda pattern: len(re.findall(pattern, ptx))
         print(case, dtype, config["BLOCK"] // (32 * config["num_warps"]), count(r"ld\\.global[.\\w:]*\\.v4\\."),
@@ -463,7 +463,7 @@ for name, (block, warps, grad) in launches.items():
         types = {**{p: "*fp32" for p in kernel.arg_names if p.endswith("_ptr")}, "dx_ptr": "*bf16",
                  "x_ptr": "*bf16", "target_ptr": "*i64", "z_loss": "fp32"}
         source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs)
-        ptx, report, spilled = compiled_for_sm90(source, {"num_warps": warps, "debug": True},
+        ptx, report, spilled, _ = compiled_for_sm90(source, {"num_warps": warps, "debug": True},
                                                  f"{sys.argv[1]}/finish-{name}-{options}-{wait}.ptx")
         before, _, after = ptx.partition("griddepcontrol.wait")
         accesses = [len(re.findall(pattern, part)) for part in (before, after)

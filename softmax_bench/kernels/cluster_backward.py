@@ -66,14 +66,23 @@ LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144):
 # measured (evidence/experiments/2026-12-04-session34/next.sh mask-early). A row whose Σ dy is not finite is NaN
 # at its masked positions too (0·NaN), where torch gives them 0.
 MASK_EARLY = False
+# One of the two rows staged in shared memory by asynchronous copies (cp.async: no registers while in flight), so
+# that a thread holds the other alone across the exchange: softmax's dy, read from there by the row's sum and again
+# by dx; log_softmax's y, read by dx alone (its sum is dy's). fp32 512×262144 in 16 CTAs of 8 warps holds 64 + 64
+# fp32 values a thread at 156 registers: one CTA an SM, nothing to hide its exchange (scaled 88.1–90.3 % of a copy
+# in eight runs, under issue 26's 90); LATE_Y's read of y again from L2 after it measured no better (89.8 → 88.6).
+# Compiled for sm_90 (thirty-fifth session): softmax 156 → 119 registers, two CTAs an SM, 64 KB of shared memory a
+# CTA. At the widths in STAGED_AT (dtype, N), for softmax and log_softmax alike. Not measured on a GPU yet: none.
+STAGED_AT: frozenset[tuple[torch.dtype, int]] = frozenset()
 
 if gluon is not None:
     from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
     from .cluster import (LOG2E, SELECT_PACKED, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column,
                           load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout, row_window,
-                          store_lanes, thread_sums, window_bounds)
+                          split_over_ctas, store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -208,6 +217,34 @@ if gluon is not None:
         store_lanes(dx_row, lanes, move, dx.to(dx_row.dtype.element_ty), EVEN)
 
     @gluon.jit
+    def staging_buffer(dtype: gl.constexpr, PIECE: gl.constexpr):
+        """[C, PIECE] of `dtype` in shared memory, CTA c holding row c, as a thread of the row's layout copies a piece
+        of it: 16 bytes a thread, one after another (STAGED)."""
+        C: gl.constexpr = gl.num_ctas()
+        layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
+        return gl.allocate_shared_memory(dtype, [C, PIECE], layout)
+
+    @gluon.jit
+    def stage(buffer, row_ptr, lanes, move, EVEN: gl.constexpr):
+        """A piece's lanes of a row into `buffer` by asynchronous copies (lanes not moved read as 0)."""
+        if EVEN:
+            async_copy.async_load(buffer, row_ptr + lanes)
+        else:
+            async_copy.async_load(buffer, row_ptr + lanes, mask=move)
+
+    @gluon.jit
+    def _stage_rows(buffer, y_row, dy_row, lanes, move, EVEN: gl.constexpr, EVICT: gl.constexpr, LOG: gl.constexpr):
+        """STAGED's _load_rows: softmax's dy (log_softmax's y) copied into `buffer`, the other row loaded, returned
+        for both."""
+        if LOG:
+            stage(buffer, y_row, lanes, move, EVEN)
+            dy = load_lanes(dy_row, lanes, move, 0.0, EVEN, EVICT)
+            return dy, dy
+        stage(buffer, dy_row, lanes, move, EVEN)
+        y = load_lanes(y_row, lanes, move, 0.0, EVEN, EVICT)
+        return y, y
+
+    @gluon.jit
     def _load_rows(y_row, dy_row, lanes, move, EVEN: gl.constexpr, EVICT: gl.constexpr, DY_ONLY: gl.constexpr):
         """A piece's y and dy as loaded; DY_ONLY: dy alone, returned for both (LATE_Y's log_softmax)."""
         if DY_ONLY:
@@ -223,11 +260,18 @@ if gluon is not None:
                                 VEC: gl.constexpr, EVEN: gl.constexpr, ALIGNED: gl.constexpr, EVICT: gl.constexpr,
                                 HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr,
                                 LOG: gl.constexpr, LEAN_KEEP: gl.constexpr = False,
-                                LATE_Y: gl.constexpr = False, MASK_EARLY: gl.constexpr = False):
+                                LATE_Y: gl.constexpr = False, MASK_EARLY: gl.constexpr = False,
+                                STAGED: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
         bar = exchange_barrier()
+        if STAGED:  # softmax's dy, log_softmax's y (the same dtype)
+            b0 = staging_buffer(dy_ptr.dtype.element_ty, P0)
+            if P1 > 0:
+                b1 = staging_buffer(dy_ptr.dtype.element_ty, P1)
+            if P2 > 0:
+                b2 = staging_buffer(dy_ptr.dtype.element_ty, P2)
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
         off, first_whole, end_whole = window_bounds(row, stride_y, N, VEC)
@@ -243,17 +287,26 @@ if gluon is not None:
         # again (its terms read both; the second read is served from L2, where the first left it, evict_last).
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         # MASK_EARLY: the keep-mask's vectors with them, applied to dy once the row's terms have taken it.
-        y0, dy0 = _load_rows(y_row, dy_row, lanes0, move0, EVEN, EVICT, LATE_Y and LOG)
+        if STAGED:
+            y0, dy0 = _stage_rows(b0, y_row, dy_row, lanes0, move0, EVEN, EVICT, LOG)
+        else:
+            y0, dy0 = _load_rows(y_row, dy_row, lanes0, move0, EVEN, EVICT, LATE_Y and LOG)
         if MASK_EARLY:
             m0 = load_lanes(mask_row, lanes0, move0, 0, EVEN, "")
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
-            y1, dy1 = _load_rows(y_row, dy_row, lanes1, move1, EVEN, EVICT, LATE_Y and LOG)
+            if STAGED:
+                y1, dy1 = _stage_rows(b1, y_row, dy_row, lanes1, move1, EVEN, EVICT, LOG)
+            else:
+                y1, dy1 = _load_rows(y_row, dy_row, lanes1, move1, EVEN, EVICT, LATE_Y and LOG)
             if MASK_EARLY:
                 m1 = load_lanes(mask_row, lanes1, move1, 0, EVEN, "")
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
-            y2, dy2 = _load_rows(y_row, dy_row, lanes2, move2, EVEN, EVICT, LATE_Y and LOG)
+            if STAGED:
+                y2, dy2 = _stage_rows(b2, y_row, dy_row, lanes2, move2, EVEN, EVICT, LOG)
+            else:
+                y2, dy2 = _load_rows(y_row, dy_row, lanes2, move2, EVEN, EVICT, LATE_Y and LOG)
             if MASK_EARLY:
                 m2 = load_lanes(mask_row, lanes2, move2, 0, EVEN, "")
         if not ALIGNED:
@@ -263,6 +316,15 @@ if gluon is not None:
 
         # Each CTA's sum over its lanes: the pieces' terms added within each thread first, then one reduction
         # across the CTA's threads (one a piece cost fp32 151936 a barrier and a shared-memory round trip more).
+        if STAGED:
+            async_copy.commit_group()
+        if STAGED and not LOG:
+            async_copy.wait_group(0)
+            dy0 = b0.load(X)
+            if P1 > 0:
+                dy1 = b1.load(X)
+            if P2 > 0:
+                dy2 = b2.load(X)
         t = thread_sums(_terms(y0, dy0, LOG), VEC)
         if P1 > 0:
             t += thread_sums(_terms(y1, dy1, LOG), VEC)
@@ -284,6 +346,19 @@ if gluon is not None:
         mbarrier.wait(bar, 0, deps=[sum_in])
         row_sum = one_a_cta(gl.sum(received(sum_in), axis=0))  # every CTA adds the C sums in the same order
 
+        if STAGED and LOG:
+            async_copy.wait_group(0)
+            y0 = b0.load(X)
+            if P1 > 0:
+                y1 = b1.load(X)
+            if P2 > 0:
+                y2 = b2.load(X)
+        elif STAGED:  # read again, not held from the sum's read
+            dy0 = b0.load(X)
+            if P1 > 0:
+                dy1 = b1.load(X)
+            if P2 > 0:
+                dy2 = b2.load(X)
         if LATE_Y:
             y0 = load_lanes(y_row, lanes0, move0, 0.0, EVEN, EVICT)
             if P1 > 0:
@@ -343,7 +418,9 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
 
 def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
     """Whether the backward of rows of N elements reads y after the exchange (LATE_Y; None: log_softmax's where
-    LATE_Y_CELLS has the cell)."""
+    LATE_Y_CELLS has the cell); not where a row is staged (STAGED_AT), whose y is in shared memory then."""
+    if (dtype, N) in STAGED_AT:
+        return False
     if LATE_Y is not None:
         return LATE_Y
     keep = "causal" if fusion.causal_m is not None else "mask" if fusion.mask is not None else None
@@ -351,13 +428,15 @@ def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
 
 
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
-    """LATE_Y's and LEAN_KEEP's arguments where they apply: LATE_Y where late_y says; LEAN_KEEP to a log_softmax's
-    with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a shared one so) or causal rows."""
+    """LATE_Y's, STAGED's and LEAN_KEEP's arguments where they apply: LATE_Y where late_y says, STAGED at STAGED_AT;
+    LEAN_KEEP to a log_softmax's with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a
+    shared one so) or causal rows."""
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or (not fusion.mask_shared and mask_on_grid(fusion, N, dtype)))
     early = lean and MASK_EARLY and fusion.mask is not None
     return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
-            **({"LATE_Y": True} if late_y(N, dtype, fusion) else {})}
+            **({"LATE_Y": True} if late_y(N, dtype, fusion) else {}),
+            **({"STAGED": True} if (dtype, N) in STAGED_AT else {})}
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
