@@ -289,18 +289,20 @@ def test_backward_matches_float64(log, N, dtype, monkeypatch):
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [50257, 151936])
-@pytest.mark.parametrize("log", [False, True, "not-lean", "lean+late", "early", "early+late", "staged", "log-staged"],
+@pytest.mark.parametrize("log", [False, True, "not-lean", "lean+late", "early", "early+late", "staged", "log-staged",
+                                 "early+staged"],
                          ids=["softmax", "log_softmax", "log_softmax-not-lean-keep", "log_softmax-lean-keep-late-y",
                               "log_softmax-mask-early", "log_softmax-mask-early-late-y", "softmax-staged",
-                              "log_softmax-staged"])
+                              "log_softmax-staged", "log_softmax-mask-early-staged"])
 def test_backward_scale_mask_causal_and_odd_offsets(log, N, dtype, monkeypatch):
     """A scale, a keep-mask and a causal mask (masked positions get no gradient), and rows that start off a 16-byte
     boundary, an odd number of elements apart; log_softmax's as it runs (LEAN_KEEP), without LEAN_KEEP, with
     LATE_Y too, and with MASK_EARLY (the mask applied to dy before the exchange), alone and with LATE_Y; softmax's
-    and log_softmax's with a row staged in shared memory (STAGED_AT)."""
-    if log in ("staged", "log-staged"):
+    and log_softmax's with a row staged in shared memory (STAGED_AT), the latter with MASK_EARLY too."""
+    if log in ("staged", "log-staged", "early+staged"):
         monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset({(dtype, N)}))
-        log = log == "log-staged"
+        monkeypatch.setattr(cluster_backward, "MASK_EARLY", log == "early+staged")
+        log = log != "staged"
     if log in ("not-lean", "lean+late", "early", "early+late"):
         monkeypatch.setattr(cluster_backward, "LEAN_KEEP", log != "not-lean")
         monkeypatch.setattr(cluster_backward, "LATE_Y", log.endswith("late"))

@@ -8,7 +8,10 @@ Prediction (thirty-fifth session, CPU: compiled for sm_90, tests/test_cluster_ba
 94 → 64 (two → four), 151936 120 → 78, bf16 262144 softmax 125 → 80, fp32 131072 softmax (16 × 4) 155 → 96. So:
 staged ≥ 92 % of a copy at fp32 512×262144 (softmax and scaled-masked 88–90, the scaled log 87–89 as is) and at
 the masked log's fp32 8192×50257 (80.7) and 2048×151936 (86.5); within ±1 where as is is ≥ 98 (bf16 512×262144
-softmax, fp32 1024×131072 softmax); every dx bit for bit.
+softmax, fp32 1024×131072 softmax); every dx bit for bit. The masked logs also run with MASK_EARLY (session 34's
+switch, off; compiled with STAGED beside it: fp32 50257 64 registers, 262144 119, bf16 131072 64, no spill), alone
+and staged (its prediction: session 34's next.sh, mask-early); bit for bit against as is but where Σ dy is not
+finite.
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session35/ab-staged.py OUT.csv [OP:LOG:DTYPE:MxN ...]
 OP:LOG:DTYPE:MxN: those cells in place of CELLS (LOG "log" or "softmax", DTYPE bf16 or fp32).
 """
@@ -36,10 +39,13 @@ for op, log, dtype, M, N in CELLS:
     fusion = ops.get_op(op).fusion_for(x, log=log)
     y = ops.reference(x, fusion, torch.float32).to(dtype)
     dy = torch.randn_like(y)
-    forms = {"as is": frozenset(), "staged": frozenset({(dtype, N)})}
+    staged = frozenset({(dtype, N)})
+    forms = {"as is": (frozenset(), False), "staged": (staged, False)}
+    if log and fusion.mask is not None:  # with MASK_EARLY (session 34's, off), alone and staged
+        forms |= {"early": (frozenset(), True), "staged+early": (staged, True)}
 
     def launched(form: str):
-        cluster_backward.STAGED_AT = forms[form]
+        cluster_backward.STAGED_AT, cluster_backward.MASK_EARLY = forms[form]
         return cluster_backward.launch(y, dy, fusion)
 
     expected = ops.backward_reference(y, dy, fusion, torch.float64)
@@ -56,5 +62,5 @@ for op, log, dtype, M, N in CELLS:
     label = op + (" log" if log else "")
     in_rounds(calls, 5, dtype, nbytes, write, [label, str(dtype).split(".")[1], M, N, "cluster-backward"],
               marked="as is")
-    cluster_backward.STAGED_AT = frozenset()
+    cluster_backward.STAGED_AT, cluster_backward.MASK_EARLY = frozenset(), False
     del x, y, dy
