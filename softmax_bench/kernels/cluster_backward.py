@@ -245,6 +245,18 @@ if gluon is not None:
         return y, y
 
     @gluon.jit
+    def _read_staged(b0, b1, b2, P1: gl.constexpr, P2: gl.constexpr, layout: gl.constexpr):
+        """The pieces' staged rows read from shared memory (a piece of no lanes: the first's again, unused)."""
+        r0 = b0.load(layout)
+        r1 = r0
+        r2 = r0
+        if P1 > 0:
+            r1 = b1.load(layout)
+        if P2 > 0:
+            r2 = b2.load(layout)
+        return r0, r1, r2
+
+    @gluon.jit
     def _load_rows(y_row, dy_row, lanes, move, EVEN: gl.constexpr, EVICT: gl.constexpr, DY_ONLY: gl.constexpr):
         """A piece's y and dy as loaded; DY_ONLY: dy alone, returned for both (LATE_Y's log_softmax)."""
         if DY_ONLY:
@@ -266,8 +278,10 @@ if gluon is not None:
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
         bar = exchange_barrier()
-        if STAGED:  # softmax's dy, log_softmax's y (the same dtype)
+        if STAGED:  # softmax's dy, log_softmax's y (the same dtype); a piece of no lanes stands on the first's
             b0 = staging_buffer(dy_ptr.dtype.element_ty, P0)
+            b1 = b0
+            b2 = b0
             if P1 > 0:
                 b1 = staging_buffer(dy_ptr.dtype.element_ty, P1)
             if P2 > 0:
@@ -320,11 +334,7 @@ if gluon is not None:
             async_copy.commit_group()
         if STAGED and not LOG:
             async_copy.wait_group(0)
-            dy0 = b0.load(X)
-            if P1 > 0:
-                dy1 = b1.load(X)
-            if P2 > 0:
-                dy2 = b2.load(X)
+            dy0, dy1, dy2 = _read_staged(b0, b1, b2, P1, P2, X)
         t = thread_sums(_terms(y0, dy0, LOG), VEC)
         if P1 > 0:
             t += thread_sums(_terms(y1, dy1, LOG), VEC)
@@ -348,17 +358,9 @@ if gluon is not None:
 
         if STAGED and LOG:
             async_copy.wait_group(0)
-            y0 = b0.load(X)
-            if P1 > 0:
-                y1 = b1.load(X)
-            if P2 > 0:
-                y2 = b2.load(X)
+            y0, y1, y2 = _read_staged(b0, b1, b2, P1, P2, X)
         elif STAGED:  # read again, not held from the sum's read
-            dy0 = b0.load(X)
-            if P1 > 0:
-                dy1 = b1.load(X)
-            if P2 > 0:
-                dy2 = b2.load(X)
+            dy0, dy1, dy2 = _read_staged(b0, b1, b2, P1, P2, X)
         if LATE_Y:
             y0 = load_lanes(y_row, lanes0, move0, 0.0, EVEN, EVICT)
             if P1 > 0:
