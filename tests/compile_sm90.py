@@ -1,14 +1,14 @@
 """Compile the cluster kernels (and fused's: compile_fused_case) for sm_90 without a GPU and read their PTX and ptxas
-report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon
-kernels do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale",
-"causal", "mask", "log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed"
-(cluster.MASK_PACKED; absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise),
-"positive_scale" (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
+report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels
+do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask",
+"log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
+absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
+(cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
 (cluster.BIAS_BLEND, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y,
-MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with the
-z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and "warps"
-(absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one JSON line a case comes back: the
-configuration, the instructions counted, registers, spills and shared memory."""
+MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with
+their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as
+config_for chooses), "ctas" and "warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one
+JSON line a case comes back: the configuration, the instructions counted, registers, spills and shared memory."""
 
 import dataclasses
 import inspect
