@@ -155,6 +155,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
                   **({"LEAN_KEEP": case["lean_keep"]} if "lean_keep" in case else {}),
                   **({"LATE_Y": case["late_y"]} if "late_y" in case else {}),
                   **({"STAGED": case["staged"]} if "staged" in case else {}),
+                  **({"X_STAGED": case["x_staged"]} if "x_staged" in case else {}),
                   **({"MASK_EARLY": case["mask_early"]} if "mask_early" in case else {}),
                   **({"POSITIVE_SCALE": case["positive_scale"]} if "positive_scale" in case else {}),
                   **({"MASK_BLEND": case["mask_blend"]} if "mask_blend" in case else {}),

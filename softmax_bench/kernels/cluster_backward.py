@@ -81,8 +81,8 @@ if gluon is not None:
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
     from .cluster import (LOG2E, SELECT_PACKED, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column,
-                          load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout, row_window,
-                          split_over_ctas, store_lanes, thread_sums, window_bounds)
+                          load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout, row_window, stage,
+                          staging_buffer, store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -215,22 +215,6 @@ if gluon is not None:
         else:
             dx = _input_gradient(y, dy, row_sum, scale)
         store_lanes(dx_row, lanes, move, dx.to(dx_row.dtype.element_ty), EVEN)
-
-    @gluon.jit
-    def staging_buffer(dtype: gl.constexpr, PIECE: gl.constexpr):
-        """[C, PIECE] of `dtype` in shared memory, CTA c holding row c, as a thread of the row's layout copies a piece
-        of it: 16 bytes a thread, one after another (STAGED)."""
-        C: gl.constexpr = gl.num_ctas()
-        layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
-        return gl.allocate_shared_memory(dtype, [C, PIECE], layout)
-
-    @gluon.jit
-    def stage(buffer, row_ptr, lanes, move, EVEN: gl.constexpr):
-        """A piece's lanes of a row into `buffer` by asynchronous copies (lanes not moved read as 0)."""
-        if EVEN:
-            async_copy.async_load(buffer, row_ptr + lanes)
-        else:
-            async_copy.async_load(buffer, row_ptr + lanes, mask=move)
 
     @gluon.jit
     def _stage_rows(buffer, y_row, dy_row, lanes, move, EVEN: gl.constexpr, EVICT: gl.constexpr, LOG: gl.constexpr):
