@@ -879,6 +879,18 @@ if gluon is not None:
         return gl.allocate_shared_memory(dtype, [C, PIECE], layout)
 
     @gluon.jit
+    def staging_buffers(dtype: gl.constexpr, P0: gl.constexpr, P1: gl.constexpr, P2: gl.constexpr):
+        """staging_buffer of each piece (a piece of no lanes: the first's again, unused)."""
+        b0 = staging_buffer(dtype, P0)
+        b1 = b0
+        b2 = b0
+        if P1 > 0:
+            b1 = staging_buffer(dtype, P1)
+        if P2 > 0:
+            b2 = staging_buffer(dtype, P2)
+        return b0, b1, b2
+
+    @gluon.jit
     def _moved(lanes, move, last, VEC: gl.constexpr, CAUSAL_VECTORS: gl.constexpr):
         """The vectors of a piece that are read: those it moves, and of a causal row read by vectors
         (CAUSAL_VECTORS) only those its diagonal keeps whole, as _load reads them."""
@@ -1042,14 +1054,8 @@ if gluon is not None:
         max_in = receive_buffer()
         sum_in = receive_buffer()
         bar = exchange_barrier()
-        if X_STAGED:  # (16-bit rows held packed, no keep-mask, no bias) a piece of no lanes stands on the first's
-            bx0 = staging_buffer(x_ptr.dtype.element_ty, P0)
-            bx1 = bx0
-            bx2 = bx0
-            if P1 > 0:
-                bx1 = staging_buffer(x_ptr.dtype.element_ty, P1)
-            if P2 > 0:
-                bx2 = staging_buffer(x_ptr.dtype.element_ty, P2)
+        if X_STAGED:  # (16-bit rows held packed, no keep-mask, no bias)
+            bx0, bx1, bx2 = staging_buffers(x_ptr.dtype.element_ty, P0, P1, P2)
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
         if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first

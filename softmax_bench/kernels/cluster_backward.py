@@ -82,7 +82,7 @@ if gluon is not None:
 
     from .cluster import (LOG2E, SELECT_PACKED, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column,
                           load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout, row_window, stage,
-                          staging_buffer, store_lanes, thread_sums, window_bounds)
+                          staging_buffers, store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -262,14 +262,8 @@ if gluon is not None:
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
         bar = exchange_barrier()
-        if STAGED:  # softmax's dy, log_softmax's y (the same dtype); a piece of no lanes stands on the first's
-            b0 = staging_buffer(dy_ptr.dtype.element_ty, P0)
-            b1 = b0
-            b2 = b0
-            if P1 > 0:
-                b1 = staging_buffer(dy_ptr.dtype.element_ty, P1)
-            if P2 > 0:
-                b2 = staging_buffer(dy_ptr.dtype.element_ty, P2)
+        if STAGED:  # softmax's dy, log_softmax's y (the same dtype)
+            b0, b1, b2 = staging_buffers(dy_ptr.dtype.element_ty, P0, P1, P2)
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
         off, first_whole, end_whole = window_bounds(row, stride_y, N, VEC)
