@@ -769,17 +769,19 @@ X_STAGED_FORMS = ("softmax", "scaled", "causal", "other")
 
 
 @on_gpu
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [16400, 50257, 151936, 262144])
 def test_a_staged_row_gives_the_held_rows_output_bit_for_bit(N, dtype, monkeypatch):
-    """cluster.X_STAGED_AT: 16-bit rows staged in shared memory (and read from there by each pass) give what the
-    rows held in registers give, bit for bit: softmax and log_softmax, plain, scaled and causal (by vectors, the
-    diagonal's vector among the end ones), rows on the 16-byte grid and off it, capped at 64 registers and not."""
+    """cluster.X_STAGED_AT: rows staged in shared memory (and read from there by each pass) give what the rows held
+    in registers give, bit for bit: softmax and log_softmax, plain, scaled (positive: 16-bit rows held packed;
+    negative: held in fp32) and causal (by vectors, the diagonal's vector among the end ones, and element by
+    element), rows on the 16-byte grid and off it, capped at 64 registers and not."""
     wide, _ = fresh_randn(6, N + 13, dtype=dtype)
     for x in (wide[:, :N].contiguous(), wide[:, 5:N + 5]):
         x[1] = float("-inf")
         for call in (softmax_bench.softmax, softmax_bench.log_softmax):
-            for kwargs in ({}, {"scale": 0.125}, {"causal": True, "scale": 0.125}, {"causal": True}):
+            for kwargs in ({}, {"scale": 0.125}, {"causal": True, "scale": 0.125}, {"causal": True},
+                           {"causal": True, "scale": -0.5}):
                 for cap in (None, 64):
                     staged = {(form, dtype, N): cap for form in X_STAGED_FORMS}
                     settings = [{"X_STAGED_AT": {}}, {"X_STAGED_AT": staged}]
@@ -788,9 +790,8 @@ def test_a_staged_row_gives_the_held_rows_output_bit_for_bit(N, dtype, monkeypat
 
 
 def test_a_row_is_staged_where_x_staged_at_names_it_and_held_packed(monkeypatch):
-    """x_staged: the (form, dtype, width)s of X_STAGED_AT (empty: none), for rows held packed with no keep-mask and
-    no bias, causal ones read by vectors; config_for takes the entry's cap (None: uncapped, whatever the form's own
-    cap)."""
+    """x_staged: the (form, dtype, width)s of X_STAGED_AT (empty: none), for rows with no keep-mask and no bias;
+    config_for takes the entry's cap (None: uncapped, whatever the form's own cap)."""
     causal = Fusion(scale=0.125, causal_m=7)
     assert not cluster.X_STAGED_AT and not cluster.x_staged(151936, torch.bfloat16, causal)
     monkeypatch.setattr(cluster, "X_STAGED_AT", {("causal", torch.bfloat16, 151936): 64,
@@ -800,15 +801,13 @@ def test_a_row_is_staged_where_x_staged_at_names_it_and_held_packed(monkeypatch)
     assert cluster.config_for(151936, torch.bfloat16, causal).max_registers == 64
     assert cluster.kernel_constexprs(cluster.config_for(151936, torch.bfloat16, causal), 151936, torch.bfloat16,
                                      True, causal)["X_STAGED"]
-    assert not cluster.x_staged(151936, torch.float32, causal)  # held in fp32
-    assert not cluster.x_staged(151936, torch.bfloat16, Fusion(scale=-0.5, causal_m=7))  # likewise
+    assert cluster.x_staged(151936, torch.float32, causal)  # held in fp32, staged as loaded
+    assert cluster.config_for(151936, torch.float32, causal).max_registers is None
     assert not cluster.x_staged(131072, torch.bfloat16, causal)
     keep = torch.ones(1, 151936, dtype=torch.uint8)
     assert not cluster.x_staged(151936, torch.bfloat16, Fusion(scale=0.125, mask=keep))
     assert cluster.x_staged(151936, torch.bfloat16, Fusion(scale=0.125))
     assert cluster.config_for(151936, torch.bfloat16, Fusion(scale=0.125)).max_registers is None
-    monkeypatch.setattr(cluster, "CAUSAL_VECTORS", "none")  # causal rows masked element by element: not staged
-    assert not cluster.x_staged(151936, torch.bfloat16, causal)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

@@ -249,9 +249,9 @@ FP32_UNBLENDED_AT = frozenset({131072, 262144})
 # 128256 57.4 → 85.4, 151936 48.0 → 72.6, 262144 38.4 → 79.1. fp32 x gained nowhere (151936 in 16 × 16: 99.1 →
 # 87.6): 16-bit x only.
 BIAS_BLEND = True
-# A 16-bit row held packed (no keep-mask, no bias) staged in shared memory by asynchronous copies (cp.async: no
-# registers while in flight) instead of loaded into registers, and read from there by each of the max, the sum and
-# the store. What a thread holds across the exchange is then nothing, and what caps its registers is each pass's
+# A row (no keep-mask, no bias) staged in shared memory by asynchronous copies (cp.async: no registers while in
+# flight) instead of loaded into registers, and read from there by each of the max, the sum and the store (rows held
+# in fp32 scaled as they are read). What a thread holds across the exchange is then nothing, and what caps its registers is each pass's
 # work in flight: uncapped, ptxas takes as many registers as when it holds the row (causal bf16 151936 in 8 × 8: 80,
 # three CTAs an SM), but capped at 64 it spills nothing where the held row spills 64 bytes (four CTAs an SM; the
 # shared memory, 42 KB a CTA, allows five). Compiled for sm_90 only (thirty-fifth session): not measured on a GPU.
@@ -316,11 +316,8 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
 
 
 def x_staged(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
-    """Whether rows of N elements are staged in shared memory (X_STAGED_AT): 16-bit rows held packed, with no
-    keep-mask and no bias, and causal ones read by vectors (the kernel keeps what they read whole)."""
-    return ((form_of(fusion), dtype, N) in X_STAGED_AT and fusion.mask is None and fusion.bias is None
-            and holding(dtype, fusion, N) == "packed"
-            and (fusion.causal_m is None or causal_vectors(N, "packed", fusion)))
+    """Whether rows of N elements are staged in shared memory (X_STAGED_AT): rows with no keep-mask and no bias."""
+    return (form_of(fusion), dtype, N) in X_STAGED_AT and fusion.mask is None and fusion.bias is None
 
 
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
@@ -891,11 +888,15 @@ if gluon is not None:
         return b0, b1, b2
 
     @gluon.jit
-    def _moved(lanes, move, last, VEC: gl.constexpr, CAUSAL_VECTORS: gl.constexpr):
-        """The vectors of a piece that are read: those it moves, and of a causal row read by vectors
-        (CAUSAL_VECTORS) only those its diagonal keeps whole, as _load reads them."""
+    def _moved(lanes, move, last, off, last_col, VEC: gl.constexpr, CAUSAL: gl.constexpr,
+               CAUSAL_VECTORS: gl.constexpr):
+        """The vectors of a piece that are read, as _load reads them: those it moves, of a causal row read by
+        vectors (CAUSAL_VECTORS) only those its diagonal keeps whole, of another causal row those whose first column
+        it keeps (last_col: the last column it keeps)."""
         if CAUSAL_VECTORS:
             move = move & ((lanes // VEC) * VEC + (VEC - 1) <= last)
+        elif CAUSAL:
+            move = move & ((lanes // VEC) * VEC - off <= last_col)
         return move
 
     @gluon.jit
@@ -907,24 +908,36 @@ if gluon is not None:
             async_copy.async_load(buffer, row_ptr + lanes, mask=move, eviction_policy=EVICT)
 
     @gluon.jit
-    def _staged_row(buffer, move, layout: gl.constexpr, EVEN: gl.constexpr):
-        """A piece of a staged row as _load gives it: -inf where it was not read."""
+    def _staged_row(buffer, move, layout: gl.constexpr, EVEN: gl.constexpr, HOLD_F32: gl.constexpr, scale,
+                    HAS_SCALE: gl.constexpr, cols, last_col, CAUSAL_ELEMENTS: gl.constexpr):
+        """A piece of a staged row as _load gives it: in fp32 times the scale (HOLD_F32), -inf where it was not
+        read, and (CAUSAL_ELEMENTS: a causal row not read by vectors) past its last kept column."""
         x = buffer.load(layout)
+        if HOLD_F32:
+            x = x.to(gl.float32)
+            if HAS_SCALE:
+                x = x * scale
         if not EVEN:
             x = gl.where(move, x, -float("inf"))
+        if CAUSAL_ELEMENTS:
+            x = gl.where(cols <= last_col, x, -float("inf"))
         return x
 
     @gluon.jit
-    def _staged_rows(b0, b1, b2, kept0, kept1, kept2, P1: gl.constexpr, P2: gl.constexpr, layout: gl.constexpr,
-                     EVEN: gl.constexpr):
+    def _staged_rows(b0, b1, b2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col, P1: gl.constexpr,
+                     P2: gl.constexpr, layout: gl.constexpr, EVEN: gl.constexpr, HOLD_F32: gl.constexpr, scale,
+                     HAS_SCALE: gl.constexpr, CAUSAL_ELEMENTS: gl.constexpr):
         """The pieces of a staged row, as _staged_row reads each (a piece of no lanes: the first's again, unused)."""
-        x0 = _staged_row(b0, kept0, layout, EVEN)
+        x0 = _staged_row(b0, kept0, layout, EVEN, HOLD_F32, scale, HAS_SCALE, lanes0 - off, last_col,
+                         CAUSAL_ELEMENTS)
         x1 = x0
         x2 = x0
         if P1 > 0:
-            x1 = _staged_row(b1, kept1, layout, EVEN)
+            x1 = _staged_row(b1, kept1, layout, EVEN, HOLD_F32, scale, HAS_SCALE, lanes1 - off, last_col,
+                             CAUSAL_ELEMENTS)
         if P2 > 0:
-            x2 = _staged_row(b2, kept2, layout, EVEN)
+            x2 = _staged_row(b2, kept2, layout, EVEN, HOLD_F32, scale, HAS_SCALE, lanes2 - off, last_col,
+                             CAUSAL_ELEMENTS)
         return x0, x1, x2
 
     @gluon.jit
@@ -1054,7 +1067,8 @@ if gluon is not None:
         max_in = receive_buffer()
         sum_in = receive_buffer()
         bar = exchange_barrier()
-        if X_STAGED:  # (16-bit rows held packed, no keep-mask, no bias)
+        if X_STAGED:  # (no keep-mask, no bias)
+            gl.static_assert(not (HAS_MASK or HAS_BIAS), "X_STAGED's rows have no keep-mask and no bias")
             bx0, bx1, bx2 = staging_buffers(x_ptr.dtype.element_ty, P0, P1, P2)
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
@@ -1097,9 +1111,14 @@ if gluon is not None:
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
         XEVEN: gl.constexpr = EVEN and not CAUSAL  # X_STAGED: every lane of the pieces read
         if X_STAGED:
-            kept0 = _moved(lanes0, move0, last, VEC, DIAGONAL)
+            last_col = 0
+            if CAUSAL:
+                last_col = last_kept_column(row, causal_m, N)
+            kept0 = _moved(lanes0, move0, last, off, last_col, VEC, CAUSAL, DIAGONAL)
             kept1 = kept0
             kept2 = kept0
+            lanes1 = lanes0
+            lanes2 = lanes0
             stage(bx0, x_row, lanes0, kept0, XEVEN, EVICT)
         else:
             x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
@@ -1109,7 +1128,7 @@ if gluon is not None:
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             if X_STAGED:
-                kept1 = _moved(lanes1, move1, last, VEC, DIAGONAL)
+                kept1 = _moved(lanes1, move1, last, off, last_col, VEC, CAUSAL, DIAGONAL)
                 stage(bx1, x_row, lanes1, kept1, XEVEN, EVICT)
             else:
                 x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
@@ -1119,7 +1138,7 @@ if gluon is not None:
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             if X_STAGED:
-                kept2 = _moved(lanes2, move2, last, VEC, DIAGONAL)
+                kept2 = _moved(lanes2, move2, last, off, last_col, VEC, CAUSAL, DIAGONAL)
                 stage(bx2, x_row, lanes2, kept2, XEVEN, EVICT)
             else:
                 x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
@@ -1142,7 +1161,8 @@ if gluon is not None:
         # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
         if X_STAGED:
             async_copy.wait_group(0)
-            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, P1, P2, X, XEVEN)
+            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col,
+                                      P1, P2, X, XEVEN, HOLD_F32, scale, HAS_SCALE, CAUSAL and not DIAGONAL)
         m = thread_maxes(x0, VEC)
         if P1 > 0:
             m = _maximum(m, thread_maxes(x1, VEC))
@@ -1154,7 +1174,8 @@ if gluon is not None:
         shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
         if X_STAGED:  # read again (the barrier: not held from the max's read), as before the store
             gl.barrier()
-            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, P1, P2, X, XEVEN)
+            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col,
+                                      P1, P2, X, XEVEN, HOLD_F32, scale, HAS_SCALE, CAUSAL and not DIAGONAL)
         x0, t = _exponentials(x0, shift, k, LOG, VEC)
         if P1 > 0:
             x1, t1 = _exponentials(x1, shift, k, LOG, VEC)
@@ -1213,7 +1234,14 @@ if gluon is not None:
         else:
             k_x = g_x  # unused
         if X_STAGED:
-            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, P1, P2, X, XEVEN)
+            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col,
+                                      P1, P2, X, XEVEN, HOLD_F32, scale, HAS_SCALE, CAUSAL and not DIAGONAL)
+            if HOLD_F32 and not LOG:  # the exponentials the sum took, as a held fp32 row keeps them
+                x0 = _exp(x0, shift, k)
+                if P1 > 0:
+                    x1 = _exp(x1, shift, k)
+                if P2 > 0:
+                    x2 = _exp(x2, shift, k)
         if STORE_Y:  # cross_entropy's forward with no gradient writes the lse alone
             # every whole vector is written (zeros, or -inf, past a causal row's diagonal), but the one the diagonal
             # cuts, which the end vectors write (DIAGONAL)

@@ -11,8 +11,8 @@ where it compiles to the same registers (151936, 262144); at the cells already �
 96 bytes spilled; scaled bf16 1024×131072, 48: 7 → 10 CTAs an SM, no spill; plain bf16 8192×50257, 64: 96 → 64,
 no spill) no loss beyond 1; every y bit for bit (x-staged-compiled.txt).
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session35/ab-x-staged.py OUT.csv [OP:LOG:DTYPE:MxN:CAP ...]
-OP:LOG:DTYPE:MxN:CAP: those cells in place of CELLS (LOG "log" or "softmax", DTYPE bf16 or fp16), staged uncapped
-and capped at CAP registers.
+OP:LOG:DTYPE:MxN:CAP: those cells in place of CELLS (LOG "log" or "softmax", DTYPE bf16, fp16 or fp32), staged
+uncapped and capped at CAP registers (0: uncapped only).
 """
 import sys
 
@@ -22,7 +22,7 @@ from config_timing import csv_rows, in_rounds
 from softmax_bench import ops
 from softmax_bench.kernels import cluster
 
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 CELLS = [("causal", False, torch.bfloat16, 2048, 151936, 64), ("causal", True, torch.bfloat16, 2048, 151936, 64),
          ("causal", False, torch.bfloat16, 512, 262144, 64), ("scaled", False, torch.bfloat16, 1024, 131072, 48),
          ("softmax", False, torch.bfloat16, 8192, 50257, 64)]
@@ -35,7 +35,9 @@ for op, log, dtype, M, N, cap in CELLS:
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     fusion = ops.get_op(op).fusion_for(x, log=log)
     form = cluster.form_of(fusion)
-    forms = {"as is": {}, "staged": {(form, dtype, N): None}, f"staged, {cap} registers": {(form, dtype, N): cap}}
+    forms = {"as is": {}, "staged": {(form, dtype, N): None}}
+    if cap:
+        forms[f"staged, {cap} registers"] = {(form, dtype, N): cap}
 
     def launched(name: str):
         cluster.X_STAGED_AT = forms[name]

@@ -8,7 +8,10 @@ from tests.compile_sm90 import compile_in_subprocess
 
 CELLS = [("bf16", 151936, {"causal": True, "scale": 0.125}, 64), ("bf16", 151936, {"causal": True, "log": True}, 64),
          ("bf16", 262144, {"causal": True, "scale": 0.125}, 64), ("bf16", 262144, {"scale": 0.125}, 64),
-         ("bf16", 131072, {"scale": 0.125}, 48), ("bf16", 50257, {}, 64), ("fp16", 128256, {"causal": True}, 64)]
+         ("bf16", 131072, {"scale": 0.125}, 48), ("bf16", 50257, {}, 64), ("fp16", 128256, {"causal": True}, 64),
+         ("fp32", 262144, {"causal": True, "scale": 0.125}, 80), ("fp32", 262144, {"causal": True, "scale": 0.125,
+                                                                                  "log": True}, 80),
+         ("fp32", 262144, {"scale": 0.125}, 64), ("bf16", 151936, {"causal": True, "scale": -0.5}, 80)]
 cases = [{"kernel": "forward", "dtype": dtype, "N": N, **form, "x_staged": staged,
           **({"max_registers": cap} if capped else {})}
          for dtype, N, form, cap in CELLS for capped in (False, True) for staged in (False, True)]
