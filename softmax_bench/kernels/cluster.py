@@ -251,11 +251,11 @@ FP32_UNBLENDED_AT = frozenset({131072, 262144})
 BIAS_BLEND = True
 # A row (no keep-mask, no bias) staged in shared memory by asynchronous copies (cp.async: no registers while in
 # flight) instead of loaded into registers, and read from there by each of the max, the sum and the store (rows held
-# in fp32 scaled as they are read). What a thread holds across the exchange is then nothing, and what caps its registers is each pass's
-# work in flight: uncapped, ptxas takes as many registers as when it holds the row (causal bf16 151936 in 8 × 8: 80,
-# three CTAs an SM), but capped at 64 it spills nothing where the held row spills 64 bytes (four CTAs an SM; the
-# shared memory, 42 KB a CTA, allows five). Compiled for sm_90 only (thirty-fifth session): not measured on a GPU.
-# (form, dtype, N): the registers' cap to stage under (None: uncapped). Empty: nowhere.
+# in fp32 scaled as they are read). A thread then holds nothing across the exchange, and what sets its registers is
+# each pass's work in flight: uncapped, ptxas takes as many as when it holds the row (causal bf16 151936 in 8 × 8:
+# 80, three CTAs an SM), but capped at 64 it spills nothing where the held row spills 64 bytes (four CTAs an SM;
+# the shared memory, 42 KB a CTA, allows five). Compiled for sm_90 only (thirty-fifth session): not measured on a
+# GPU. (form, dtype, N): the registers' cap to stage under (None: uncapped). Empty: nowhere.
 X_STAGED_AT: dict[tuple[str, torch.dtype, int], int | None] = {}
 # Masked rows in the plain rows' configuration (form_config(N, dtype, PLAIN)) where it measured faster than
 # MEASURED's and the rule's, which were chosen under the element select (seventeenth session, ab-masked-configs.py,
