@@ -40,10 +40,13 @@ try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia import hopper
-    from triton.experimental.gluon.language.nvidia.ampere import async_copy
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 except ImportError:  # pragma: no cover - depends on the installed Triton
     gluon = None
+try:  # the staged rows' copies (X_STAGED; cluster_backward's STAGED): a Triton without them runs the rest
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy
+except ImportError:  # pragma: no cover - depends on the installed Triton
+    async_copy = None
 
 MIN_TRITON = (3, 8)
 MAX_CTAS = 16  # the largest cluster Hopper runs (non-portable above 8: Triton sets the flag)

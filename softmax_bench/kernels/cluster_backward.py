@@ -77,12 +77,11 @@ STAGED_AT: frozenset[tuple[torch.dtype, int]] = frozenset()
 
 if gluon is not None:
     from triton.experimental.gluon import language as gl
-    from triton.experimental.gluon.language.nvidia.ampere import async_copy
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
-    from .cluster import (LOG2E, SELECT_PACKED, end_vectors, ends_layout, exchange_barrier, kept, last_kept_column,
-                          load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout, row_window, stage,
-                          staging_buffers, store_lanes, thread_sums, window_bounds)
+    from .cluster import (LOG2E, SELECT_PACKED, async_copy, end_vectors, ends_layout, exchange_barrier, kept,
+                          last_kept_column, load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout,
+                          row_window, stage, staging_buffers, store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
