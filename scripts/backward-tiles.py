@@ -56,16 +56,20 @@ def describe(config: dict) -> str:
     return f"{config['ROWS']}x{config['num_warps']}" + (f" {config['EVICT']}" if config["EVICT"] else "")
 
 
-def form_inputs(x: torch.Tensor, op: str, log: bool, rotate: int):
-    """pass_inputs' for the backward of `op` (its log with `log`): (y, dy) copies, the fp32 reference, tolerances,
-    the bytes fused's traffic model counts; and the fusion."""
+def copies(y: torch.Tensor, dy: torch.Tensor, rotate: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(y, dy) and rotate − 1 copies of them (rotate=)."""
+    return [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)]
+
+
+def form_inputs(x: torch.Tensor, op: str, log: bool):
+    """pass_inputs' for the backward of `op` (its log with `log`): (y, dy), the fp32 reference, tolerances, the
+    bytes fused's traffic model counts; and the fusion."""
     fusion = ops.get_op(op).fusion_for(x, log=log)
     y = ops.reference(x, fusion, torch.float32).to(x.dtype)
     dy = torch.randn_like(y)
     M, N = x.shape
     nbytes = backwards()["fused"].traffic(M, N, x.dtype, fusion).total_bytes
-    pairs = [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)]
-    return pairs, ops.backward_reference(y, dy, fusion, torch.float32), GRAD_TOLERANCES, nbytes, fusion
+    return (y, dy), ops.backward_reference(y, dy, fusion, torch.float32), GRAD_TOLERANCES, nbytes, fusion
 
 
 def main(path: str, dtype: torch.dtype, rounds: int, shapes: list[tuple[int, int]], only: list[str] | None,
@@ -76,10 +80,10 @@ def main(path: str, dtype: torch.dtype, rounds: int, shapes: list[tuple[int, int
         x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
         if op is None:
             [(y, dy)], ref, tolerances, nbytes = pass_inputs([x], "backward")
-            pairs, fusion = [(y, dy)] + [(y.clone(), dy.clone()) for _ in range(rotate - 1)], PLAIN
+            fusion = PLAIN
         else:
-            pairs, ref, tolerances, nbytes, fusion = form_inputs(x, op, log, rotate)
-            y, dy = pairs[0]
+            (y, dy), ref, tolerances, nbytes, fusion = form_inputs(x, op, log)
+        pairs = copies(y, dy, rotate)
         default = fused_backward.launch_config(M, N, dtype)
         calls = {}
         tried = [{**tile, **MODES[mode]} for tile, mode in itertools.product(tiles(M, N, dtype.itemsize, only), modes)]

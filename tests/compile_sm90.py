@@ -43,6 +43,11 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
               "async_copies": r"cp\.async\.c[ag]\.shared"}
 
 
+# A case's keys that set the kernel's switch of the same name in capitals (absent: as the launch sets it).
+SWITCH_KEYS = ("mask_packed", "causal_vectors", "lean_keep", "late_y", "staged", "x_staged", "mask_early",
+               "positive_scale", "mask_blend", "bias_blend")
+
+
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:
     """A kernel's signature for triton.compile: its constexprs, the types `types` names, the other arguments i32.
     The constexpr parameters `constexprs` leaves out are added to it at their defaults, as a launch takes them
@@ -150,16 +155,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
                   **({"MASK_SHARED": True} if fusion.mask_shared else {}),
-                  **({"MASK_PACKED": case["mask_packed"]} if "mask_packed" in case else {}),
-                  **({"CAUSAL_VECTORS": case["causal_vectors"]} if "causal_vectors" in case else {}),
-                  **({"LEAN_KEEP": case["lean_keep"]} if "lean_keep" in case else {}),
-                  **({"LATE_Y": case["late_y"]} if "late_y" in case else {}),
-                  **({"STAGED": case["staged"]} if "staged" in case else {}),
-                  **({"X_STAGED": case["x_staged"]} if "x_staged" in case else {}),
-                  **({"MASK_EARLY": case["mask_early"]} if "mask_early" in case else {}),
-                  **({"POSITIVE_SCALE": case["positive_scale"]} if "positive_scale" in case else {}),
-                  **({"MASK_BLEND": case["mask_blend"]} if "mask_blend" in case else {}),
-                  **({"BIAS_BLEND": case["bias_blend"]} if "bias_blend" in case else {}),
+                  **{key.upper(): case[key] for key in SWITCH_KEYS if key in case},
                   **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
                       "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_LOSS": case["cross_entropy"] == "grad+z",
                       "HAS_CLASS_WEIGHT": bool(case.get("class_weight"))}
