@@ -83,6 +83,21 @@ def cycling(calls: list):
     return lambda: next(turn)()
 
 
+def checked_forms(launched, forms, expected: torch.Tensor, prefix: list) -> dict:
+    """Each of `forms` launched once (launched(form) gives its output and its Launch) and checked: its largest error
+    against `expected`, and whether its output is the first form's bit for bit, printed after `prefix` with its
+    registers. Returns each form's call, for in_rounds."""
+    reference = None
+    for form in forms:
+        out, launch = launched(form)
+        reference = out if reference is None else reference
+        err = (out.double() - expected).abs().max().item()
+        same = "bit for bit" if torch.equal(out, reference) else "DIFFERS"
+        print(*prefix, form, same, f"max err {err:.3g}", "registers", launch.n_regs, "spilled", launch.n_spills,
+              flush=True)
+    return {form: (lambda form=form: launched(form)) for form in forms}
+
+
 def in_rounds(calls: dict, rounds: int, dtype: torch.dtype, nbytes: int, write_row, prefix: list,
               marked: str = "") -> dict[str, list[float]]:
     """Each of `calls` (label: call) timed once a round, in turn, for `rounds` rounds after a copy of the same

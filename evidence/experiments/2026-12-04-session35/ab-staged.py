@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-from config_timing import csv_rows, in_rounds
+from config_timing import checked_forms, csv_rows, in_rounds
 from softmax_bench import ops
 from softmax_bench.kernels import cluster_backward
 
@@ -49,15 +49,8 @@ for op, log, dtype, M, N in CELLS:
         return cluster_backward.launch(y, dy, fusion)
 
     expected = ops.backward_reference(y, dy, fusion, torch.float64)
-    reference = launched("as is")[0]
-    for form in forms:
-        dx, launch = launched(form)
-        err = (dx.double() - expected).abs().max().item()
-        same = "bit for bit" if torch.equal(dx, reference) else "DIFFERS"
-        print(op, "log" if log else "", str(dtype), M, N, form, same, f"max err {err:.3g}", "registers",
-              launch.n_regs, "spilled", launch.n_spills, flush=True)
-    del expected, reference
-    calls = {form: (lambda form=form: launched(form)) for form in forms}
+    calls = checked_forms(launched, forms, expected, [op, "log" if log else "", str(dtype), M, N])
+    del expected
     nbytes = cluster_backward.traffic(M, N, dtype, fusion).total_bytes
     label = op + (" log" if log else "")
     in_rounds(calls, 5, dtype, nbytes, write, [label, str(dtype).split(".")[1], M, N, "cluster-backward"],

@@ -18,7 +18,7 @@ import sys
 
 import torch
 
-from config_timing import csv_rows, in_rounds
+from config_timing import checked_forms, csv_rows, in_rounds
 from softmax_bench import ops
 from softmax_bench.kernels import cluster
 
@@ -44,15 +44,8 @@ for op, log, dtype, M, N, cap in CELLS:
         return cluster.launch(x, fusion)
 
     expected = ops.reference(x, fusion, torch.float64)
-    reference = launched("as is")[0]
-    for name in forms:
-        y, launch = launched(name)
-        err = (y.double() - expected).abs().max().item()
-        same = "bit for bit" if torch.equal(y, reference) else "DIFFERS"
-        print(op, "log" if log else "", str(dtype), M, N, name, same, f"max err {err:.3g}", "registers",
-              launch.n_regs, "spilled", launch.n_spills, flush=True)
-    del expected, reference
-    calls = {name: (lambda name=name: launched(name)) for name in forms}
+    calls = checked_forms(launched, forms, expected, [op, "log" if log else "", str(dtype), M, N])
+    del expected
     nbytes = cluster.VARIANT.traffic(M, N, dtype, fusion).total_bytes
     label = op + (" log" if log else "")
     in_rounds(calls, 5, dtype, nbytes, write, [label, str(dtype).split(".")[1], M, N, "cluster"], marked="as is")
