@@ -23,6 +23,7 @@ dispatch rows as on that GPU (its auto table; torch.cuda's name lookup answered 
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --shape 4096x4000
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --op softmax --row compiled_op --row torch_compile
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --only-python --dispatch-as "NVIDIA H200"   # CPU
+    SOFTMAX_BENCH_OWN_LAUNCHER=1 PYTHONPATH=. python3 scripts/host-cost.py OUT.csv     # replays by our launcher
 """
 
 import argparse
@@ -135,6 +136,8 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
     if plan is None:  # interpreted: nothing recorded
         return None
     y, stream, steps = torch.empty_like(x), plan.stream_of(plan.device_index), []
+    if plan.own_steps is not None:  # SOFTMAX_BENCH_OWN_LAUNCHER=1: softmax_bench.launcher's launch
+        return lambda: [launch(stream, x, y, None, None) for launch in plan.own_steps]
     tensors = (x, y, None)  # as Plan gives them
     for launch, template, slots in plan.steps:
         args = template.copy()
@@ -159,7 +162,7 @@ def calls_with_launches(x: torch.Tensor, ops: list[str]):
             x, y, M, N, x.stride(0), y.stride(0), **args, **config), note="kernel[grid](...), output preallocated")
     yield Row("replayed launch alone", "softmax", None if too_wide else replayed_launch(x),
               note=too_wide or "fused's recorded launch, its arguments ready, no output allocated: the floor of a "
-              "replayed call")
+              f"replayed call ({'softmax_bench.launcher' if replay.OWN_LAUNCHER else 'Triton'}'s launch)")
     for op in ops:
         fusion = OPS[op].fusion_for(x)
         for name in ["auto", *registry]:

@@ -29,21 +29,38 @@ MAX_PLANS = 4096  # distinct input kinds kept; past it, the plans start over
 X, Y, MASK, BIAS = 0, 1, 2, 3  # where a launch argument comes from at replay
 
 
+# With OWN_LAUNCHER, a plan launches through softmax_bench.launcher (a C launch with the parameters packed once)
+# rather than Triton's C launch. Off until measured on a GPU (SOFTMAX_BENCH_OWN_LAUNCHER=1 turns it on): written in
+# the thirty-sixth session, which had no device.
+OWN_LAUNCHER = os.environ.get("SOFTMAX_BENCH_OWN_LAUNCHER") == "1"
+
+
 class Plan:
-    """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go); y's
-    dtype."""
+    """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go); with
+    OWN_LAUNCHER, the same launches as softmax_bench.launcher's (own_steps; None where one of them is not one it
+    takes); y's dtype."""
 
-    __slots__ = ("steps", "stream_of", "device_index", "out_dtype")
+    __slots__ = ("steps", "own_steps", "stream_of", "device_index", "out_dtype", "like_x")
 
-    def __init__(self, steps: list, stream_of, device_index: int, out_dtype: torch.dtype):
+    def __init__(self, steps: list, stream_of, device_index: int, out_dtype: torch.dtype, own_steps: list | None = None,
+                 like_x: bool = False):
         self.steps = steps
+        self.own_steps = own_steps
         self.stream_of = stream_of
         self.device_index = device_index
         self.out_dtype = out_dtype
+        self.like_x = like_x  # y is torch.empty_like(x) as it is (x contiguous, y of its dtype): ~0.2 µs less
 
     def __call__(self, x: torch.Tensor, mask: torch.Tensor | None, bias: torch.Tensor | None = None) -> torch.Tensor:
-        y = torch.empty_like(x, dtype=self.out_dtype, memory_format=torch.contiguous_format)
+        if self.like_x:
+            y = torch.empty_like(x)
+        else:
+            y = torch.empty_like(x, dtype=self.out_dtype, memory_format=torch.contiguous_format)
         stream = self.stream_of(self.device_index)
+        if self.own_steps is not None and hooks_quiet(_runtime_knobs()):
+            for launch in self.own_steps:
+                launch(stream, x, y, mask, bias)
+            return y
         tensors = (x, y, mask, bias)
         for launch, template, slots in self.steps:
             args = template.copy()
@@ -71,15 +88,21 @@ def launcher(compiled, grid: tuple):
     runtime = _runtime_knobs()
 
     def launch(stream, args):
-        enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
-        # Triton ≥ 3.7 keeps hooks as chains, never None, empty when no one listens; older ones as a callable or None
-        if direct and not getattr(enter, "calls", enter) and not getattr(leave, "calls", leave):
+        if direct and hooks_quiet(runtime):
             c_launch(grid_x, grid_y, grid_z, stream, function, *facts, args)
             return
+        enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
         metadata = compiled.launch_metadata(grid, stream, *args)
         run(grid_x, grid_y, grid_z, stream, function, packed, metadata, enter, leave, *args)
 
     return launch
+
+
+def hooks_quiet(runtime) -> bool:
+    """Whether no launch hook (a profiler's) listens: Triton ≥ 3.7 keeps the hooks as chains, never None, empty when
+    no one listens; older ones as a callable or None."""
+    enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
+    return not getattr(enter, "calls", enter) and not getattr(leave, "calls", leave)
 
 
 # What Triton 3.8's launcher (CudaLauncher) has when its C launch takes the arguments called directly above.
@@ -134,11 +157,25 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
                 value = None
             template.append(value)
         steps.append((launcher(compiled, grid), template, tuple(slots)))
+    own_steps = own_launches(launches, steps, x.get_device()) if OWN_LAUNCHER else None
     if stream_of is None:
         from triton.runtime import driver
 
         stream_of = driver.active.get_current_stream
-    return Plan(steps, stream_of, x.get_device(), y_rows.dtype)
+    return Plan(steps, stream_of, x.get_device(), y_rows.dtype, own_steps,
+                like_x=y_rows.dtype == x.dtype and x.is_contiguous())
+
+
+def own_launches(launches: list, steps: list, device: int) -> list | None:
+    """The recorded launches as softmax_bench.launcher's Launches, their arguments as `steps` (make_plan's) hold
+    them; None where one is not a launch it takes (launcher.Unsupported)."""
+    from . import launcher
+
+    try:
+        return [launcher.make_launch(compiled, grid, template, slots, device)
+                for (_, grid, _, _, compiled), (_, template, slots) in zip(launches, steps)]
+    except launcher.Unsupported:
+        return None
 
 
 PLANS: dict[tuple, Plan] = {}
@@ -148,12 +185,12 @@ def plan_key(x, dim, scale, mask, causal, variant, log: bool = False, out_dtype=
     """What a call's launches depend on, beyond the tensors' memory (raises on arguments that are not tensors
     or not hashable: such a call is checked, and refused, the long way)."""
     return (variant, x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() % 16, dim, scale, causal,
-            _layout(mask), log, out_dtype, _layout(bias))
+            None if mask is None else _layout(mask), log, out_dtype, None if bias is None else _layout(bias))
 
 
-def _layout(t) -> tuple | None:
+def _layout(t) -> tuple:
     """What a launch takes from a mask or bias beside its memory: its shape, strides, dtype, device, alignment."""
-    return None if t is None else (t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() % 16)
+    return (t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() % 16)
 
 
 def keep(key: tuple, plan: Plan) -> None:

@@ -88,6 +88,70 @@ def test_the_interpreter_records_nothing_and_clear_caches_forgets_the_plans():
     assert not replay.PLANS
 
 
+class KeptPlan:
+    """A plan as replay keeps one, that answers with a tensor of its own and records its calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, x, mask, bias=None):
+        self.calls.append((x, mask, bias))
+        return torch.full_like(x, 7.0)
+
+
+@pytest.mark.parametrize("op, log", [(softmax_bench.softmax, False), (softmax_bench.log_softmax, True)],
+                         ids=["softmax", "log_softmax"])
+def test_a_call_of_a_recorded_kind_goes_to_its_plan_first(op, log, monkeypatch):
+    """softmax and log_softmax ask for the recorded plan before anything else (recorded_plan): a call of the kind
+    a plan was kept for is served by it, with its own tensors; a call it does not fit goes the long way: another
+    op, scale, mask layout or dim, a dtype= (its cast decided the long way), a dim left to torch's choice (whose
+    warning the long way gives), x needing a gradient (the registered op)."""
+    dispatch.clear_caches()
+    x, mask = torch.randn(4, 40), torch.rand(4, 40) > 0.5
+    plan = KeptPlan()
+    replay.keep(replay.plan_key(x, -1, 0.5, mask, False, "auto", log), plan)
+    try:
+        x2, mask2 = torch.randn(4, 40), torch.rand(4, 40) > 0.5
+        with monkeypatch.context() as patched:  # served before any of the long way
+            patched.setattr(dispatch, "replayed_or_forward", None)
+            patched.setattr(dispatch, "through_op", None)
+            assert torch.equal(op(x2, scale=0.5, mask=mask2), torch.full_like(x2, 7.0))
+            assert len(plan.calls) == 1 and plan.calls[0][0] is x2 and plan.calls[0][1] is mask2
+            with torch.no_grad():  # a gradient not taken: the plan
+                op(x2.clone().requires_grad_(), scale=0.5, mask=mask2)
+            assert len(plan.calls) == 2
+        other = softmax_bench.log_softmax if op is softmax_bench.softmax else softmax_bench.softmax
+        misses = [lambda: other(x2, scale=0.5, mask=mask2), lambda: op(x2, scale=0.25, mask=mask2),
+                  lambda: op(x2, scale=0.5, mask=mask2[:1].expand(4, 40)), lambda: op(x2, 1, scale=0.5, mask=mask2),
+                  lambda: op(x2, scale=0.5, mask=mask2, dtype=torch.float64)]
+        for miss in misses:
+            miss()
+        with pytest.warns(UserWarning, match="Implicit dimension choice"):
+            op(x2, None, scale=0.5, mask=mask2)
+        assert len(plan.calls) == 2
+        # x needing a gradient: the registered op, with its autograd; its implementation replays the plan
+        assert op(x2.clone().requires_grad_(), scale=0.5, mask=mask2).requires_grad and len(plan.calls) == 3
+    finally:
+        dispatch.clear_caches()
+
+
+def test_a_plan_allocates_y_as_x_only_where_that_is_ys_layout():
+    """make_plan's like_x: y is torch.empty_like(x) as it is only for a contiguous x and y of x's dtype; else
+    contiguous and of y's dtype, as the kernels write it."""
+    kernel = FakeKernel()
+    cases = [(torch.randn(5, 40), torch.float32, True),
+             (torch.randn(5, 40, dtype=torch.bfloat16), torch.float32, False),  # bf16 x, fp32 y (dtype=)
+             (torch.randn(5, 48)[:, :40], torch.float32, False)]  # rows with a stride of their own
+    for x, y_dtype, like_x in cases:
+        y = torch.empty(x.shape, dtype=y_dtype)
+        plan = replay.make_plan(record(kernel, x, y, None), x, y, None, x, None, stream_of=str)
+        assert plan.like_x == like_x
+        new = torch.randn(x.shape[0], x.shape[1] + 8, dtype=x.dtype)[:, :40] if not x.is_contiguous() else \
+            torch.randn_like(x)
+        out = plan(new, None)
+        assert out.dtype == y_dtype and out.is_contiguous() and out.shape == x.shape
+
+
 def test_arguments_that_cannot_be_keyed_are_refused_the_long_way():
     with pytest.raises(TypeError, match="torch.Tensor"):
         softmax_bench.softmax([1.0, 2.0])

@@ -1,0 +1,295 @@
+// softmax_bench's own launch of a replayed kernel (softmax_bench/launcher.py says when it is used and why).
+//
+// A Launch holds everything of one recorded launch that does not change from call to call: the CUDA function,
+// grid, block, shared memory, cluster and every parameter's value in an 8-byte slot. A call gives the stream and
+// the call's tensors (x, y, mask, bias); it puts their addresses in the slots they go to and launches. The driver's
+// functions are given by Python (bind_driver), so the module builds and loads on a machine with no CUDA driver.
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda.h"
+
+#define MAX_PARAMS 64
+#define MAX_SLOTS 8
+#define TENSORS 4  // x, y, mask, bias
+
+typedef CUresult (*ctx_get_current_t)(CUcontext *);
+typedef CUresult (*device_get_t)(CUdevice *, int);
+typedef CUresult (*primary_ctx_retain_t)(CUcontext *, CUdevice);
+typedef CUresult (*ctx_set_current_t)(CUcontext);
+typedef CUresult (*launch_kernel_t)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                                    unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
+typedef CUresult (*launch_kernel_ex_t)(const CUlaunchConfig *, CUfunction, void **, void **);
+typedef CUresult (*get_error_string_t)(CUresult, const char **);
+
+static struct {
+  ctx_get_current_t ctx_get_current;
+  device_get_t device_get;
+  primary_ctx_retain_t primary_ctx_retain;
+  ctx_set_current_t ctx_set_current;
+  launch_kernel_t launch_kernel;
+  launch_kernel_ex_t launch_kernel_ex;
+  get_error_string_t get_error_string;
+} driver;
+
+static PyObject *data_ptr_name;
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  CUfunction function;
+  unsigned int grid[3];
+  unsigned int num_warps;
+  unsigned int shared;
+  unsigned int num_ctas;
+  int cooperative;
+  int pdl;
+  int device;
+  int n_params;
+  uint64_t values[MAX_PARAMS];
+  int n_slots;
+  int slot_param[MAX_SLOTS];
+  int slot_source[MAX_SLOTS];
+} Launch;
+
+static int raise_cuda(CUresult status, const char *what) {
+  const char *text = NULL;
+  if (driver.get_error_string == NULL || driver.get_error_string(status, &text) != CUDA_SUCCESS || text == NULL)
+    text = "unknown error";
+  PyErr_Format(PyExc_RuntimeError, "%s failed: CUDA error %d (%s)", what, (int)status, text);
+  return -1;
+}
+
+// The call's parameters: the recorded values, each slot's tensor's address put in its place.
+static int fill(Launch *self, PyObject *const *tensors, uint64_t *values) {
+  memcpy(values, self->values, sizeof(uint64_t) * self->n_params);
+  for (int i = 0; i < self->n_slots; ++i) {
+    PyObject *tensor = tensors[self->slot_source[i]];
+    uint64_t address;
+    if (PyLong_Check(tensor)) {
+      address = PyLong_AsUnsignedLongLong(tensor);
+    } else {
+      PyObject *got = PyObject_CallMethodNoArgs(tensor, data_ptr_name);
+      if (got == NULL)
+        return -1;
+      address = PyLong_AsUnsignedLongLong(got);
+      Py_DECREF(got);
+    }
+    if (PyErr_Occurred())
+      return -1;
+    values[self->slot_param[i]] = address;
+  }
+  return 0;
+}
+
+static int ensure_context(int device) {
+  CUcontext context = NULL;
+  CUresult status = driver.ctx_get_current(&context);
+  if (status != CUDA_SUCCESS)
+    return raise_cuda(status, "cuCtxGetCurrent");
+  if (context != NULL)
+    return 0;
+  // a thread that has made no CUDA call yet: the device's primary context, as the runtime would make current
+  CUdevice handle;
+  if ((status = driver.device_get(&handle, device)) != CUDA_SUCCESS)
+    return raise_cuda(status, "cuDeviceGet");
+  if ((status = driver.primary_ctx_retain(&context, handle)) != CUDA_SUCCESS)
+    return raise_cuda(status, "cuDevicePrimaryCtxRetain");
+  if ((status = driver.ctx_set_current(context)) != CUDA_SUCCESS)
+    return raise_cuda(status, "cuCtxSetCurrent");
+  return 0;
+}
+
+// What Triton 3.8's launch passes for the same kernel (driver.c's _launch): cuLaunchKernelEx with a cluster, a
+// cooperative grid or programmatic dependent launch; otherwise cuLaunchKernel. (Oversized shared memory, past
+// 228 KB, is not taken: launcher.py leaves such a kernel to Triton's launch.)
+static CUresult launch(Launch *self, CUstream stream, void **params) {
+  CUlaunchAttribute attrs[4];
+  unsigned int n = 0;
+  if (self->pdl) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (self->cooperative) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n++].value.cooperative = 1;
+  }
+  if (self->num_ctas != 1) {
+    memset(&attrs[n], 0, sizeof(CUlaunchAttribute));
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = self->num_ctas;
+    attrs[n].value.clusterDim.y = 1;
+    attrs[n++].value.clusterDim.z = 1;
+    memset(&attrs[n], 0, sizeof(CUlaunchAttribute));
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    attrs[n++].value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+  }
+  unsigned int block_x = 32 * self->num_warps;
+  if (n == 0)
+    return driver.launch_kernel(self->function, self->grid[0], self->grid[1], self->grid[2], block_x, 1, 1,
+                                self->shared, stream, params, NULL);
+  CUlaunchConfig config = {.gridDimX = self->grid[0] * self->num_ctas, .gridDimY = self->grid[1],
+                           .gridDimZ = self->grid[2], .blockDimX = block_x, .blockDimY = 1, .blockDimZ = 1,
+                           .sharedMemBytes = self->shared, .hStream = stream, .attrs = attrs, .numAttrs = n};
+  return driver.launch_kernel_ex(&config, self->function, params, NULL);
+}
+
+// launch(stream, x, y, mask, bias): the launch with this call's tensors (or their addresses as ints).
+static PyObject *Launch_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Launch *self = (Launch *)callable;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs != 1 + TENSORS || kwnames != NULL) {
+    PyErr_SetString(PyExc_TypeError, "a Launch takes (stream, x, y, mask, bias), positionally");
+    return NULL;
+  }
+  if (driver.launch_kernel == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "softmax_bench's launcher has no CUDA driver bound (bind_driver)");
+    return NULL;
+  }
+  uint64_t stream = PyLong_AsUnsignedLongLong(args[0]);
+  if (PyErr_Occurred())
+    return NULL;
+  uint64_t values[MAX_PARAMS];
+  void *params[MAX_PARAMS];
+  if (fill(self, args + 1, values) < 0)
+    return NULL;
+  for (int i = 0; i < self->n_params; ++i)
+    params[i] = &values[i];
+  if (self->grid[0] * self->grid[1] * self->grid[2] == 0)
+    Py_RETURN_NONE;
+  if (ensure_context(self->device) < 0)
+    return NULL;
+  CUresult status;
+  Py_BEGIN_ALLOW_THREADS;
+  status = launch(self, (CUstream)stream, params);
+  Py_END_ALLOW_THREADS;
+  if (status != CUDA_SUCCESS) {
+    raise_cuda(status, "launching a replayed kernel");
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+// params(x, y, mask, bias): the parameters a launch with these tensors passes, each as the int of its 8-byte slot.
+static PyObject *Launch_params(Launch *self, PyObject *args) {
+  if (PyTuple_GET_SIZE(args) != TENSORS) {
+    PyErr_SetString(PyExc_TypeError, "params takes (x, y, mask, bias)");
+    return NULL;
+  }
+  uint64_t values[MAX_PARAMS];
+  if (fill(self, &PyTuple_GET_ITEM(args, 0), values) < 0)
+    return NULL;
+  PyObject *out = PyTuple_New(self->n_params);
+  for (int i = 0; out != NULL && i < self->n_params; ++i)
+    PyTuple_SET_ITEM(out, i, PyLong_FromUnsignedLongLong(values[i]));
+  return out;
+}
+
+// Launch(function, (grid x, y, z), num_warps, shared, num_ctas, cooperative, pdl, device, values, slots):
+// values, the parameters' 8-byte slots as bytes; slots, ((parameter, source) ...), source 0-3 for x, y, mask, bias.
+static PyObject *Launch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  unsigned long long function;
+  unsigned int grid[3], num_warps, shared, num_ctas;
+  int cooperative, pdl, device;
+  Py_buffer values;
+  PyObject *slots;
+  if (!PyArg_ParseTuple(args, "K(III)IIIppiy*O!", &function, &grid[0], &grid[1], &grid[2], &num_warps, &shared,
+                        &num_ctas, &cooperative, &pdl, &device, &values, &PyTuple_Type, &slots))
+    return NULL;
+  Launch *self = NULL;
+  Py_ssize_t n_params = values.len / (Py_ssize_t)sizeof(uint64_t);
+  Py_ssize_t n_slots = PyTuple_GET_SIZE(slots);
+  if (values.len % sizeof(uint64_t) != 0 || n_params > MAX_PARAMS || n_slots > MAX_SLOTS || num_ctas == 0) {
+    PyErr_Format(PyExc_ValueError, "a Launch takes at most %d parameters of 8 bytes, %d slots and a cluster of "
+                 "at least one CTA", MAX_PARAMS, MAX_SLOTS);
+    goto done;
+  }
+  self = (Launch *)type->tp_alloc(type, 0);
+  if (self == NULL)
+    goto done;
+  self->vectorcall = Launch_call;
+  self->function = (CUfunction)(uintptr_t)function;
+  memcpy(self->grid, grid, sizeof(grid));
+  self->num_warps = num_warps;
+  self->shared = shared;
+  self->num_ctas = num_ctas;
+  self->cooperative = cooperative;
+  self->pdl = pdl;
+  self->device = device;
+  self->n_params = (int)n_params;
+  memcpy(self->values, values.buf, values.len);
+  self->n_slots = (int)n_slots;
+  for (Py_ssize_t i = 0; i < n_slots; ++i) {
+    int param, source;
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(slots, i), "ii", &param, &source) || param < 0 || param >= n_params ||
+        source < 0 || source >= TENSORS) {
+      if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "a slot is (a parameter's index, 0-3 for x, y, mask, bias)");
+      Py_CLEAR(self);
+      goto done;
+    }
+    self->slot_param[i] = param;
+    self->slot_source[i] = source;
+  }
+done:
+  PyBuffer_Release(&values);
+  return (PyObject *)self;
+}
+
+static PyMethodDef Launch_methods[] = {
+    {"params", (PyCFunction)Launch_params, METH_VARARGS, "The parameters a launch with (x, y, mask, bias) passes."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject LaunchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "softmax_bench_launcher.Launch",
+    .tp_basicsize = sizeof(Launch),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Launch, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = Launch_new,
+    .tp_methods = Launch_methods,
+    .tp_doc = "One recorded launch of a compiled kernel, called as launch(stream, x, y, mask, bias).",
+};
+
+// bind_driver(cuCtxGetCurrent, cuDeviceGet, cuDevicePrimaryCtxRetain, cuCtxSetCurrent, cuLaunchKernel,
+// cuLaunchKernelEx, cuGetErrorString): the driver functions' addresses.
+static PyObject *bind_driver(PyObject *self, PyObject *args) {
+  unsigned long long f[7];
+  if (!PyArg_ParseTuple(args, "KKKKKKK", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6]))
+    return NULL;
+  driver.ctx_get_current = (ctx_get_current_t)(uintptr_t)f[0];
+  driver.device_get = (device_get_t)(uintptr_t)f[1];
+  driver.primary_ctx_retain = (primary_ctx_retain_t)(uintptr_t)f[2];
+  driver.ctx_set_current = (ctx_set_current_t)(uintptr_t)f[3];
+  driver.launch_kernel = (launch_kernel_t)(uintptr_t)f[4];
+  driver.launch_kernel_ex = (launch_kernel_ex_t)(uintptr_t)f[5];
+  driver.get_error_string = (get_error_string_t)(uintptr_t)f[6];
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"bind_driver", bind_driver, METH_VARARGS, "The CUDA driver functions a Launch calls, by address."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "softmax_bench_launcher",
+                                    "softmax_bench's launch of replayed kernels.", -1, module_methods};
+
+PyMODINIT_FUNC PyInit_softmax_bench_launcher(void) {
+  if (PyType_Ready(&LaunchType) < 0)
+    return NULL;
+  data_ptr_name = PyUnicode_InternFromString("data_ptr");
+  PyObject *m = PyModule_Create(&module);
+  if (m == NULL || data_ptr_name == NULL)
+    return NULL;
+  Py_INCREF(&LaunchType);
+  if (PyModule_AddObject(m, "Launch", (PyObject *)&LaunchType) < 0) {
+    Py_DECREF(&LaunchType);
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

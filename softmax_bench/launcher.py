@@ -1,0 +1,140 @@
+"""softmax_bench's own launch of a replayed kernel (issue 29): a C function that takes the stream and the call's
+tensors and launches, with every other parameter packed once, when the call was recorded.
+
+Triton 3.8's C launch, which a replayed call otherwise calls (replay.launcher), parses 16 arguments, walks the
+kernel's 31 parameters and converts each from Python at every call; on the H200 a replayed launch alone costs ~4.9
+µs, where torch.softmax's whole call costs ~6.9. A Launch (launcher.c) keeps the parameters in 8-byte slots and
+writes only the tensors' addresses: the work left is the driver's.
+
+launcher.c is built at first use as Triton builds its own launcher: Triton's build helper, the system C compiler
+and Triton's cache; it includes Triton's copy of cuda.h and links nothing (the driver's functions are found in
+libcuda.so.1 by ctypes and given to it). With no C compiler, or a Triton whose kernels it cannot read, replayed
+calls launch through Triton's as before, and the reason is said once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import re
+import struct
+import warnings
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("launcher.c")
+DRIVER_FUNCTIONS = ("cuCtxGetCurrent", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuLaunchKernel",
+                    "cuLaunchKernelEx", "cuGetErrorString")
+# A parameter's value as the kernel takes it (as Triton 3.8's launch converts it), little-endian in an 8-byte slot;
+# bf16 is a float32's upper half.
+ENCODINGS = {"i1": "<i", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "u1": "<I", "u8": "<B", "u16": "<H",
+             "u32": "<I", "u64": "<Q", "fp16": "<e", "fp32": "<f", "f32": "<f", "fp64": "<d"}
+# launcher.c's limits: a cluster of 16 needs a non-portable attribute, shared memory past 228 KB another
+MAX_PARAMS, MAX_SLOTS, MAX_CTAS, MAX_SHARED = 64, 8, 8, 228 * 1024
+
+
+class Unsupported(Exception):
+    """A launch launcher.c does not take: it goes through Triton's."""
+
+
+def encode(kind: str, value) -> bytes:
+    """value as a parameter of Triton type `kind` takes it, in an 8-byte slot."""
+    if kind.startswith("*"):
+        return struct.pack("<Q", 0 if value is None else value)
+    if kind == "bf16":
+        return struct.pack("<H", struct.unpack("<I", struct.pack("<f", value))[0] >> 16).ljust(8, b"\0")
+    if kind not in ENCODINGS:
+        raise Unsupported(f"a parameter of type {kind}")
+    return struct.pack(ENCODINGS[kind], value).ljust(8, b"\0")
+
+
+def ptx_parameters(ptx: str, name: str) -> list[int]:
+    """The sizes in bytes of the parameters of kernel `name` as its PTX declares them."""
+    entry = re.search(rf"\.entry\s+{re.escape(name)}\s*\((.*?)\)", ptx, re.S)
+    if entry is None:
+        raise Unsupported(f"no .entry {name} in the PTX")
+    return [int(bits) // 8 for bits in re.findall(r"\.param\s+\.[busf](\d+)", entry.group(1))]
+
+
+def pack(kinds: list, ptx: str, name: str, template: list, slots: tuple) -> tuple[bytes, tuple]:
+    """(the parameters' slots, ((parameter, source) for each tensor)) of a launch of kernel `name`, of signature
+    `kinds` (Triton's types in the kernel's order) and `ptx`, whose arguments are `template` with the tensors
+    `slots` places ((position, source), replay's). The parameters are those the compiled kernel takes (constexprs
+    left out) and after them the ones Triton adds (scratch pointers: none is used by a kernel this takes),
+    counted from its PTX."""
+    if len(kinds) != len(template):
+        raise Unsupported("a signature that does not match the launch's arguments")
+    sources = dict(slots)
+    values, tensor_slots = [], []
+    for position, (kind, value) in enumerate(zip(kinds, template)):
+        if not isinstance(kind, str):
+            raise Unsupported(f"a parameter of type {kind}")  # a tuple
+        if kind == "constexpr":
+            continue
+        if position in sources:
+            tensor_slots.append((len(values), sources[position]))
+        values.append(encode(kind, None if position in sources else value))
+    declared = ptx_parameters(ptx, name)
+    if len(declared) < len(values) or any(size > 8 for size in declared) or len(declared) > MAX_PARAMS:
+        raise Unsupported(f"{len(declared)} parameters in the PTX for {len(values)} arguments")
+    values += [encode("*i8", None)] * (len(declared) - len(values))
+    return b"".join(values), tuple(tensor_slots)
+
+
+def make_launch(compiled, grid: tuple, template: list, slots: tuple, device: int):
+    """The Launch (launcher.c) of `compiled` on `grid` with the arguments `template` and the tensors put where
+    `slots` says; raises Unsupported where launcher.c does not launch it as Triton would."""
+    launcher = driver_bound()
+    if launcher is None:
+        raise Unsupported("no launcher built")
+    try:
+        run, metadata, function = compiled.run, compiled.metadata, compiled.function
+        kinds, ptx = list(compiled.src.signature.values()), compiled.asm["ptx"]
+        name, num_warps, shared = metadata.name, metadata.num_warps, metadata.shared
+    except (AttributeError, KeyError, TypeError) as e:
+        raise Unsupported(f"a compiled kernel whose facts are not where Triton 3.8 keeps them ({e!r})") from None
+    if getattr(run, "global_scratch_size", 0) or getattr(run, "profile_scratch_size", 0) or \
+            getattr(run, "gsan_enabled", False):
+        raise Unsupported("a kernel that asks for scratch memory")
+    num_ctas = getattr(metadata, "num_ctas", 1)
+    if len(slots) > MAX_SLOTS or not 1 <= num_ctas <= MAX_CTAS or shared > MAX_SHARED:
+        raise Unsupported(f"{len(slots)} tensors, a cluster of {num_ctas}, {shared} bytes of shared memory")
+    values, tensor_slots = pack(kinds, ptx, name, template, slots)
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    cooperative, pdl = bool(getattr(run, "launch_cooperative_grid", False)), bool(getattr(run, "launch_pdl", False))
+    return launcher.Launch(function, grid, num_warps, shared, num_ctas, cooperative, pdl, device, values, tensor_slots)
+
+
+@functools.cache
+def built():
+    """launcher.c's module, built at first use (Triton's build helper and cache); None, said once, if it cannot be."""
+    try:
+        import triton
+        from triton.runtime.build import compile_module_from_src
+
+        include = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "include")
+        return compile_module_from_src(SOURCE.read_text(), "softmax_bench_launcher", include_dirs=[include])
+    except Exception as e:  # no C compiler, no Python headers, a Triton without the helper
+        _said_once(f"its launcher could not be built ({type(e).__name__}: {e})")
+        return None
+
+
+@functools.cache
+def driver_bound(library: str = "libcuda.so.1"):
+    """launcher.c's module with the CUDA driver's functions (from `library`) bound; None, said once, where either is
+    missing."""
+    module = built()
+    if module is None:
+        return None
+    try:
+        driver = ctypes.CDLL(library)
+        module.bind_driver(*(ctypes.cast(getattr(driver, name), ctypes.c_void_p).value for name in DRIVER_FUNCTIONS))
+    except (OSError, AttributeError) as e:
+        _said_once(f"the CUDA driver's functions were not found ({e})")
+        return None
+    return module
+
+
+def _said_once(reason: str) -> None:
+    warnings.warn(f"softmax_bench: {reason}; replayed calls launch through Triton's launcher",
+                  RuntimeWarning, stacklevel=3)
