@@ -109,6 +109,7 @@ static int ensure_context(int device) {
 // 228 KB, is not taken: launcher.py leaves such a kernel to Triton's launch.)
 static CUresult launch(Launch *self, CUstream stream, void **params) {
   CUlaunchAttribute attrs[4];
+  memset(attrs, 0, sizeof(attrs));
   unsigned int n = 0;
   if (self->pdl) {
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -119,12 +120,10 @@ static CUresult launch(Launch *self, CUstream stream, void **params) {
     attrs[n++].value.cooperative = 1;
   }
   if (self->num_ctas != 1) {
-    memset(&attrs[n], 0, sizeof(CUlaunchAttribute));
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attrs[n].value.clusterDim.x = self->num_ctas;
     attrs[n].value.clusterDim.y = 1;
     attrs[n++].value.clusterDim.z = 1;
-    memset(&attrs[n], 0, sizeof(CUlaunchAttribute));
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
     attrs[n++].value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
   }

@@ -101,7 +101,9 @@ def make_launch(compiled, grid: tuple, template: list, slots: tuple, device: int
         raise Unsupported(f"{len(slots)} tensors, a cluster of {num_ctas}, {shared} bytes of shared memory")
     values, tensor_slots = pack(kinds, ptx, name, template, slots)
     grid = tuple(grid) + (1,) * (3 - len(grid))
-    cooperative, pdl = bool(getattr(run, "launch_cooperative_grid", False)), bool(getattr(run, "launch_pdl", False))
+    # Triton 3.8 keeps these on its launcher, earlier ones in the metadata
+    cooperative, pdl = (bool(getattr(run, name, getattr(metadata, name, False)))
+                        for name in ("launch_cooperative_grid", "launch_pdl"))
     return launcher.Launch(function, grid, num_warps, shared, num_ctas, cooperative, pdl, device, values, tensor_slots)
 
 

@@ -191,6 +191,17 @@ def test_a_cluster_launches_with_its_dimension_and_a_spread_schedule(recording):
     assert attrs == [(cluster, (4, 1, 1)), (policy, (1, 0, 0))]  # CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1
 
 
+def test_a_cooperative_grid_and_dependent_launch_are_asked_for_where_triton_keeps_them(recording):
+    compiled = fused_compiled()
+    compiled.run.launch_pdl = True  # Triton 3.8: on its launcher
+    del compiled.run.launch_cooperative_grid
+    compiled.metadata.launch_cooperative_grid = True  # earlier Tritons: in the metadata
+    launcher.make_launch(compiled, (2,), TEMPLATE, SLOTS, 0)(0, torch.randn(2), torch.randn(2), None, None)
+    ((grid, _, _, _, _, attrs),) = recording.launches
+    serialization, cooperative = 6, 2  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, ..._COOPERATIVE
+    assert grid == (2, 1, 1) and attrs == [(serialization, (1, 0, 0)), (cooperative, (1, 0, 0))]
+
+
 def test_a_thread_without_a_context_gets_the_devices_primary_one(recording):
     recording.context = None
     launcher.make_launch(fused_compiled(), (1,), TEMPLATE, SLOTS, 3)(0, torch.randn(2), torch.randn(2), None, None)
