@@ -261,10 +261,25 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
 
 
 def through_op(x, bias=None) -> bool:
-    """Whether a call goes through the registered op (softmax_bench.library): only where it is needed — while
-    torch.compile traces, or when x or the bias needs a gradient — since the dispatcher costs tens of µs a call."""
+    """Whether a call goes through the registered op (softmax_bench.library) or its autograd formula: only where it
+    is needed — while torch.compile traces (the op), or when x or the bias needs a gradient (the formula, applied
+    eagerly: with_autograd) — since the dispatcher costs tens of µs a call."""
     return torch.compiler.is_compiling() or (torch.is_grad_enabled() and (
         getattr(x, "requires_grad", False) or getattr(bias, "requires_grad", False)))
+
+
+# log → the registered op's autograd formula as a torch.autograd.Function (library.py fills it), which an eager
+# call with a gradient applies in place of the op
+EAGER_AUTOGRAD: dict[bool, type] = {}
+
+
+def with_autograd(x, dim, scale, mask, causal, variant, log: bool, out_dtype, bias) -> torch.Tensor:
+    """A call that goes through the registered op (through_op): the op itself while torch.compile traces, else its
+    autograd formula applied eagerly."""
+    if torch.compiler.is_compiling():
+        op = torch.ops.softmax_bench.log_softmax if log else torch.ops.softmax_bench.softmax
+        return op(x, dim, scale, mask, causal, variant, out_dtype, bias)
+    return EAGER_AUTOGRAD[log].apply(x, dim, scale, mask, causal, variant, out_dtype, bias)
 
 
 def softmax(
@@ -318,7 +333,7 @@ def softmax(
         dim = implicit_dim(x, "softmax")
     x, out_dtype = with_dtype(x, dtype)
     if through_op(x, bias):
-        return torch.ops.softmax_bench.softmax(x, dim, scale, mask, causal, variant, out_dtype, bias)
+        return with_autograd(x, dim, scale, mask, causal, variant, False, out_dtype, bias)
     return replayed_or_forward(x, dim, scale, mask, causal, variant, log=False, out_dtype=out_dtype, bias=bias)
 
 
@@ -344,7 +359,7 @@ def log_softmax(
         dim = implicit_dim(x, "log_softmax")
     x, out_dtype = with_dtype(x, dtype)
     if through_op(x, bias):
-        return torch.ops.softmax_bench.log_softmax(x, dim, scale, mask, causal, variant, out_dtype, bias)
+        return with_autograd(x, dim, scale, mask, causal, variant, True, out_dtype, bias)
     return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True, out_dtype=out_dtype, bias=bias)
 
 
@@ -427,11 +442,26 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     return from_rows(y, x, x_last, dim)
 
 
+def replayed_or_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None,
+                         causal: bool, variant: str, log: bool = False) -> torch.Tensor:
+    """softmax_backward, a call like a recorded one replaying its launches (softmax_bench.replay): an eager
+    backward's host time is otherwise Triton's binding of each launch's arguments (35–60 µs on the H200's host)."""
+    try:
+        key = replay.backward_key(y, dy, dim, scale, mask, causal, variant, log)
+        plan = replay.PLANS.get(key)
+    except (AttributeError, TypeError):  # not tensors, an unhashable argument: the long way says what is wrong
+        key = plan = None
+    if plan is not None:
+        return plan(y, mask, dy)
+    return softmax_backward(y, dy, dim, scale, mask, causal, variant, log, replay_key=key)
+
+
 def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float | None, mask: torch.Tensor | None,
-                     causal: bool, variant: str, log: bool = False) -> torch.Tensor:
+                     causal: bool, variant: str, log: bool = False, replay_key: tuple | None = None) -> torch.Tensor:
     """The gradient of softmax (log_softmax when `log`) with respect to x, from its output y and the gradient dy of
     y; the other arguments are the forward's. A Triton variant's backward is `backward_for`'s; a torch variant's,
-    torch's (eager_backward)."""
+    torch's (eager_backward). With a replay_key, the launches are recorded and kept as the plan that replays
+    calls of that key (as softmax_forward's)."""
     y_last, dy_last = dim_last(y, dim), dim_last(dy, dim)
     N = int(y_last.shape[-1])  # int: a traced N (softmax_bench.library)
     capturing = capturing_on(y)
@@ -439,7 +469,17 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
     fusion = fusion_for(y, dim, scale, mask, causal, log)
     if y.numel() == 0:
         return like_output(y, dim)
-    dx, _ = backward.launch(as_rows(y_last), as_rows(dy_last), fusion)
+    y_rows, dy_rows = as_rows(y_last), as_rows(dy_last)
+    # every Triton forward has the same backward (backward_for), so a plan made outside a capture serves one too
+    replayable = y.is_cuda and not capturing and y_last is y and dy_last is dy and not interpreted()
+    if replay_key is None or not replayable:
+        dx, _ = backward.launch(y_rows, dy_rows, fusion)
+    else:
+        with replay.recording() as launches:
+            dx, _ = backward.launch(y_rows, dy_rows, fusion)
+        plan = replay.make_plan(launches, y_rows, dx, fusion.mask, y, mask, bias_rows=dy_rows, bias=dy)
+        if plan is not None:
+            replay.keep(replay_key, plan)
     return from_rows(dx, y, y_last, dim)
 
 

@@ -11,9 +11,11 @@ softmax_bench::<name>_opaque, decided each time it runs, from the real tensor, a
 cluster's kernels are Gluon, split's launch reads the compiled kernel's resources, two_pass's and online's read x's
 pointer alignment, which a traced tensor does not have. Under Triton's interpreter every traced call is opaque.
 
-softmax_bench.softmax goes through these ops only while compiling or when x needs a gradient; a plain eager call
-runs the kernels directly (the dispatcher costs tens of µs a call). Either way a call like a recorded one replays
-its launches (softmax_bench.replay): the ops' implementation is the eager call's.
+softmax_bench.softmax goes through these ops only while compiling. An eager call runs the kernels directly (the
+dispatcher and torch.library's autograd wrapper cost ~30 µs a call); when x or the bias needs a gradient it applies
+the ops' autograd formula as a torch.autograd.Function (EagerAutograd), which runs the same implementations. Either
+way a call like a recorded one replays its launches (softmax_bench.replay): the ops' implementation is the eager
+call's.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from typing import Optional
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 from torch._subclasses.fake_tensor import is_fake
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 from . import kernels
 from .auto_table import table_form
-from .dispatch import (_resolve, backward_for, check_dim, check_tensor, like_output, replayed_or_forward,
-                       softmax_backward, softmax_forward)
+from .dispatch import (EAGER_AUTOGRAD, _resolve, backward_for, check_dim, check_tensor, like_output,
+                       replayed_or_backward, replayed_or_forward, softmax_backward, softmax_forward)
 
 IN_GRAPH_FORWARDS = frozenset({"fused", "eager", "unfused"})  # whose kernels a compiled graph launches itself
 IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
@@ -153,9 +156,11 @@ def _register(name: str, log: bool) -> None:
     opaque = opaque_op(f"{name}_opaque", "(Tensor x, int dim, float? scale, Tensor? mask, bool causal, str variant, "
                        "ScalarType? out_dtype=None, Tensor? bias=None) -> Tensor", opaque_forward, opaque_fake)
 
-    def forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
-                variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
-        if not is_fake(x):  # run, not traced: a call like a recorded one replays its launches (softmax_bench.replay)
+    def run_forward(x: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
+                    variant: str, out_dtype: Optional[torch.dtype] = None, bias: Optional[Tensor] = None) -> Tensor:
+        # run, not traced (a tensor of no subclass is no fake one; is_fake costs 1.5 µs): a call like a recorded
+        # one replays its launches (softmax_bench.replay)
+        if type(x) is Tensor or not is_fake(x):
             return replayed_or_forward(x, dim, scale, mask, causal, variant, log, out_dtype=out_dtype, bias=bias)
         check_tensor(x, variant)
         check_dim(x, dim)
@@ -167,44 +172,65 @@ def _register(name: str, log: bool) -> None:
     backward_opaque = opaque_op(
         f"{name}_backward_opaque", "(Tensor y, Tensor dy, int dim, float? scale, Tensor? mask, bool causal, "
         "str variant) -> Tensor",
-        lambda y, dy, dim, scale, mask, causal, variant: softmax_backward(y, dy, dim, scale, mask, causal, variant,
-                                                                          log),
+        lambda y, dy, dim, scale, mask, causal, variant: replayed_or_backward(y, dy, dim, scale, mask, causal,
+                                                                              variant, log),
         lambda y, dy, dim, scale, mask, causal, variant: like_output(y, dim))
 
-    def backward_op(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
-                    variant: str) -> Tensor:
-        if not is_fake(y):
-            return softmax_backward(y, dy, dim, scale, mask, causal, variant, log)
+    def run_backward(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
+                     variant: str) -> Tensor:
+        if type(y) is Tensor or not is_fake(y):
+            return replayed_or_backward(y, dy, dim, scale, mask, causal, variant, log)
         if not in_graph(y, dim, variant, log, backward=True):
             return backward_opaque(y, dy, dim, scale, mask, causal, variant)
         with kernels.launches_traced():
             return softmax_backward(y, dy, dim, scale, mask, causal, variant, log)
 
-    forward = triton_op(f"softmax_bench::{name}", forward)
-    backward_op = triton_op(f"softmax_bench::{name}_backward", backward_op)
+    forward_op = triton_op(f"softmax_bench::{name}", run_forward)
+    backward_op = triton_op(f"softmax_bench::{name}_backward", run_backward)
 
-    def setup_context(ctx, inputs, output):
+    def save(ctx, inputs, output):
         x, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant, _, bias = inputs
         ctx.x_dtype = x.dtype
         ctx.bias_layout = None if bias is None else (bias.shape, bias.dtype)
         ctx.save_for_backward(output, mask)
 
-    def backward(ctx, dy):
+    def gradient(ctx, dy, backward):
+        """The gradients of x and the bias, the backward's kernels run by backward(y, dy, dim, scale, mask,
+        causal, variant)."""
         y, mask = ctx.saved_tensors
         if ctx.bias_layout is None or not ctx.needs_input_grad[7]:
-            dx = backward_op(y, dy, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant)
+            dx = backward(y, dy, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant)
             dbias = None
         else:
             # the gradient of x · scale + bias: dbias is it summed over the dims the bias is broadcast over, and
             # dx it times the scale (one more pass, only where the bias needs a gradient)
-            dz = backward_op(y, dy, ctx.dim, None, mask, ctx.causal, ctx.variant)
+            dz = backward(y, dy, ctx.dim, None, mask, ctx.causal, ctx.variant)
             shape, dtype = ctx.bias_layout
             dbias = dz.sum_to_size(shape).to(dtype)
             dx = dz if ctx.scale is None or ctx.scale == 1 else dz * ctx.scale
         # y in fp32 from 16-bit x (out_dtype): dx computed in fp32, rounded once to x's dtype, as torch's is
         return dx.to(ctx.x_dtype), None, None, None, None, None, None, dbias
 
-    forward.register_autograd(backward, setup_context=setup_context)
+    forward_op.register_autograd(lambda ctx, dy: gradient(ctx, dy, backward_op), setup_context=save)
+
+    class EagerAutograd(torch.autograd.Function):
+        """The op's autograd formula for an eager call with a gradient, without the op: torch.library's autograd
+        wrapper and the dispatcher cost such a call ~31 µs of Python (37 against 5.5 on a CPU), and the backward op
+        as much again. Not differentiable twice, as the op is not."""
+
+        @staticmethod
+        def forward(ctx, x, dim, scale, mask, causal, variant, out_dtype, bias):  # ctx given: no setup_context,
+            # whose Function.apply binds the arguments by inspect.signature (~15 µs a call)
+            y = run_forward(x, dim, scale, mask, causal, variant, out_dtype, bias)
+            save(ctx, (x, dim, scale, mask, causal, variant, out_dtype, bias), y)
+            return y
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, dy):
+            return gradient(ctx, dy, run_backward)
+
+    EAGER_AUTOGRAD[log] = EagerAutograd
 
 
 _register("softmax", log=False)

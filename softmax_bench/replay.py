@@ -188,6 +188,12 @@ def plan_key(x, dim, scale, mask, causal, variant, log: bool = False, out_dtype=
             None if mask is None else _layout(mask), log, out_dtype, None if bias is None else _layout(bias))
 
 
+def backward_key(y, dy, dim, scale, mask, causal, variant, log: bool) -> tuple:
+    """plan_key of a backward (dispatch.replayed_or_backward): its y's, dy's (in the bias's place, as its plan
+    takes it) and the forward's arguments, apart from every forward's key."""
+    return ("backward", *plan_key(y, dim, scale, mask, causal, variant, log, None, dy))
+
+
 def _layout(t) -> tuple:
     """What a launch takes from a mask or bias beside its memory: its shape, strides, dtype, device, alignment."""
     return (t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() % 16)

@@ -121,15 +121,29 @@ class OpsSeen(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def test_a_plain_eager_call_does_not_go_through_the_dispatcher():
+def test_an_eager_call_does_not_go_through_the_dispatcher_with_a_gradient_or_without():
+    """An eager call runs the kernels without the registered ops, its backward too (library.EagerAutograd: the ops'
+    autograd formula as a torch.autograd.Function), and its gradient is the op's."""
     x, _ = fresh_randn(4, 16)
     with OpsSeen() as seen:
         softmax_bench.softmax(x)
         softmax_bench.log_softmax(x)
     assert not any(name.startswith("softmax_bench::") for name in seen.names)
-    with OpsSeen() as seen:
-        softmax_bench.softmax(x.requires_grad_())
-    assert "softmax_bench::softmax" in seen.names
+    dy = torch.randn_like(x)
+    for fn, op in ((softmax_bench.softmax, torch.ops.softmax_bench.softmax),
+                   (softmax_bench.log_softmax, torch.ops.softmax_bench.log_softmax)):
+        eager, through_op = x.clone().requires_grad_(), x.clone().requires_grad_()
+        with OpsSeen() as seen:
+            fn(eager, scale=0.5).backward(dy)
+        assert not any(name.startswith("softmax_bench::") for name in seen.names)
+        with OpsSeen() as seen:
+            op(through_op, -1, 0.5, None, False, "auto", None, None).backward(dy)
+        assert "softmax_bench::softmax_backward" in seen.names or "softmax_bench::log_softmax_backward" in seen.names
+        assert torch.equal(eager.grad, through_op.grad)
+    x_again, dy_again = x.clone().requires_grad_(), dy.clone().requires_grad_()
+    (dx,) = torch.autograd.grad(softmax_bench.softmax(x_again), x_again, dy_again, create_graph=True)
+    with pytest.raises(RuntimeError, match="differentiate twice"):  # as the op's backward, which has no autograd
+        dx.sum().backward()
 
 
 def test_bad_input_says_what_to_do_under_compile_too():

@@ -135,6 +135,34 @@ def test_a_call_of_a_recorded_kind_goes_to_its_plan_first(op, log, monkeypatch):
         dispatch.clear_caches()
 
 
+@pytest.mark.parametrize("op, log", [(softmax_bench.softmax, False), (softmax_bench.log_softmax, True)],
+                         ids=["softmax", "log_softmax"])
+def test_a_backward_of_a_recorded_kind_goes_to_its_plan(op, log):
+    """An eager backward asks for a plan kept under its own key (replay.backward_key: y's and dy's layouts and the
+    forward's arguments) and, where there is one, replays it with y, the mask and dy: x's gradient is what the plan
+    gives. Another dy layout, mask or op is another key."""
+    dispatch.clear_caches()
+    x, mask = torch.randn(4, 40), torch.rand(4, 40) > 0.5
+    dy = torch.randn(4, 40)
+    y = op(x, scale=0.5, mask=mask)
+    plan = KeptPlan()
+    replay.keep(replay.backward_key(y, dy, -1, 0.5, mask, False, "auto", log), plan)
+    try:
+        xg = x.clone().requires_grad_()
+        y = op(xg, scale=0.5, mask=mask)
+        y.backward(dy)
+        assert torch.equal(xg.grad, torch.full_like(x, 7.0))
+        ((given_y, given_mask, given_dy),) = plan.calls
+        assert given_mask is mask and torch.equal(given_y, y) and torch.equal(given_dy, dy)
+        for other_dy, other_mask in ((dy.t().contiguous().t(), mask), (dy, mask[:1].expand(4, 40))):
+            xg = x.clone().requires_grad_()
+            op(xg, scale=0.5, mask=other_mask).backward(other_dy)
+            assert not torch.equal(xg.grad, torch.full_like(x, 7.0))
+        assert len(plan.calls) == 1
+    finally:
+        dispatch.clear_caches()
+
+
 def test_a_plan_allocates_y_as_x_only_where_that_is_ys_layout():
     """make_plan's like_x: y is torch.empty_like(x) as it is only for a contiguous x and y of x's dtype; else
     contiguous and of y's dtype, as the kernels write it."""
@@ -203,6 +231,36 @@ def test_a_replayed_call_gives_what_the_long_way_gives(op, variant, dtype):
             atol, rtol = TOLERANCES[dtype]
             assert out.shape == inp.shape and out.dtype == dtype
             torch.testing.assert_close(out.float(), expected.float(), atol=atol, rtol=rtol)
+
+
+@GPU
+@pytest.mark.parametrize("op", [softmax_bench.softmax, softmax_bench.log_softmax], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("variant, N", [("auto", 4000), ("fused", 16384), ("two_pass", 50257), ("cluster", 131072)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_replayed_backward_gives_what_the_long_way_gives(op, variant, N, dtype):
+    """An eager backward like a recorded one replays its launches (dispatch.replayed_or_backward): x's gradient bit
+    for bit what the recorded, long-way backward gave, plain, masked and scaled, causal; a dy that is not dense
+    (as .sum()'s) is not replayed."""
+    if not softmax_bench.variants()[variant if variant != "auto" else "fused"].supports(N, dtype):
+        pytest.skip(f"{variant} does not run here")
+    cases = [{}, {"mask": True, "scale": 0.125}, {"causal": True, "scale": 0.5}]
+    for kwargs in cases:
+        x = torch.randn(8, N, device="cuda", dtype=dtype, requires_grad=True)
+        if kwargs.get("mask"):
+            kwargs = {**kwargs, "mask": torch.rand(8, N, device="cuda") > 0.3}
+        dy = torch.randn(8, N, device="cuda", dtype=dtype)
+        dispatch.clear_caches()
+        grads = []
+        for _ in range(2):  # recorded, then replayed
+            x.grad = None
+            op(x, variant=variant, **kwargs).backward(dy)
+            grads.append(x.grad.clone())
+        backward_plans = [key for key in replay.PLANS if key[0] == "backward"]
+        assert len(backward_plans) == 1, kwargs
+        assert torch.equal(grads[0], grads[1]), kwargs
+        op(x, variant=variant, **kwargs).sum().backward()  # dy expanded from one element: a key of its own, no plan
+        assert [key for key in replay.PLANS if key[0] == "backward"] == backward_plans
+    dispatch.clear_caches()
 
 
 @GPU

@@ -10,6 +10,13 @@
 #   "replayed launch alone" 0.8–1.1 µs lower (4.9 → ~4.0), auto's softmax, scaled-masked and log-softmax host µs
 #   0.8–1.1 lower; every output bit for bit. If it holds: OWN_LAUNCHER on by default (README, replay.py), and
 #   `scripts/gpu-tests.sh backward` with it on.
+# eager-grad (issue 29): the GPU tests of an eager call with a gradient (library.EagerAutograd: the ops' autograd
+#   formula without the ops) and of a replayed backward (dispatch.replayed_or_backward: test_replay's
+#   test_a_replayed_backward_gives_what_the_long_way_gives, bit for bit), the backward part of the suite, then
+#   eager-step-host.py --through-op (an eager training step's host µs, ours beside torch's and the op's).
+#   Prediction (grad-call-cost.txt: on this session's CPU a step's Python around its kernels 41 µs against 106
+#   through the op, torch's whole step 27): softmax_bench's step ≤ 1.3× torch's host µs at 64×4000 bf16 in each
+#   form, the rows through the op ≥ 2× ours; the backward part passes.
 set -u
 case $1 in staged|x-staged|mask-early|backward-tiles|kept-causal|late-y)
   exec bash evidence/experiments/2026-12-04-session35/next.sh "$@" ;; esac
@@ -32,5 +39,11 @@ case $step in
       echo "host-cost own=$own rc=$? at $SECONDS s"
       grep -E "torch.softmax|torch.log_softmax|replayed launch|softmax_bench auto" $OUT/host-own$own.txt
     done ;;
+  eager-grad)
+    GPU_TEST_WORKERS=8 timeout 300 bash scripts/gpu-tests.sh backward -rfE > $OUT/tests-backward.txt 2>&1
+    echo "backward part rc=$? at $SECONDS s: $(tail -1 $OUT/tests-backward.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-backward.txt
+    timeout 150 python3 evidence/experiments/2026-12-04-session36/eager-step-host.py --through-op \
+      > $OUT/eager-step-host.txt 2>&1
+    echo "eager-step-host rc=$? at $SECONDS s"; cat $OUT/eager-step-host.txt ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
