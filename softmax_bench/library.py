@@ -26,8 +26,8 @@ from typing import Optional
 
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 from torch._subclasses.fake_tensor import is_fake
+from torch.autograd.function import once_differentiable
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 from . import kernels
@@ -215,12 +215,13 @@ def _register(name: str, log: bool) -> None:
 
     class EagerAutograd(torch.autograd.Function):
         """The op's autograd formula for an eager call with a gradient, without the op: torch.library's autograd
-        wrapper and the dispatcher cost such a call ~31 µs of Python (37 against 5.5 on a CPU), and the backward op
-        as much again. Not differentiable twice, as the op is not."""
+        wrapper and the dispatcher cost such a call's forward 33.8 µs on a CPU against 7.0 so, and its backward as
+        much again (evidence/experiments/2026-12-04-session36/grad-call-cost.txt). Not differentiable twice, as
+        the op is not."""
 
         @staticmethod
-        def forward(ctx, x, dim, scale, mask, causal, variant, out_dtype, bias):  # ctx given: no setup_context,
-            # whose Function.apply binds the arguments by inspect.signature (~15 µs a call)
+        def forward(ctx, x, dim, scale, mask, causal, variant, out_dtype, bias):  # ctx given: with setup_context,
+            # Function.apply binds the arguments by inspect.signature at each call (34.7 µs a call with it, 7.0 not)
             y = run_forward(x, dim, scale, mask, causal, variant, out_dtype, bias)
             save(ctx, (x, dim, scale, mask, causal, variant, out_dtype, bias), y)
             return y
