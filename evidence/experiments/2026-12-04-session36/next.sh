@@ -17,6 +17,9 @@
 #   Prediction (grad-call-cost.txt: on this session's CPU a step's Python around its kernels 41 µs against 106
 #   through the op, torch's whole step 27): softmax_bench's step ≤ 1.3× torch's host µs at 64×4000 bf16 in each
 #   form, the rows through the op ≥ 2× ours; the backward part passes.
+# fast-launches (issue 29): the kernels and backward parts of the suite with SOFTMAX_BENCH_FAST_LAUNCHES=1, the
+#   condition the README sets for turning replay.FAST_LAUNCHES on (a loss call's host time 4–43 % lower with it,
+#   seventeenth session). Prediction: both parts pass as they do with it off. If so: FAST_LAUNCHES on by default.
 set -u
 case $1 in staged|x-staged|mask-early|backward-tiles|kept-causal|late-y)
   exec bash evidence/experiments/2026-12-04-session35/next.sh "$@" ;; esac
@@ -45,5 +48,12 @@ case $step in
     timeout 150 python3 evidence/experiments/2026-12-04-session36/eager-step-host.py --through-op \
       > $OUT/eager-step-host.txt 2>&1
     echo "eager-step-host rc=$? at $SECONDS s"; cat $OUT/eager-step-host.txt ;;
+  fast-launches)
+    for part in backward kernels; do
+      SOFTMAX_BENCH_FAST_LAUNCHES=1 GPU_TEST_WORKERS=16 timeout 280 bash scripts/gpu-tests.sh $part -rfE \
+        > $OUT/tests-fast-$part.txt 2>&1
+      echo "$part part (fast launches) rc=$? at $SECONDS s: $(tail -1 $OUT/tests-fast-$part.txt)"
+      grep -E "^(FAILED|ERROR)" $OUT/tests-fast-$part.txt
+    done ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
