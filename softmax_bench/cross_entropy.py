@@ -95,26 +95,31 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     return (loss.view(target.shape) if reduction == "none" else loss), lse.view(target.shape), dlogits
 
 
-@torch.library.custom_op("softmax_bench::cross_entropy", mutates_args=())
-def _cross_entropy(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
-                   label_smoothing: float, z_loss: float, softcap: Optional[float],
-                   with_grad: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor]:
+def _loss_lse_and_grad(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
+                       label_smoothing: float, z_loss: float, softcap: Optional[float],
+                       with_grad: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor]:
     loss, lse, dlogits = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss,
                                             softcap, with_grad, inplace=False, divisor=divisor)
     grad = dlogits.view(logits.shape) if dlogits is not None else logits.new_empty(0)
     return loss, lse, grad
 
 
-@torch.library.custom_op("softmax_bench::cross_entropy_inplace_backward", mutates_args=("logits",))
-def _cross_entropy_inplace(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int,
-                           reduction: str, label_smoothing: float, z_loss: float,
-                           softcap: Optional[float], divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+_cross_entropy = torch.library.custom_op("softmax_bench::cross_entropy", mutates_args=())(_loss_lse_and_grad)
+
+
+def _loss_lse_in_place(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int,
+                       reduction: str, label_smoothing: float, z_loss: float,
+                       softcap: Optional[float], divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """The loss and lse, with the logits' gradient written over the logits."""
     loss, lse, dlogits = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss,
                                             softcap, with_grad=True, inplace=True, divisor=divisor)
     if dlogits.data_ptr() != logits.data_ptr():  # rows that as_rows had to copy: the gradient goes back
         logits.copy_(dlogits.view(logits.shape))
     return loss, lse
+
+
+_cross_entropy_inplace = torch.library.custom_op("softmax_bench::cross_entropy_inplace_backward",
+                                                 mutates_args=("logits",))(_loss_lse_in_place)
 
 
 @_cross_entropy_inplace.register_fake
@@ -188,14 +193,36 @@ def _backward(ctx, dloss, dlse, dgrad):
 _cross_entropy.register_autograd(_backward, setup_context=_setup_context)
 
 
+class _EagerAutograd(torch.autograd.Function):
+    """The op's autograd formula (_setup_context, _backward) for an eager loss with a gradient, without the op:
+    its custom_op call and autograd wrapper cost the host tens of µs a call (softmax's, measured on a CPU: 33.8
+    µs against 7.0 for the forward; evidence/experiments/2026-12-04-session36). Written with ctx in forward, as
+    softmax's EagerAutograd is: a setup_context makes Function.apply bind its arguments by inspect.signature."""
+
+    @staticmethod
+    def forward(ctx, *inputs):
+        outputs = _loss_lse_and_grad(*inputs)
+        _setup_context(ctx, inputs, outputs)
+        return outputs
+
+    @staticmethod
+    def backward(ctx, dloss, dlse, dgrad):
+        return _backward(ctx, dloss, dlse, dgrad)
+
+
 class _InplaceBackward(torch.autograd.Function):
     """The fused loss whose forward writes the logits' gradient over the logits (the op mutates them, as
     torch.library requires it to say); the backward hands that buffer on as the gradient."""
 
     @staticmethod
     def forward(ctx, logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, divisor):
-        loss, lse = torch.ops.softmax_bench.cross_entropy_inplace_backward(
-            logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, divisor)
+        arguments = (logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, softcap, divisor)
+        if torch.compiler.is_compiling():  # traced: the op, from which torch.compile learns that the logits change
+            loss, lse = torch.ops.softmax_bench.cross_entropy_inplace_backward(*arguments)
+        else:  # eager, past the op's dispatcher; the logits' version moved on as the op moves it, so that autograd
+            # still refuses a backward that would read them (their producer's)
+            loss, lse = _loss_lse_in_place(*arguments)
+            torch.autograd.graph.increment_version(logits)
         ctx.reduction = reduction
         ctx.mark_non_differentiable(lse)
         ctx.set_materialize_grads(False)
@@ -244,8 +271,10 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
         return (loss, lse) if return_lse else loss
     arguments = (logits, target, weight, int(ignore_index), reduction, float(label_smoothing), float(z_loss),
                  None if softcap is None else float(softcap), with_grad)
-    if with_grad or torch.compiler.is_compiling():
+    if torch.compiler.is_compiling():
         loss, lse, _ = _cross_entropy(*arguments, divisor)
+    elif with_grad:  # the op's autograd formula without the op
+        loss, lse, _ = _EagerAutograd.apply(*arguments, divisor)
     else:  # no autograd to register and nothing traced: past the dispatcher, as softmax's through_op (its µs a call)
         loss, lse, _ = _loss_and_gradient(*arguments, inplace=False, divisor=divisor)
     return (loss, lse) if return_lse else loss
