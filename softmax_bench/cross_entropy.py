@@ -195,9 +195,10 @@ _cross_entropy.register_autograd(_backward, setup_context=_setup_context)
 
 class _EagerAutograd(torch.autograd.Function):
     """The op's autograd formula (_setup_context, _backward) for an eager loss with a gradient, without the op:
-    its custom_op call and autograd wrapper cost the host tens of µs a call (softmax's, measured on a CPU: 33.8
-    µs against 7.0 for the forward; evidence/experiments/2026-12-04-session36). Written with ctx in forward, as
-    softmax's EagerAutograd is: a setup_context makes Function.apply bind its arguments by inspect.signature."""
+    its custom_op call and autograd wrapper cost the host tens of µs a call (a step with the kernels stubbed, on a
+    CPU: 109.5 µs against 54.3; evidence/experiments/2026-12-04-session36/grad-call-cost.txt). Written with ctx in
+    forward, as softmax's EagerAutograd is: a setup_context makes Function.apply bind its arguments by
+    inspect.signature."""
 
     @staticmethod
     def forward(ctx, *inputs):

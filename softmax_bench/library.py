@@ -215,7 +215,7 @@ def _register(name: str, log: bool) -> None:
 
     class EagerAutograd(torch.autograd.Function):
         """The op's autograd formula for an eager call with a gradient, without the op: torch.library's autograd
-        wrapper and the dispatcher cost such a call's forward 33.8 µs on a CPU against 7.0 so, and its backward as
+        wrapper and the dispatcher cost such a call's forward 33.6 µs on a CPU against 7.1 so, and its backward as
         much again (evidence/experiments/2026-12-04-session36/grad-call-cost.txt). Not differentiable twice, as
         the op is not."""
 
