@@ -1,9 +1,10 @@
-"""Issue 29: the host's cost of an eager training step of softmax_bench's softmax and log_softmax (forward, then
-backward with a dense dy), beside torch's, on a GPU: host_us / call_us a step as scripts/host-cost.py times a call
-(a round issued while the GPU sleeps; a round with the GPU free), the rows' rounds in turn. Since the thirty-sixth
-session an eager call with a gradient applies the ops' autograd formula without the ops (library.EagerAutograd) and
-the backward replays its launches (dispatch.replayed_or_backward); `--through-op` adds rows that call the registered
-op, as every such call went before.
+"""Issue 29: the host's cost of an eager training step of softmax_bench's softmax, log_softmax (forward, then
+backward with a dense dy) and cross_entropy (forward, loss.backward()), beside torch's, on a GPU: host_us /
+call_us a step as scripts/host-cost.py times a call (a round issued while the GPU sleeps; a round with the GPU
+free), the rows' rounds in turn. Since the thirty-sixth session an eager call with a gradient applies the ops'
+autograd formula without the ops (library.EagerAutograd, cross_entropy._EagerAutograd) and the backward replays its
+launches (dispatch.replayed_or_backward); `--through-op` adds rows that call the registered op, as every such call
+went before.
 
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session36/eager-step-host.py [MxN] [--through-op]
 """
@@ -22,6 +23,8 @@ x = torch.randn(M, N, device="cuda", dtype=torch.bfloat16, requires_grad=True)
 keep = torch.rand(M, N, device="cuda") > 0.1
 dy = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
 ops = torch.ops.softmax_bench
+target = torch.randint(0, N, (M,), device="cuda")
+loss_module = sys.modules["softmax_bench.cross_entropy"]
 forms = {
     "softmax": (lambda: softmax_bench.softmax(x), lambda: torch.softmax(x, -1),
                 lambda: ops.softmax(x, -1, None, None, False, "auto", None, None)),
@@ -30,13 +33,17 @@ forms = {
                       lambda: ops.softmax(x, -1, 0.125, keep, False, "auto", None, None)),
     "log_softmax": (lambda: softmax_bench.log_softmax(x), lambda: torch.log_softmax(x, -1),
                     lambda: ops.log_softmax(x, -1, None, None, False, "auto", None, None)),
+    "cross-entropy": (lambda: softmax_bench.cross_entropy(x, target),
+                      lambda: torch.nn.functional.cross_entropy(x, target),
+                      lambda: loss_module._cross_entropy(x, target, None, -100, "mean", 0.0, 0.0, None, True)[0]),
 }
 
 
 def step(forward):
     def run():
         x.grad = None
-        forward().backward(dy)
+        out = forward()
+        out.backward(dy if out.dim() else None)  # a loss: its own gradient of 1
     return run
 
 
