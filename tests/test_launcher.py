@@ -285,17 +285,17 @@ def test_a_plan_with_own_steps_launches_them_unless_a_hook_listens(monkeypatch):
     ((stream, given_x, given_y, mask, bias),) = own.calls
     assert (stream, mask, bias) == ("stream", None, None) and given_x is x2 and given_y is y2
     assert not kernel.compiled.calls  # Triton's launch not called
-    runtime = replay._runtime_knobs()
-    listening = getattr(runtime.launch_enter_hook, "add", None)
-    if listening is None:
-        monkeypatch.setattr(runtime, "launch_enter_hook", lambda metadata: None)
-        plan(x2, None)
-    else:  # Triton ≥ 3.7: a chain of hooks
-        hook = listening(lambda metadata: None)
+    runtime, hook = replay._runtime_knobs(), lambda metadata: None
+    chain = runtime.launch_enter_hook
+    if hasattr(chain, "add"):  # Triton ≥ 3.7: a chain of hooks
+        chain.add(hook)
         try:
             plan(x2, None)
         finally:
-            runtime.launch_enter_hook.remove(hook if hook is not None else runtime.launch_enter_hook.calls[-1])
+            chain.remove(hook)
+    else:
+        monkeypatch.setattr(runtime, "launch_enter_hook", hook)
+        plan(x2, None)
     assert len(own.calls) == 1 and len(kernel.compiled.calls) == 1  # a profiler listening: Triton's launch
 
 
