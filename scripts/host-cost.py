@@ -163,6 +163,11 @@ def calls_with_launches(x: torch.Tensor, ops: list[str]):
     yield Row("replayed launch alone", "softmax", None if too_wide else replayed_launch(x),
               note=too_wide or "fused's recorded launch, its arguments ready, no output allocated: the floor of a "
               f"replayed call ({'softmax_bench.launcher' if replay.OWN_LAUNCHER else 'Triton'}'s launch)")
+    needing = x.detach().requires_grad_()  # a call with a gradient to record: autograd's node, no backward
+    yield Row("grad torch.softmax", "softmax", partial(torch.softmax, needing, -1), PLAIN,
+              note="x needing a gradient (vs_torch: against the call without)")
+    yield Row("grad softmax_bench auto", "softmax", partial(softmax_bench.softmax, needing), PLAIN,
+              note="x needing a gradient: the ops' autograd formula without the op (library.EagerAutograd)")
     for op in ops:
         fusion = OPS[op].fusion_for(x)
         for name in ["auto", *registry]:
@@ -265,7 +270,7 @@ def main() -> None:
         try:
             if row.fusion is not None:
                 precise = torch.float64 if interpreted else torch.float32
-                wrong = check(row.fn(), reference(x, row.fusion, precise), dtype)[1]
+                wrong = check(row.fn().detach(), reference(x, row.fusion, precise), dtype)[1]  # (grad rows)
                 if wrong is not None:
                     raise ValueError(f"wrong output: {wrong}")
             if row.cheap:  # no kernel: timed alone (the stubbed launches must not reach the other rows)
