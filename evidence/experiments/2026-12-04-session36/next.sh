@@ -9,7 +9,8 @@
 #   1.10 µs with Triton's C launch, 0.25 with ours, on this session's CPU against a driver that does nothing):
 #   "replayed launch alone" 0.8–1.1 µs lower (4.9 → ~4.0), auto's softmax, scaled-masked and log-softmax host µs
 #   0.8–1.1 lower; every output bit for bit. If it holds: OWN_LAUNCHER on by default (README, replay.py), and
-#   `scripts/gpu-tests.sh backward` with it on.
+#   `scripts/gpu-tests.sh backward` with it on. host-cost's "grad" rows (x needing a gradient; the eager autograd
+#   formula without the op, both processes): softmax_bench auto ≤ 1.5× torch.softmax's with a gradient.
 # eager-grad (issue 29): the GPU tests of an eager call with a gradient (library.EagerAutograd: the ops' autograd
 #   formula without the ops) and of a replayed backward (dispatch.replayed_or_backward: test_replay's
 #   test_a_replayed_backward_gives_what_the_long_way_gives, bit for bit), the backward part of the suite, then
