@@ -317,8 +317,8 @@ GPU = pytest.mark.skipif(DEVICE != "cuda", reason="launches on a GPU")
 
 @GPU
 @pytest.mark.parametrize("op", [softmax_bench.softmax, softmax_bench.log_softmax], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("variant, N", [("fused", 4000), ("fused", 16384), ("two_pass", 50257), ("split", 131072),
-                                        ("cluster", 131072), ("auto", 4000)])
+@pytest.mark.parametrize("variant, N", [("fused", 4000), ("fused", 16384), ("two_pass", 50257), ("cluster", 131072),
+                                        ("auto", 4000)])  # (split is not replayed: not graph-safe)
 def test_a_plan_launched_by_it_gives_what_tritons_launch_gives_bit_for_bit(monkeypatch, op, variant, N):
     if not softmax_bench.variants()[variant if variant != "auto" else "fused"].supports(N, torch.bfloat16):
         pytest.skip(f"{variant} does not run here")

@@ -3,7 +3,7 @@
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] (as the thirty-fifth session's next.sh, whose steps this one
 # keeps: staged, x-staged, and through it the thirty-fourth's; their predictions are in their headers).
 # own-launcher (issue 29): tests/test_launcher.py on the GPU (a plan launched by softmax_bench.launcher against
-#   Triton's launch, bit for bit, fused, two_pass, split, cluster), tests/test_replay.py with the launcher on, then
+#   Triton's launch, bit for bit, fused, two_pass, cluster, auto), tests/test_replay.py with the launcher on, then
 #   scripts/host-cost.py with SOFTMAX_BENCH_OWN_LAUNCHER off and on (each in its own process, 64×4000 bf16,
 #   softmax, scaled-masked and log-softmax, 7 rounds). Prediction (launch-glue.csv: the code around fused's launch
 #   1.10 µs with Triton's C launch, 0.25 with ours, on this session's CPU against a driver that does nothing):
