@@ -213,8 +213,8 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     key = partial(replay.plan_key, x, -1, None, None, False, "auto")
     yield Row("replay plan lookup", "softmax", lambda: replay.PLANS.get(key()), cheap=True,
               note="the key of a call and its look-up")
-    yield Row("replay recorded_plan", "softmax", partial(dispatch.recorded_plan, x, -1, None, None, False, "auto",
-                                                         False, None), cheap=True,
+    yield Row("replay recorded_plan", "softmax", partial(dispatch.recorded_plan, x, -1, None, None, None, False,
+                                                         "auto", False, None), cheap=True,
               note="what softmax asks first: through the op or not, the key, its look-up")
     yield Row("replay output", "softmax", partial(torch.empty_like, x), cheap=True,
               note="y allocated (torch.empty_like of a contiguous x, y of its dtype: Plan.like_x)")

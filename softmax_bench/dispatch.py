@@ -327,7 +327,7 @@ def softmax(
     reads), 'online' (one read, an online max), 'eager' (torch's own ops) and 'unfused' (torch ops, pass by pass).
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
     """
-    if dtype is None and (plan := recorded_plan(x, dim, scale, mask, causal, variant, False, bias)) is not None:
+    if (plan := recorded_plan(x, dim, dtype, scale, mask, causal, variant, False, bias)) is not None:
         return plan(x, mask, bias)
     if dim is None:
         dim = implicit_dim(x, "softmax")
@@ -353,7 +353,7 @@ def log_softmax(
     variants and unfused (`eager`, torch.log_softmax, gives NaN); masked-out positions are -inf. Differentiable, and
     traced by torch.compile as softmax_bench::log_softmax.
     """
-    if dtype is None and (plan := recorded_plan(x, dim, scale, mask, causal, variant, True, bias)) is not None:
+    if (plan := recorded_plan(x, dim, dtype, scale, mask, causal, variant, True, bias)) is not None:
         return plan(x, mask, bias)
     if dim is None:
         dim = implicit_dim(x, "log_softmax")
@@ -363,18 +363,21 @@ def log_softmax(
     return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True, out_dtype=out_dtype, bias=bias)
 
 
-def recorded_plan(x, dim, scale, mask, causal, variant, log: bool, bias) -> replay.Plan | None:
+def recorded_plan(x, dim, dtype, scale, mask, causal, variant, log: bool, bias) -> replay.Plan | None:
     """The plan recorded for a call like this one (softmax_bench.replay), where it may replay it: asked first by
     softmax and log_softmax, so that a replayed call runs no more Python than this before its plan. None for a
     call that goes through the registered op (through_op: compiling is asked first, so that torch.compile traces
-    none of the rest) or that is not one a plan was recorded for; then the call goes the long way, which checks
-    its arguments (a non-tensor x too)."""
+    none of the rest), whose dtype= casts x first (with_dtype), or that is not one a plan was recorded for; then
+    the call goes the long way, which checks its arguments (a non-tensor x too)."""
     if torch.compiler.is_compiling():
         return None
     try:
         if (x.requires_grad or (bias is not None and bias.requires_grad)) and torch.is_grad_enabled():
             return None
-        return replay.PLANS.get(replay.plan_key(x, dim, scale, mask, causal, variant, log, None, bias))
+        out_dtype = None if dtype is None or dtype == x.dtype else dtype  # a cast fused into the store, or none
+        if out_dtype is not None and (x.dtype, out_dtype) not in FUSED_CASTS:
+            return None
+        return replay.PLANS.get(replay.plan_key(x, dim, scale, mask, causal, variant, log, out_dtype, bias))
     except (AttributeError, TypeError):
         return None
 

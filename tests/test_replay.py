@@ -131,6 +131,13 @@ def test_a_call_of_a_recorded_kind_goes_to_its_plan_first(op, log, monkeypatch):
         assert len(plan.calls) == 2
         # x needing a gradient: the registered op, with its autograd; its implementation replays the plan
         assert op(x2.clone().requires_grad_(), scale=0.5, mask=mask2).requires_grad and len(plan.calls) == 3
+        # a 16-bit x written in fp32 (dtype=, a cast fused into the store) has a plan of its own, asked first too
+        half, fp32_plan = x.to(torch.bfloat16), KeptPlan()
+        replay.keep(replay.plan_key(half, -1, None, None, False, "auto", log, torch.float32), fp32_plan)
+        with monkeypatch.context() as patched:
+            patched.setattr(dispatch, "replayed_or_forward", None)
+            op(half.clone(), dtype=torch.float32)
+        assert len(fp32_plan.calls) == 1
     finally:
         dispatch.clear_caches()
 

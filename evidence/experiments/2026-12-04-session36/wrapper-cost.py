@@ -26,7 +26,8 @@ def main():
             "replay.plan_key": lambda: replay.plan_key(x, -1, None, None, False, "auto", False, None, None),
             "torch.compiler.is_compiling()": torch.compiler.is_compiling}
     if hasattr(dispatch, "recorded_plan"):  # the thirty-sixth session's
-        rows["dispatch.recorded_plan"] = lambda: dispatch.recorded_plan(x, -1, None, None, False, "auto", False, None)
+        rows["dispatch.recorded_plan"] = lambda: dispatch.recorded_plan(x, -1, None, None, None, False, "auto", False,
+                                                                        None)
     for name, call in rows.items():
         best = min(timeit.repeat(call, number=args.calls, repeat=args.rounds)) / args.calls * 1e6
         print(f"{name:55s} {best:.3f} µs")
