@@ -140,7 +140,7 @@ def _auto_backward_provider() -> Provider:
         return call, backward_reference(y, cell.dy, cell.fusion, cell.precise)
 
     def autograd_call(cell: Cell) -> Callable[[], torch.Tensor]:
-        """The backward as a model runs it: autograd through softmax_bench's autograd formula (library.EagerAutograd)."""
+        """The backward as a model runs it: autograd through softmax_bench's formula (library.EagerAutograd)."""
         x = cell.x.detach().requires_grad_()
         y = user_call(x, cell.fusion, "auto")()
         return lambda: torch.autograd.grad(y, x, cell.dy, retain_graph=True)[0]
