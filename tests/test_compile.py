@@ -140,6 +140,24 @@ def test_an_eager_call_does_not_go_through_the_dispatcher_with_a_gradient_or_wit
             op(through_op, -1, 0.5, None, False, "auto", None, None).backward(dy)
         assert "softmax_bench::softmax_backward" in seen.names or "softmax_bench::log_softmax_backward" in seen.names
         assert torch.equal(eager.grad, through_op.grad)
+    # a bias that needs a gradient, a mask, and a 16-bit x written in fp32: the gradients the op gives, bit for bit
+    bias, keep, half = torch.randn(1, 16, device=DEVICE), torch.rand(4, 16, device=DEVICE) > 0.3, x.to(torch.bfloat16)
+    for fn, op in ((softmax_bench.softmax, torch.ops.softmax_bench.softmax),
+                   (softmax_bench.log_softmax, torch.ops.softmax_bench.log_softmax)):
+        grads = []
+        for run in (lambda t, b: fn(t, scale=0.5, mask=keep, bias=b),
+                    lambda t, b: op(t, -1, 0.5, keep, False, "auto", None, b)):
+            t, b = x.clone().requires_grad_(), bias.clone().requires_grad_()
+            run(t, b).backward(dy)
+            grads.append((t.grad, b.grad))
+        assert all(torch.equal(ours, theirs) for ours, theirs in zip(*grads))
+        grads = []
+        for run in (lambda t: fn(t, dtype=torch.float32), lambda t: op(t, -1, None, None, False, "auto",
+                                                                        torch.float32, None)):
+            t = half.clone().requires_grad_()
+            run(t).backward(dy)
+            grads.append(t.grad)
+        assert grads[0].dtype == torch.bfloat16 and torch.equal(*grads)
     x_again, dy_again = x.clone().requires_grad_(), dy.clone().requires_grad_()
     (dx,) = torch.autograd.grad(softmax_bench.softmax(x_again), x_again, dy_again, create_graph=True)
     with pytest.raises(RuntimeError, match="differentiate twice"):  # as the op's backward, which has no autograd
