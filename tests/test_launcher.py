@@ -54,6 +54,8 @@ def test_each_type_is_encoded_as_the_kernel_reads_it():
     assert launcher.encode("*bf16", None) == bytes(8) and launcher.encode("*u8", 7) == struct.pack("<Q", 7)
     with pytest.raises(launcher.Unsupported, match="nvTmaDesc"):
         launcher.encode("nvTmaDesc", None)
+    with pytest.raises(launcher.Unsupported, match="-1 as a parameter of type u32"):  # not a crash of the call
+        launcher.encode("u32", -1)
 
 
 @pytest.fixture
