@@ -31,10 +31,12 @@ export PYTHONPATH=$PYTHONPATH:/tmp/site:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tm
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
 case $step in
   own-launcher)
-    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_launcher.py -rfE > $OUT/tests-launcher.txt 2>&1
+    workers=(); python3 -c "import xdist" 2>/dev/null && workers=(-n 8)
+    timeout 150 python3 -m pytest -q -p no:cacheprovider "${workers[@]}" tests/test_launcher.py -rfE \
+      > $OUT/tests-launcher.txt 2>&1
     echo "launcher tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-launcher.txt)"
-    SOFTMAX_BENCH_OWN_LAUNCHER=1 timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replay.py -rfE \
-      > $OUT/tests-replay-own.txt 2>&1
+    SOFTMAX_BENCH_OWN_LAUNCHER=1 timeout 150 python3 -m pytest -q -p no:cacheprovider "${workers[@]}" \
+      tests/test_replay.py -rfE > $OUT/tests-replay-own.txt 2>&1
     echo "replay tests (own launcher) rc=$? at $SECONDS s: $(tail -1 $OUT/tests-replay-own.txt)"
     grep -E "^(FAILED|ERROR)" $OUT/tests-launcher.txt $OUT/tests-replay-own.txt
     for own in 0 1; do
