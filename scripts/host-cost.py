@@ -135,9 +135,10 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
     plan = replay.PLANS.get(replay.plan_key(x, -1, None, None, False, "fused"))
     if plan is None:  # interpreted: nothing recorded
         return None
+    if not isinstance(plan, replay.Plan):  # SOFTMAX_BENCH_OWN_LAUNCHER=1: softmax_bench.launcher's Replay
+        y, stream = torch.empty_like(x), plan.plan.stream_of(plan.plan.device_index)
+        return lambda: [launch(stream, x, y, None, None) for launch in plan.launches]
     y, stream, steps = torch.empty_like(x), plan.stream_of(plan.device_index), []
-    if plan.own_steps is not None:  # SOFTMAX_BENCH_OWN_LAUNCHER=1: softmax_bench.launcher's launch
-        return lambda: [launch(stream, x, y, None, None) for launch in plan.own_steps]
     tensors = (x, y, None)  # as Plan gives them
     for launch, template, slots in plan.steps:
         args = template.copy()
@@ -213,9 +214,9 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     key = partial(replay.plan_key, x, -1, None, None, False, "auto")
     yield Row("replay plan lookup", "softmax", lambda: replay.PLANS.get(key()), cheap=True,
               note="the key of a call and its look-up")
-    yield Row("replay recorded_plan", "softmax", partial(dispatch.recorded_plan, x, -1, None, None, None, False,
-                                                         "auto", False, None), cheap=True,
-              note="what softmax asks first: through the op or not, the key, its look-up")
+    yield Row("replay replayed", "softmax", partial(replay.replayed, x, -1, None, None, None, False, "auto", False,
+                                                    None), cheap=True,
+              note="what softmax asks first: a gradient to record or not, the key, its look-up (no plan here)")
     yield Row("replay output", "softmax", partial(torch.empty_like, x), cheap=True,
               note="y allocated (torch.empty_like of a contiguous x, y of its dtype: Plan.like_x)")
     if ON_GPU:

@@ -133,9 +133,6 @@ def check_tensor(x: torch.Tensor, variant: str = "auto") -> None:
         )
 
 
-FUSED_CASTS = {(torch.bfloat16, torch.float32), (torch.float16, torch.float32)}
-
-
 def with_dtype(x: torch.Tensor, dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.dtype | None]:
     """torch's `dtype=`: (the tensor to take the softmax of, the output dtype to fuse into its store, or None).
     torch casts x to dtype first; so do we, except for 16-bit x and fp32 out, which the kernels fuse: x read in
@@ -146,7 +143,7 @@ def with_dtype(x: torch.Tensor, dtype: torch.dtype | None) -> tuple[torch.Tensor
         raise TypeError(f"dtype must be a torch.dtype or None, got {type(dtype).__name__}")
     if not isinstance(x, torch.Tensor):
         return x, None  # check_tensor says what is wrong
-    if (x.dtype, dtype) in FUSED_CASTS:
+    if (x.dtype, dtype) in replay.FUSED_CASTS:
         return x, dtype
     return x.to(dtype), None
 
@@ -327,8 +324,9 @@ def softmax(
     reads), 'online' (one read, an online max), 'eager' (torch's own ops) and 'unfused' (torch ops, pass by pass).
     Triton variants need a CUDA tensor, or TRITON_INTERPRET=1 set before softmax_bench is imported.
     """
-    if (plan := recorded_plan(x, dim, dtype, scale, mask, causal, variant, False, bias)) is not None:
-        return plan(x, mask, bias)
+    if not torch.compiler.is_compiling() and \
+            (y := replay.replayed(x, dim, dtype, scale, mask, causal, variant, False, bias)) is not None:
+        return y
     if dim is None:
         dim = implicit_dim(x, "softmax")
     x, out_dtype = with_dtype(x, dtype)
@@ -353,34 +351,15 @@ def log_softmax(
     variants and unfused (`eager`, torch.log_softmax, gives NaN); masked-out positions are -inf. Differentiable, and
     traced by torch.compile as softmax_bench::log_softmax.
     """
-    if (plan := recorded_plan(x, dim, dtype, scale, mask, causal, variant, True, bias)) is not None:
-        return plan(x, mask, bias)
+    if not torch.compiler.is_compiling() and \
+            (y := replay.replayed(x, dim, dtype, scale, mask, causal, variant, True, bias)) is not None:
+        return y
     if dim is None:
         dim = implicit_dim(x, "log_softmax")
     x, out_dtype = with_dtype(x, dtype)
     if through_op(x, bias):
         return with_autograd(x, dim, scale, mask, causal, variant, True, out_dtype, bias)
     return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True, out_dtype=out_dtype, bias=bias)
-
-
-def recorded_plan(x, dim, dtype, scale, mask, causal, variant, log: bool, bias) -> replay.Plan | None:
-    """The plan recorded for a call like this one (softmax_bench.replay), where it may replay it: asked first by
-    softmax and log_softmax, so that a replayed call runs no more Python than this before its plan. None for a
-    call that goes through the registered op (through_op: compiling is asked first, so that torch.compile traces
-    none of the rest), whose dtype= casts x first (with_dtype), or that is not one a plan was recorded for; then
-    the call goes the long way, which checks its arguments (a non-tensor x too)."""
-    if torch.compiler.is_compiling():
-        return None
-    try:
-        # through_op's test, inlined: calling it costs this hot path 0.1 µs of its 0.9 (wrapper-cost.py)
-        if (x.requires_grad or (bias is not None and bias.requires_grad)) and torch.is_grad_enabled():
-            return None
-        out_dtype = None if dtype is None or dtype == x.dtype else dtype  # a cast fused into the store, or none
-        if out_dtype is not None and (x.dtype, out_dtype) not in FUSED_CASTS:
-            return None
-        return replay.PLANS.get(replay.plan_key(x, dim, scale, mask, causal, variant, log, out_dtype, bias))
-    except (AttributeError, TypeError):
-        return None
 
 
 def replayed_or_forward(x, dim, scale, mask, causal, variant: str, log: bool,

@@ -4,9 +4,13 @@
 // grid, block, shared memory, cluster and every parameter's value in an 8-byte slot. A call gives the stream and
 // the call's tensors (x, y, mask, bias); it puts their addresses in the slots they go to and launches. The driver's
 // functions are given by Python (bind_driver), so the module builds and loads on a machine with no CUDA driver.
+//
+// A Replay is a recorded call's plan (softmax_bench.replay's Plan) run from C: y allocated, the stream asked, its
+// Launches called.
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -137,39 +141,40 @@ static CUresult launch(Launch *self, CUstream stream, void **params) {
   return driver.launch_kernel_ex(&config, self->function, params, NULL);
 }
 
-// launch(stream, x, y, mask, bias): the launch with this call's tensors (or their addresses as ints).
-static PyObject *Launch_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-  Launch *self = (Launch *)callable;
-  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs != 1 + TENSORS || kwnames != NULL) {
-    PyErr_SetString(PyExc_TypeError, "a Launch takes (stream, x, y, mask, bias), positionally");
-    return NULL;
-  }
+// The launch with these tensors (x, y, mask, bias: tensors, their addresses as ints, or None) on `stream`.
+static int run_launch(Launch *self, uint64_t stream, PyObject *const *tensors) {
   if (driver.launch_kernel == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "softmax_bench's launcher has no CUDA driver bound (bind_driver)");
-    return NULL;
+    return -1;
   }
-  uint64_t stream = PyLong_AsUnsignedLongLong(args[0]);
-  if (PyErr_Occurred())
-    return NULL;
   uint64_t values[MAX_PARAMS];
   void *params[MAX_PARAMS];
-  if (fill(self, args + 1, values) < 0)
-    return NULL;
+  if (fill(self, tensors, values) < 0)
+    return -1;
   for (int i = 0; i < self->n_params; ++i)
     params[i] = &values[i];
   if (self->grid[0] * self->grid[1] * self->grid[2] == 0)
-    Py_RETURN_NONE;
+    return 0;
   if (ensure_context(self->device) < 0)
-    return NULL;
+    return -1;
   CUresult status;
   Py_BEGIN_ALLOW_THREADS;
   status = launch(self, (CUstream)stream, params);
   Py_END_ALLOW_THREADS;
-  if (status != CUDA_SUCCESS) {
-    raise_cuda(status, "launching a replayed kernel");
+  if (status != CUDA_SUCCESS)
+    return raise_cuda(status, "launching a replayed kernel");
+  return 0;
+}
+
+// launch(stream, x, y, mask, bias): the launch with this call's tensors (or their addresses as ints).
+static PyObject *Launch_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  if (PyVectorcall_NARGS(nargsf) != 1 + TENSORS || kwnames != NULL) {
+    PyErr_SetString(PyExc_TypeError, "a Launch takes (stream, x, y, mask, bias), positionally");
     return NULL;
   }
+  uint64_t stream = PyLong_AsUnsignedLongLong(args[0]);
+  if (PyErr_Occurred() || run_launch((Launch *)callable, stream, args + 1) < 0)
+    return NULL;
   Py_RETURN_NONE;
 }
 
@@ -254,6 +259,159 @@ static PyTypeObject LaunchType = {
     .tp_doc = "One recorded launch of a compiled kernel, called as launch(stream, x, y, mask, bias).",
 };
 
+// What a Replay needs of torch and Triton, given once (configure).
+static struct {
+  PyObject *empty_like;        // torch.empty_like
+  PyObject *contiguous_format; // torch.contiguous_format
+  PyObject *runtime;           // Triton's knobs.runtime, where the launch hooks are
+} given;
+
+static PyObject *name_enter_hook, *name_exit_hook, *name_calls, *empty_like_kwnames;
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject *launches;     // a tuple of Launch
+  PyObject *plan;         // the same call's Plan (Triton's launches), run while a launch hook listens
+  PyObject *stream_of;    // device index → the stream
+  PyObject *device_index;
+  PyObject *out_dtype;    // y's dtype; None: y is torch.empty_like(x)
+} Replay;
+
+static PyTypeObject ReplayType;
+
+// 1 when the hook `name` (Triton ≥ 3.7: a chain, its `calls` list; earlier: a callable or None) listens.
+static int hook_listens(PyObject *name) {
+  PyObject *hook = PyObject_GetAttr(given.runtime, name);
+  if (hook == NULL)
+    return -1;
+  PyObject *calls = PyObject_GetAttr(hook, name_calls);
+  if (calls == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      Py_DECREF(hook);
+      return -1;
+    }
+    PyErr_Clear();
+    calls = Py_NewRef(hook);
+  }
+  int listens = PyObject_IsTrue(calls);
+  Py_DECREF(calls);
+  Py_DECREF(hook);
+  return listens;
+}
+
+// replay(x, mask, bias) → y: what Plan.__call__ does, from C.
+static PyObject *replay_run(Replay *self, PyObject *x, PyObject *mask, PyObject *bias) {
+  if (given.runtime == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "softmax_bench's launcher is not configured (configure)");
+    return NULL;
+  }
+  int listens = hook_listens(name_enter_hook);
+  if (listens == 0)
+    listens = hook_listens(name_exit_hook);
+  if (listens < 0)
+    return NULL;
+  if (listens) {  // a profiler: Triton's launch, which calls the hooks
+    PyObject *args[3] = {x, mask, bias};
+    return PyObject_Vectorcall(self->plan, args, 3, NULL);
+  }
+  PyObject *y;
+  if (self->out_dtype == Py_None) {
+    y = PyObject_CallOneArg(given.empty_like, x);
+  } else {
+    PyObject *args[3] = {x, self->out_dtype, given.contiguous_format};
+    y = PyObject_Vectorcall(given.empty_like, args, 1, empty_like_kwnames);
+  }
+  if (y == NULL)
+    return NULL;
+  PyObject *stream_object = PyObject_CallOneArg(self->stream_of, self->device_index);
+  if (stream_object == NULL)
+    goto failed;
+  uint64_t stream = PyLong_AsUnsignedLongLong(stream_object);
+  Py_DECREF(stream_object);
+  if (PyErr_Occurred())
+    goto failed;
+  PyObject *tensors[TENSORS] = {x, y, mask, bias};
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->launches); ++i)
+    if (run_launch((Launch *)PyTuple_GET_ITEM(self->launches, i), stream, tensors) < 0)
+      goto failed;
+  return y;
+failed:
+  Py_DECREF(y);
+  return NULL;
+}
+
+static PyObject *Replay_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs < 2 || nargs > 3 || kwnames != NULL) {
+    PyErr_SetString(PyExc_TypeError, "a Replay takes (x, mask[, bias]), positionally");
+    return NULL;
+  }
+  return replay_run((Replay *)callable, args[0], args[1], nargs == 3 ? args[2] : Py_None);
+}
+
+// Replay(launches, plan, stream_of, device_index, out_dtype): launches, a tuple of Launch; out_dtype None for y as
+// torch.empty_like(x).
+static PyObject *Replay_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  PyObject *launches, *plan, *stream_of, *device_index, *out_dtype;
+  if (!PyArg_ParseTuple(args, "O!OOO!O", &PyTuple_Type, &launches, &plan, &stream_of, &PyLong_Type, &device_index,
+                        &out_dtype))
+    return NULL;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(launches); ++i)
+    if (!Py_IS_TYPE(PyTuple_GET_ITEM(launches, i), &LaunchType)) {
+      PyErr_SetString(PyExc_TypeError, "a Replay's launches are Launches");
+      return NULL;
+    }
+  Replay *self = (Replay *)type->tp_alloc(type, 0);
+  if (self == NULL)
+    return NULL;
+  self->vectorcall = Replay_call;
+  self->launches = Py_NewRef(launches);
+  self->plan = Py_NewRef(plan);
+  self->stream_of = Py_NewRef(stream_of);
+  self->device_index = Py_NewRef(device_index);
+  self->out_dtype = Py_NewRef(out_dtype);
+  return (PyObject *)self;
+}
+
+static void Replay_dealloc(Replay *self) {
+  Py_XDECREF(self->launches);
+  Py_XDECREF(self->plan);
+  Py_XDECREF(self->stream_of);
+  Py_XDECREF(self->device_index);
+  Py_XDECREF(self->out_dtype);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef Replay_members[] = {
+    {"launches", T_OBJECT, offsetof(Replay, launches), READONLY, "The Launches, in order."},
+    {"plan", T_OBJECT, offsetof(Replay, plan), READONLY, "The same call's Plan, through Triton's launch."},
+    {NULL}};
+
+static PyTypeObject ReplayType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "softmax_bench_launcher.Replay",
+    .tp_basicsize = sizeof(Replay),
+    .tp_dealloc = (destructor)Replay_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Replay, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = Replay_new,
+    .tp_members = Replay_members,
+    .tp_doc = "A recorded call's launches run from C, called as replay(x, mask, bias) -> y.",
+};
+
+// configure(empty_like, contiguous_format, runtime): torch.empty_like, torch.contiguous_format and Triton's
+// knobs.runtime, where the launch hooks are.
+static PyObject *configure(PyObject *self, PyObject *args) {
+  PyObject *objects[3];
+  if (!PyArg_ParseTuple(args, "OOO", &objects[0], &objects[1], &objects[2]))
+    return NULL;
+  PyObject **slots[3] = {&given.empty_like, &given.contiguous_format, &given.runtime};
+  for (int i = 0; i < 3; ++i)
+    Py_XSETREF(*slots[i], Py_NewRef(objects[i]));
+  Py_RETURN_NONE;
+}
+
 // bind_driver(cuCtxGetCurrent, cuDeviceGet, cuDevicePrimaryCtxRetain, cuCtxSetCurrent, cuLaunchKernel,
 // cuLaunchKernelEx, cuGetErrorString): the driver functions' addresses.
 static PyObject *bind_driver(PyObject *self, PyObject *args) {
@@ -272,21 +430,27 @@ static PyObject *bind_driver(PyObject *self, PyObject *args) {
 
 static PyMethodDef module_methods[] = {
     {"bind_driver", bind_driver, METH_VARARGS, "The CUDA driver functions a Launch calls, by address."},
+    {"configure", configure, METH_VARARGS, "What a Replay needs of torch and Triton."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "softmax_bench_launcher",
                                     "softmax_bench's launch of replayed kernels.", -1, module_methods};
 
 PyMODINIT_FUNC PyInit_softmax_bench_launcher(void) {
-  if (PyType_Ready(&LaunchType) < 0)
+  if (PyType_Ready(&LaunchType) < 0 || PyType_Ready(&ReplayType) < 0)
     return NULL;
-  data_ptr_name = PyUnicode_InternFromString("data_ptr");
+  PyObject **names[] = {&data_ptr_name, &name_enter_hook, &name_exit_hook, &name_calls};
+  const char *texts[] = {"data_ptr", "launch_enter_hook", "launch_exit_hook", "calls"};
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); ++i)
+    if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL)
+      return NULL;
+  if ((empty_like_kwnames = Py_BuildValue("(ss)", "dtype", "memory_format")) == NULL)
+    return NULL;
   PyObject *m = PyModule_Create(&module);
-  if (m == NULL || data_ptr_name == NULL)
+  if (m == NULL)
     return NULL;
-  Py_INCREF(&LaunchType);
-  if (PyModule_AddObject(m, "Launch", (PyObject *)&LaunchType) < 0) {
-    Py_DECREF(&LaunchType);
+  if (PyModule_AddObjectRef(m, "Launch", (PyObject *)&LaunchType) < 0 ||
+      PyModule_AddObjectRef(m, "Replay", (PyObject *)&ReplayType) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -6,7 +6,9 @@ kernel's 31 parameters and converts each from Python at every call; on the H200 
 µs, where torch.softmax's whole call costs ~6.9. A Launch (launcher.c) keeps the parameters in 8-byte slots and
 writes only the tensors' addresses: the work left is the driver's. On a CPU, against a driver that does nothing,
 the code around fused's launch costs 1.10 µs with Triton's and 0.25 with this one
-(evidence/experiments/2026-12-04-session36/launch-glue.*).
+(evidence/experiments/2026-12-04-session36/launch-glue.*). A Replay runs a recorded call's whole plan from C (y
+allocated, the stream asked, its Launches called): 1.22 µs where replay.Plan's Python around the same Launch took
+1.47 (evidence/experiments/2026-12-05-session37/replayed-glue.*).
 
 launcher.c is built at first use as Triton builds its own launcher: Triton's build helper, the system C compiler
 and Triton's cache; it includes Triton's copy of cuda.h and links nothing (the driver's functions are found in

@@ -29,23 +29,24 @@ MAX_PLANS = 4096  # distinct input kinds kept; past it, the plans start over
 X, Y, MASK, BIAS = 0, 1, 2, 3  # where a launch argument comes from at replay
 
 
-# With OWN_LAUNCHER, a plan launches through softmax_bench.launcher (a C launch with the parameters packed once)
-# rather than Triton's C launch. Off until measured on a GPU (SOFTMAX_BENCH_OWN_LAUNCHER=1 turns it on): written in
-# the thirty-sixth session, which had no device.
+# With OWN_LAUNCHER, a recorded call is replayed by softmax_bench.launcher: its plan is a launcher.Replay (the
+# plan run from C, each launch with its parameters packed once). Off until measured on a GPU
+# (SOFTMAX_BENCH_OWN_LAUNCHER=1 turns it on): written in the thirty-sixth and thirty-seventh sessions, which had no
+# device.
 OWN_LAUNCHER = os.environ.get("SOFTMAX_BENCH_OWN_LAUNCHER") == "1"
+
+# (x's dtype, dtype=) that the kernels read and write in one pass: x read in its 16-bit dtype, y written in fp32
+FUSED_CASTS = frozenset({(torch.bfloat16, torch.float32), (torch.float16, torch.float32)})
 
 
 class Plan:
-    """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go); with
-    OWN_LAUNCHER, the same launches as softmax_bench.launcher's (own_steps; None where one of them is not one it
-    takes); y's dtype."""
+    """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go); y's
+    dtype."""
 
-    __slots__ = ("steps", "own_steps", "stream_of", "device_index", "out_dtype", "like_x")
+    __slots__ = ("steps", "stream_of", "device_index", "out_dtype", "like_x")
 
-    def __init__(self, steps: list, stream_of, device_index: int, out_dtype: torch.dtype, own_steps: list | None = None,
-                 like_x: bool = False):
+    def __init__(self, steps: list, stream_of, device_index: int, out_dtype: torch.dtype, like_x: bool = False):
         self.steps = steps
-        self.own_steps = own_steps
         self.stream_of = stream_of
         self.device_index = device_index
         self.out_dtype = out_dtype
@@ -57,10 +58,6 @@ class Plan:
         else:
             y = torch.empty_like(x, dtype=self.out_dtype, memory_format=torch.contiguous_format)
         stream = self.stream_of(self.device_index)
-        if self.own_steps is not None and hooks_quiet(_runtime_knobs()):
-            for launch in self.own_steps:
-                launch(stream, x, y, mask, bias)
-            return y
         tensors = (x, y, mask, bias)
         for launch, template, slots in self.steps:
             args = template.copy()
@@ -157,29 +154,50 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
                 value = None
             template.append(value)
         steps.append((launcher(compiled, grid), template, tuple(slots)))
-    own_steps = own_launches(launches, steps, x.get_device()) if OWN_LAUNCHER else None
     if stream_of is None:
         from triton.runtime import driver
 
         stream_of = driver.active.get_current_stream
-    return Plan(steps, stream_of, x.get_device(), y_rows.dtype, own_steps,
-                like_x=y_rows.dtype == x.dtype and x.is_contiguous())
+    plan = Plan(steps, stream_of, x.get_device(), y_rows.dtype, like_x=y_rows.dtype == x.dtype and x.is_contiguous())
+    return own_replay(launches, plan) if OWN_LAUNCHER else plan
 
 
-def own_launches(launches: list, steps: list, device: int) -> list | None:
-    """The recorded launches as softmax_bench.launcher's Launches, their arguments as `steps` (make_plan's) hold
-    them; None where one is not a launch it takes (launcher.Unsupported, or a fact Launch refuses: the call then
-    replays through Triton's launch, which test_launcher's GPU test would see)."""
+def own_replay(launches: list, plan: Plan):
+    """The plan as softmax_bench.launcher's Replay: its launches as Launches, run from C (the Plan kept for a
+    profiler's hooks, which Triton's launch calls). The plan itself where a launch is not one the launcher takes
+    (launcher.Unsupported, or a fact Launch refuses: the call then replays through Triton's launch, which
+    test_launcher's GPU test would see)."""
     from . import launcher
 
     try:
-        return [launcher.make_launch(compiled, grid, template, slots, device)
-                for (_, grid, _, _, compiled), (_, template, slots) in zip(launches, steps)]
+        own = tuple(launcher.make_launch(compiled, grid, template, slots, plan.device_index)
+                    for (_, grid, _, _, compiled), (_, template, slots) in zip(launches, plan.steps))
     except (launcher.Unsupported, TypeError, ValueError, OverflowError):
+        return plan
+    module = launcher.driver_bound()
+    module.configure(torch.empty_like, torch.contiguous_format, _runtime_knobs())
+    return module.Replay(own, plan, plan.stream_of, plan.device_index, None if plan.like_x else plan.out_dtype)
+
+
+PLANS: dict[tuple, Plan] = {}  # with OWN_LAUNCHER, launcher.Replays where it takes the launches
+
+
+def replayed(x, dim, dtype, scale, mask, causal, variant, log: bool, bias) -> torch.Tensor | None:
+    """y of a call like a recorded one, its plan replayed: what softmax and log_softmax ask first (when not
+    compiling), so that a replayed call runs no more Python than this. None for a call that goes the long way: one
+    with a gradient to record (through the registered op's formula), a `dtype=` the kernels do not fuse (x cast
+    first), one of a kind no plan was recorded for; the long way checks the arguments (a non-tensor x too)."""
+    try:
+        # dispatch.through_op's gradient test, inlined: calling it costs this hot path 0.1 µs of its 0.9 (CPU)
+        if (x.requires_grad or (bias is not None and bias.requires_grad)) and torch.is_grad_enabled():
+            return None
+        out_dtype = None if dtype is None or dtype == x.dtype else dtype  # a cast fused into the store, or none
+        if out_dtype is not None and (x.dtype, out_dtype) not in FUSED_CASTS:
+            return None
+        plan = PLANS.get(plan_key(x, dim, scale, mask, causal, variant, log, out_dtype, bias))
+    except (AttributeError, TypeError):
         return None
-
-
-PLANS: dict[tuple, Plan] = {}
+    return None if plan is None else plan(x, mask, bias)
 
 
 def plan_key(x, dim, scale, mask, causal, variant, log: bool = False, out_dtype=None, bias=None) -> tuple:

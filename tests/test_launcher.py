@@ -7,6 +7,7 @@ import ctypes
 import re
 import struct
 import warnings
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
@@ -95,9 +96,10 @@ class RecordingDriver:
 
     def __init__(self, parameters: int):
         self.launches, self.fail, self.context, self.made_current = [], 0, 1, []
+        self.parameters = parameters
 
         def read(params):
-            return [ctypes.cast(params[i], ctypes.POINTER(ctypes.c_uint64))[0] for i in range(parameters)]
+            return [ctypes.cast(params[i], ctypes.POINTER(ctypes.c_uint64))[0] for i in range(self.parameters)]
 
         def launch(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
             self.launches.append(((gx, gy, gz), (bx, by, bz), shared, stream, read(params), []))
@@ -264,41 +266,81 @@ def test_a_missing_driver_is_said_once(module):
         launcher.driver_bound.cache_clear()
 
 
-class Recorded:
-    """An own step (a Launch's stand-in) that records its calls."""
-
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, *args):
-        self.calls.append(args)
-
-
-def test_a_plan_with_own_steps_launches_them_unless_a_hook_listens(monkeypatch):
-    from .test_replay import FakeKernel, record
-
-    kernel, x = FakeKernel(), torch.randn(5, 40)
-    y = torch.empty_like(x)
-    plan = replay.make_plan(record(kernel, x, y, None), x, y, None, x, None, stream_of=lambda device: "stream")
-    own = Recorded()
-    plan.own_steps = [own]
-    x2 = torch.randn(5, 40)
-    y2 = plan(x2, None)
-    ((stream, given_x, given_y, mask, bias),) = own.calls
-    assert (stream, mask, bias) == ("stream", None, None) and given_x is x2 and given_y is y2
-    assert not kernel.compiled.calls  # Triton's launch not called
+@contextmanager
+def listening():
+    """A launch hook listening (a profiler's) while inside, as Triton keeps them."""
     runtime, hook = replay._runtime_knobs(), lambda metadata: None
     chain = runtime.launch_enter_hook
     if hasattr(chain, "add"):  # Triton ≥ 3.7: a chain of hooks
         chain.add(hook)
         try:
-            plan(x2, None)
+            yield
         finally:
             chain.remove(hook)
     else:
-        monkeypatch.setattr(runtime, "launch_enter_hook", hook)
-        plan(x2, None)
-    assert len(own.calls) == 1 and len(kernel.compiled.calls) == 1  # a profiler listening: Triton's launch
+        runtime.launch_enter_hook = hook
+        try:
+            yield
+        finally:
+            runtime.launch_enter_hook = chain
+
+
+def test_a_replay_allocates_y_asks_the_stream_and_launches_unless_a_hook_listens(module, recording):
+    from .test_replay import KeptPlan
+
+    module.configure(torch.empty_like, torch.contiguous_format, replay._runtime_knobs())
+    launch, fallback, streams = launcher.make_launch(fused_compiled(), (16,), TEMPLATE, SLOTS, 0), KeptPlan(), []
+    own = module.Replay((launch, launch), fallback, lambda device: streams.append(device) or 0xABC, 3, None)
+    x = torch.randn(64, 4000)
+    y = own(x, None, None)
+    assert y.shape == x.shape and y.dtype == x.dtype and y.data_ptr() != x.data_ptr() and streams == [3]
+    assert [(stream, params[:2]) for _, _, _, stream, params, _ in recording.launches] == \
+        [(0xABC, [x.data_ptr(), y.data_ptr()])] * 2
+    assert own.launches == (launch, launch) and own.plan is fallback and not fallback.calls
+    # y in a dtype of its own (a cast fused into the store) is contiguous, whatever x's layout
+    x_t = torch.randn(40, 64, dtype=torch.bfloat16).t()
+    y = module.Replay((launch,), fallback, lambda device: 0, 0, torch.float32)(x_t, None)
+    assert y.dtype == torch.float32 and y.shape == (64, 40) and y.is_contiguous()
+    with listening():  # a profiler: the Plan, through Triton's launch, which calls the hooks
+        assert torch.equal(own(x, None, None), torch.full_like(x, 7.0))
+    assert len(fallback.calls) == 1 and len(recording.launches) == 3
+    recording.fail = 700
+    with pytest.raises(RuntimeError, match="launching a replayed kernel failed: CUDA error 700"):
+        own(x, None, None)
+    with pytest.raises(TypeError, match="Launches"):
+        module.Replay((fallback,), fallback, lambda device: 0, 0, None)
+
+
+def fake_kernel_compiled():
+    """test_replay's FakeKernel compiled as Triton 3.8 keeps a kernel (x, y, the mask, N, scale; BLOCK and FLAG
+    constexprs), with its PTX's .entry: what launcher.make_launch reads."""
+    from .test_replay import FakeCompiled
+
+    compiled = FakeCompiled()
+    kinds = ["*fp32", "*fp32", "*fp32", "i32", "fp32", "constexpr", "constexpr"]
+    params = ",".join(f".param .{kind} k_param_{i}" for i, kind in enumerate(["u64", "u64", "u64", "u32", "f32",
+                                                                              "u64", "u64"]))
+    compiled.src = SimpleNamespace(signature={f"a{i}": kind for i, kind in enumerate(kinds)})
+    compiled.asm, compiled.function = {"ptx": f".visible .entry k({params})\n{{"}, 0xF00
+    compiled.metadata = SimpleNamespace(name="k", num_warps=4, num_ctas=1, shared=0)
+    return compiled
+
+
+def test_a_plan_the_launcher_takes_is_a_replay(module, recording, monkeypatch):
+    from .test_replay import FakeKernel, record
+
+    monkeypatch.setattr(replay, "OWN_LAUNCHER", True)
+    kernel, x = FakeKernel(), torch.randn(5, 40)
+    kernel.compiled, recording.parameters = fake_kernel_compiled(), 7
+    y = torch.empty_like(x)
+    own = replay.make_plan(record(kernel, x, y, None), x, y, None, x, None, stream_of=lambda device: 0x5)
+    assert isinstance(own.plan, replay.Plan) and len(own.launches) == 1
+    x2 = torch.randn(5, 40)
+    y2 = own(x2, None)
+    ((grid, _, _, stream, params, _),) = recording.launches
+    assert grid == (5, 1, 1) and stream == 0x5 and not kernel.compiled.calls
+    half = struct.unpack("<I", struct.pack("<f", 0.5))[0]
+    assert params[:5] == [x2.data_ptr(), y2.data_ptr(), x2.data_ptr(), 40, half]  # x for the absent mask
 
 
 def test_a_plan_whose_launch_the_launcher_does_not_take_keeps_tritons(monkeypatch):
@@ -309,7 +351,7 @@ def test_a_plan_whose_launch_the_launcher_does_not_take_keeps_tritons(monkeypatc
     kernel, x = FakeKernel(), torch.randn(5, 40)
     y = torch.empty_like(x)
     plan = replay.make_plan(record(kernel, x, y, None), x, y, None, x, None, stream_of=lambda device: "stream")
-    assert plan.own_steps is None  # FakeCompiled has no signature or PTX
+    assert type(plan) is replay.Plan  # FakeCompiled has no signature or PTX
     plan(torch.randn(5, 40), None)
     assert len(kernel.compiled.calls) == 1
 
@@ -338,7 +380,7 @@ def test_a_plan_launched_by_it_gives_what_tritons_launch_gives_bit_for_bit(monke
             dispatch.clear_caches()
             op(x, variant=variant, **kwargs)  # recorded
             (plan,) = replay.PLANS.values()
-            assert (plan.own_steps is not None) == own, "the launcher did not take the launch"
+            assert isinstance(plan, replay.Plan) != own, "the launcher did not take the launch"
             results[own] = op(x, variant=variant, **kwargs)  # replayed
         torch.cuda.synchronize()
         assert torch.equal(results[True], results[False]), kwargs

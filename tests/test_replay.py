@@ -102,7 +102,7 @@ class KeptPlan:
 @pytest.mark.parametrize("op, log", [(softmax_bench.softmax, False), (softmax_bench.log_softmax, True)],
                          ids=["softmax", "log_softmax"])
 def test_a_call_of_a_recorded_kind_goes_to_its_plan_first(op, log, monkeypatch):
-    """softmax and log_softmax ask for the recorded plan before anything else (recorded_plan): a call of the kind
+    """softmax and log_softmax ask for the recorded plan before anything else (replay.replayed): a call of the kind
     a plan was kept for is served by it, with its own tensors; a call it does not fit goes the long way: another
     op, scale, mask layout or dim, a dtype= (its cast decided the long way), a dim left to torch's choice (whose
     warning the long way gives), x needing a gradient (the registered op)."""
