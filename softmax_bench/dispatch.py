@@ -276,7 +276,7 @@ def with_autograd(x, dim, scale, mask, causal, variant, log: bool, out_dtype, bi
     if torch.compiler.is_compiling():
         op = torch.ops.softmax_bench.log_softmax if log else torch.ops.softmax_bench.softmax
         return op(x, dim, scale, mask, causal, variant, out_dtype, bias)
-    return EAGER_AUTOGRAD[log].apply(x, dim, scale, mask, causal, variant, out_dtype, bias)
+    return EAGER_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)
 
 
 def softmax(

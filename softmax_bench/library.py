@@ -198,7 +198,7 @@ def _register(name: str, log: bool) -> None:
         """The gradients of x and the bias, the backward's kernels run by backward(y, dy, dim, scale, mask,
         causal, variant)."""
         y, mask = ctx.saved_tensors
-        if ctx.bias_layout is None or not ctx.needs_input_grad[7]:
+        if ctx.bias_layout is None or not ctx.needs_input_grad[-1]:  # the bias is the last input, op's or Function's
             dx = backward(y, dy, ctx.dim, ctx.scale, mask, ctx.causal, ctx.variant)
             dbias = None
         else:
@@ -222,9 +222,11 @@ def _register(name: str, log: bool) -> None:
         the op is not."""
 
         @staticmethod
-        def forward(ctx, x, dim, scale, mask, causal, variant, out_dtype, bias):  # ctx given: with setup_context,
-            # Function.apply binds the arguments by inspect.signature at each call (34.7 µs a call with it and is_fake,
-            # 7.0 with neither)
+        def forward(ctx, x, options, bias):  # ctx given: with setup_context, Function.apply binds the arguments by
+            # inspect.signature at each call (34.7 µs a call with it and is_fake, 7.0 with neither). The arguments
+            # that take no gradient come as one tuple, (dim, scale, mask, causal, variant, out_dtype): apply costs
+            # ~0.1 µs an argument (CPU)
+            dim, scale, mask, causal, variant, out_dtype = options
             y = run_forward(x, dim, scale, mask, causal, variant, out_dtype, bias)
             save(ctx, (x, dim, scale, mask, causal, variant, out_dtype, bias), y)
             return y
@@ -235,9 +237,14 @@ def _register(name: str, log: bool) -> None:
                 return gradient_once(ctx, dy)
             # a plain backward, which the engine runs with grad mode off: without once_differentiable's wrapper (its
             # no_grad, its checks) an eager step costs 35 µs on a CPU, not 41 (thirty-seventh session, grad-call-cost)
-            return gradient(ctx, dy, run_backward)
+            return eager_gradient(ctx, dy)
 
-    gradient_once = once_differentiable(lambda ctx, dy: gradient(ctx, dy, run_backward))
+    def eager_gradient(ctx, dy):
+        """gradient's (x's, none for the options, the bias's), as EagerAutograd's inputs."""
+        grads = gradient(ctx, dy, run_backward)
+        return grads[0], None, grads[7]
+
+    gradient_once = once_differentiable(eager_gradient)
     EAGER_AUTOGRAD[log] = EagerAutograd
 
 
