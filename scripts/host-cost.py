@@ -214,9 +214,10 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
     key = partial(replay.plan_key, x, -1, None, None, False, "auto")
     yield Row("replay plan lookup", "softmax", lambda: replay.PLANS.get(key()), cheap=True,
               note="the key of a call and its look-up")
-    yield Row("replay replayed", "softmax", partial(replay.replayed, x, -1, None, None, None, False, "auto", False,
+    # a scale no row records: the key built and looked up, no plan found to run (on a GPU the auto rows' is kept)
+    yield Row("replay replayed", "softmax", partial(replay.replayed, x, -1, None, 0.999, None, False, "auto", False,
                                                     None), cheap=True,
-              note="what softmax asks first: a gradient to record or not, the key, its look-up (no plan here)")
+              note="what softmax asks first: a gradient to record or not, the key, its look-up (a miss: no launch)")
     yield Row("replay output", "softmax", partial(torch.empty_like, x), cheap=True,
               note="y allocated (torch.empty_like of a contiguous x, y of its dtype: Plan.like_x)")
     if ON_GPU:
