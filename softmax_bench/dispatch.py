@@ -259,15 +259,18 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
 
 def through_op(x, bias=None) -> bool:
     """Whether a call goes through the registered op (softmax_bench.library) or its autograd formula: only where it
-    is needed — while torch.compile traces (the op), or when x or the bias needs a gradient (the formula, applied
-    eagerly: with_autograd) — since the dispatcher costs tens of µs a call."""
+    is needed — while torch.compile traces (the op), when x or the bias needs a gradient, or under torch.func's
+    transforms (the formula, applied eagerly: with_autograd) — since the dispatcher costs tens of µs a call."""
     return torch.compiler.is_compiling() or (
-        (getattr(x, "requires_grad", False) or getattr(bias, "requires_grad", False)) and torch.is_grad_enabled())
+        (getattr(x, "requires_grad", False) or getattr(bias, "requires_grad", False)) and torch.is_grad_enabled()
+    ) or torch._C._are_functorch_transforms_active()
 
 
-# log → the registered op's autograd formula as a torch.autograd.Function (library.py fills it), which an eager
-# call with a gradient applies in place of the op
+# log → the registered op's autograd formula as a torch.autograd.Function (library.py fills them): EAGER_AUTOGRAD's,
+# which an eager call with a gradient applies in place of the op; TRANSFORMED_AUTOGRAD's, the same under
+# torch.func's transforms (a setup_context and a vmap rule, as they need)
 EAGER_AUTOGRAD: dict[bool, type] = {}
+TRANSFORMED_AUTOGRAD: dict[bool, type] = {}
 
 
 def with_autograd(x, dim, scale, mask, causal, variant, log: bool, out_dtype, bias) -> torch.Tensor:
@@ -276,6 +279,8 @@ def with_autograd(x, dim, scale, mask, causal, variant, log: bool, out_dtype, bi
     if torch.compiler.is_compiling():
         op = torch.ops.softmax_bench.log_softmax if log else torch.ops.softmax_bench.softmax
         return op(x, dim, scale, mask, causal, variant, out_dtype, bias)
+    if torch._C._are_functorch_transforms_active():
+        return TRANSFORMED_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)
     return EAGER_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)
 
 

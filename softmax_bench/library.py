@@ -15,7 +15,7 @@ softmax_bench.softmax goes through these ops only while compiling. An eager call
 dispatcher and torch.library's autograd wrapper cost ~30 µs a call); when x or the bias needs a gradient it applies
 the ops' autograd formula as a torch.autograd.Function (EagerAutograd), which runs the same implementations. Either
 way a call like a recorded one replays its launches (softmax_bench.replay): the ops' implementation is the eager
-call's.
+call's. Under torch.func's transforms it applies TransformedAutograd, the same formula as they need it written.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 from . import kernels
 from .auto_table import table_form
-from .dispatch import (EAGER_AUTOGRAD, _resolve, backward_for, check_dim, check_tensor, like_output,
-                       replayed_or_backward, replayed_or_forward, softmax_backward, softmax_forward)
+from .dispatch import (EAGER_AUTOGRAD, TRANSFORMED_AUTOGRAD, _resolve, backward_for, check_dim, check_tensor,
+                       like_output, replayed_or_backward, replayed_or_forward, softmax_backward, softmax_forward)
 
 IN_GRAPH_FORWARDS = frozenset({"fused", "eager", "unfused"})  # whose kernels a compiled graph launches itself
 IN_GRAPH_BACKWARDS = frozenset({"fused", "eager"})
@@ -246,6 +246,52 @@ def _register(name: str, log: bool) -> None:
 
     gradient_once = once_differentiable(eager_gradient)
     EAGER_AUTOGRAD[log] = EagerAutograd
+
+    def torch_ops_backward(y, dy, dim, scale, mask, causal, variant):
+        return softmax_backward(y, dy, dim, scale, mask, causal, "eager", log)
+
+    class TransformedAutograd(torch.autograd.Function):
+        """The formula under torch.func's transforms (grad, vjp, vmap, jacrev), which need a setup_context and a
+        vmap rule: the forward runs the kernels, a batch dim moved first (softmax's rows are rows whatever their
+        leading dims); the backward runs torch's ops (the eager variant's), which the transforms can batch and
+        differentiate again."""
+
+        @staticmethod
+        def forward(x, options, bias):
+            dim, scale, mask, causal, variant, out_dtype = options
+            return run_forward(x, dim, scale, mask, causal, variant, out_dtype, bias)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, options, bias = inputs
+            save(ctx, (x, *options, bias), output)
+
+        @staticmethod
+        def backward(ctx, dy):
+            grads = gradient(ctx, dy, torch_ops_backward)
+            return grads[0], None, grads[7]
+
+        @staticmethod
+        def vmap(info, in_dims, x, options, bias):
+            # every batched tensor with its batch dim first: x's; a batched mask's or bias's then reads as a
+            # broadcast one of x's rank (an unbatched one broadcasts over the batch as it is)
+            x_dim, (_, _, mask_dim, *_), bias_dim = in_dims
+            x = x.movedim(x_dim, 0) if x_dim is not None else x.expand(info.batch_size, *x.shape)
+            dim, scale, mask, causal, variant, out_dtype = options
+            dim = dim + 1 if dim >= 0 else dim  # x's dims, counted after the batch dim
+            mask, bias = (batch_first(t, t_dim, x.dim()) for t, t_dim in ((mask, mask_dim), (bias, bias_dim)))
+            return TransformedAutograd.apply(x, (dim, scale, mask, causal, variant, out_dtype), bias), 0
+
+    TRANSFORMED_AUTOGRAD[log] = TransformedAutograd
+
+
+def batch_first(t: Optional[Tensor], batch_dim: Optional[int], rank: int) -> Optional[Tensor]:
+    """t (a mask or bias under vmap, batched at batch_dim or not at all) with its batch dim first and as many
+    dims as a batched x of `rank` dims: ones put after the batch dim, so that it broadcasts against x."""
+    if t is None or batch_dim is None:
+        return t
+    t = t.movedim(batch_dim, 0)
+    return t.reshape(t.shape[0], *(1,) * (rank - t.dim()), *t.shape[1:])
 
 
 _register("softmax", log=False)

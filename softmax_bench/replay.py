@@ -195,7 +195,7 @@ def replayed(x, dim, dtype, scale, mask, causal, variant, log: bool, bias) -> to
         if out_dtype is not None and (x.dtype, out_dtype) not in FUSED_CASTS:
             return None
         plan = PLANS.get(plan_key(x, dim, scale, mask, causal, variant, log, out_dtype, bias))
-    except (AttributeError, TypeError):
+    except (AttributeError, TypeError, RuntimeError):  # RuntimeError: a tensor of no storage (torch.func.vmap's)
         return None
     return None if plan is None else plan(x, mask, bias)
 

@@ -179,6 +179,48 @@ def test_no_gradient_asked_no_graph():
     assert softmax_bench.softmax(x).requires_grad and softmax_bench.log_softmax(x).requires_grad
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_torch_func_transforms_give_torchs_results(name):
+    """Under torch.func's transforms (library.TransformedAutograd: a setup_context and a vmap rule) a scaled, masked
+    call gives what torch's own ops give: a gradient, a batch (x's batch dim anywhere; the mask and a bias batched
+    too, or shared), a Jacobian, a batch of gradients, a gradient of a gradient (the backward in torch's ops)."""
+    x = torch.randn(3, 16, device=DEVICE, dtype=torch.float64).float()
+    keep = torch.rand(3, 16, device=DEVICE) > 0.3
+    weights = torch.randn(16, device=DEVICE)
+    ours = getattr(softmax_bench, name)
+    torchs = getattr(torch, name)
+
+    def cases(f):
+        loss = lambda x: (f(x) * weights).sum()  # noqa: E731
+        batch = torch.stack([x, 2 * x, -x])
+        return {"grad": torch.func.grad(loss)(x), "vmap": torch.func.vmap(f)(batch),
+                "vmap on dim 1": torch.func.vmap(f, in_dims=1)(batch.transpose(0, 1).contiguous()),
+                "jacrev": torch.func.jacrev(f)(x), "vmap(grad)": torch.func.vmap(torch.func.grad(loss))(batch),
+                "grad(grad)": torch.func.grad(lambda x: torch.func.grad(loss)(x).pow(2).sum())(x)}
+
+    got = cases(lambda x: ours(x, scale=0.5, mask=keep))
+    expected = cases(lambda x: torchs((x * 0.5).masked_fill(~keep, float("-inf")), -1))
+    for transform, value in got.items():
+        reference = expected[transform]
+        finite = reference.isfinite()  # masked log_softmax: -inf where torch's is
+        assert torch.equal(finite, value.isfinite()), transform
+        torch.testing.assert_close(value[finite], reference[finite], atol=2e-5, rtol=2e-5, msg=transform)
+    batch = torch.stack([x, 2 * x])
+    keeps = torch.stack([keep, ~keep]).transpose(0, 1)  # batched at dim 1
+    biases = torch.randn(2, 1, 16, device=DEVICE)  # each a row shared by x's rows
+    got = torch.func.vmap(lambda x, keep, bias: ours(x, mask=keep, bias=bias), in_dims=(0, 1, 0))(batch, keeps, biases)
+    for i in range(2):
+        expected = torchs((batch[i] + biases[i]).masked_fill(~keeps[:, i], float("-inf")), -1)
+        finite = expected.isfinite()
+        torch.testing.assert_close(got[i][finite], expected[finite], atol=2e-5, rtol=2e-5)
+    bias = torch.randn(16, device=DEVICE)  # the bias's gradient: dx summed over the rows it is shared by
+    bias_grads = [torch.func.grad(lambda b: (f(b) * weights).sum())(bias)
+                  for f in (lambda b: ours(x, bias=b), lambda b: torchs(x + b, -1))]
+    torch.testing.assert_close(*bias_grads, atol=2e-5, rtol=2e-5)
+    rows = torch.func.vmap(lambda keep_row: ours(x, mask=keep_row))(keep)  # a mask row a batch, x shared
+    torch.testing.assert_close(rows, torch.stack([ours(x, mask=k) for k in keep]))
+
+
 def test_which_backward_runs():
     registry, forward = backwards(), softmax_bench.variants()
     wide = "cluster" if registry["cluster"].supports(fused_backward.MAX_N, torch.bfloat16) else None
