@@ -263,6 +263,10 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     A target outside [0, V) that is not ignore_index raises an error, as torch's does.
     """
     check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_loss, softcap, weight)
+    if torch._C._are_functorch_transforms_active():
+        raise SoftmaxInputError("softmax_bench.cross_entropy does not run under torch.func's transforms (grad, vmap, "
+                                "...); use torch.nn.functional.cross_entropy there (softmax_bench.softmax and "
+                                "log_softmax do run under them)")
     divisor = _divisor_given(divisor, reduction, logits.device)
     with_grad = torch.is_grad_enabled() and logits.requires_grad
     if with_grad and inplace_backward:

@@ -547,6 +547,8 @@ def test_a_row_held_on_chip_is_read_once_and_spills_nothing_on_sm90(accesses_on_
     (lambda x, t: softmax_bench.cross_entropy(x, t, label_smoothing=-0.1), "label_smoothing must be in [0, 1)"),
     (lambda x, t: softmax_bench.cross_entropy(x, t, reduction="avg"), "unknown reduction 'avg'"),
     (lambda x, t: softmax_bench.cross_entropy(x, t, weight=torch.ones(3)), "one weight a class, shape (32,)"),
+    (lambda x, t: torch.func.grad(lambda x: softmax_bench.cross_entropy(x, t))(x), "under torch.func's transforms"),
+    (lambda x, t: torch.func.vmap(softmax_bench.cross_entropy)(x[None], t[None]), "under torch.func's transforms"),
 ])
 def test_bad_input_says_what_is_accepted(call, words):
     x, target = logits_and_targets(4, 32, torch.float32)
