@@ -10,7 +10,9 @@ the host's time or the GPU's, the larger). Both from the median round. vs_torch:
 Each output is checked against a reference once before timing.
 
 A second call of softmax_bench.softmax with an input like the first replays the first's launches
-(softmax_bench.replay): the `softmax_bench` rows time that. Rows that run no kernel, 20000 calls a round: `no
+(softmax_bench.replay): the `softmax_bench` rows time that. The rows `a new width a call` time the calls no plan
+serves: each on an input a column wider than the last, within x's power of two (a decoding step's attention rows,
+a key longer each step), torch.softmax's and softmax_bench's taking their rounds in turn. Rows that run no kernel, 20000 calls a round: `no
 launch` — softmax_bench.softmax the long way (a call of a new kind) with every Triton kernel replaced by a launch
 that does nothing (softmax_bench's own Python, without Triton's launcher); `dispatch` — steps of the dispatch
 alone (the variant's choice, the fusion, the rows); `replay` — steps of a replayed call.
@@ -70,6 +72,7 @@ class Row:
     fusion: Fusion | None = None  # what to check the output against (None: not checked)
     note: str = ""
     cheap: bool = False  # runs no kernel: CHEAP_CALLS a round, and no launch stubbed
+    new_kinds: int = 0  # calls a round of a row whose every call is of a new kind (new_widths'), timed with its like
 
 
 def one_round(fn, calls: int, launches: bool) -> tuple[float, float]:
@@ -146,6 +149,34 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
             args[position] = tensors[source]
         steps.append((launch, args))
     return lambda: [launch(stream, args) for launch, args in steps]
+
+
+def new_widths(x: torch.Tensor, count: int) -> list[torch.Tensor] | None:
+    """`count` inputs like x, each a column wider than the last, within x's power of two (the kernels' configuration
+    unchanged): every call of one is of a new kind, as a decoding step's attention rows, a key longer each step,
+    are, and no plan kept serves it. None when x's power of two holds fewer widths."""
+    M, N = x.shape
+    top = 1 << (N - 1).bit_length()  # N's power of two
+    widths = range(top // 2 + 1, top + 1)
+    if len(widths) < count:
+        return None
+    return [cell_input(M, width, x.dtype, x.device) for width in widths[len(widths) - count:]]
+
+
+def new_kind_rows(x: torch.Tensor, calls: int, warmup: int, rounds: int):
+    """torch.softmax and softmax_bench.softmax (auto), each call on an input of a new width (new_widths): the host
+    cost a call pays when no plan serves it. Each row's calls a round are as many as x's power of two holds."""
+    calls = min(calls, ((1 << (x.shape[1] - 1).bit_length()) // 2 - warmup - 1) // (2 * rounds))
+    inputs = new_widths(x, warmup + 2 * rounds * calls + 1) if calls > 0 else None
+    for what, call in (("torch.softmax, a new width a call", partial(torch.softmax, dim=-1)),
+                       ("softmax_bench auto, a new width a call", softmax_bench.softmax)):
+        if inputs is None:
+            yield Row(what, "softmax", None, note=f"x's power of two holds too few widths for {rounds} rounds")
+            continue
+        following = iter(inputs).__next__
+        yield Row(what, "softmax", lambda call=call, following=following: call(following()), new_kinds=calls,
+                  note=f"{calls} calls a round, each on an input a column wider (a decoding step's rows): no "
+                       "replay; vs_torch against torch.softmax's row of new widths")
 
 
 def calls_with_launches(x: torch.Tensor, ops: list[str]):
@@ -260,12 +291,15 @@ def main() -> None:
     if "log-softmax" in ops:
         todo.append(Row("torch.log_softmax", "log-softmax", partial(torch.log_softmax, x, -1), Fusion(log=True)))
     todo += [] if args.only_python else list(calls_with_launches(x, ops))
+    if not args.only_python and "softmax" in ops:
+        todo += new_kind_rows(x, calls, args.warmup, args.rounds)
     todo += calls_without_launches(x, ops, args.dispatch_as)
     if args.row:
         todo = [row for row in todo if row.what.startswith("torch.") or any(text in row.what for text in args.row)]
     rows = [dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
                  vs_torch=None, interpreted=interpreted, note=row.note) for row in todo]
     timed = []  # (row, its out) of the rows that launch kernels, checked: timed together, in turn
+    new_kinds = []  # the same of the rows whose every call is of a new kind: timed together, after
     for row, out in zip(todo, rows):
         if row.fn is None:
             continue
@@ -284,19 +318,22 @@ def main() -> None:
                 out.update(calls=CHEAP_CALLS, host_us=host, call_us=call)
             else:
                 row.fn()
-                timed.append((row, out))
+                (new_kinds if row.new_kinds else timed).append((row, out))
         except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
             out["note"] = f"failed: {error_line(e)}"
-    if timed:
-        print(f"timing {len(timed)} rows that launch kernels, round by round ...", flush=True)
-        fns = [row.fn for row, _ in timed]
-        for (row, out), (host, call) in zip(timed, interleaved(fns, calls, args.warmup, args.rounds)):
-            out.update(calls=calls, host_us=host, call_us=call)
+    for group, group_calls in ((timed, calls), (new_kinds, new_kinds[0][0].new_kinds if new_kinds else 0)):
+        if group:
+            print(f"timing {len(group)} rows that launch kernels, round by round ...", flush=True)
+            fns = [row.fn for row, _ in group]
+            for (row, out), (host, call) in zip(group, interleaved(fns, group_calls, args.warmup, args.rounds)):
+                out.update(calls=group_calls, host_us=host, call_us=call)
     # against torch's own call of the op: torch.log_softmax for log-softmax's rows, torch.softmax for the others
-    torch_us = {out["op"]: out["host_us"] for row, out in zip(todo, rows) if row.what.startswith("torch.")}
+    # (of new widths for the rows of new widths)
+    torch_us = {(out["op"], bool(row.new_kinds)): out["host_us"] for row, out in zip(todo, rows)
+                if row.what.startswith("torch.")}
     for row, out in zip(todo, rows):
         if out["host_us"] is not None:
-            versus = torch_us.get(out["op"], torch_us["softmax"])
+            versus = torch_us.get((out["op"], bool(row.new_kinds)), torch_us[("softmax", False)])
             out.update(host_us=round(out["host_us"], 2), call_us=round(out["call_us"], 2),
                        vs_torch=None if versus is None else round(out["host_us"] / versus, 2))
         shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch'] or 0:8.2f}"

@@ -15,5 +15,10 @@
 #   eager step ≤ 1.3× torch's host µs at 64×4000 bf16 in each form (the thirty-sixth session's bar, its margin
 #   larger); the rows through the op ≥ 2× ours; the backward part of the suite passes (test_compile's
 #   differentiate-twice test among them).
+# host-cost (in own-launcher's runs) now also has the rows "a new width a call": torch.softmax and auto, each call on
+#   an input a column wider than the last (a decoding step's rows; no plan serves them). Prediction: auto 60–90 µs
+#   of host a call (15 µs of our Python here × 1.3–1.5, Triton's binding 35–60, the plan recorded) against
+#   torch.softmax's ~7: 8–13×, the cost a decoding loop pays today. With SOFTMAX_BENCH_FAST_LAUNCHES=1 the binding's
+#   part should go (worth a run of host-cost --row "new width" with it on, after fast-launches passes).
 # Every other step (fast-launches, staged, x-staged, mask-early, ...) as the thirty-sixth session's next.sh has it.
 exec bash evidence/experiments/2026-12-04-session36/next.sh "$@"
