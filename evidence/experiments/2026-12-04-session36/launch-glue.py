@@ -16,6 +16,8 @@ every row in turn):
 - softmax_bench.softmax, plan triton / own: softmax_bench.softmax(x, variant=...) as a user calls it, served by
   that plan (kept as the plan of its call's key).
 With --like-x the plans allocate y as make_plan's now do for a contiguous x (torch.empty_like(x), no keywords).
+Since the thirty-seventh session replaced Plan.own_steps by launcher.Replay, "plan, own" is own_launch_plan, which
+writes that Plan's own path out (its outputs here, launch-glue*.csv, are from the thirty-sixth session's code).
 """
 
 import argparse
@@ -98,12 +100,45 @@ def main():
 
     where = tempfile.mkdtemp()
     library = fake_driver(where)
-    triton_driver = compile_module_from_src((NVIDIA / "driver.c").read_text(), "cuda_utils", library_dirs=[where],
-                                            include_dirs=[str(NVIDIA / "include")], libraries=["cuda"])
     own = launcher.driver_bound(library)
 
     x = torch.randn(64, 4000, dtype=torch.bfloat16)
     y = torch.empty_like(x)
+    compiled, grid, values, template, slots, real = compiled_launch(x, y, where)
+    triton_launch = replay.launcher(compiled, grid)
+    own_launch = launcher.make_launch(compiled, grid, template, slots, 0)
+    triton_args = list(values)
+    runtime_kinds = [kind for kind in compiled.src.signature.values() if kind != "constexpr"]
+    print(f"fused's launch: {len(values)} arguments, {len(runtime_kinds)} parameters "
+          f"({len(launcher.ptx_parameters(real.asm['ptx'], real.metadata.name))} in the PTX); own launcher {own}",
+          file=sys.stderr)
+
+    steps = [(triton_launch, template, slots)]
+    like_x = {"like_x": True} if args.like_x else {}  # as make_plan makes a plan for a contiguous x now
+    plan_triton = replay.Plan(steps, lambda device: 0, 0, x.dtype, **like_x)
+    plan_own = own_launch_plan(own_launch, args.like_x, lambda device: 0)
+    # kept as the plans of softmax_bench.softmax(x, variant=...) for a CPU x: a user's call, served by them
+    replay.PLANS[replay.plan_key(x, -1, None, None, False, "fused")] = plan_triton
+    replay.PLANS[replay.plan_key(x, -1, None, None, False, "auto")] = plan_own
+    rows = {
+        "triton launch": lambda: triton_launch(0, triton_args),
+        "own launch": lambda: own_launch(0, x, y, None, None),
+        "plan, triton": lambda: plan_triton(x, None),
+        "plan, own": lambda: plan_own(x, None),
+        "torch.empty_like as the plans call it": (partial(torch.empty_like, x) if args.like_x else partial(
+            torch.empty_like, x, dtype=x.dtype, memory_format=torch.contiguous_format)),
+        "softmax_bench.softmax, plan triton": partial(softmax_bench.softmax, x, variant="fused"),
+        "softmax_bench.softmax, plan own": partial(softmax_bench.softmax, x, variant="auto"),
+    }
+    time_rows(rows, args.rounds, args.calls, args.out, 36)
+
+
+def compiled_launch(x: torch.Tensor, y: torch.Tensor, where: str):
+    """(compiled, grid, values, template, slots, the real compile) of fused's launch for x into y: compiled for
+    sm_90 for its PTX and signature, its run Triton 3.8's C launch built against the driver in `where`
+    (fake_driver's); values, the arguments bound; template and slots, as replay keeps them."""
+    triton_driver = compile_module_from_src((NVIDIA / "driver.c").read_text(), "cuda_utils", library_dirs=[where],
+                                            include_dirs=[str(NVIDIA / "include")], libraries=["cuda"])
     kernel, grid, values, kwargs = recorded_launch(x)
     kinds = signature(kernel, values)
     constexprs = {name: value for (name, kind), value in zip(kinds.items(), values) if kind == "constexpr"}
@@ -125,47 +160,46 @@ def main():
     slots = tuple((position, source) for position, value in enumerate(values) for source, tensor in
                   ((replay.X, x), (replay.Y, y)) if value is tensor)
     template = [None if isinstance(value, torch.Tensor) else value for value in values]
-    triton_launch = replay.launcher(compiled, grid)
-    own_launch = launcher.make_launch(compiled, grid, template, slots, 0)
-    triton_args = list(values)
-    print(f"fused's launch: {len(values)} arguments, {len(runtime_kinds)} parameters "
-          f"({len(launcher.ptx_parameters(real.asm['ptx'], real.metadata.name))} in the PTX); own launcher {own}",
-          file=sys.stderr)
+    return compiled, grid, values, template, slots, real
 
-    steps = [(triton_launch, template, slots)]
-    like_x = {"like_x": True} if args.like_x else {}  # as make_plan makes a plan for a contiguous x now
-    plan_triton = replay.Plan(steps, lambda device: 0, 0, x.dtype, **like_x)
-    plan_own = replay.Plan(steps, lambda device: 0, 0, x.dtype, [own_launch], **like_x)
-    # kept as the plans of softmax_bench.softmax(x, variant=...) for a CPU x: a user's call, served by them
-    replay.PLANS[replay.plan_key(x, -1, None, None, False, "fused")] = plan_triton
-    replay.PLANS[replay.plan_key(x, -1, None, None, False, "auto")] = plan_own
-    rows = {
-        "triton launch": lambda: triton_launch(0, triton_args),
-        "own launch": lambda: own_launch(0, x, y, None, None),
-        "plan, triton": lambda: plan_triton(x, None),
-        "plan, own": lambda: plan_own(x, None),
-        "torch.empty_like as the plans call it": (partial(torch.empty_like, x) if args.like_x else partial(
-            torch.empty_like, x, dtype=x.dtype, memory_format=torch.contiguous_format)),
-        "softmax_bench.softmax, plan triton": partial(softmax_bench.softmax, x, variant="fused"),
-        "softmax_bench.softmax, plan own": partial(softmax_bench.softmax, x, variant="auto"),
-    }
+
+def own_launch_plan(own_launch, like_x: bool, stream_of):
+    """A plan as this session's Plan ran its own steps (Plan.own_steps; launcher.Replay since the thirty-seventh
+    session): y allocated, the stream asked, the hooks checked, the Launch called from Python."""
+    knobs = replay._runtime_knobs()
+
+    def plan(x, mask, bias=None):
+        if like_x:
+            y = torch.empty_like(x)
+        else:
+            y = torch.empty_like(x, dtype=x.dtype, memory_format=torch.contiguous_format)
+        stream = stream_of(0)
+        if replay.hooks_quiet(knobs):
+            own_launch(stream, x, y, mask, bias)
+        return y
+
+    return plan
+
+
+def time_rows(rows: dict, rounds: int, calls: int, path: str, width: int) -> None:
+    """Each of `rows` (name: call) timed, 200 calls and then `calls` timed, each round every row in turn; the
+    median, least and most µs a call of the rounds written to `path` (CSV) and printed, names `width` wide."""
     times = {name: [] for name in rows}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for name, call in rows.items():
             for _ in range(200):
                 call()
             began = time.perf_counter()
-            for _ in range(args.calls):
+            for _ in range(calls):
                 call()
-            times[name].append((time.perf_counter() - began) / args.calls * 1e6)
-    with open(args.out, "w", newline="") as f:
+            times[name].append((time.perf_counter() - began) / calls * 1e6)
+    with open(path, "w", newline="") as f:
         out = csv.writer(f)
         out.writerow(["row", "median_us", "min_us", "max_us", "rounds", "calls", "torch", "triton", "python"])
         for name, got in times.items():
-            out.writerow([name, f"{statistics.median(got):.3f}", f"{min(got):.3f}", f"{max(got):.3f}", args.rounds,
-                          args.calls, torch.__version__, triton.__version__, sys.version.split()[0]])
-            print(f"{name:36s} {statistics.median(got):7.3f} µs  ({min(got):.3f}–{max(got):.3f})")
-
+            out.writerow([name, f"{statistics.median(got):.3f}", f"{min(got):.3f}", f"{max(got):.3f}", rounds,
+                          calls, torch.__version__, triton.__version__, sys.version.split()[0]])
+            print(f"{name:{width}s} {statistics.median(got):7.3f} µs  ({min(got):.3f}–{max(got):.3f})")
 
 if __name__ == "__main__":
     main()
