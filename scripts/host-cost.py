@@ -12,10 +12,10 @@ Each output is checked against a reference once before timing.
 A second call of softmax_bench.softmax with an input like the first replays the first's launches
 (softmax_bench.replay): the `softmax_bench` rows time that. The rows `a new width a call` time the calls no plan
 serves: each on an input a column wider than the last, within x's power of two (a decoding step's attention rows,
-a key longer each step), torch.softmax's and softmax_bench's taking their rounds in turn. Rows that run no kernel, 20000 calls a round: `no
-launch` — softmax_bench.softmax the long way (a call of a new kind) with every Triton kernel replaced by a launch
-that does nothing (softmax_bench's own Python, without Triton's launcher); `dispatch` — steps of the dispatch
-alone (the variant's choice, the fusion, the rows); `replay` — steps of a replayed call.
+a key longer each step), torch.softmax's and softmax_bench's taking their rounds in turn. Rows that run no kernel,
+20000 calls a round: `no launch` — softmax_bench.softmax the long way (a call of a new kind) with every Triton
+kernel replaced by a launch that does nothing (softmax_bench's own Python, without Triton's launcher); `dispatch` —
+steps of the dispatch alone (the variant's choice, the fusion, the rows); `replay` — steps of a replayed call.
 
 With no GPU the kernels run through Triton's interpreter (TRITON_INTERPRET=1, set here) on a tiny shape: the run
 is labelled interpreted, and its numbers say only how much Python a call runs. `--dispatch-as GPU_NAME` times the
@@ -72,7 +72,7 @@ class Row:
     fusion: Fusion | None = None  # what to check the output against (None: not checked)
     note: str = ""
     cheap: bool = False  # runs no kernel: CHEAP_CALLS a round, and no launch stubbed
-    new_kinds: int = 0  # calls a round of a row whose every call is of a new kind (new_widths'), timed with its like
+    new_kinds: int = 0  # calls a round of a row whose every call is of a new kind (new_kind_rows'), timed with its like
 
 
 def one_round(fn, calls: int, launches: bool) -> tuple[float, float]:
@@ -151,26 +151,20 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
     return lambda: [launch(stream, args) for launch, args in steps]
 
 
-def new_widths(x: torch.Tensor, count: int) -> list[torch.Tensor] | None:
-    """`count` inputs like x, each a column wider than the last, within x's power of two (the kernels' configuration
-    unchanged): every call of one is of a new kind, as a decoding step's attention rows, a key longer each step,
-    are, and no plan kept serves it. None when x's power of two holds fewer widths."""
+def new_kind_rows(x: torch.Tensor, calls: int, warmup: int, rounds: int):
+    """torch.softmax and softmax_bench.softmax (auto), each call on an input a column wider than the last, within
+    x's power of two (the kernels' configuration unchanged): every call is of a new kind, as a decoding step's
+    attention rows, a key longer each step, are, and no plan kept serves it. Each row's calls a round are as many as
+    x's power of two holds widths for."""
     M, N = x.shape
     top = 1 << (N - 1).bit_length()  # N's power of two
     widths = range(top // 2 + 1, top + 1)
-    if len(widths) < count:
-        return None
-    return [cell_input(M, width, x.dtype, x.device) for width in widths[len(widths) - count:]]
-
-
-def new_kind_rows(x: torch.Tensor, calls: int, warmup: int, rounds: int):
-    """torch.softmax and softmax_bench.softmax (auto), each call on an input of a new width (new_widths): the host
-    cost a call pays when no plan serves it. Each row's calls a round are as many as x's power of two holds."""
-    calls = min(calls, ((1 << (x.shape[1] - 1).bit_length()) // 2 - warmup - 1) // (2 * rounds))
-    inputs = new_widths(x, warmup + 2 * rounds * calls + 1) if calls > 0 else None
+    calls = min(calls, (len(widths) - warmup - 1) // (2 * rounds))
+    needed = warmup + 2 * rounds * calls + 1  # the calls a row makes: warm-up, each round's two, the first
+    inputs = [cell_input(M, width, x.dtype, x.device) for width in widths[len(widths) - needed:]] if calls > 0 else []
     for what, call in (("torch.softmax, a new width a call", partial(torch.softmax, dim=-1)),
                        ("softmax_bench auto, a new width a call", softmax_bench.softmax)):
-        if inputs is None:
+        if not inputs:
             yield Row(what, "softmax", None, note=f"x's power of two holds too few widths for {rounds} rounds")
             continue
         following = iter(inputs).__next__

@@ -237,14 +237,14 @@ def _register(name: str, log: bool) -> None:
                 return gradient_once(ctx, dy)
             # a plain backward, which the engine runs with grad mode off: without once_differentiable's wrapper (its
             # no_grad, its checks) an eager step costs 35 µs on a CPU, not 41 (thirty-seventh session, grad-call-cost)
-            return eager_gradient(ctx, dy)
+            return function_gradient(ctx, dy, run_backward)
 
-    def eager_gradient(ctx, dy):
-        """gradient's (x's, none for the options, the bias's), as EagerAutograd's inputs."""
-        grads = gradient(ctx, dy, run_backward)
+    def function_gradient(ctx, dy, backward):
+        """gradient's (x's, none for the options, the bias's), as the Functions' inputs (x, options, bias) take it."""
+        grads = gradient(ctx, dy, backward)
         return grads[0], None, grads[7]
 
-    gradient_once = once_differentiable(eager_gradient)
+    gradient_once = once_differentiable(lambda ctx, dy: function_gradient(ctx, dy, run_backward))
     EAGER_AUTOGRAD[log] = EagerAutograd
 
     def torch_ops_backward(y, dy, dim, scale, mask, causal, variant):
@@ -268,8 +268,7 @@ def _register(name: str, log: bool) -> None:
 
         @staticmethod
         def backward(ctx, dy):
-            grads = gradient(ctx, dy, torch_ops_backward)
-            return grads[0], None, grads[7]
+            return function_gradient(ctx, dy, torch_ops_backward)
 
         @staticmethod
         def vmap(info, in_dims, x, options, bias):
