@@ -119,16 +119,18 @@ def test_compiled_for_sm90_one_exchange_no_spills(tmp_path, exhaustive):
 def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     """cluster_backward.LEAN_KEEP (on) applies to a log_softmax's keep-mask that lies on y's grid and its causal
     rows, not to softmax, a log without either, or a mask off the grid (read a byte at a time as before);
-    MASK_EARLY (off) with it, to the keep-mask only. LATE_Y (None) applies to a log_softmax's at the cells where it
-    measured ahead, LATE_Y_CELLS: bf16 16384 causal, fp32 128256 causal or masked, fp32 131072 masked but not
-    causal, fp32 262144 masked or without a keep, not causal; True puts it on every backward, softmax's with
+    MASK_EARLY (None) with it, to the keep-mask only, where LATE_Y does not apply. LATE_Y (None) applies to a
+    log_softmax's at the cells where it measured ahead, LATE_Y_CELLS: bf16 16384 causal, fp32 128256 causal or
+    masked, fp32 131072 and 262144 masked but not causal; True puts it on every backward, softmax's with
     LATE_Y_REGISTERS' cap."""
     keep = torch.ones(4, 1000, dtype=torch.bool)
     log_masked = Fusion(mask=keep.view(torch.uint8), log=True)
     causal = Fusion(causal_m=4, log=True)
     switches = functools.partial(cluster_backward.switches, 1000, torch.float32)
-    assert cluster_backward.LEAN_KEEP and cluster_backward.LATE_Y is None
-    assert switches(log_masked) == switches(causal) == {"LEAN_KEEP": True}
+    assert cluster_backward.LEAN_KEEP and cluster_backward.LATE_Y is None and cluster_backward.MASK_EARLY is None
+    assert switches(log_masked) == {"LEAN_KEEP": True, "MASK_EARLY": True} and switches(causal) == {"LEAN_KEEP": True}
+    late_masked = functools.partial(cluster_backward.switches, 128256, torch.float32)(log_masked)
+    assert late_masked == {"LEAN_KEEP": True, "LATE_Y": True}, "MASK_EARLY not where LATE_Y applies"
     off_grid = Fusion(mask=torch.ones(4, 1001, dtype=torch.uint8)[:, 1:], log=True)
     for fusion in (Fusion(log=True), Fusion(scale=0.5, log=True), Fusion(causal_m=4), off_grid, PLAIN):
         assert switches(fusion) == {}, fusion
@@ -138,13 +140,15 @@ def test_lean_keep_and_late_y_apply_where_they_can(monkeypatch):
     assert late(131072, torch.float32, log_masked) and not late(131072, torch.float32, causal)
     for N in (128256, 131072):
         assert not late(N, torch.bfloat16, causal) and not late(N, torch.float32, Fusion(log=True)), N
-    assert late(262144, torch.float32, log_masked) and late(262144, torch.float32, Fusion(scale=0.5, log=True))
+    assert late(262144, torch.float32, log_masked) and not late(262144, torch.float32, Fusion(scale=0.5, log=True))
     assert not late(262144, torch.float32, causal) and not late(262144, torch.bfloat16, log_masked)
     assert not late(262144, torch.float32, PLAIN) and not late(262144, torch.float32, Fusion(causal_m=4))
     assert cluster_backward.config_for(262144, torch.float32).max_registers is None
-    assert not cluster_backward.MASK_EARLY
+    monkeypatch.setattr(cluster_backward, "MASK_EARLY", False)
+    assert switches(log_masked) == switches(causal) == {"LEAN_KEEP": True}
     monkeypatch.setattr(cluster_backward, "MASK_EARLY", True)
-    assert switches(log_masked) == {"LEAN_KEEP": True, "MASK_EARLY": True}
+    assert late_masked | {"MASK_EARLY": True} == functools.partial(cluster_backward.switches, 128256,
+                                                                     torch.float32)(log_masked)
     assert switches(causal) == {"LEAN_KEEP": True} and switches(off_grid) == switches(PLAIN) == {}
     monkeypatch.setattr(cluster_backward, "LEAN_KEEP", False)
     assert switches(log_masked) == switches(causal) == {}
@@ -165,7 +169,8 @@ def test_lean_keep_compiles_to_fewer_instructions_and_registers(tmp_path):
     bf16 131072 took 1576 (causal) and 1720 (mask) against 952 for the log alone, and 167 registers against 83."""
     from .compile_sm90 import sass_instructions, sass_of
 
-    cases = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "scale": 0.5, keeps: True, "lean_keep": lean}
+    cases = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "scale": 0.5, keeps: True, "lean_keep": lean,
+              "mask_early": False, "staged": False}
              for dtype, N, keeps in (("bf16", 131072, "causal"), ("bf16", 131072, "mask"), ("fp32", 262144, "mask"))
              for lean in (False, True)]
     compiled = compile_in_subprocess(cases, tmp_path)
@@ -188,7 +193,7 @@ def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
     from .compile_sm90 import load_waves, opcode, sass_instructions, sass_of
 
     cases = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "scale": 0.5, "mask": True,
-              "lean_keep": True, "late_y": False, "mask_early": early}
+              "lean_keep": True, "late_y": False, "mask_early": early, "staged": False}
              for dtype, N in (("fp32", 262144), ("bf16", 131072)) for early in (False, True)]
     compiled = compile_in_subprocess(cases, tmp_path)
     for i in range(0, len(cases), 2):
@@ -202,21 +207,26 @@ def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
         assert len(sass_instructions(sass[1])) < len(sass_instructions(sass[0])), (lean, early)
 
 
-def test_staged_applies_at_its_widths_in_place_of_late_y(monkeypatch):
-    """cluster_backward.STAGED_AT (empty: nowhere) names the (dtype, width)s whose backward stages a row in shared
-    memory, softmax's and log_softmax's, with or without a mask; LATE_Y does not apply there (y is staged), nor
-    its cap."""
+def test_staged_applies_at_its_widths_where_late_y_does_not(monkeypatch):
+    """cluster_backward.STAGED_AT names the (dtype, width)s whose backward stages a row in shared memory, softmax's
+    and log_softmax's, with or without a mask, where they measured ahead (fp32 and bf16 262144, bf16 131072) — but
+    not where LATE_Y applies (the masked log's fp32 262144, where it measured ahead of staging), nor then its cap."""
     log_masked = Fusion(mask=torch.ones(4, 262144, dtype=torch.uint8), log=True)
     switches = functools.partial(cluster_backward.switches, 262144, torch.float32)
-    assert not cluster_backward.STAGED_AT and switches(log_masked) == {"LEAN_KEEP": True, "LATE_Y": True}
-    monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset({(torch.float32, 262144)}))
-    assert switches(log_masked) == {"LEAN_KEEP": True, "STAGED": True}
+    assert cluster_backward.STAGED_AT == {(torch.float32, 262144), (torch.bfloat16, 262144), (torch.bfloat16, 131072)}
+    assert switches(log_masked) == {"LEAN_KEEP": True, "LATE_Y": True}
     assert switches(PLAIN) == switches(Fusion(scale=0.5, log=True)) == {"STAGED": True}
-    assert cluster_backward.switches(262144, torch.bfloat16, PLAIN) == {}
+    assert switches(Fusion(causal_m=4, log=True)) == {"LEAN_KEEP": True, "STAGED": True}
+    bf16_masked = Fusion(mask=torch.ones(4, 131072, dtype=torch.uint8), log=True)
+    assert cluster_backward.switches(131072, torch.bfloat16, bf16_masked) == {
+        "LEAN_KEEP": True, "MASK_EARLY": True, "STAGED": True}
     assert cluster_backward.switches(131072, torch.float32, PLAIN) == {}
+    monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset())
+    assert switches(PLAIN) == {}
+    monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset({(torch.float32, 262144)}))
     monkeypatch.setattr(cluster_backward, "LATE_Y", True)
-    assert switches(PLAIN) == {"STAGED": True}
-    assert cluster_backward.config_for(262144, torch.float32).max_registers is None
+    assert switches(PLAIN) == {"LATE_Y": True}
+    assert cluster_backward.config_for(262144, torch.float32).max_registers == 128
 
 
 @pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
@@ -247,7 +257,7 @@ def test_late_y_holds_dy_alone_across_the_exchange(tmp_path):
 
     cap = LATE_Y_REGISTERS[torch.float32, 262144]
     cases = [{"kernel": "backward", "dtype": "fp32", "N": 262144, "log": log, "scale": 0.5, "late_y": late,
-              **({"max_registers": cap} if capped else {})}
+              "staged": False, **({"max_registers": cap} if capped else {})}
              for log, capped in ((True, False), (False, True)) for late in (False, True)]
     log, log_late, softmax, softmax_late = compile_in_subprocess(cases, tmp_path)
     for late in (log_late, softmax_late):

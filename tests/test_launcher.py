@@ -361,8 +361,8 @@ GPU = pytest.mark.skipif(DEVICE != "cuda", reason="launches on a GPU")
 
 @GPU
 @pytest.mark.parametrize("op", [softmax_bench.softmax, softmax_bench.log_softmax], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("variant, N", [("fused", 4000), ("fused", 16384), ("two_pass", 50257), ("cluster", 131072),
-                                        ("auto", 4000)])  # (split is not replayed: not graph-safe)
+@pytest.mark.parametrize("variant, N", [("fused", 4000), ("fused", 16384), ("two_pass", 50257), ("cluster", 65536),
+                                        ("cluster", 131072), ("auto", 4000)])  # (split is not replayed: not graph-safe)
 def test_a_plan_launched_by_it_gives_what_tritons_launch_gives_bit_for_bit(monkeypatch, op, variant, N):
     if not softmax_bench.variants()[variant if variant != "auto" else "fused"].supports(N, torch.bfloat16):
         pytest.skip(f"{variant} does not run here")
@@ -380,7 +380,9 @@ def test_a_plan_launched_by_it_gives_what_tritons_launch_gives_bit_for_bit(monke
             dispatch.clear_caches()
             op(x, variant=variant, **kwargs)  # recorded
             (plan,) = replay.PLANS.values()
-            assert isinstance(plan, replay.Plan) != own, "the launcher did not take the launch"
+            # cluster's 131072 runs in a cluster of 16, which the launcher leaves to Triton's launch (MAX_CTAS)
+            taken = own and not (variant == "cluster" and N == 131072)
+            assert isinstance(plan, replay.Plan) != taken, "the launcher did not take the launch" if taken else "a Replay where Triton launches"
             results[own] = op(x, variant=variant, **kwargs)  # replayed
         torch.cuda.synchronize()
         assert torch.equal(results[True], results[False]), kwargs

@@ -107,11 +107,11 @@ def test_a_call_of_a_recorded_kind_goes_to_its_plan_first(op, log, monkeypatch):
     op, scale, mask layout or dim, a dtype= (its cast decided the long way), a dim left to torch's choice (whose
     warning the long way gives), x needing a gradient (the registered op)."""
     dispatch.clear_caches()
-    x, mask = torch.randn(4, 40), torch.rand(4, 40) > 0.5
+    x, mask = torch.randn(4, 40, device=DEVICE), torch.rand(4, 40, device=DEVICE) > 0.5
     plan = KeptPlan()
     replay.keep(replay.plan_key(x, -1, 0.5, mask, False, "auto", log), plan)
     try:
-        x2, mask2 = torch.randn(4, 40), torch.rand(4, 40) > 0.5
+        x2, mask2 = torch.randn(4, 40, device=DEVICE), torch.rand(4, 40, device=DEVICE) > 0.5
         with monkeypatch.context() as patched:  # served before any of the long way
             patched.setattr(dispatch, "replayed_or_forward", None)
             patched.setattr(dispatch, "through_op", None)
@@ -149,8 +149,8 @@ def test_a_backward_of_a_recorded_kind_goes_to_its_plan(op, log):
     forward's arguments) and, where there is one, replays it with y, the mask and dy: x's gradient is what the plan
     gives. Another dy layout, mask or op is another key."""
     dispatch.clear_caches()
-    x, mask = torch.randn(4, 40), torch.rand(4, 40) > 0.5
-    dy = torch.randn(4, 40)
+    x, mask = torch.randn(4, 40, device=DEVICE), torch.rand(4, 40, device=DEVICE) > 0.5
+    dy = torch.randn(4, 40, device=DEVICE)
     y = op(x, scale=0.5, mask=mask)
     plan = KeptPlan()
     replay.keep(replay.backward_key(y, dy, -1, 0.5, mask, False, "auto", log), plan)

@@ -53,9 +53,9 @@ LATE_Y: bool | None = None
 # 262144 a keep-mask 74.8 → 88.0, the scaled log without one 87.1 → 88.1; fp32 131072 a keep-mask 93.5 % of the
 # roofline in its grid. Not fp32 131072 causal (103.0 → 91.2), though it shares 128256's pieces and warps: the
 # width, not the config, decides.
-LATE_Y_CELLS = {(torch.bfloat16, 16384, "causal"), (torch.bfloat16, 131072, "mask"), (torch.float32, 128256, "causal"),
-                (torch.float32, 128256, "mask"), (torch.float32, 131072, "mask"), (torch.float32, 262144, "mask"),
-                (torch.float32, 262144, None)}
+# bf16 131072 a keep-mask and fp32 262144 without one are staged instead (STAGED_AT).
+LATE_Y_CELLS = {(torch.bfloat16, 16384, "causal"), (torch.float32, 128256, "causal"), (torch.float32, 128256, "mask"),
+                (torch.float32, 131072, "mask"), (torch.float32, 262144, "mask")}
 LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144): 128}  # softmax's, with LATE_Y
 # log_softmax's keep-mask read with y and dy, before the exchange, and applied to dy there (MASK_EARLY, with
 # LEAN_KEEP): dy is 0 where masked, after the row's sum has taken it, and y is -inf there (the forward's), so dx is
@@ -63,17 +63,25 @@ LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144):
 # after the exchange, when a CTA has nothing else in flight: with LEAN_KEEP (thirty-fourth session) the masked
 # log's backward ran 6–23 points of a copy under the causal one's at the same registers (fp32 512×262144 74.1
 # against 92.4, 8192×50257 80.7 against causal's 96.9 in its grid, bf16 1024×131072 84.5 against 102.2). Off until
-# measured (evidence/experiments/2026-12-04-session34/next.sh mask-early). A row whose Σ dy is not finite is NaN
-# at its masked positions too (0·NaN), where torch gives them 0.
-MASK_EARLY = False
+# measured. Measured on the H200 (thirty-eighth session, ab-staged.py, % of a copy, bit for bit against as it was):
+# fp32 8192×50257 80.8 → 105.0, 2048×151936 86.4 → 104.0, bf16 1024×131072 87.0 → 94.8 (102.6 staged too); with
+# LATE_Y (fp32 512×262144) 88.0 → 87.2, a loss: there the mask's read after the exchange overlaps y's. None: where
+# LATE_Y does not apply; True or False: everywhere or nowhere. A row whose Σ dy is not finite is NaN at its masked
+# positions too (0·NaN), where torch gives them 0.
+MASK_EARLY: bool | None = None
 # One of the two rows staged in shared memory by asynchronous copies (cp.async: no registers while in flight), so
 # that a thread holds the other alone across the exchange: softmax's dy, read from there by the row's sum and again
 # by dx; log_softmax's y, read by dx alone (its sum is dy's). fp32 512×262144 in 16 CTAs of 8 warps holds 64 + 64
 # fp32 values a thread at 156 registers: one CTA an SM, nothing to hide its exchange (scaled 88.1–90.3 % of a copy
 # in eight runs, under issue 26's 90); LATE_Y's read of y again from L2 after it measured no better (89.8 → 88.6).
 # Compiled for sm_90 (thirty-fifth session): softmax 156 → 119 registers, two CTAs an SM, 64 KB of shared memory a
-# CTA. At the widths in STAGED_AT (dtype, N), for softmax and log_softmax alike. Not measured on a GPU yet: none.
-STAGED_AT: frozenset[tuple[torch.dtype, int]] = frozenset()
+# CTA. Measured on the H200 (thirty-eighth session, ab-staged.py, % of a copy): fp32 512×262144 scaled 91.3 → 93.5,
+# scaled-masked 91.6 → 93.8, the scaled log 88.9 → 95.0 (with LATE_Y as it was), bf16 512×262144 scaled 101.1 →
+# 103.1, the masked log's bf16 1024×131072 94.8 → 102.6 (with MASK_EARLY); lost at the masked log's fp32 512×262144
+# (LATE_Y 88.0 → 87.0, with MASK_EARLY 84.4) and softmax's fp32 1024×131072 (105.5 → 103.7). So at the widths in
+# STAGED_AT (dtype, N), for softmax and log_softmax alike, but not where LATE_Y applies (late_y).
+STAGED_AT: frozenset[tuple[torch.dtype, int]] = frozenset({(torch.float32, 262144), (torch.bfloat16, 262144),
+                                                          (torch.bfloat16, 131072)})
 
 if gluon is not None:
     from triton.experimental.gluon import language as gl
@@ -397,9 +405,7 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
 
 def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
     """Whether the backward of rows of N elements reads y after the exchange (LATE_Y; None: log_softmax's where
-    LATE_Y_CELLS has the cell); not where a row is staged (STAGED_AT), whose y is in shared memory then."""
-    if (dtype, N) in STAGED_AT:
-        return False
+    LATE_Y_CELLS has the cell)."""
     if LATE_Y is not None:
         return LATE_Y
     keep = "causal" if fusion.causal_m is not None else "mask" if fusion.mask is not None else None
@@ -407,15 +413,16 @@ def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
 
 
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
-    """LATE_Y's, STAGED's and LEAN_KEEP's arguments where they apply: LATE_Y where late_y says, STAGED at STAGED_AT;
-    LEAN_KEEP to a log_softmax's with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a
-    shared one so) or causal rows."""
+    """LATE_Y's, STAGED's, LEAN_KEEP's and MASK_EARLY's arguments where they apply: LATE_Y where late_y says,
+    STAGED at STAGED_AT where LATE_Y does not apply; LEAN_KEEP to a log_softmax's with a keep-mask (one row of it a
+    row of y, on y's grid: mask_expanded writes a shared one so) or causal rows, and MASK_EARLY with it to the
+    keep-mask, where LATE_Y does not apply (MASK_EARLY None)."""
+    late = late_y(N, dtype, fusion)
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or (not fusion.mask_shared and mask_on_grid(fusion, N, dtype)))
-    early = lean and MASK_EARLY and fusion.mask is not None
+    early = lean and fusion.mask is not None and (not late if MASK_EARLY is None else MASK_EARLY)
     return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
-            **({"LATE_Y": True} if late_y(N, dtype, fusion) else {}),
-            **({"STAGED": True} if (dtype, N) in STAGED_AT else {})}
+            **({"LATE_Y": True} if late else {}), **({"STAGED": True} if (dtype, N) in STAGED_AT and not late else {})}
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
