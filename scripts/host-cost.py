@@ -25,7 +25,7 @@ dispatch rows as on that GPU (its auto table; torch.cuda's name lookup answered 
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --shape 4096x4000
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --op softmax --row compiled_op --row torch_compile
     PYTHONPATH=. python3 scripts/host-cost.py OUT.csv --only-python --dispatch-as "NVIDIA H200"   # CPU
-    SOFTMAX_BENCH_OWN_LAUNCHER=1 PYTHONPATH=. python3 scripts/host-cost.py OUT.csv     # replays by our launcher
+    SOFTMAX_BENCH_OWN_LAUNCHER=0 PYTHONPATH=. python3 scripts/host-cost.py OUT.csv     # replays by Triton's launch
 """
 
 import argparse
@@ -138,7 +138,7 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
     plan = replay.PLANS.get(replay.plan_key(x, -1, None, None, False, "fused"))
     if plan is None:  # interpreted: nothing recorded
         return None
-    if not isinstance(plan, replay.Plan):  # SOFTMAX_BENCH_OWN_LAUNCHER=1: softmax_bench.launcher's Replay
+    if not isinstance(plan, replay.Plan):  # (OWN_LAUNCHER) softmax_bench.launcher's Replay
         y, stream = torch.empty_like(x), plan.plan.stream_of(plan.plan.device_index)
         return lambda: [launch(stream, x, y, None, None) for launch in plan.launches]
     y, stream, steps = torch.empty_like(x), plan.stream_of(plan.device_index), []

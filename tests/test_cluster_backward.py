@@ -209,11 +209,13 @@ def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
 
 def test_staged_applies_at_its_widths_where_late_y_does_not(monkeypatch):
     """cluster_backward.STAGED_AT names the (dtype, width)s whose backward stages a row in shared memory, softmax's
-    and log_softmax's, with or without a mask, where they measured ahead (fp32 and bf16 262144, bf16 131072) — but
-    not where LATE_Y applies (the masked log's fp32 262144, where it measured ahead of staging), nor then its cap."""
+    and log_softmax's, with or without a mask, where they measured ahead (fp32 and bf16 262144), and STAGED_LOG_AT
+    log_softmax's alone (bf16 131072, where softmax's lost) — but not where LATE_Y applies (the masked log's fp32
+    262144, where it measured ahead of staging), nor then its cap."""
     log_masked = Fusion(mask=torch.ones(4, 262144, dtype=torch.uint8), log=True)
     switches = functools.partial(cluster_backward.switches, 262144, torch.float32)
-    assert cluster_backward.STAGED_AT == {(torch.float32, 262144), (torch.bfloat16, 262144), (torch.bfloat16, 131072)}
+    assert cluster_backward.STAGED_AT == {(torch.float32, 262144), (torch.bfloat16, 262144)}
+    assert cluster_backward.STAGED_LOG_AT == {(torch.bfloat16, 131072)}
     assert switches(log_masked) == {"LEAN_KEEP": True, "LATE_Y": True}
     assert switches(PLAIN) == switches(Fusion(scale=0.5, log=True)) == {"STAGED": True}
     assert switches(Fusion(causal_m=4, log=True)) == {"LEAN_KEEP": True, "STAGED": True}
@@ -221,6 +223,7 @@ def test_staged_applies_at_its_widths_where_late_y_does_not(monkeypatch):
     assert cluster_backward.switches(131072, torch.bfloat16, bf16_masked) == {
         "LEAN_KEEP": True, "MASK_EARLY": True, "STAGED": True}
     assert cluster_backward.switches(131072, torch.float32, PLAIN) == {}
+    assert cluster_backward.switches(131072, torch.bfloat16, Fusion(scale=0.5)) == {}
     monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset())
     assert switches(PLAIN) == {}
     monkeypatch.setattr(cluster_backward, "STAGED_AT", frozenset({(torch.float32, 262144)}))

@@ -78,10 +78,13 @@ MASK_EARLY: bool | None = None
 # CTA. Measured on the H200 (thirty-eighth session, ab-staged.py, % of a copy): fp32 512×262144 scaled 91.3 → 93.5,
 # scaled-masked 91.6 → 93.8, the scaled log 88.9 → 95.0 (with LATE_Y as it was), bf16 512×262144 scaled 101.1 →
 # 103.1, the masked log's bf16 1024×131072 94.8 → 102.6 (with MASK_EARLY); lost at the masked log's fp32 512×262144
-# (LATE_Y 88.0 → 87.0, with MASK_EARLY 84.4) and softmax's fp32 1024×131072 (105.5 → 103.7). So at the widths in
-# STAGED_AT (dtype, N), for softmax and log_softmax alike, but not where LATE_Y applies (late_y).
-STAGED_AT: frozenset[tuple[torch.dtype, int]] = frozenset({(torch.float32, 262144), (torch.bfloat16, 262144),
-                                                          (torch.bfloat16, 131072)})
+# (LATE_Y 88.0 → 87.0, with MASK_EARLY 84.4) and softmax's fp32 1024×131072 (105.5 → 103.7). Then at the cells it
+# changed unmeasured: the causal log's fp32 512×262144 93.1 → 94.1, bf16 512×262144 93.1 → 103.1, bf16 1024×131072
+# 102.8 → 103.4; but softmax's bf16 1024×131072 lost (scaled 103.9 → 101.7, causal 104.2 → 102.1). So at the widths
+# in STAGED_AT (dtype, N) for softmax and log_softmax alike, at STAGED_LOG_AT's for log_softmax alone, and not where
+# LATE_Y applies (late_y).
+STAGED_AT: frozenset[tuple[torch.dtype, int]] = frozenset({(torch.float32, 262144), (torch.bfloat16, 262144)})
+STAGED_LOG_AT: frozenset[tuple[torch.dtype, int]] = frozenset({(torch.bfloat16, 131072)})
 
 if gluon is not None:
     from triton.experimental.gluon import language as gl
@@ -414,15 +417,16 @@ def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
 
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     """LATE_Y's, STAGED's, LEAN_KEEP's and MASK_EARLY's arguments where they apply: LATE_Y where late_y says,
-    STAGED at STAGED_AT where LATE_Y does not apply; LEAN_KEEP to a log_softmax's with a keep-mask (one row of it a
-    row of y, on y's grid: mask_expanded writes a shared one so) or causal rows, and MASK_EARLY with it to the
-    keep-mask, where LATE_Y does not apply (MASK_EARLY None)."""
+    STAGED at STAGED_AT (a log's at STAGED_LOG_AT too) where LATE_Y does not apply; LEAN_KEEP to a log_softmax's
+    with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a shared one so) or causal rows,
+    and MASK_EARLY with it to the keep-mask, where LATE_Y does not apply (MASK_EARLY None)."""
     late = late_y(N, dtype, fusion)
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or (not fusion.mask_shared and mask_on_grid(fusion, N, dtype)))
     early = lean and fusion.mask is not None and (not late if MASK_EARLY is None else MASK_EARLY)
+    staged = not late and ((dtype, N) in STAGED_AT or (fusion.log and (dtype, N) in STAGED_LOG_AT))
     return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
-            **({"LATE_Y": True} if late else {}), **({"STAGED": True} if (dtype, N) in STAGED_AT and not late else {})}
+            **({"LATE_Y": True} if late else {}), **({"STAGED": True} if staged else {})}
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
