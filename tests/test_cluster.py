@@ -765,68 +765,6 @@ def test_a_positive_scale_needs_no_select_after_it(N, vectors, monkeypatch):
             assert torch.equal(*under_switches(monkeypatch, settings, call, x, **kwargs)), kwargs
 
 
-X_STAGED_FORMS = ("softmax", "scaled", "causal", "other")
-
-
-@on_gpu
-@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
-@pytest.mark.parametrize("N", [16400, 50257, 151936, 262144])
-def test_a_staged_row_gives_the_held_rows_output_bit_for_bit(N, dtype, monkeypatch):
-    """cluster.X_STAGED_AT: rows staged in shared memory (and read from there by each pass) give what the rows held
-    in registers give, bit for bit: softmax and log_softmax, plain, scaled (positive: 16-bit rows held packed;
-    negative: held in fp32) and causal (by vectors, the diagonal's vector among the end ones, and element by
-    element), rows on the 16-byte grid and off it, capped at 64 registers and not."""
-    wide, _ = fresh_randn(6, N + 13, dtype=dtype)
-    for x in (wide[:, :N].contiguous(), wide[:, 5:N + 5]):
-        x[1] = float("-inf")
-        for call in (softmax_bench.softmax, softmax_bench.log_softmax):
-            for kwargs in ({}, {"scale": 0.125}, {"causal": True, "scale": 0.125}, {"causal": True},
-                           {"causal": True, "scale": -0.5}):
-                for cap in (None, 64):
-                    staged = {(form, dtype, N): cap for form in X_STAGED_FORMS}
-                    settings = [{"X_STAGED_AT": {}}, {"X_STAGED_AT": staged}]
-                    held, from_shared = under_switches(monkeypatch, settings, call, x, **kwargs)
-                    assert torch.equal(held, from_shared), (kwargs, cap, call.__name__)
-
-
-def test_a_row_is_staged_where_x_staged_at_names_it_and_held_packed(monkeypatch):
-    """x_staged: the (form, dtype, width)s of X_STAGED_AT (empty: none), for rows with no keep-mask and no bias;
-    config_for takes the entry's cap (None: uncapped, whatever the form's own cap)."""
-    causal = Fusion(scale=0.125, causal_m=7)
-    assert not cluster.X_STAGED_AT and not cluster.x_staged(151936, torch.bfloat16, causal)
-    monkeypatch.setattr(cluster, "X_STAGED_AT", {("causal", torch.bfloat16, 151936): 64,
-                                                 ("scaled", torch.bfloat16, 151936): None,
-                                                 ("causal", torch.float32, 151936): None})
-    assert cluster.x_staged(151936, torch.bfloat16, causal)
-    assert cluster.config_for(151936, torch.bfloat16, causal).max_registers == 64
-    assert cluster.kernel_constexprs(cluster.config_for(151936, torch.bfloat16, causal), 151936, torch.bfloat16,
-                                     True, causal)["X_STAGED"]
-    assert cluster.x_staged(151936, torch.float32, causal)  # held in fp32, staged as loaded
-    assert cluster.config_for(151936, torch.float32, causal).max_registers is None
-    assert not cluster.x_staged(131072, torch.bfloat16, causal)
-    keep = torch.ones(1, 151936, dtype=torch.uint8)
-    assert not cluster.x_staged(151936, torch.bfloat16, Fusion(scale=0.125, mask=keep))
-    assert cluster.x_staged(151936, torch.bfloat16, Fusion(scale=0.125))
-    assert cluster.config_for(151936, torch.bfloat16, Fusion(scale=0.125)).max_registers is None
-
-
-@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-def test_a_staged_row_fits_a_cap_its_held_row_spills_under(tmp_path):
-    """X_STAGED, compiled for sm_90: causal bf16 151936 in 8 CTAs of 8 warps, softmax and log_softmax, capped at 64
-    registers (four CTAs an SM, where config_for's 80 allow three): held in registers it spills; staged it does not,
-    its row moved by cp.async where the held row's moved by 16-byte loads, and its shared memory lets five CTAs an
-    SM."""
-    cases = [{"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "causal": True, "log": log,
-              "max_registers": 64, "x_staged": staged} for log in (False, True) for staged in (False, True)]
-    compiled = compile_in_subprocess(cases, tmp_path)
-    for held, staged in zip(compiled[::2], compiled[1::2]):
-        assert held["spill_bytes"] > 0 and held["warps"] == 8, held
-        assert staged["st_async"] == held["st_async"] == 2 and staged["cluster_wait"] == 1, staged
-        assert staged["spill_bytes"] == 0 and staged["registers"] == 64 and staged["stores_v4"] > 0, staged
-        assert staged["async_copies"] == held["loads_v4"] > 0 and staged["loads_v4"] == 0, staged
-        assert 5 * (staged["shared_bytes"] + 1024) <= 228 * 1024, staged
-
-
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_a_threads_loads_stay_apart_without_the_selects_predicates(tmp_path):
     """Compiled for sm_90 (ptxas, then cuobjdump): each 16-byte load of a thread gets registers of its own, so all

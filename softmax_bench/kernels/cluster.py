@@ -43,7 +43,7 @@ try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 except ImportError:  # pragma: no cover - depends on the installed Triton
     gluon = None
-try:  # the staged rows' copies (X_STAGED; cluster_backward's STAGED): a Triton without them runs the rest
+try:  # the staged rows' copies (cluster_backward's STAGED): a Triton without them runs the rest
     from triton.experimental.gluon.language.nvidia.ampere import async_copy
 except ImportError:  # pragma: no cover - depends on the installed Triton
     async_copy = None
@@ -252,14 +252,6 @@ FP32_UNBLENDED_AT = frozenset({131072, 262144})
 # 128256 57.4 → 85.4, 151936 48.0 → 72.6, 262144 38.4 → 79.1. fp32 x gained nowhere (151936 in 16 × 16: 99.1 →
 # 87.6): 16-bit x only.
 BIAS_BLEND = True
-# A row (no keep-mask, no bias) staged in shared memory by asynchronous copies (cp.async: no registers while in
-# flight) instead of loaded into registers, and read from there by each of the max, the sum and the store (rows held
-# in fp32 scaled as they are read). A thread then holds nothing across the exchange, and what sets its registers is
-# each pass's work in flight: uncapped, ptxas takes as many as when it holds the row (causal bf16 151936 in 8 × 8:
-# 80, three CTAs an SM), but capped at 64 it spills nothing where the held row spills 64 bytes (four CTAs an SM;
-# the shared memory, 42 KB a CTA, allows five). Compiled for sm_90 only (thirty-fifth session): not measured on a
-# GPU. (form, dtype, N): the registers' cap to stage under (None: uncapped). Empty: nowhere.
-X_STAGED_AT: dict[tuple[str, torch.dtype, int], int | None] = {}
 # Masked rows in the plain rows' configuration (form_config(N, dtype, PLAIN)) where it measured faster than
 # MEASURED's and the rule's, which were chosen under the element select (seventeenth session, ab-masked-configs.py,
 # scaled-masked, % of a copy of the op's bytes): bf16 50257 74.2 → 95.7, 128256 96.3 → 98.0, 151936 91.5 → 96.7
@@ -318,11 +310,6 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
     return "fp32" if fp32 else "packed"
 
 
-def x_staged(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
-    """Whether rows of N elements are staged in shared memory (X_STAGED_AT): rows with no keep-mask and no bias."""
-    return (form_of(fusion), dtype, N) in X_STAGED_AT and fusion.mask is None and fusion.bias is None
-
-
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether the keep-mask's bytes of each of x's 16-byte vectors (VEC of them) start on a VEC-byte boundary, so
     that a thread reads them in one load: the mask starts on one and its row stride is x's modulo VEC (x's, after
@@ -368,7 +355,7 @@ def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
     """The cluster for rows of N elements (form_config's), its registers capped where REGISTERS (a log_softmax's:
-    LOG_REGISTERS) names its form and width, or as X_STAGED_AT says where the row is staged."""
+    LOG_REGISTERS) names its form and width."""
     config = form_config(N, dtype, fusion)
     form, how = form_of(fusion), holding(dtype, fusion, N)
     if fusion.log:
@@ -376,9 +363,7 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
         cap = cap if (config.ctas, config.num_warps) == (ctas, warps) else None
     else:
         cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
-    if x_staged(N, dtype, fusion):
-        config = replace(config, max_registers=X_STAGED_AT[form, dtype, N])
-    elif cap:
+    if cap:
         config = replace(config, max_registers=cap)
     evict = forward_evict_setting()
     if N in PLAIN_LOADS.get((form, dtype), ()) or fusion.log and N in LOG_PLAIN_LOADS.get((form, dtype), ()):
@@ -873,7 +858,7 @@ if gluon is not None:
     @gluon.jit
     def staging_buffer(dtype: gl.constexpr, PIECE: gl.constexpr):
         """[C, PIECE] of `dtype` in shared memory, CTA c holding row c, as a thread of the row's layout copies a piece
-        of it: 16 bytes a thread, one after another (X_STAGED; cluster_backward's STAGED)."""
+        of it: 16 bytes a thread, one after another (cluster_backward's STAGED)."""
         C: gl.constexpr = gl.num_ctas()
         layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
         return gl.allocate_shared_memory(dtype, [C, PIECE], layout)
@@ -891,57 +876,12 @@ if gluon is not None:
         return b0, b1, b2
 
     @gluon.jit
-    def _moved(lanes, move, last, off, last_col, VEC: gl.constexpr, CAUSAL: gl.constexpr,
-               CAUSAL_VECTORS: gl.constexpr):
-        """The vectors of a piece that are read, as _load reads them: those it moves, of a causal row read by
-        vectors (CAUSAL_VECTORS) only those its diagonal keeps whole, of another causal row those whose first column
-        it keeps (last_col: the last column it keeps)."""
-        if CAUSAL_VECTORS:
-            move = move & ((lanes // VEC) * VEC + (VEC - 1) <= last)
-        elif CAUSAL:
-            move = move & ((lanes // VEC) * VEC - off <= last_col)
-        return move
-
-    @gluon.jit
     def stage(buffer, row_ptr, lanes, move, EVEN: gl.constexpr, EVICT: gl.constexpr = ""):
         """A piece's lanes of a row into `buffer` by asynchronous copies (lanes not moved read as 0)."""
         if EVEN:
             async_copy.async_load(buffer, row_ptr + lanes, eviction_policy=EVICT)
         else:
             async_copy.async_load(buffer, row_ptr + lanes, mask=move, eviction_policy=EVICT)
-
-    @gluon.jit
-    def _staged_row(buffer, move, layout: gl.constexpr, EVEN: gl.constexpr, HOLD_F32: gl.constexpr, scale,
-                    HAS_SCALE: gl.constexpr, cols, last_col, CAUSAL_ELEMENTS: gl.constexpr):
-        """A piece of a staged row as _load gives it: in fp32 times the scale (HOLD_F32), -inf where it was not
-        read, and (CAUSAL_ELEMENTS: a causal row not read by vectors) past its last kept column."""
-        x = buffer.load(layout)
-        if HOLD_F32:
-            x = x.to(gl.float32)
-            if HAS_SCALE:
-                x = x * scale
-        if not EVEN:
-            x = gl.where(move, x, -float("inf"))
-        if CAUSAL_ELEMENTS:
-            x = gl.where(cols <= last_col, x, -float("inf"))
-        return x
-
-    @gluon.jit
-    def _staged_rows(b0, b1, b2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col, P1: gl.constexpr,
-                     P2: gl.constexpr, layout: gl.constexpr, EVEN: gl.constexpr, HOLD_F32: gl.constexpr, scale,
-                     HAS_SCALE: gl.constexpr, CAUSAL_ELEMENTS: gl.constexpr):
-        """The pieces of a staged row, as _staged_row reads each (a piece of no lanes: the first's again, unused)."""
-        x0 = _staged_row(b0, kept0, layout, EVEN, HOLD_F32, scale, HAS_SCALE, lanes0 - off, last_col,
-                         CAUSAL_ELEMENTS)
-        x1 = x0
-        x2 = x0
-        if P1 > 0:
-            x1 = _staged_row(b1, kept1, layout, EVEN, HOLD_F32, scale, HAS_SCALE, lanes1 - off, last_col,
-                             CAUSAL_ELEMENTS)
-        if P2 > 0:
-            x2 = _staged_row(b2, kept2, layout, EVEN, HOLD_F32, scale, HAS_SCALE, lanes2 - off, last_col,
-                             CAUSAL_ELEMENTS)
-        return x0, x1, x2
 
     @gluon.jit
     def _max16(a, b):
@@ -1061,8 +1001,7 @@ if gluon is not None:
                        loss_scale_ptr=None, ignore_index=-100, z_loss=0.0, HAS_CLASS_WEIGHT: gl.constexpr = False,
                        HAS_Z_LOSS: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
-                       REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
-                       X_STAGED: gl.constexpr = False):
+                       REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -1070,9 +1009,6 @@ if gluon is not None:
         max_in = receive_buffer()
         sum_in = receive_buffer()
         bar = exchange_barrier()
-        if X_STAGED:  # (no keep-mask, no bias)
-            gl.static_assert(not (HAS_MASK or HAS_BIAS), "X_STAGED's rows have no keep-mask and no bias")
-            bx0, bx1, bx2 = staging_buffers(x_ptr.dtype.element_ty, P0, P1, P2)
 
         row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
         if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
@@ -1112,44 +1048,22 @@ if gluon is not None:
             loss_scale = gl.load(loss_scale_ptr)
         # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
         lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
-        XEVEN: gl.constexpr = EVEN and not CAUSAL  # X_STAGED: every lane of the pieces read
-        if X_STAGED:
-            last_col = 0
-            if CAUSAL:
-                last_col = last_kept_column(row, causal_m, N)
-            kept0 = _moved(lanes0, move0, last, off, last_col, VEC, CAUSAL, DIAGONAL)
-            kept1 = kept0
-            kept2 = kept0
-            lanes1 = lanes0
-            lanes2 = lanes0
-            stage(bx0, x_row, lanes0, kept0, XEVEN, EVICT)
-        else:
-            x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+        x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+                   EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
+        if P1 > 0:
+            lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
+            x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                        DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
-        if P1 > 0:
-            lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
-            if X_STAGED:
-                kept1 = _moved(lanes1, move1, last, off, last_col, VEC, CAUSAL, DIAGONAL)
-                stage(bx1, x_row, lanes1, kept1, XEVEN, EVICT)
-            else:
-                x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
-                           EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                           bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                           DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
-            if X_STAGED:
-                kept2 = _moved(lanes2, move2, last, off, last_col, VEC, CAUSAL, DIAGONAL)
-                stage(bx2, x_row, lanes2, kept2, XEVEN, EVICT)
-            else:
-                x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
-                           EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                           bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                           DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
-        if X_STAGED:
-            async_copy.commit_group()
+            x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
+                       bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -1162,10 +1076,6 @@ if gluon is not None:
             end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
         # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
-        if X_STAGED:
-            async_copy.wait_group(0)
-            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col,
-                                      P1, P2, X, XEVEN, HOLD_F32, scale, HAS_SCALE, CAUSAL and not DIAGONAL)
         m = thread_maxes(x0, VEC)
         if P1 > 0:
             m = _maximum(m, thread_maxes(x1, VEC))
@@ -1175,10 +1085,6 @@ if gluon is not None:
         if HAS_ENDS:
             m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
         shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
-        if X_STAGED:  # read again (the barrier: not held from the max's read), as before the store
-            gl.barrier()
-            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col,
-                                      P1, P2, X, XEVEN, HOLD_F32, scale, HAS_SCALE, CAUSAL and not DIAGONAL)
         x0, t = _exponentials(x0, shift, k, LOG, VEC)
         if P1 > 0:
             x1, t1 = _exponentials(x1, shift, k, LOG, VEC)
@@ -1236,15 +1142,6 @@ if gluon is not None:
             k_x = gl.zeros_like(g_x) + (scale if LOG else k)
         else:
             k_x = g_x  # unused
-        if X_STAGED:
-            x0, x1, x2 = _staged_rows(bx0, bx1, bx2, kept0, kept1, kept2, lanes0, lanes1, lanes2, off, last_col,
-                                      P1, P2, X, XEVEN, HOLD_F32, scale, HAS_SCALE, CAUSAL and not DIAGONAL)
-            if HOLD_F32 and not LOG:  # the exponentials the sum took, as a held fp32 row keeps them
-                x0 = _exp(x0, shift, k)
-                if P1 > 0:
-                    x1 = _exp(x1, shift, k)
-                if P2 > 0:
-                    x2 = _exp(x2, shift, k)
         if STORE_Y:  # cross_entropy's forward with no gradient writes the lse alone
             # every whole vector is written (zeros, or -inf, past a causal row's diagonal), but the one the diagonal
             # cuts, which the end vectors write (DIAGONAL)
@@ -1280,7 +1177,6 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors and N not in FP32_UNBLENDED_AT,
                 "BIAS_VECTORS": bias_vectors,
                 "BIAS_BLEND": BIAS_BLEND and fusion.bias is not None and dtype != torch.float32,
-                "X_STAGED": x_staged(N, dtype, fusion),
                 "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N)}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
@@ -1356,8 +1252,7 @@ def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, lse: torch.Te
         raise ValueError("cross_entropy's gradient needs the rows' targets and the loss's scale")
     M, N = x.shape
     config = config or cross_entropy_config(N, x.dtype, dx is not None)
-    # a softmax row's constexprs but X_STAGED (measured, if ever, on softmax rows, not on the loss's)
-    constexprs = {**kernel_constexprs(config, N, x.dtype, N % vector_elems(x.dtype) == 0), "X_STAGED": False}
+    constexprs = kernel_constexprs(config, N, x.dtype, N % vector_elems(x.dtype) == 0)
     y = dx if dx is not None else x
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(PLAIN, x),
                              **constexprs, target_ptr=target if target is not None else lse, lse_ptr=lse,
