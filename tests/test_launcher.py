@@ -40,7 +40,7 @@ FUSED_ENTRY = """.visible .entry fused_rows_kernel(
 
 
 def test_the_parameters_are_read_from_the_ptx_as_declared():
-    assert launcher.ptx_parameters(FUSED_ENTRY, "fused_rows_kernel") == [8, 8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 8, 8]
+    assert launcher.ptx_parameters(FUSED_ENTRY, "fused_rows_kernel") == (8, 8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 8, 8)
     with pytest.raises(launcher.Unsupported, match="no .entry other"):
         launcher.ptx_parameters(FUSED_ENTRY, "other")
 
