@@ -10,9 +10,11 @@
 #   Prediction: staged / early within ±1 of as it was or above it at each.
 # host (issue 29): host-cost.py with the launcher off and on, the rows that tell (torch's, auto's, the replayed
 #   launch, a new width a call, with a gradient), 5 rounds; then eager-step-host.py --through-op.
+# profile (issue 29; written after this session's device time was spent, not yet run): host-profile.py, the eager
+#   step with autograd's device thread and without, and cProfile of the step and of a call of a new width.
 # Every other step as the thirty-seventh session's next.sh has it (grid through the thirty-third's).
 set -u
-case $1 in verify|unmeasured|host) ;; grid|parts) exec bash evidence/experiments/2026-12-04-session33/next.sh "$@" ;;
+case $1 in verify|unmeasured|host|profile) ;; grid|parts) exec bash evidence/experiments/2026-12-04-session33/next.sh "$@" ;;
   *) exec bash evidence/experiments/2026-12-05-session37/next.sh "$@" ;; esac
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
@@ -44,4 +46,7 @@ case $step in
     timeout 150 python3 evidence/experiments/2026-12-04-session36/eager-step-host.py --through-op \
       > $OUT/eager-step-host.txt 2>&1
     echo "eager-step-host rc=$? at $SECONDS s"; cat $OUT/eager-step-host.txt ;;
+  profile)
+    timeout 200 python3 evidence/experiments/2026-12-05-session38/host-profile.py > $OUT/host-profile.txt 2>&1
+    echo "host-profile rc=$? at $SECONDS s"; head -4 $OUT/host-profile.txt ;;
 esac
