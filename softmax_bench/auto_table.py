@@ -84,23 +84,35 @@ class AutoTable:
              ) -> tuple[str, str] | None:
         """(variant, why) by rules 1 and 2 of this module's docstring, from the entries of `form` where the table
         has any for the dtype (or the other 16-bit one), else the plain softmax's; None when no entry applies."""
-        of_form = lambda f: [e for e in self.entries if e.get("form", "softmax") == f]  # noqa: E731
-        own = of_form(form) if form != "softmax" else []
-        if any(e["dtype"] in (dtype, SAME_BYTES.get(dtype)) for e in own):
-            picked = self._pick_among(own, N, dtype, supports)
+        if form != "softmax" and (self._of(form, dtype) or self._of(form, SAME_BYTES.get(dtype))):
+            picked = self._pick_among(form, N, dtype, supports)
             return None if picked is None else (picked[0], f"{form} rows {picked[1]}")
-        return self._pick_among(of_form("softmax"), N, dtype, supports)
+        return self._pick_among("softmax", N, dtype, supports)
 
-    def _pick_among(self, entries: list[dict], N: int, dtype: str, supports: Callable[[str], bool]
+    def _of(self, form: str, dtype: str | None) -> list[dict]:
+        """The entries of a form and dtype. Grouped once, and again only when entries were added (tune appends as
+        it measures): a call of a new width scans one short list, not the whole table."""
+        grouped = self.__dict__.get("_grouped")
+        if grouped is None or grouped[0] != len(self.entries):
+            by_key: dict[tuple[str, str], list[dict]] = {}
+            for e in self.entries:
+                by_key.setdefault((e.get("form", "softmax"), e["dtype"]), []).append(e)
+            grouped = self.__dict__["_grouped"] = (len(self.entries), by_key)
+        return grouped[1].get((form, dtype), [])
+
+    def _pick_among(self, form: str, N: int, dtype: str, supports: Callable[[str], bool]
                     ) -> tuple[str, str] | None:
         table_dtype = dtype
-        if not any(e["dtype"] == dtype for e in entries) and dtype in SAME_BYTES:
+        if not self._of(form, dtype) and dtype in SAME_BYTES:
             table_dtype = SAME_BYTES[dtype]
-        measured = [e for e in entries if e["dtype"] == table_dtype and supports(e["variant"])]
+        entries = self._of(form, table_dtype)
+        runs = {name: supports(name) for name in {e["variant"] for e in entries}}  # each variant asked once
+        measured = [e for e in entries if runs[e["variant"]]]
         if not measured:
             return None
-        nearest = min(measured, key=lambda e: (abs(math.log(e["N"] / max(N, 1))), e["N"]))  # N = 0: an empty row
-        where = f"{self.device}, {Path(self.source).name}"
+        width = max(N, 1)  # N = 0: an empty row
+        nearest = min(measured, key=lambda e: (abs(math.log(e["N"] / width)), e["N"]))
+        where = f"{self.device}, {os.path.basename(self.source)}"
         if table_dtype != dtype:
             where += f"; {dtype} was not measured, {table_dtype} moves the same bytes"
         at = f"rows of N = {N}" if nearest["N"] == N else f"at N = {nearest['N']}, the nearest width measured"

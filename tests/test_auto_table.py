@@ -38,6 +38,17 @@ def test_pick_exact_width_then_nearest_that_supports_the_row():
     assert table.pick(4096, "fp32", lambda name: name == "online") is None  # no entry's variant runs the row
 
 
+def test_an_entry_added_after_a_pick_is_picked_from():
+    """The entries are grouped by form and dtype at the first pick (a call of a new width scans one group); tune
+    appends to a table as it measures, and a pick after that sees what it added."""
+    table = AutoTable("Test GPU", ENTRIES[:1], source="test.json")
+    assert table.pick(262144, "bf16", lambda name: True)[0] == "fused"  # the one entry, the nearest there is
+    table.entries.append(ENTRIES[1])
+    assert table.pick(262144, "bf16", lambda name: True)[0] == "split"
+    table.entries.append({**ENTRIES[1], "form": "causal", "variant": "two_pass"})
+    assert table.pick(262144, "bf16", lambda name: True, "causal")[0] == "two_pass"
+
+
 def test_fused_within_the_tie_of_the_fastest_is_taken():
     """A difference under TIE (1 %) is one reruns do not keep: fused, which the fused forms want, is taken there,
     as at the shipped H200 table's fp32 rows of 2048 (two_pass 0.45 % ahead); past it, the fastest."""
