@@ -246,10 +246,11 @@ def _parameters(kernel) -> tuple[tuple, tuple, tuple, frozenset]:
 # argument and builds its cache key: on the H200's host, 35–60 µs a launch, over half of a cross_entropy call
 # (evidence/experiments/2026-12-02-session16/ce-profile.txt), where a replayed launch costs ~5. With FAST_LAUNCHES, a
 # launch whose arguments specialize as an earlier one's did goes to that launch's compiled kernel directly, as a
-# replayed call's do: same kernel, grid, launch options, constexprs and integers (by value), tensors (dtype, device
-# and 16-byte alignment, what Triton specializes a pointer on) and the current device; floats by type. Off until
-# measured on a GPU (SOFTMAX_BENCH_FAST_LAUNCHES=1 turns it on): written in the sixteenth session, when no device
-# time was left.
+# replayed call's do: same kernel, grid, launch options, constexprs and bools (by value), integers (int_class),
+# tensors (dtype, device and 16-byte alignment, what Triton specializes a pointer on) and the current device; floats
+# by type. A call being recorded for replay launches so too: a call of a new kind pays no binding where an earlier
+# launch specialized alike. Off until measured on a GPU (SOFTMAX_BENCH_FAST_LAUNCHES=1 turns it on): written in the
+# sixteenth session, when no device time was left.
 FAST_LAUNCHES = os.environ.get("SOFTMAX_BENCH_FAST_LAUNCHES") == "1"
 LAUNCHES: dict[tuple, tuple] = {}
 
@@ -265,12 +266,21 @@ def launch_key(kernel, grid, args: tuple, kwargs: dict, device: int) -> tuple[tu
     for value, fixed in zip(values, constexpr):
         if isinstance(value, torch.Tensor):
             spec.append((value.dtype, value.get_device(), value.data_ptr() % 16 == 0))
+        elif type(value) is int and not fixed:
+            spec.append(int_class(value))
         elif fixed or type(value) is not float:
             spec.append((type(value), value))  # bool True and int 1 compile apart
         else:
             spec.append(float)
     options = tuple(sorted((k, v) for k, v in kwargs.items() if k not in known))  # num_warps, num_ctas, …
     return (kernel, grid, options, tuple(spec), device), values
+
+
+def int_class(value: int) -> tuple:
+    """What Triton specializes an integer argument on, or finer: its width (i32, i64, u64), whether it is 1 (a
+    constant) and whether 16 divides it. Two integers alike in these run one compiled kernel, so a row width not
+    seen before (a decoding step's keys, one longer each step) launches without Triton's binding."""
+    return (int, value == 1, value % 16 == 0, -(1 << 31) <= value < 1 << 31, value >= 1 << 63)
 
 
 def launch(kernel, grid, args: tuple, kwargs: dict):

@@ -344,8 +344,8 @@ def fast(monkeypatch):
 def test_a_launch_that_specializes_as_an_earlier_one_goes_to_its_compiled_kernel(monkeypatch):
     """FAST_LAUNCHES: the first launch goes through kernel[grid], the next alike straight to its compiled kernel
     with its own tensors and numbers in parameter order; whatever Triton specializes on starts a launch of its own
-    (an integer's value, a tensor's dtype or 16-byte alignment, bool against int, a constexpr, a launch option), a
-    float's value does not."""
+    (an integer's width, whether it is 1 or 16 divides it, a tensor's dtype or 16-byte alignment, bool against int, a
+    constexpr, a launch option), a float's value and an integer's otherwise do not."""
     fast(monkeypatch)
     kernel = FakeKernelWithConstexprs()
     x, y = torch.randn(64), torch.empty(64)
@@ -361,21 +361,30 @@ def test_a_launch_that_specializes_as_an_earlier_one_goes_to_its_compiled_kernel
     args = call[9:]
     assert args[0] is x2 and args[1] is y2 and args[2:] == (64, 0.25, 2.0, True)
     assert len(replay.LAUNCHES) == 1
-    for other in ({"N": 65}, {"N": 1}, {"N": True}, {"x": torch.randn(65)[1:]},
+    assert go(N=4000) is kernel.compiled and len(kernel.compiled.calls) == 2  # 16 divides it, as it does 64
+    assert kernel.compiled.calls[1][9:][2] == 4000 and len(replay.LAUNCHES) == 1
+    for other in ({"N": 65}, {"N": 1}, {"N": True}, {"N": 1 << 31}, {"x": torch.randn(65)[1:]},
                   {"x": torch.randn(64, dtype=torch.float64)},
                   {"FACTOR": 3.0}, {"num_warps": 8}):
         before = len(replay.LAUNCHES)
         go(**other)
         assert len(replay.LAUNCHES) == before + 1, other
-    assert len(kernel.compiled.calls) == 1  # none of those went to an earlier launch's kernel
+    assert len(kernel.compiled.calls) == 2  # none of those went to an earlier launch's kernel
 
 
-def test_fast_launches_leave_recording_and_the_interpreter_alone(monkeypatch):
+def test_a_recorded_call_launches_fast_and_the_interpreter_alone(monkeypatch):
+    """A call recorded for replay (a call of a new kind) launches fast too, and its launch is recorded with the
+    compiled kernel it ran: a row width not seen before, 16 not dividing it as it does not 40, pays no binding."""
     kernel = FakeKernel()
     x, y = torch.randn(5, 40), torch.empty(5, 40)
     fast(monkeypatch)
-    assert len(record(kernel, x, y, None)) == 1  # recorded for a plan, not launched fast
-    assert not replay.LAUNCHES
+    assert len(record(kernel, x, y, None)) == 1 and len(replay.LAUNCHES) == 1  # through Triton's launch, kept
+    with replay.recording() as launches:
+        launch_kernel(kernel, (5,), x, y, x, 41, scale=0.5, BLOCK=64, num_warps=4)
+    [(_, _, args, _, compiled)] = launches
+    assert compiled is kernel.compiled and args[3] == 41
+    assert len(kernel.compiled.calls) == 1 and kernel.compiled.calls[0][9:][3] == 41  # run from the kept launch
+    monkeypatch.setattr(replay, "LAUNCHES", {})
     monkeypatch.setattr(replay.kernels, "interpreted", lambda: True)
     launch_kernel(kernel, (5,), x, y, x, 40, scale=0.5, BLOCK=64)
     assert not replay.LAUNCHES
@@ -433,4 +442,26 @@ def test_fast_launches_give_what_triton_launches_give(dtype, monkeypatch):
     assert kept >= 8
     calls()
     assert len(replay.LAUNCHES) == kept  # every launch of a third round went fast
+    dispatch.clear_caches()
+
+
+@GPU
+@pytest.mark.parametrize("variant", ["fused", "two_pass", "auto"])  # auto: fused, by the H200's table or the rule
+def test_calls_of_new_widths_launch_fast_and_give_what_triton_launches_give(variant, monkeypatch):
+    """FAST_LAUNCHES on the GPU: calls each of a row width not seen before (a decoding step's keys), recorded for
+    replay, launch through the kernel an earlier width's launch compiled where 16 divides neither width (or
+    both), bit for bit what Triton's own launches give; then replay so."""
+    widths = [4001 + k for k in range(5)] + [4016, 4032]  # one power of two: the kernels' constexprs the same
+    xs = [torch.randn(64, width, device="cuda", dtype=torch.bfloat16) for width in widths]
+    dispatch.clear_caches()
+    expected = [softmax_bench.softmax(x, variant=variant) for x in xs]
+    dispatch.clear_caches()
+    monkeypatch.setattr(replay, "FAST_LAUNCHES", True)
+    got = [softmax_bench.softmax(x, variant=variant) for x in xs]
+    for width, g, e in zip(widths, got, expected):
+        assert torch.equal(g, e), width
+    assert len(replay.PLANS) == len(widths)  # each recorded
+    assert len(replay.LAUNCHES) == 2  # the variant's one kernel launched by Triton twice: 16 divides N or not
+    for width, x, e in zip(widths, xs, expected):
+        assert torch.equal(softmax_bench.softmax(x, variant=variant), e), width  # replayed
     dispatch.clear_caches()

@@ -392,9 +392,7 @@ def launch_kernel(kernel, grid: tuple, *args, **kwargs):
 
         wrap_triton(kernel)[grid](**traced_arguments(kernel, args, kwargs))
         return None
-    if replay.FAST_LAUNCHES and recorded_launches is None:
-        return replay.launch(kernel, grid, args, kwargs)
-    compiled = kernel[grid](*args, **kwargs)
+    compiled = replay.launch(kernel, grid, args, kwargs) if replay.FAST_LAUNCHES else kernel[grid](*args, **kwargs)
     if recorded_launches is not None:
         recorded_launches.append((kernel, grid, args, kwargs, compiled))
     return compiled
