@@ -443,3 +443,14 @@ def test_fused_does_not_spill_up_to_its_declared_limit(dtype):
     _, launch = fused.launch(x)
     assert launch.n_regs is not None and launch.n_regs <= 255
     assert launch.n_spills == 0
+
+
+def test_the_hosts_cdiv_and_next_power_of_2_are_tritons():
+    """kernels.cdiv and kernels.next_power_of_2 stand in for Triton's (constexpr functions in Triton 3.8, slow on
+    the host) in the launch configurations: the same values, an empty row's 0 included."""
+    import triton
+
+    for n in [*range(0, 4200), 50257, 65535, 65536, 65537, 151936, 262144, (1 << 31) - 1, 1 << 31, (1 << 31) + 1]:
+        assert kernels.next_power_of_2(n) == triton.next_power_of_2(n), n
+        for d in (1, 7, 16, 1024):
+            assert kernels.cdiv(n, d) == triton.cdiv(n, d), (n, d)

@@ -20,7 +20,6 @@ from functools import cache
 from typing import Callable
 
 import torch
-import triton
 
 from ..auto_table import table_form
 
@@ -356,6 +355,12 @@ def cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
+def next_power_of_2(n: int) -> int:
+    """triton.next_power_of_2 for the host (0 for 0, as Triton's), for what runs at every call that is not
+    replayed: Triton 3.8's is a constexpr function too."""
+    return 1 << (n - 1).bit_length() if n > 0 else 0
+
+
 def output_like(x: torch.Tensor, fusion: Fusion = PLAIN) -> torch.Tensor:
     """A contiguous tensor of x's shape and device, of x's dtype or the fusion's out_dtype: half the host time of
     torch.empty(shape, dtype=, device=)."""
@@ -415,7 +420,7 @@ def config_shape(M, N, program_elems: int) -> tuple[int, int]:
     program holds (program_elems over N's power of two), so that a shape traced by torch.compile with a dynamic
     M is guarded as "at least that many rows" and N as itself (softmax_bench.library)."""
     N = int(N)
-    return int(min(M, max(1, program_elems // triton.next_power_of_2(N)))), N
+    return int(min(M, max(1, program_elems // next_power_of_2(N)))), N
 
 
 def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN, skips_causal: bool = True
