@@ -7,9 +7,12 @@
 #   bit against Triton's launches), then host-cost's rows "a new width a call" and the replayed ones with it off and
 #   on. Prediction: auto, a new width a call, 35–60 µs lower with it on (Triton's binding, sixteenth session) and a
 #   further ~8 from auto_table's grouping (auto_choice 16.5 → 8.6 µs on the CPU); the replayed rows unchanged.
+# host-all (issue 29): new-width, then the thirty-eighth session's profile, then the compiled rows (host-cost.py
+#   --row compiled_op --row torch_compile, softmax and scaled-masked), in one command (one machine start), each
+#   under its own timeout, ~8 minutes in all.
 # Every other step as the thirty-eighth session's next.sh has it (fast-launches, profile, host, grid, parts, ...).
 set -u
-case $1 in new-width) ;; *) exec bash evidence/experiments/2026-12-05-session38/next.sh "$@" ;; esac
+case $1 in new-width|host-all) ;; *) exec bash evidence/experiments/2026-12-05-session38/next.sh "$@" ;; esac
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .ab/whl/*.whl 2>&1 | grep -v WARN
@@ -27,4 +30,11 @@ case $step in
         --rounds 5 "${rows[@]}" > $OUT/host-fast$fast.txt 2>&1
       echo "host-cost fast=$fast rc=$? at $SECONDS s"; grep -vE "^timing|^written" $OUT/host-fast$fast.txt
     done ;;
+  host-all)
+    bash evidence/experiments/2026-12-05-session39/next.sh new-width
+    timeout 150 python3 evidence/experiments/2026-12-05-session38/host-profile.py > $OUT/host-profile.txt 2>&1
+    echo "host-profile rc=$? at $SECONDS s"; head -4 $OUT/host-profile.txt
+    timeout 150 python3 scripts/host-cost.py $OUT/host-compiled.csv --op softmax --op scaled-masked --rounds 5 \
+      --row compiled_op --row torch_compile > $OUT/host-compiled.txt 2>&1
+    echo "host-cost compiled rc=$? at $SECONDS s"; grep -vE "^timing|^written" $OUT/host-compiled.txt ;;
 esac
