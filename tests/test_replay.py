@@ -67,6 +67,17 @@ def test_a_recorded_launch_replays_with_the_new_tensors_in_their_places(monkeypa
     assert args[3:] == (40, 0.5, 64, True)  # every parameter in order, the default included; num_warps is no parameter
 
 
+def test_a_tensor_given_in_two_places_replays_as_x_in_both():
+    """With no mask the variants pass x's rows in the mask's place too: both places take the new call's x."""
+    kernel, x = FakeKernel(), torch.randn(5, 40)
+    y = torch.empty_like(x)
+    plan = replay.make_plan(record(kernel, x, y, None), x, y, None, x, None, stream_of=lambda device: "stream")
+    x2 = torch.randn(5, 40)
+    y2 = plan(x2, None)
+    (call,) = kernel.compiled.calls
+    assert call[9] is x2 and call[10] is y2 and call[11] is x2
+
+
 def test_no_plan_for_a_buffer_of_the_variants_own_or_rows_that_are_a_copy():
     kernel, x = FakeKernel(), torch.randn(5, 40)
     y, scratch = torch.empty_like(x), torch.empty(5, 1)
