@@ -270,12 +270,13 @@ def launch_key(kernel, grid, args: tuple, kwargs: dict, device: int) -> tuple[tu
     values = bound_arguments(kernel, args, kwargs)
     spec = []
     for value, fixed in zip(values, constexpr):
-        if isinstance(value, torch.Tensor):
+        kind = type(value)
+        if kind not in PLAIN_VALUES and isinstance(value, torch.Tensor):
             spec.append((value.dtype, value.get_device(), value.data_ptr() % 16 == 0))
-        elif type(value) is int and not fixed:
+        elif fixed or (kind is not int and kind is not float):
+            spec.append((kind, value))  # bool True and int 1 compile apart
+        elif kind is int:
             spec.append(int_class(value))
-        elif fixed or type(value) is not float:
-            spec.append((type(value), value))  # bool True and int 1 compile apart
         else:
             spec.append(float)
     options = tuple(sorted((k, v) for k, v in kwargs.items() if k not in known))  # num_warps, num_ctas, …
