@@ -90,15 +90,15 @@ class AutoTable:
         return self._pick_among("softmax", N, dtype, supports)
 
     def _of(self, form: str, dtype: str | None) -> list[dict]:
-        """The entries of a form and dtype. Grouped once, and again only when entries were added (tune appends as
-        it measures): a call of a new width scans one short list, not the whole table."""
+        """The entries of a form and dtype. Grouped once, and again only when the entries were added to (tune
+        appends as it measures) or replaced: a call of a new width scans one short list, not the whole table."""
         grouped = self.__dict__.get("_grouped")
-        if grouped is None or grouped[0] != len(self.entries):
+        if grouped is None or grouped[0] is not self.entries or grouped[1] != len(self.entries):
             by_key: dict[tuple[str, str], list[dict]] = {}
             for e in self.entries:
                 by_key.setdefault((e.get("form", "softmax"), e["dtype"]), []).append(e)
-            grouped = self.__dict__["_grouped"] = (len(self.entries), by_key)
-        return grouped[1].get((form, dtype), [])
+            grouped = self.__dict__["_grouped"] = (self.entries, len(self.entries), by_key)
+        return grouped[2].get((form, dtype), [])
 
     def _pick_among(self, form: str, N: int, dtype: str, supports: Callable[[str], bool]
                     ) -> tuple[str, str] | None:

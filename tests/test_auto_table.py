@@ -40,13 +40,15 @@ def test_pick_exact_width_then_nearest_that_supports_the_row():
 
 def test_an_entry_added_after_a_pick_is_picked_from():
     """The entries are grouped by form and dtype at the first pick (a call of a new width scans one group); tune
-    appends to a table as it measures, and a pick after that sees what it added."""
+    appends to a table as it measures, and a pick after that sees what it added, or entries put in their place."""
     table = AutoTable("Test GPU", ENTRIES[:1], source="test.json")
     assert table.pick(262144, "bf16", lambda name: True)[0] == "fused"  # the one entry, the nearest there is
     table.entries.append(ENTRIES[1])
     assert table.pick(262144, "bf16", lambda name: True)[0] == "split"
     table.entries.append({**ENTRIES[1], "form": "causal", "variant": "two_pass"})
     assert table.pick(262144, "bf16", lambda name: True, "causal")[0] == "two_pass"
+    table.entries = [{**entry, "variant": "online"} for entry in table.entries]  # replaced, as many
+    assert table.pick(262144, "bf16", lambda name: True)[0] == "online"
 
 
 def test_fused_within_the_tie_of_the_fastest_is_taken():
