@@ -9,17 +9,11 @@ import runpy
 from pathlib import Path
 
 from softmax_bench import replay
-from softmax_bench.kernels import fused
 
 SESSION38 = Path(__file__).parents[1] / "2026-12-05-session38" / "plan-build-cost.py"
 built = runpy.run_path(str(SESSION38))  # its rows too
 x, median_us = built["x"], built["median_us"]
-got = []
-real = fused.launch_kernel
-fused.launch_kernel = lambda kernel, grid, *args, **kwargs: got.append((kernel, grid, args, kwargs))
-try:
-    fused.launch(x)
-finally:
-    fused.launch_kernel = real
-kernel, grid, args, kwargs = got[0]
-print(f"{'launch_key (fused, bf16 64x4000)':<59} {median_us(lambda: replay.launch_key(kernel, grid, args, kwargs, 0)):8.2f} µs")
+kernel, grid, values, kwargs = built["glue"].recorded_launch(x)  # every argument bound, in the kernel's order
+options = {name: value for name, value in kwargs.items() if name not in replay._parameters(kernel)[3]}  # num_warps
+args = tuple(values)
+print(f"{'launch_key (fused, bf16 64x4000)':<59} {median_us(lambda: replay.launch_key(kernel, grid, args, options, 0)):8.2f} µs")
