@@ -235,9 +235,7 @@ def bound_arguments(kernel, args: tuple, kwargs: dict) -> list:
     """A launch's arguments in the kernel's parameter order, constexprs included, as its compiled launcher takes
     them: the positional ones, then those named, then the parameters' defaults."""
     names, defaults = _parameters(kernel)[:2]
-    values = list(args)
-    values.extend(kwargs.get(name, default) for name, default in zip(names[len(args):], defaults[len(args):]))
-    return values
+    return [*args, *map(kwargs.get, names[len(args):], defaults[len(args):])]  # map: 0.9 µs for fused's, not 1.7
 
 
 @cache
