@@ -33,6 +33,8 @@ DRIVER_FUNCTIONS = ("cuCtxGetCurrent", "cuDeviceGet", "cuDevicePrimaryCtxRetain"
 # bf16 is a float32's upper half.
 ENCODINGS = {"i1": "<i", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "u1": "<I", "u8": "<B", "u16": "<H",
              "u32": "<I", "u64": "<Q", "fp16": "<e", "fp32": "<f", "f32": "<f", "fp64": "<d"}
+SLOTS = {kind: struct.Struct(f"{code}{8 - struct.calcsize(code)}x") for kind, code in ENCODINGS.items()}  # padded
+POINTER, FLOAT, WORD = struct.Struct("<Q"), struct.Struct("<f"), struct.Struct("<I")
 # launcher.c's limits: a cluster of 16 needs a non-portable attribute, shared memory past 228 KB another
 MAX_PARAMS, MAX_SLOTS, MAX_CTAS, MAX_SHARED = 64, 8, 8, 228 * 1024
 
@@ -44,14 +46,20 @@ class Unsupported(Exception):
 def encode(kind: str, value) -> bytes:
     """value as a parameter of Triton type `kind` takes it, in an 8-byte slot."""
     try:
-        if kind.startswith("*"):
-            return struct.pack("<Q", 0 if value is None else value)
-        if kind == "bf16":
-            return struct.pack("<H", struct.unpack("<I", struct.pack("<f", value))[0] >> 16).ljust(8, b"\0")
-        if kind in ENCODINGS:
-            return struct.pack(ENCODINGS[kind], value).ljust(8, b"\0")
+        return encoder(kind)(value)
     except struct.error as e:  # a value its type cannot hold (Triton's own launch would say so)
         raise Unsupported(f"{value!r} as a parameter of type {kind}: {e}") from None
+
+
+@functools.cache
+def encoder(kind: str):
+    """value → its 8-byte slot, for a parameter of Triton type `kind` (struct.error for a value it cannot hold)."""
+    if kind.startswith("*"):
+        return lambda value: POINTER.pack(0 if value is None else value)
+    if kind == "bf16":
+        return lambda value: SLOTS["u16"].pack(WORD.unpack(FLOAT.pack(value))[0] >> 16)  # the float's upper half
+    if kind in SLOTS:
+        return SLOTS[kind].pack
     raise Unsupported(f"a parameter of type {kind}")
 
 
@@ -76,10 +84,15 @@ def pack(kinds: list, ptx: str, name: str, template: list, slots: tuple) -> tupl
     parameters, added = _parameters(tuple(kinds), ptx, name)
     sources = dict(slots)
     values, tensor_slots = [], []
-    for position, kind in parameters:
+    for position, kind, to_slot in parameters:
         if position in sources:
             tensor_slots.append((len(values), sources[position]))
-        values.append(encode(kind, None if position in sources else template[position]))
+            values.append(NULL_POINTER)
+        else:
+            try:
+                values.append(to_slot(template[position]))
+            except struct.error as e:  # a value its type cannot hold (Triton's own launch would say so)
+                raise Unsupported(f"{template[position]!r} as a parameter of type {kind}: {e}") from None
     return b"".join(values) + NULL_POINTER * added, tuple(tensor_slots)
 
 
@@ -88,15 +101,15 @@ NULL_POINTER = bytes(8)
 
 @functools.lru_cache(maxsize=256)
 def _parameters(kinds: tuple, ptx: str, name: str) -> tuple[tuple, int]:
-    """((position, kind) of each argument the compiled kernel takes, the count of pointers Triton adds after them):
-    kept for each compiled kernel, so that a plan of a new kind packs only its arguments' values (make_launch 8.0 →
-    5.5 µs on a CPU, thirty-ninth session: plan-build-cost.py)."""
+    """((position, kind, its encoder) of each argument the compiled kernel takes, the count of pointers Triton adds
+    after them): kept for each compiled kernel, so that a plan of a new kind encodes only its arguments' values
+    (make_launch 8.0 → 3.5 µs on a CPU, thirty-ninth session: plan-build-cost.py)."""
     parameters = []
     for position, kind in enumerate(kinds):
         if not isinstance(kind, str):
             raise Unsupported(f"a parameter of type {kind}")  # a tuple
         if kind != "constexpr":
-            parameters.append((position, kind))
+            parameters.append((position, kind, encoder(kind)))
     declared = ptx_parameters(ptx, name)
     if len(declared) < len(parameters) or any(size > 8 for size in declared) or len(declared) > MAX_PARAMS:
         raise Unsupported(f"{len(declared)} parameters in the PTX for {len(parameters)} arguments")

@@ -238,6 +238,12 @@ def test_launches_it_does_not_take_are_refused_so(recording, change, reason):
         launcher.make_launch(compiled, (1,), TEMPLATE, SLOTS, 0)
 
 
+def test_a_value_its_parameter_cannot_hold_is_refused_so(recording):
+    too_wide = [*TEMPLATE[:3], 1 << 40, *TEMPLATE[4:]]  # N as an i32
+    with pytest.raises(launcher.Unsupported, match="1099511627776 as a parameter of type i32"):
+        launcher.make_launch(fused_compiled(), (1,), too_wide, SLOTS, 0)
+
+
 def test_a_launcher_that_cannot_be_built_is_said_once_and_replays_go_through_triton(monkeypatch, tmp_path):
     broken = tmp_path / "launcher.c"
     broken.write_text("this is not C\n")
