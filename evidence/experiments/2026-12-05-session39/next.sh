@@ -5,8 +5,9 @@
 #   kind recorded for replay launches through an earlier launch's compiled kernel where its integers specialize
 #   alike (replay.int_class), not through Triton's binding. test_replay on the GPU (its new test: new widths, bit for
 #   bit against Triton's launches), then host-cost's rows "a new width a call" and the replayed ones with it off and
-#   on. Prediction: auto, a new width a call, 35–60 µs lower with it on (Triton's binding, sixteenth session) and a
-#   further ~8 from auto_table's grouping (auto_choice 16.5 → 8.6 µs on the CPU); the replayed rows unchanged.
+#   on. Prediction (perf-notes, thirty-ninth session): auto, a new width a call, from 181.7 µs to ≤ 165 with it off
+#   (the session's CPU work: auto_choice, make_plan, make_launch) and ≤ 130 with it on (Triton's binding, 35–60 µs,
+#   gone); the replayed rows unchanged.
 # host-all (issue 29): new-width, then the thirty-eighth session's profile, then the compiled rows (host-cost.py
 #   --row compiled_op --row torch_compile, softmax and scaled-masked), in one command (one machine start), each
 #   under its own timeout, ~8 minutes in all.
