@@ -419,14 +419,8 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
         return like_output(x, dim, out_dtype)
     rows = as_rows(x_last)
     replayable = x.is_cuda and chosen.graph_safe and not capturing and x_last is x and not interpreted()
-    if replay_key is None or not replayable:
-        y, _ = chosen.launch(rows, fusion)
-    else:
-        with replay.recording() as launches:
-            y, _ = chosen.launch(rows, fusion)
-        plan = replay.make_plan(launches, rows, y, fusion.mask, x, mask, bias_rows=fusion.bias, bias=bias)
-        if plan is not None:
-            replay.keep(replay_key, plan)
+    y = replay.launched_and_kept(replay_key if replayable else None, lambda: chosen.launch(rows, fusion)[0],
+                                 rows, fusion.mask, x, mask, fusion.bias, bias)
     return from_rows(y, x, x_last, dim)
 
 
@@ -460,14 +454,9 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
     y_rows, dy_rows = as_rows(y_last), as_rows(dy_last)
     # every Triton forward has the same backward (backward_for), so a plan made outside a capture serves one too
     replayable = y.is_cuda and not capturing and y_last is y and dy_last is dy and not interpreted()
-    if replay_key is None or not replayable:
-        dx, _ = backward.launch(y_rows, dy_rows, fusion)
-    else:
-        with replay.recording() as launches:
-            dx, _ = backward.launch(y_rows, dy_rows, fusion)
-        plan = replay.make_plan(launches, y_rows, dx, fusion.mask, y, mask, bias_rows=dy_rows, bias=dy)
-        if plan is not None:
-            replay.keep(replay_key, plan)
+    dx = replay.launched_and_kept(replay_key if replayable else None,
+                                  lambda: backward.launch(y_rows, dy_rows, fusion)[0],
+                                  y_rows, fusion.mask, y, mask, dy_rows, dy)  # dy in the bias's place
     return from_rows(dx, y, y_last, dim)
 
 

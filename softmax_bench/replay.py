@@ -169,6 +169,21 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
     return own_replay(launches, plan) if OWN_LAUNCHER else plan
 
 
+def launched_and_kept(key: tuple | None, launch, rows: torch.Tensor, mask_rows: torch.Tensor | None,
+                      x: torch.Tensor, mask: torch.Tensor | None, bias_rows: torch.Tensor | None = None,
+                      bias: torch.Tensor | None = None) -> torch.Tensor:
+    """launch() (a variant's launch of `rows`), its output returned; with a key, its launches recorded and kept as
+    the plan that replays calls of that key, where make_plan makes one (the other arguments make_plan's)."""
+    if key is None:
+        return launch()
+    with recording() as launches:
+        out = launch()
+    plan = make_plan(launches, rows, out, mask_rows, x, mask, bias_rows=bias_rows, bias=bias)
+    if plan is not None:
+        keep(key, plan)
+    return out
+
+
 def own_replay(launches: list, plan: Plan):
     """The plan as softmax_bench.launcher's Replay: its launches as Launches, run from C (the Plan kept for a
     profiler's hooks, which Triton's launch calls). The plan itself where a launch is not one the launcher takes

@@ -1,6 +1,8 @@
 """Calls replayed (softmax_bench.replay): what a recorded launch becomes, when a call is not replayed, and on a GPU
 that a replayed call gives what the long way gives, fusions and any rank included."""
 
+from functools import partial
+
 import pytest
 import torch
 
@@ -76,6 +78,26 @@ def test_a_tensor_given_in_two_places_replays_as_x_in_both():
     y2 = plan(x2, None)
     (call,) = kernel.compiled.calls
     assert call[9] is x2 and call[10] is y2 and call[11] is x2
+
+
+def test_a_launch_with_a_key_is_kept_as_its_plan_and_one_without_is_not(monkeypatch):
+    """replay.launched_and_kept, as softmax_forward and softmax_backward call it: the output of the launch either
+    way; the plan of its recorded launches kept under the key where one is given."""
+    monkeypatch.setattr(replay, "PLANS", {})
+    monkeypatch.setattr(replay, "make_plan", partial(replay.make_plan, stream_of=lambda device: "stream"))  # no GPU
+    kernel, x = FakeKernel(), torch.randn(5, 40)
+    y = torch.empty_like(x)
+
+    def launch():
+        launch_kernel(kernel, (5,), x, y, x, 40, scale=0.5, BLOCK=64, num_warps=4)
+        return y
+
+    assert replay.launched_and_kept(None, launch, x, None, x, None) is y and not replay.PLANS
+    assert replay.launched_and_kept(("a key",), launch, x, None, x, None) is y
+    plan = replay.PLANS[("a key",)]
+    x2 = torch.randn(5, 40)
+    plan(x2, None)
+    assert kernel.compiled.calls[-1][9] is x2  # the kept plan launches the recorded kernel with the new x
 
 
 def test_no_plan_for_a_buffer_of_the_variants_own_or_rows_that_are_a_copy():

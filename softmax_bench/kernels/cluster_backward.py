@@ -62,7 +62,8 @@ LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144):
 # 0 there with no keep after the exchange; causal rows still compare their diagonal. Without it, the mask is read
 # after the exchange, when a CTA has nothing else in flight: with LEAN_KEEP (thirty-fourth session) the masked
 # log's backward ran 6–23 points of a copy under the causal one's at the same registers (fp32 512×262144 74.1
-# against 92.4, 8192×50257 80.7 against causal's 96.9 in its grid, bf16 1024×131072 84.5 against 102.2). On the H200 (thirty-eighth session, ab-staged.py, % of a copy, bit for bit against as it was):
+# against 92.4, 8192×50257 80.7 against causal's 96.9 in its grid, bf16 1024×131072 84.5 against 102.2). On the
+# H200 (thirty-eighth session, ab-staged.py, % of a copy, bit for bit against as it was):
 # fp32 8192×50257 80.8 → 105.0, 2048×151936 86.4 → 104.0, bf16 1024×131072 87.0 → 94.8 (102.6 staged too); with
 # LATE_Y (fp32 512×262144) 88.0 → 87.2, a loss: there the mask's read after the exchange overlaps y's. None: where
 # LATE_Y does not apply; True or False: everywhere or nowhere. A row whose Σ dy is not finite is NaN at its masked
