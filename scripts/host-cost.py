@@ -46,7 +46,8 @@ if not ON_GPU:
 
 import softmax_bench  # noqa: E402
 from softmax_bench import dispatch, replay  # noqa: E402
-from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster, fused, online, split, two_pass  # noqa: E402
+from softmax_bench.kernels import (DTYPES, PLAIN, Fusion, cluster, fused, next_power_of_2, online, split,  # noqa: E402
+                                   two_pass)
 from softmax_bench.kernels.masking import fusion_args  # noqa: E402
 from softmax_bench.ops import OPS, call_kwargs, reference, user_call  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
@@ -157,7 +158,7 @@ def new_kind_rows(x: torch.Tensor, calls: int, warmup: int, rounds: int):
     attention rows, a key longer each step, are, and no plan kept serves it. Each row's calls a round are as many as
     x's power of two holds widths for."""
     M, N = x.shape
-    top = 1 << (N - 1).bit_length()  # N's power of two
+    top = next_power_of_2(N)
     widths = range(top // 2 + 1, top + 1)
     calls = min(calls, (len(widths) - warmup - 1) // (2 * rounds))
     needed = warmup + 2 * rounds * calls + 1  # the calls a row makes: warm-up, each round's two, the first
