@@ -268,9 +268,10 @@ def _parameters(kernel) -> tuple[tuple, tuple, tuple, frozenset]:
 # replayed call's do: same kernel, grid, launch options, constexprs and bools (by value), integers (int_class),
 # tensors (dtype, device and 16-byte alignment, what Triton specializes a pointer on) and the current device; floats
 # by type. A call being recorded for replay launches so too: a call of a new kind pays no binding where an earlier
-# launch specialized alike. Off until measured on a GPU (SOFTMAX_BENCH_FAST_LAUNCHES=1 turns it on): written in the
-# sixteenth session, when no device time was left.
-FAST_LAUNCHES = os.environ.get("SOFTMAX_BENCH_FAST_LAUNCHES") == "1"
+# launch specialized alike. On since the fortieth session, when the GPU suite's kernels and backward parts passed with
+# it and a call of a new width cost the H200's host 120.6 µs against 146.4 without (docs/perf-notes.md);
+# SOFTMAX_BENCH_FAST_LAUNCHES=0 turns it off.
+FAST_LAUNCHES = os.environ.get("SOFTMAX_BENCH_FAST_LAUNCHES") != "0"
 LAUNCHES: dict[tuple, tuple] = {}
 
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The fortieth session's device steps: bash evidence/experiments/2026-12-05-session40/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] (the thirty-eighth session's bundle and .ab).
+# halved-warps (issue 26): fused's backward with half the default's warps (a thread holding two 16-byte vectors of
+#   y and of dy, not one) against the default, for the plain softmax, its log and the scaled-masked log, at rows of
+#   512–4096 in both dtypes. The thirty-fourth session's backward-tiles step (run this session) found the log forms'
+#   backward 2–4 points faster with half the warps at rows of 512 and 1024. Prediction: the same at 512 and 1024 for
+#   every form; ±1 at 2048 and 4096.
+# Every other step as the thirty-ninth session's next.sh has it.
+set -u
+case $1 in halved-warps) ;; *) exec bash evidence/experiments/2026-12-05-session39/next.sh "$@" ;; esac
+step=$1; shift
+. .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+export PYTHONPATH=$PYTHONPATH:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s40
+python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
+case $step in
+  halved-warps)
+    shapes=(262144x512 131072x1024 65536x2048 32768x4096)
+    for dtype in bf16 fp32; do
+      [ $dtype = bf16 ] && tiles=4096:8,4096:16 || tiles=4096:16,4096:32
+      for form in plain log scaled-masked-log; do
+        case $form in plain) args=() ;; log) args=(op=softmax log) ;; *) args=(op=scaled-masked log) ;; esac
+        timeout 120 python3 scripts/backward-tiles.py $OUT/halved-$form-$dtype.csv $dtype modes=last rounds=5 \
+          tiles=$tiles "${args[@]}" "${shapes[@]}" > $OUT/halved-$form-$dtype.txt 2>&1
+        echo "$form $dtype rc=$? at $SECONDS s"; grep median $OUT/halved-$form-$dtype.txt
+      done
+    done ;;
+esac
