@@ -6,9 +6,13 @@
 #   512–4096 in both dtypes. The thirty-fourth session's backward-tiles step (run this session) found the log forms'
 #   backward 2–4 points faster with half the warps at rows of 512 and 1024. Prediction: the same at 512 and 1024 for
 #   every form; ±1 at 2048 and 4096.
+# log-tiles (issue 26): with fused_backward.LOG_HALVED_UP_TO (a log's backward at rows up to 1024: half the warps),
+#   the GPU suite's backward part, then the masked log's backward grid beside torch.compile (COMMIT=SHA). Prediction:
+#   the part passes; fused's rows of 512 and 1024 (bf16 131072×1024, 262144×512; fp32 the same) 2–4 points above
+#   scaled-masked-log-backward-h200-e's and level with or ahead of torch.compile; the other cells ±1.
 # Every other step as the thirty-ninth session's next.sh has it.
 set -u
-case $1 in halved-warps) ;; *) exec bash evidence/experiments/2026-12-05-session39/next.sh "$@" ;; esac
+case $1 in halved-warps|log-tiles) ;; *) exec bash evidence/experiments/2026-12-05-session39/next.sh "$@" ;; esac
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PYTHONPATH:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s40
@@ -25,4 +29,10 @@ case $step in
         echo "$form $dtype rc=$? at $SECONDS s"; grep median $OUT/halved-$form-$dtype.txt
       done
     done ;;
+  log-tiles)
+    GPU_TEST_WORKERS=16 timeout 200 bash scripts/gpu-tests.sh backward -rfE > $OUT/tests-backward.txt 2>&1
+    echo "backward part rc=$? at $SECONDS s: $(tail -1 $OUT/tests-backward.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-backward.txt
+    bash evidence/experiments/2026-12-04-session33/next.sh grid scaled-masked-log-backward-h200-f --op scaled-masked \
+      --log --pass backward
+    grep -E "131072|262144" $OUT/scaled-masked-log-backward-h200-f.txt | head -40 ;;
 esac
