@@ -135,7 +135,8 @@ def softmax_kwargs(x: torch.Tensor, op: str) -> dict:
 
 def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
     """The launches of fused's replay plan for x, with x and an output put in their places once."""
-    softmax_bench.softmax(x, variant="fused")
+    for _ in range(2):  # called once, then recorded
+        softmax_bench.softmax(x, variant="fused")
     plan = replay.PLANS.get(replay.plan_key(x, -1, None, None, False, "fused"))
     if plan is None:  # interpreted: nothing recorded
         return None

@@ -120,6 +120,7 @@ def clear_caches() -> None:
     table_for.cache_clear()
     _resolve.cache_clear()
     replay.PLANS.clear()
+    replay.CALLED_ONCE.clear()
     replay.LAUNCHES.clear()
 
 

@@ -172,10 +172,17 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
 def launched_and_kept(key: tuple | None, launch, rows: torch.Tensor, mask_rows: torch.Tensor | None,
                       x: torch.Tensor, mask: torch.Tensor | None, bias_rows: torch.Tensor | None = None,
                       bias: torch.Tensor | None = None) -> torch.Tensor:
-    """launch() (a variant's launch of `rows`), its output returned; with a key, its launches recorded and kept as
-    the plan that replays calls of that key, where make_plan makes one (the other arguments make_plan's)."""
+    """launch() (a variant's launch of `rows`), its output returned; with a key seen before (CALLED_ONCE), its
+    launches recorded and kept as the plan that replays calls of that key, where make_plan makes one (the other
+    arguments make_plan's)."""
     if key is None:
         return launch()
+    if key not in CALLED_ONCE:
+        if len(CALLED_ONCE) >= MAX_PLANS:
+            CALLED_ONCE.clear()
+        CALLED_ONCE.add(key)
+        return launch()
+    CALLED_ONCE.discard(key)
     with recording() as launches:
         out = launch()
     plan = make_plan(launches, rows, out, mask_rows, x, mask, bias_rows=bias_rows, bias=bias)
@@ -202,6 +209,10 @@ def own_replay(launches: list, plan: Plan):
 
 
 PLANS: dict[tuple, Plan] = {}  # with OWN_LAUNCHER, launcher.Replays where it takes the launches
+# The keys of kinds called once: a kind's plan is made at its second call, so that a kind called only once (a
+# decoding step's rows, a column wider each step) costs no plan (make_plan and the launcher's Launches, ~25 µs of
+# the H200's host a call of a new width: fortieth session, docs/perf-notes.md).
+CALLED_ONCE: set[tuple] = set()
 
 
 def replayed(x, dim, dtype, scale, mask, causal, variant, log: bool, bias) -> torch.Tensor | None:

@@ -80,10 +80,12 @@ def test_a_tensor_given_in_two_places_replays_as_x_in_both():
     assert call[9] is x2 and call[10] is y2 and call[11] is x2
 
 
-def test_a_launch_with_a_key_is_kept_as_its_plan_and_one_without_is_not(monkeypatch):
+def test_a_launch_with_a_key_is_kept_as_its_plan_at_its_second_call_and_one_without_is_not(monkeypatch):
     """replay.launched_and_kept, as softmax_forward and softmax_backward call it: the output of the launch either
-    way; the plan of its recorded launches kept under the key where one is given."""
+    way; the plan of its recorded launches kept under the key where one is given, from the key's second call (a
+    kind called once, a decoding step's new width, makes no plan)."""
     monkeypatch.setattr(replay, "PLANS", {})
+    monkeypatch.setattr(replay, "CALLED_ONCE", set())
     monkeypatch.setattr(replay, "make_plan", partial(replay.make_plan, stream_of=lambda device: "stream"))  # no GPU
     kernel, x = FakeKernel(), torch.randn(5, 40)
     y = torch.empty_like(x)
@@ -93,6 +95,8 @@ def test_a_launch_with_a_key_is_kept_as_its_plan_and_one_without_is_not(monkeypa
         return y
 
     assert replay.launched_and_kept(None, launch, x, None, x, None) is y and not replay.PLANS
+    assert replay.launched_and_kept(None, launch, x, None, x, None) is y and not replay.PLANS
+    assert replay.launched_and_kept(("a key",), launch, x, None, x, None) is y and not replay.PLANS  # called once
     assert replay.launched_and_kept(("a key",), launch, x, None, x, None) is y
     plan = replay.PLANS[("a key",)]
     x2 = torch.randn(5, 40)
@@ -256,7 +260,8 @@ def test_a_replayed_call_gives_what_the_long_way_gives(op, variant, dtype):
     ]
     for number, case in enumerate(cases):
         x, kwargs = case()
-        op(x, variant=variant, **kwargs)
+        for _ in range(2):  # called once, then recorded
+            op(x, variant=variant, **kwargs)
         recorded = len(replay.PLANS)
         assert recorded == 1 or number == len(cases) - 1
         x.copy_(torch.randn_like(x))  # new values in the same memory; then a new input alike
@@ -291,13 +296,13 @@ def test_a_replayed_backward_gives_what_the_long_way_gives(op, variant, N, dtype
         dy = torch.randn(8, N, device="cuda", dtype=dtype)
         dispatch.clear_caches()
         grads = []
-        for _ in range(2):  # recorded, then replayed
+        for _ in range(3):  # called once, recorded, then replayed
             x.grad = None
             op(x, variant=variant, **kwargs).backward(dy)
             grads.append(x.grad.clone())
         backward_plans = [key for key in replay.PLANS if key[0] == "backward"]
         assert len(backward_plans) == 1, kwargs
-        assert torch.equal(grads[0], grads[1]), kwargs
+        assert torch.equal(grads[0], grads[2]) and torch.equal(grads[1], grads[2]), kwargs
         op(x, variant=variant, **kwargs).sum().backward()  # dy expanded from one element: a key of its own, no plan
         assert [key for key in replay.PLANS if key[0] == "backward"] == backward_plans
     dispatch.clear_caches()
@@ -307,7 +312,7 @@ def test_a_replayed_backward_gives_what_the_long_way_gives(op, variant, N, dtype
 def test_softmax_and_log_softmax_of_one_input_keep_plans_of_their_own():
     dispatch.clear_caches()
     x = torch.randn(64, 4000, device="cuda")
-    for _ in range(2):  # recorded, then replayed
+    for _ in range(3):  # called once, recorded, then replayed
         y, log_y = softmax_bench.softmax(x), softmax_bench.log_softmax(x)
     assert len(replay.PLANS) == 2
     torch.testing.assert_close(y, torch.softmax(x, -1), atol=1e-6, rtol=1e-5)
@@ -318,7 +323,8 @@ def test_softmax_and_log_softmax_of_one_input_keep_plans_of_their_own():
 def test_a_dim_that_is_not_last_is_not_replayed():
     dispatch.clear_caches()
     x = torch.randn(4096, 8, device="cuda")
-    softmax_bench.softmax(x, dim=0, variant="fused")
+    for _ in range(2):
+        softmax_bench.softmax(x, dim=0, variant="fused")
     assert not replay.PLANS
 
 
@@ -341,7 +347,8 @@ def test_the_registered_op_replays_eager_with_a_gradient_and_compiled():
     xg = x.clone().requires_grad_()
     for _ in range(2):
         y = softmax_bench.softmax(xg)
-    (dx,) = torch.autograd.grad(y, xg, torch.ones_like(y))
+    for _ in range(2):  # the backward called once, then recorded
+        (dx,) = torch.autograd.grad(y, xg, torch.ones_like(y), retain_graph=True)
     assert len(forward_plans()) == 1 and float(dx.abs().max()) < 1e-5  # softmax's rows sum to 1: no gradient
     assert len(replay.PLANS) == 2  # and the backward's
     torch._dynamo.reset()
@@ -481,20 +488,19 @@ def test_fast_launches_give_what_triton_launches_give(dtype, monkeypatch):
 @GPU
 @pytest.mark.parametrize("variant", ["fused", "two_pass", "auto"])  # auto: fused, by the H200's table or the rule
 def test_calls_of_new_widths_launch_fast_and_give_what_triton_launches_give(variant, monkeypatch):
-    """FAST_LAUNCHES on the GPU: calls each of a row width not seen before (a decoding step's keys), recorded for
-    replay, launch through the kernel an earlier width's launch compiled where 16 divides neither width (or
-    both), bit for bit what Triton's own launches give; then replay so."""
+    """FAST_LAUNCHES on the GPU: calls each of a row width not seen before (a decoding step's keys) launch through
+    the kernel an earlier width's launch compiled where 16 divides neither width (or both), bit for bit what
+    Triton's own launches give, and keep no plan; a second call of each width is recorded so, a third replayed."""
     widths = [4001 + k for k in range(5)] + [4016, 4032]  # one power of two: the kernels' constexprs the same
     xs = [torch.randn(64, width, device="cuda", dtype=torch.bfloat16) for width in widths]
     dispatch.clear_caches()
     expected = [softmax_bench.softmax(x, variant=variant) for x in xs]
     dispatch.clear_caches()
     monkeypatch.setattr(replay, "FAST_LAUNCHES", True)
-    got = [softmax_bench.softmax(x, variant=variant) for x in xs]
-    for width, g, e in zip(widths, got, expected):
-        assert torch.equal(g, e), width
-    assert len(replay.PLANS) == len(widths)  # each recorded
-    assert len(replay.LAUNCHES) == 2  # the variant's one kernel launched by Triton twice: 16 divides N or not
-    for width, x, e in zip(widths, xs, expected):
-        assert torch.equal(softmax_bench.softmax(x, variant=variant), e), width  # replayed
+    for call in ("called once", "recorded", "replayed"):
+        got = [softmax_bench.softmax(x, variant=variant) for x in xs]
+        for width, g, e in zip(widths, got, expected):
+            assert torch.equal(g, e), (call, width)
+        assert len(replay.PLANS) == (0 if call == "called once" else len(widths)), call
+        assert len(replay.LAUNCHES) == 2  # the variant's one kernel launched by Triton twice: 16 divides N or not
     dispatch.clear_caches()

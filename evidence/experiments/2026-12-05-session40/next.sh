@@ -2,14 +2,17 @@
 # The fortieth session's device steps: bash evidence/experiments/2026-12-05-session40/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] (the thirty-eighth session's bundle and .ab).
 # halved-warps (issue 26): fused's backward with half the default's warps (a thread holding two 16-byte vectors of
-#   y and of dy, not one) against the default, for the plain softmax, its log and the scaled-masked log, at rows of
-#   512–4096 in both dtypes. The thirty-fourth session's backward-tiles step (run this session) found the log forms'
-#   backward 2–4 points faster with half the warps at rows of 512 and 1024. Prediction: the same at 512 and 1024 for
-#   every form; ±1 at 2048 and 4096.
+#   y and of dy, not one) against the default, for the plain softmax and its log, at rows of 512–4096 in both
+#   dtypes (the log's default is the halved one up to 1024 since LOG_HALVED_UP_TO). The thirty-fourth session's
+#   backward-tiles step (run this session) found the log forms' backward 2–4 points faster with half the warps at
+#   rows of 512 and 1024. Prediction: the same at 512 and 1024 for the plain softmax; ±1 at 2048 and 4096.
 # log-tiles (issue 26): with fused_backward.LOG_HALVED_UP_TO (a log's backward at rows up to 1024: half the warps),
 #   the GPU suite's backward part, then the masked log's backward grid beside torch.compile (COMMIT=SHA). Prediction:
 #   the part passes; fused's rows of 512 and 1024 (bf16 131072×1024, 262144×512; fp32 the same) 2–4 points above
-#   scaled-masked-log-backward-h200-e's and level with or ahead of torch.compile; the other cells ±1.
+#   scaled-masked-log-backward-h200-e's and level with or ahead of torch.compile; the other cells ±1. First
+#   (issue 29, replay.CALLED_ONCE: a kind's plan made at its second call) test_replay and test_launcher on the GPU,
+#   and host-cost's rows. Prediction: both pass; auto at a new width a call 120.6 → ≤ 100 µs (no make_plan, no
+#   launcher Launches, no recording), the replayed rows as before.
 # Every other step as the thirty-ninth session's next.sh has it.
 set -u
 case $1 in halved-warps|log-tiles) ;; *) exec bash evidence/experiments/2026-12-05-session39/next.sh "$@" ;; esac
@@ -22,7 +25,7 @@ case $step in
     shapes=(262144x512 131072x1024 65536x2048 32768x4096)
     for dtype in bf16 fp32; do
       [ $dtype = bf16 ] && tiles=4096:8,4096:16 || tiles=4096:16,4096:32
-      for form in plain log scaled-masked-log; do
+      for form in plain log; do
         case $form in plain) args=() ;; log) args=(op=softmax log) ;; *) args=(op=scaled-masked log) ;; esac
         timeout 120 python3 scripts/backward-tiles.py $OUT/halved-$form-$dtype.csv $dtype modes=last rounds=5 \
           tiles=$tiles "${args[@]}" "${shapes[@]}" > $OUT/halved-$form-$dtype.txt 2>&1
@@ -30,6 +33,13 @@ case $step in
       done
     done ;;
   log-tiles)
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replay.py tests/test_launcher.py -rfE \
+      > $OUT/tests-replay-launcher.txt 2>&1
+    echo "replay and launcher rc=$? at $SECONDS s: $(tail -1 $OUT/tests-replay-launcher.txt)"
+    grep -E "^(FAILED|ERROR)" $OUT/tests-replay-launcher.txt
+    timeout 120 python3 scripts/host-cost.py $OUT/host-new-width.csv --op softmax --rounds 5 --row "replayed launch" \
+      --row "softmax_bench auto" --row "new width" > $OUT/host-new-width.txt 2>&1
+    echo "host-cost rc=$? at $SECONDS s"; grep -vE "^timing|^written" $OUT/host-new-width.txt
     GPU_TEST_WORKERS=16 timeout 200 bash scripts/gpu-tests.sh backward -rfE > $OUT/tests-backward.txt 2>&1
     echo "backward part rc=$? at $SECONDS s: $(tail -1 $OUT/tests-backward.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-backward.txt
     bash evidence/experiments/2026-12-04-session33/next.sh grid scaled-masked-log-backward-h200-f --op scaled-masked \
