@@ -84,7 +84,7 @@ def main(path: str, dtype: torch.dtype, rounds: int, shapes: list[tuple[int, int
         else:
             (y, dy), ref, tolerances, nbytes, fusion = form_inputs(x, op, log)
         pairs = copies(y, dy, rotate)
-        default = fused_backward.launch_config(M, N, dtype, fusion.log)
+        default = fused_backward.launch_config(M, N, dtype, fused_backward.is_masked_log(fusion))
         calls = {}
         tried = [{**tile, **MODES[mode]} for tile, mode in itertools.product(tiles(M, N, dtype.itemsize, only), modes)]
         for config in ([] if default in tried else [default]) + tried:

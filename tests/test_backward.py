@@ -276,17 +276,17 @@ def test_fused_backward_does_not_spill_up_to_its_declared_limit(dtype):
 
 def test_fused_backward_tiles_give_a_thread_one_16_byte_vector_of_short_rows():
     """Short rows share a program of 4096 values, in 32 warps for fp32 and 16 for 16-bit dtypes: a thread holds 16
-    bytes of y and 16 of dy; a log_softmax's rows up to 1024 wide, half the warps and 32 bytes of each. A row a
-    program: 16 warps, 32 past 8192 values (at most 16 of each a thread). A few short rows: a program no bigger than
-    they are, 4 warps at least. Every load evict_last."""
+    bytes of y and 16 of dy; a masked or causal log_softmax's rows up to 1024 wide, half the warps and 32 bytes of
+    each (not the plain or scaled log's). A row a program: 16 warps, 32 past 8192 values (at most 16 of each a
+    thread). A few short rows: a program no bigger than they are, 4 warps at least. Every load evict_last."""
     for dtype, warps in ((torch.float32, 32), (torch.bfloat16, 16), (torch.float16, 16)):
         for N in (32, 100, 128, 512, 2048):
             config = fused_backward.launch_config(1 << 20, N, dtype)
             assert config["BLOCK_N"] * config["ROWS"] == 4096 and config["num_warps"] == warps, (dtype, N, config)
-        for N in (32, 512, 1024):  # a log_softmax's: two vectors of each a thread, in half the warps
-            config = fused_backward.launch_config(1 << 20, N, dtype, log=True)
+        for N in (32, 512, 1024):  # a masked or causal log_softmax's: two vectors of each a thread, half the warps
+            config = fused_backward.launch_config(1 << 20, N, dtype, masked_log=True)
             assert config["BLOCK_N"] * config["ROWS"] == 4096 and config["num_warps"] == warps // 2, (dtype, N, config)
-        assert fused_backward.launch_config(1 << 20, 2048, dtype, log=True)["num_warps"] == warps
+        assert fused_backward.launch_config(1 << 20, 2048, dtype, masked_log=True)["num_warps"] == warps
         rows = [fused_backward.launch_config(1 << 20, N, dtype) for N in (4000, 8192, 16384)]
         assert [(c["ROWS"], c["num_warps"]) for c in rows] == [(1, 16), (1, 16), (1, 32)], (dtype, rows)
         assert {c["EVICT"] for N in (32, 4000, 16384) for c in [fused_backward.launch_config(64, N, dtype)]} == \
@@ -297,6 +297,11 @@ def test_fused_backward_tiles_give_a_thread_one_16_byte_vector_of_short_rows():
     dx, launch = fused_backward.launch(y, dy)
     assert launch.config == fused_backward.launch_config(3, 37, torch.float32)
     assert_grad_matches(dx, grad_of_output(y, dy, False), torch.float32)
+    log_y = torch.log_softmax(fresh_randn(64, 512)[0], -1)
+    for fusion, halved in ((Fusion(log=True, causal_m=64), True), (Fusion(log=True, mask=log_y > -7), True),
+                           (Fusion(log=True), False), (Fusion(log=True, scale=0.5), False), (Fusion(), False)):
+        _, launch = fused_backward.launch(log_y, torch.randn_like(log_y), fusion)
+        assert launch.config == fused_backward.launch_config(64, 512, torch.float32, masked_log=halved), fusion
 
 
 def test_fused_backward_compiled_for_sm90_loads_evict_last():

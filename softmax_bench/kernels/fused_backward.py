@@ -25,10 +25,11 @@ MAX_N = FORWARD_MAX_N // 2
 # against 103.3) (scripts/backward-tiles.py, docs/perf-notes.md).
 PROGRAM_ELEMS = 4096
 MAX_PER_THREAD = 16
-# A log_softmax's rows up to LOG_HALVED_UP_TO wide: half those warps, two 16-byte vectors of each a thread. On the
-# H200 its backward ran 2–4 points of a copy faster so, ahead of torch.compile's where it had led (causal and
-# scaled-masked logs at 131072×1024 and 262144×512, both dtypes: scripts/backward-tiles.py, fortieth session).
-LOG_HALVED_UP_TO = 1024
+# A masked or causal log_softmax's rows up to MASKED_LOG_HALVED_UP_TO wide: half those warps, two 16-byte vectors of
+# each a thread. On the H200 its backward ran 2–4 points of a copy faster so, ahead of torch.compile's where it had
+# led (causal and scaled-masked logs at 131072×1024 and 262144×512, both dtypes); the plain log's and softmax's ran
+# as fast or up to 1.1 points slower, at 512–4096 (scripts/backward-tiles.py, fortieth session).
+MASKED_LOG_HALVED_UP_TO = 1024
 # The loads keep y and dy in L1 and L2 ahead of other lines (tl.load's evict_last), as Inductor's backward does:
 # 1.3–2 % faster on the H200. They leave those lines there after the kernel, which costs a next kernel that
 # reuses 24–40 MB through L2 1–6 µs, as Inductor's does too (scripts/l2-after.py, docs/perf-notes.md).
@@ -57,22 +58,27 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
     tl.store(dx_ptr + rows * stride_dx + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
 
 
-def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, log: bool = False) -> dict:
-    """BLOCK_N, ROWS, num_warps and the loads' EVICT for an M×N y of `dtype` (a log_softmax's with `log`); one dict
-    for every M of a class, shared: read it, do not change it."""
-    return _launch_config(*config_shape(M, N, PROGRAM_ELEMS), dtype.itemsize, log)
+def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, masked_log: bool = False) -> dict:
+    """BLOCK_N, ROWS, num_warps and the loads' EVICT for an M×N y of `dtype` (a masked or causal log_softmax's with
+    `masked_log`); one dict for every M of a class, shared: read it, do not change it."""
+    return _launch_config(*config_shape(M, N, PROGRAM_ELEMS), dtype.itemsize, masked_log)
 
 
 @lru_cache(maxsize=1024)
-def _launch_config(M: int, N: int, itemsize: int, log: bool = False) -> dict:
+def _launch_config(M: int, N: int, itemsize: int, masked_log: bool = False) -> dict:
     block_n = triton.next_power_of_2(N)
     rows = min(max(1, PROGRAM_ELEMS // block_n), triton.next_power_of_2(M))
     if rows > 1 or block_n < PROGRAM_ELEMS:
-        vectors = 2 if log and block_n <= LOG_HALVED_UP_TO else 1  # 16-byte vectors of y (and of dy) a thread
+        vectors = 2 if masked_log and block_n <= MASKED_LOG_HALVED_UP_TO else 1  # 16-byte vectors of y a thread
         num_warps = max(4, block_n * rows * itemsize // (32 * 16 * vectors))
     else:
         num_warps = max(16, block_n // (32 * MAX_PER_THREAD))
     return {"BLOCK_N": block_n, "ROWS": rows, "num_warps": num_warps, "EVICT": EVICT}
+
+
+def is_masked_log(fusion: Fusion) -> bool:
+    """Whether a backward is a masked or causal log_softmax's (launch_config's masked_log)."""
+    return fusion.log and (fusion.mask is not None or fusion.causal_m is not None)
 
 
 def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
@@ -80,7 +86,7 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     """config: BLOCK_N, ROWS, num_warps and EVICT to launch with (None: launch_config's; scripts/backward-tiles.py)."""
     M, N = y.shape
     dx = output_like(y)
-    config = config or launch_config(M, N, y.dtype, fusion.log)
+    config = config or launch_config(M, N, y.dtype, is_masked_log(fusion))
     grid = (cdiv(M, config["ROWS"]),)
     compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
                              **fusion_args(fusion, y), **config)
