@@ -163,16 +163,37 @@ def new_kind_rows(x: torch.Tensor, calls: int, warmup: int, rounds: int):
     widths = range(top // 2 + 1, top + 1)
     calls = min(calls, (len(widths) - warmup - 1) // (2 * rounds))
     needed = warmup + 2 * rounds * calls + 1  # the calls a row makes: warm-up, each round's two, the first
-    inputs = [cell_input(M, width, x.dtype, x.device) for width in widths[len(widths) - needed:]] if calls > 0 else []
-    for what, call in (("torch.softmax, a new width a call", partial(torch.softmax, dim=-1)),
-                       ("softmax_bench auto, a new width a call", softmax_bench.softmax)):
-        if not inputs:
+    def inputs(rows: int) -> list[torch.Tensor]:
+        return [cell_input(rows, width, x.dtype, x.device) for width in widths[len(widths) - needed:]]
+
+    for what, call, rows in (("torch.softmax, a new width a call", partial(torch.softmax, dim=-1), M),
+                             ("softmax_bench auto, a new width a call", softmax_bench.softmax, M),
+                             # its own inputs (one row more): kinds the row above has not called
+                             ("auto, a new width a call, a plan each", plan_each_call, M + 1)):
+        if calls <= 0:
             yield Row(what, "softmax", None, note=f"x's power of two holds too few widths for {rounds} rounds")
             continue
-        following = iter(inputs).__next__
+        following = iter(inputs(rows)).__next__
         yield Row(what, "softmax", lambda call=call, following=following: call(following()), new_kinds=calls,
                   note=f"{calls} calls a round, each on an input a column wider (a decoding step's rows): no "
                        "replay; vs_torch against torch.softmax's row of new widths")
+
+
+class EveryKey(set):
+    """A replay.CALLED_ONCE that holds every key: each call of a kind records and keeps its plan."""
+
+    def __contains__(self, key) -> bool:
+        return True
+
+
+def plan_each_call(x: torch.Tensor) -> torch.Tensor:
+    """softmax_bench.softmax(x) keeping a plan at the first call of a kind, as before replay.CALLED_ONCE (fortieth
+    session): the A/B of what a call of a new width saves by making none."""
+    called_once, replay.CALLED_ONCE = replay.CALLED_ONCE, EveryKey()
+    try:
+        return softmax_bench.softmax(x)
+    finally:
+        replay.CALLED_ONCE = called_once
 
 
 def calls_with_launches(x: torch.Tensor, ops: list[str]):

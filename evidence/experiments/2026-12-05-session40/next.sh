@@ -13,9 +13,15 @@
 #   (issue 29, replay.CALLED_ONCE: a kind's plan made at its second call) test_replay and test_launcher on the GPU,
 #   and host-cost's rows. Prediction: both pass; auto at a new width a call 120.6 → ≤ 100 µs (no make_plan, no
 #   launcher Launches, no recording), the replayed rows as before.
+# called-once (issue 29): host-cost's rows of a new width a call, auto as it is (no plan at a kind's first call) and
+#   "a plan each" (replay.CALLED_ONCE holding every key, as before 1d59262), in one process, 5 rounds. Prediction:
+#   as it is ≥ 15 µs below "a plan each" (make_plan, the launcher's Launches and the recording).
+# causal-log-grid (issue 26): the causal log's backward grid with MASKED_LOG_HALVED_UP_TO (COMMIT=SHA). Prediction:
+#   bf16 131072×1024 and 262144×512 ≥ 104 and ahead of torch.compile (backward-tiles: 105.07 and 104.89 against
+#   103.76 and 102.60); the other cells ±1 of causal-log-backward-h200-c.
 # Every other step as the thirty-ninth session's next.sh has it.
 set -u
-case $1 in halved-warps|log-tiles) ;; *) exec bash evidence/experiments/2026-12-05-session39/next.sh "$@" ;; esac
+case $1 in halved-warps|log-tiles|called-once|causal-log-grid) ;; *) exec bash evidence/experiments/2026-12-05-session39/next.sh "$@" ;; esac
 step=$1; shift
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PYTHONPATH:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s40
@@ -45,4 +51,11 @@ case $step in
     bash evidence/experiments/2026-12-04-session33/next.sh grid scaled-masked-log-backward-h200-f --op scaled-masked \
       --log --pass backward
     grep -E "131072|262144" $OUT/scaled-masked-log-backward-h200-f.txt | head -40 ;;
+  called-once)
+    timeout 150 python3 scripts/host-cost.py $OUT/host-called-once.csv --op softmax --rounds 5 --row "new width" \
+      > $OUT/host-called-once.txt 2>&1
+    echo "host-cost rc=$? at $SECONDS s"; grep -vE "^timing|^written" $OUT/host-called-once.txt ;;
+  causal-log-grid)
+    bash evidence/experiments/2026-12-04-session33/next.sh grid causal-log-backward-h200-d --op causal --log \
+      --pass backward ;;
 esac
