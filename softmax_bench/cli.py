@@ -58,7 +58,8 @@ app = typer.Typer(
     "Settings, from the environment (a run records those set in its meta.json, `env` lists them): "
     "SOFTMAX_BENCH_FORWARD_EVICT=plain (the forward kernels' loads plain, not evict_last); "
     "SOFTMAX_BENCH_IN_GRAPH=0 (torch.compile calls our op, not fused's kernel in its graph); "
-    "SOFTMAX_BENCH_FAST_LAUNCHES=0 (the loss's and the backward's launches bound by Triton, not replayed as the softmax's are); "
+    "SOFTMAX_BENCH_FAST_LAUNCHES=0 (a launch of a new kind bound by Triton, not through the compiled kernel of an "
+    "earlier launch alike); "
     "SOFTMAX_BENCH_FINISH_PDL=0 (the loss's finishing kernel not a programmatic dependent of the cluster's); "
     "SOFTMAX_BENCH_AUTO_TABLES=DIR (where `tune` writes and auto reads its tables); "
     "SOFTMAX_BENCH_COMMIT=SHA (the commit a run records, for a tree without .git).",

@@ -210,8 +210,8 @@ def own_replay(launches: list, plan: Plan):
 
 PLANS: dict[tuple, Plan] = {}  # with OWN_LAUNCHER, launcher.Replays where it takes the launches
 # The keys of kinds called once: a kind's plan is made at its second call, so that a kind called only once (a
-# decoding step's rows, a column wider each step) costs no plan (make_plan and the launcher's Launches, ~25 µs of
-# the H200's host a call of a new width: fortieth session, docs/perf-notes.md).
+# decoding step's rows, a column wider each step) costs no plan (the recording, make_plan and the launcher's
+# Launches: make_plan alone 12 µs of a CPU's host, docs/perf-notes.md, thirty-ninth and fortieth sessions).
 CALLED_ONCE: set[tuple] = set()
 
 
