@@ -306,7 +306,8 @@ def test_fused_backward_tiles_give_a_thread_one_16_byte_vector_of_short_rows():
 
 def test_fused_backward_compiled_for_sm90_loads_evict_last():
     """Compiled for the H200 without a GPU, as launch_config configures it: y and dy each in one 16-byte vector a
-    thread, marked evict_last for L1 and L2, and no spills (bf16 4096, fp32 128)."""
+    thread, marked evict_last for L1 and L2, and no spills (bf16 4096, fp32 128); a causal or masked log's rows of
+    1024 and 512 in two vectors of each a thread, no spills either."""
     code = """
 import os, re, tempfile
 import torch
@@ -314,11 +315,15 @@ from triton.compiler import ASTSource
 from softmax_bench.kernels import fused_backward
 from tests.compile_sm90 import compiled_for_sm90, signature_of
 kernel = fused_backward.fused_backward_kernel
-for dtype, name, N in ((torch.bfloat16, "bf16", 4096), (torch.float32, "fp32", 128)):
-    config = dict(fused_backward.launch_config(1 << 20, N, dtype))
+plain = {"HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
+for dtype, name, N, form in ((torch.bfloat16, "bf16", 4096, {}), (torch.float32, "fp32", 128, {}),
+                             (torch.bfloat16, "bf16-causal-log", 1024, {"CAUSAL": True, "LOG": True}),
+                             (torch.float32, "fp32-masked-log", 512, {"HAS_MASK": True, "LOG": True})):
+    config = dict(fused_backward.launch_config(1 << 20, N, dtype, masked_log=bool(form)))
     warps = config.pop("num_warps")
-    constexprs = {**config, "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
-    types = {"y_ptr": "*" + name, "dy_ptr": "*" + name, "dx_ptr": "*" + name, "mask_ptr": "*u8", "scale": "fp32"}
+    constexprs = {**config, **plain, **form}
+    pointer = "*" + name.split("-")[0]
+    types = {"y_ptr": pointer, "dy_ptr": pointer, "dx_ptr": pointer, "mask_ptr": "*u8", "scale": "fp32"}
     aligned = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]]
                for a in ("y_ptr", "dy_ptr", "dx_ptr", "N", "stride_y", "stride_dy", "stride_dx")}
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
@@ -329,10 +334,12 @@ for dtype, name, N in ((torch.bfloat16, "bf16", 4096), (torch.float32, "fp32", 1
           len(re.findall(r"ld\\.global", ptx)), spill_bytes)
 """
     lines = printed_without_interpreter("-c", code, timeout=300)
-    assert [line.split()[0] for line in lines] == ["bf16", "fp32"], lines
+    assert [line.split()[0] for line in lines] == ["bf16", "fp32", "bf16-causal-log", "fp32-masked-log"], lines
+    vectors = {"bf16": 2, "fp32": 2, "bf16-causal-log": 4, "fp32-masked-log": 4}  # y's and dy's, one or two each
     for line in lines:
-        _, evict_last_v4, loads, spill_bytes = line.split()
-        assert int(evict_last_v4) == int(loads) == 2 and int(spill_bytes) == 0, line
+        name, evict_last_v4, loads, spill_bytes = line.split()
+        assert int(evict_last_v4) == vectors[name] and int(spill_bytes) == 0, line
+        assert int(loads) == vectors[name] or name == "fp32-masked-log", line  # (the mask's bytes besides)
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="CUDA's synchronization debug mode")
