@@ -29,6 +29,7 @@ only the vectors they keep).
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -89,29 +90,32 @@ class AutoTable:
             return None if picked is None else (picked[0], f"{form} rows {picked[1]}")
         return self._pick_among("softmax", N, dtype, supports)
 
-    def _of(self, form: str, dtype: str | None) -> list[dict]:
-        """The entries of a form and dtype. Grouped once, and again only when the entries were added to (tune
-        appends as it measures) or replaced: a call of a new width scans one short list, not the whole table."""
-        grouped = self.__dict__.get("_grouped")
+    def _grouped(self) -> tuple[dict, dict]:
+        """(form and dtype → their entries, form and dtype → _Widths). Grouped once, and again only when the
+        entries were added to (tune appends as it measures) or replaced: a call of a new width walks one group's
+        widths out from its own, not the whole table."""
+        grouped = self.__dict__.get("_grouping")
         if grouped is None or grouped[0] is not self.entries or grouped[1] != len(self.entries):
             by_key: dict[tuple[str, str], list[dict]] = {}
             for e in self.entries:
                 by_key.setdefault((e.get("form", "softmax"), e["dtype"]), []).append(e)
-            grouped = self.__dict__["_grouped"] = (self.entries, len(self.entries), by_key)
-        return grouped[2].get((form, dtype), [])
+            grouped = self.__dict__["_grouping"] = (self.entries, len(self.entries), by_key,
+                                                    {key: _Widths.of(group) for key, group in by_key.items()})
+        return grouped[2], grouped[3]
+
+    def _of(self, form: str, dtype: str | None) -> list[dict]:
+        """The entries of a form and dtype."""
+        return self._grouped()[0].get((form, dtype), [])
 
     def _pick_among(self, form: str, N: int, dtype: str, supports: Callable[[str], bool]
                     ) -> tuple[str, str] | None:
         table_dtype = dtype
         if not self._of(form, dtype) and dtype in SAME_BYTES:
             table_dtype = SAME_BYTES[dtype]
-        entries = self._of(form, table_dtype)
-        runs = {name: supports(name) for name in {e["variant"] for e in entries}}  # each variant asked once
-        measured = [e for e in entries if runs[e["variant"]]]
-        if not measured:
+        widths = self._grouped()[1].get((form, table_dtype))
+        nearest = None if widths is None else widths.nearest(max(N, 1), supports)  # N = 0: an empty row
+        if nearest is None:
             return None
-        width = max(N, 1)  # N = 0: an empty row
-        nearest = min(measured, key=lambda e: (abs(math.log(e["N"] / width)), e["N"]))
         where = f"{self.device}, {os.path.basename(self.source)}"
         if table_dtype != dtype:
             where += f"; {dtype} was not measured, {table_dtype} moves the same bytes"
@@ -135,6 +139,40 @@ class AutoTable:
 
     def to_json(self) -> str:
         return json.dumps({"device": self.device, **self.meta, "entries": self.entries}, indent=1) + "\n"
+
+
+@dataclass(frozen=True)
+class _Widths:
+    """One form and dtype's entries by width: the widths measured, ascending; width → its entries in the table's
+    order; the variants they name."""
+    widths: list[int]
+    at: dict[int, list[dict]]
+    variants: tuple[str, ...]
+
+    @classmethod
+    def of(cls, entries: list[dict]) -> _Widths:
+        at: dict[int, list[dict]] = {}
+        for e in entries:
+            at.setdefault(e["N"], []).append(e)
+        return cls(sorted(at), at, tuple(dict.fromkeys(e["variant"] for e in entries)))
+
+    def nearest(self, width: int, supports: Callable[[str], bool]) -> dict | None:
+        """Rule 2's entry: the nearest to `width` by ratio (the narrower of two as near; the first in the table of
+        one width) whose variant runs the row, found by walking out from `width` (each variant asked once)."""
+        runs = {name: supports(name) for name in self.variants}
+        widths = self.widths
+        below = bisect.bisect_left(widths, width) - 1
+        above = below + 1
+        while below >= 0 or above < len(widths):
+            if above == len(widths) or (below >= 0 and abs(math.log(widths[below] / width))
+                                        <= abs(math.log(widths[above] / width))):
+                measured, below = widths[below], below - 1
+            else:
+                measured, above = widths[above], above + 1
+            for e in self.at[measured]:
+                if runs[e["variant"]]:
+                    return e
+        return None
 
 
 def read_table(path: Path) -> AutoTable:

@@ -1,6 +1,9 @@
 """The tables `auto` picks from: lookup rules, the shipped H200 table, and `tune` writing one."""
 
+import itertools
 import json
+import math
+import random
 
 import pytest
 import torch
@@ -49,6 +52,29 @@ def test_an_entry_added_after_a_pick_is_picked_from():
     assert table.pick(262144, "bf16", lambda name: True, "causal")[0] == "two_pass"
     table.entries = [{**entry, "variant": "online"} for entry in table.entries]  # replaced, as many
     assert table.pick(262144, "bf16", lambda name: True)[0] == "online"
+
+
+def test_the_nearest_entry_is_the_nearest_by_ratio_that_runs_at_every_width():
+    """Rule 2 walks out from N over the widths measured: the entry it takes is, at every width, the one nearest by
+    ratio among those whose variant runs the row (the narrower of two as near, the first in the table of one width),
+    as a scan of every entry finds it. The shipped H200 table's groups and one with ties, over widths 1–300000 and
+    every set of variants that run."""
+    shipped = read_table(auto_table.PACKAGED / "nvidia-h200-triton3.8.json")
+    tied = AutoTable("Test GPU", [{"dtype": "bf16", "N": n, "variant": v, "M": 1} for n, v in
+                                  ((64, "fused"), (256, "two_pass"), (256, "fused"), (1024, "split"), (16, "online"))])
+    rng = random.Random(0)
+    widths = sorted({1, 2, 32, 128, 4000, 4096, 262144, 300000, *(rng.randrange(1, 300000) for _ in range(300))})
+    for table, form, dtype in ((shipped, "softmax", "bf16"), (shipped, "causal", "fp32"), (tied, "softmax", "bf16")):
+        entries = table._of(form, dtype)
+        names = sorted({e["variant"] for e in entries})
+        for running in itertools.chain.from_iterable(itertools.combinations(names, k) for k in range(len(names) + 1)):
+            for width in widths:
+                measured = [e for e in entries if e["variant"] in running]
+                scanned = min(measured, key=lambda e: (abs(math.log(e["N"] / width)), e["N"]), default=None)
+                picked = table._grouped()[1][(form, dtype)].nearest(width, running.__contains__)
+                assert picked is scanned, (form, dtype, running, width)
+    assert tied.pick(128, "bf16", lambda name: True)[0] == "fused"  # 64 and 256 as near: the narrower
+    assert tied.pick(256, "bf16", lambda name: True)[0] == "two_pass"  # one width's entries: the first
 
 
 def test_fused_within_the_tie_of_the_fastest_is_taken():
