@@ -156,13 +156,15 @@ def replayed_launch(x: torch.Tensor) -> Callable[[], None] | None:
 def new_kind_rows(x: torch.Tensor, calls: int, warmup: int, rounds: int):
     """torch.softmax and softmax_bench.softmax (auto), each call on an input a column wider than the last, within
     x's power of two (the kernels' configuration unchanged): every call is of a new kind, as a decoding step's
-    attention rows, a key longer each step, are, and no plan kept serves it. Each row's calls a round are as many as
-    x's power of two holds widths for."""
+    attention rows, a key longer each step, are, and no plan kept serves it; and auto again keeping a plan at every
+    such call (plan_each_call: the A/B of replay.CALLED_ONCE). Each row's calls a round are as many as x's power of
+    two holds widths for."""
     M, N = x.shape
     top = next_power_of_2(N)
     widths = range(top // 2 + 1, top + 1)
     calls = min(calls, (len(widths) - warmup - 1) // (2 * rounds))
     needed = warmup + 2 * rounds * calls + 1  # the calls a row makes: warm-up, each round's two, the first
+
     def inputs(rows: int) -> list[torch.Tensor]:
         return [cell_input(rows, width, x.dtype, x.device) for width in widths[len(widths) - needed:]]
 

@@ -35,6 +35,7 @@ ENCODINGS = {"i1": "<i", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "u1"
              "u32": "<I", "u64": "<Q", "fp16": "<e", "fp32": "<f", "f32": "<f", "fp64": "<d"}
 SLOTS = {kind: struct.Struct(f"{code}{8 - struct.calcsize(code)}x") for kind, code in ENCODINGS.items()}  # padded
 POINTER, FLOAT, WORD = struct.Struct("<Q"), struct.Struct("<f"), struct.Struct("<I")
+NULL_POINTER = bytes(8)
 # launcher.c's limits: a cluster of 16 needs a non-portable attribute, shared memory past 228 KB another
 MAX_PARAMS, MAX_SLOTS, MAX_CTAS, MAX_SHARED = 64, 8, 8, 228 * 1024
 
@@ -47,8 +48,13 @@ def encode(kind: str, value) -> bytes:
     """value as a parameter of Triton type `kind` takes it, in an 8-byte slot."""
     try:
         return encoder(kind)(value)
-    except struct.error as e:  # a value its type cannot hold (Triton's own launch would say so)
-        raise Unsupported(f"{value!r} as a parameter of type {kind}: {e}") from None
+    except struct.error as e:
+        raise unencodable(kind, value, e) from None
+
+
+def unencodable(kind: str, value, error: struct.error) -> Unsupported:
+    """A value its type cannot hold: the launch goes through Triton's, which says so."""
+    return Unsupported(f"{value!r} as a parameter of type {kind}: {error}")
 
 
 @functools.cache
@@ -91,12 +97,9 @@ def pack(kinds: list, ptx: str, name: str, template: list, slots: tuple) -> tupl
         else:
             try:
                 values.append(to_slot(template[position]))
-            except struct.error as e:  # a value its type cannot hold (Triton's own launch would say so)
-                raise Unsupported(f"{template[position]!r} as a parameter of type {kind}: {e}") from None
+            except struct.error as e:
+                raise unencodable(kind, template[position], e) from None
     return b"".join(values) + NULL_POINTER * added, tuple(tensor_slots)
-
-
-NULL_POINTER = bytes(8)
 
 
 @functools.lru_cache(maxsize=256)
