@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The forty-first session's device steps: bash evidence/experiments/2026-12-05-session41/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] (the bundle trimmed as the fortieth session's perf-notes say).
+# host (issue 29): test_replay on the GPU (its two fast-launch tests take their reference with FAST_LAUNCHES off
+#   since 0feb5f6), then the fortieth session's called-once (the A/B of replay.CALLED_ONCE in one process) and the
+#   thirty-eighth session's profile (host-profile.py; now with fast launches and CALLED_ONCE). Predictions: test_replay
+#   passes; "auto, a new width a call" ≥ 15 µs below "a plan each" (fortieth session's next.sh header).
+# grids ID... (issue 26): the grids named, each as session 33's `grid` step runs it (COMMIT=SHA):
+#   causal-log-backward-h200-d, scaled-log-backward-h200-b, scaled-backward-h200-c, scaled-masked-backward-h200-c.
+#   Predictions in perf-notes (forty-first session).
+# Every other step as the fortieth session's next.sh has it.
+set -u
+case $1 in host|grids) ;; *) exec bash evidence/experiments/2026-12-05-session40/next.sh "$@" ;; esac
+step=$1; shift
+case $step in
+  host)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replay.py -rfE > $OUT/tests-replay.txt 2>&1
+    echo "test_replay rc=$? at $SECONDS s: $(tail -1 $OUT/tests-replay.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-replay.txt
+    bash evidence/experiments/2026-12-05-session40/next.sh called-once
+    bash evidence/experiments/2026-12-05-session40/next.sh profile ;;
+  grids)
+    for id in "$@"; do
+      case $id in
+        causal-log-backward-*) args=(--op causal --log) ;;
+        scaled-log-backward-*) args=(--op scaled --log) ;;
+        scaled-backward-*) args=(--op scaled) ;;
+        scaled-masked-backward-*) args=(--op scaled-masked) ;;
+        *) echo "unknown grid $id" >&2; exit 2 ;;
+      esac
+      bash evidence/experiments/2026-12-04-session33/next.sh grid $id "${args[@]}" --pass backward
+    done ;;
+esac
