@@ -8,9 +8,12 @@
 # grids ID... (issue 26): the grids named, each as session 33's `grid` step runs it (COMMIT=SHA):
 #   causal-log-backward-h200-d, scaled-log-backward-h200-b, scaled-backward-h200-c, scaled-masked-backward-h200-c.
 #   Predictions in perf-notes (forty-first session).
+# scaled-tiles (issue 26): session 34's backward-tiles for the scaled softmax's backward (no log), bf16 4096x4000,
+#   16384x8192, 32768x4096, where torch.compile led the first grid by 0.5-0.9: every tile beside torch.compile, 5
+#   rounds. Prediction: the default within ±1 of torch.compile; no tile ≥ 1 point above the default.
 # Every other step as the fortieth session's next.sh has it.
 set -u
-case $1 in host|grids) ;; *) exec bash evidence/experiments/2026-12-05-session40/next.sh "$@" ;; esac
+case $1 in host|grids|scaled-tiles) ;; *) exec bash evidence/experiments/2026-12-05-session40/next.sh "$@" ;; esac
 step=$1; shift
 case $step in
   host)
@@ -30,4 +33,10 @@ case $step in
       esac
       bash evidence/experiments/2026-12-04-session33/next.sh grid $id "${args[@]}" --pass backward
     done ;;
+  scaled-tiles)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    export PYTHONPATH=$PYTHONPATH:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s41
+    timeout 280 python3 scripts/backward-tiles.py $OUT/scaled-tiles-bf16.csv bf16 op=scaled modes=last rounds=5 \
+      4096x4000 16384x8192 32768x4096 > $OUT/scaled-tiles-bf16.txt 2>&1
+    echo "scaled-tiles rc=$? at $SECONDS s"; tail -40 $OUT/scaled-tiles-bf16.txt ;;
 esac
