@@ -4,7 +4,9 @@
 # host (issue 29): test_replay on the GPU (its two fast-launch tests take their reference with FAST_LAUNCHES off
 #   since 0feb5f6), then the fortieth session's called-once (the A/B of replay.CALLED_ONCE in one process) and the
 #   thirty-eighth session's profile (host-profile.py; now with fast launches and CALLED_ONCE). Predictions: test_replay
-#   passes; "auto, a new width a call" ≥ 15 µs below "a plan each" (fortieth session's next.sh header).
+#   passes; "auto, a new width a call" ≥ 15 µs below "a plan each" (fortieth session's next.sh header). Then the
+#   twenty-ninth session's step-host.py (issue 29 item 3: a compiled training step of the masked two-layer model,
+#   ours against torch's ops; 1.7× there). Prediction: 1.3–1.7×.
 # grids ID... (issue 26): the grids named, each as session 33's `grid` step runs it (COMMIT=SHA):
 #   causal-log-backward-h200-d, scaled-log-backward-h200-b, scaled-backward-h200-c, scaled-masked-backward-h200-c.
 #   Predictions in perf-notes (forty-first session).
@@ -21,7 +23,10 @@ case $step in
     timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replay.py -rfE > $OUT/tests-replay.txt 2>&1
     echo "test_replay rc=$? at $SECONDS s: $(tail -1 $OUT/tests-replay.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-replay.txt
     bash evidence/experiments/2026-12-05-session40/next.sh called-once
-    bash evidence/experiments/2026-12-05-session40/next.sh profile ;;
+    bash evidence/experiments/2026-12-05-session40/next.sh profile
+    PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 150 python3 evidence/experiments/2026-12-04-session29/step-host.py \
+      > $OUT/step-host.txt 2>&1
+    echo "step-host rc=$? at $SECONDS s"; tail -3 $OUT/step-host.txt ;;
   grids)
     for id in "$@"; do
       case $id in
