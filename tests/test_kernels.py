@@ -454,3 +454,27 @@ def test_the_hosts_cdiv_and_next_power_of_2_are_tritons():
         assert kernels.next_power_of_2(n) == triton.next_power_of_2(n), n
         for d in (1, 7, 16, 1024):
             assert kernels.cdiv(n, d) == triton.cdiv(n, d), (n, d)
+
+
+def test_the_launch_configurations_of_a_new_width_call_no_constexpr_function_of_tritons(monkeypatch):
+    """What a call of a width not seen before computes on the host asks kernels.cdiv and kernels.next_power_of_2,
+    not Triton's (constexpr functions in Triton 3.8: ~1.8 µs a call on a CPU, against 0.08)."""
+    import triton
+
+    from softmax_bench.kernels import cluster, cross_entropy, fused_backward, two_pass_backward
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a constexpr function of Triton's called on the host")
+
+    monkeypatch.setattr(triton, "next_power_of_2", refused)
+    monkeypatch.setattr(triton, "cdiv", refused)
+    for N in (4001, 4093, 20011):  # widths no other test configures (their configurations are cached)
+        for dtype in (torch.bfloat16, torch.float32):
+            fused.launch_config(7, N, dtype)
+            fused_backward.launch_config(7, N, dtype)
+            two_pass.launch_config(N, dtype)
+            two_pass_backward.launch_config(N, dtype)
+            split.split_of(N, dtype, split.CONFIGS[dtype])
+            cluster.layout(N, 4, 4, dtype, "packed")
+            cross_entropy.launch_config(N, dtype, with_grad=True)
+            online.traffic(7, N, dtype)

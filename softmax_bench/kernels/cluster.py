@@ -31,8 +31,8 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import (PLAIN, Fusion, Launch, Variant, forward_evict_setting, interpreted, launch_kernel, one_pass_traffic,
-               output_like)
+from . import (PLAIN, Fusion, Launch, Variant, cdiv, forward_evict_setting, interpreted, launch_kernel,
+               one_pass_traffic, output_like)
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, mask_rows, rows_differ
 
@@ -331,7 +331,7 @@ def on_grid(rows: torch.Tensor, shared: bool, N: int, dtype: torch.dtype) -> boo
 def pieces_of(span: int, unit: int, max_pieces: int = 3) -> tuple[int, ...]:
     """`span` lanes rounded up to at most `max_pieces` power-of-two pieces, each a multiple of `unit` (one 16-byte
     vector a thread), largest first."""
-    units = triton.cdiv(span, unit)
+    units = cdiv(span, unit)
     while bin(units).count("1") > max_pieces:  # round the smallest bits up
         units += units & -units
     return tuple(unit << bit for bit in range(units.bit_length() - 1, -1, -1) if units >> bit & 1)
@@ -349,7 +349,7 @@ def layout(lanes: int, ctas: int, num_warps: int, dtype: torch.dtype, how: str) 
     """`lanes` shared evenly by `ctas` CTAs of `num_warps` warps, in whole share_units; each CTA's share held
     (`how`) in pieces of one 16-byte vector a thread or more."""
     unit = share_unit(lanes, dtype)
-    step = triton.cdiv(triton.cdiv(lanes, ctas), unit) * unit
+    step = cdiv(cdiv(lanes, ctas), unit) * unit
     return ClusterConfig(ctas, num_warps, step, pieces_of(step, 32 * num_warps * vector_elems(dtype), MAX_PIECES[how]))
 
 

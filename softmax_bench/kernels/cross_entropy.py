@@ -25,7 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Traffic, elem_size, fused, interpreted, launch_kernel
+from . import Traffic, cdiv, elem_size, fused, interpreted, launch_kernel, next_power_of_2
 from .aligned import (aligned_row, block_values, partial_ends, running_max_and_sum, same_alignment, vector_elems,
                       window_lanes)
 from .masking import log_of_sum
@@ -325,7 +325,7 @@ def scale_unless_one(rows: torch.Tensor, scale: torch.Tensor) -> None:
     if scale.numel() == 1 and rows.is_contiguous() and M * V < 2**31:  # offsets within a row stay 32-bit
         rows = rows.view(1, M * V)
         M, V = rows.shape
-    chunks = triton.cdiv(V, SCALE_BLOCK)
+    chunks = cdiv(V, SCALE_BLOCK)
     launch_kernel(scale_unless_one_kernel, (M, min(chunks, max(1, SCALE_PROGRAMS // M))), rows,
                   rows.stride(0), rows.stride(1), V, scale, scale.stride(0) if scale.numel() > 1 else 0,
                   BLOCK=SCALE_BLOCK, num_warps=4)
@@ -482,7 +482,7 @@ def launch_on_cluster(logits: torch.Tensor, target: torch.Tensor, weight: torch.
     weights = weight if weight is not None else logits
     if with_grad:
         dx = logits if inplace else torch.empty((M, V), dtype=logits.dtype, device=device)
-        programs, block, warps = triton.cdiv(M, FINISH_ROWS), FINISH_ROWS, 4
+        programs, block, warps = cdiv(M, FINISH_ROWS), FINISH_ROWS, 4
     else:
         ok = torch.empty((), dtype=torch.float32, device=device)
         programs, block, warps = 1, FINISH_BLOCK, 32
@@ -518,7 +518,7 @@ def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: boo
     bytes), nor for a forward with no gradient: held on chip, a row takes a whole SM's registers and the next row's
     loads wait for it (bf16 0.35 → 0.54 ms; docs/perf-notes.md, twelfth session). Else fp32 rows are walked per
     lane in 8 KB chunks with 8 warps, 16-bit rows in two_pass's 16 KB."""
-    lanes = triton.next_power_of_2(window_lanes(V, dtype))
+    lanes = next_power_of_2(window_lanes(V, dtype))
     if with_grad and not column_terms and lanes <= fused.MAX_N:
         warps = fused.launch_config(1, lanes, dtype)["num_warps"]
         return {"BLOCK": max(lanes, vector_elems(dtype)), "num_warps": warps, "PER_LANE": False, "ON_CHIP": True}

@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
-               one_pass_traffic, output_like)
+               next_power_of_2, one_pass_traffic, output_like)
 from .masking import (exp2_ftz, fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ,
                       scale_and_mask)
 
@@ -175,10 +175,10 @@ def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
 
 @lru_cache(maxsize=1024)
 def _launch_config(M: int, N: int, itemsize: int = 4) -> dict:
-    block_n = triton.next_power_of_2(N)
+    block_n = next_power_of_2(N)
     rows, program_elems = 1, MIN_BYTES_PER_PROGRAM // itemsize
     if block_n < program_elems:
-        rows = min(program_elems // block_n, triton.next_power_of_2(M))
+        rows = min(program_elems // block_n, next_power_of_2(M))
     if block_n * rows * itemsize <= FOUR_WARPS_BYTES:
         num_warps = 4
     else:

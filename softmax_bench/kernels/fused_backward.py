@@ -12,7 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, config_shape, launch_kernel, output_like
+from . import (PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, config_shape, launch_kernel,
+               next_power_of_2, output_like)
 from .fused import MAX_N as FORWARD_MAX_N
 from .masking import fusion_args, input_gradient, mask_rows, row_sum_terms
 
@@ -66,8 +67,8 @@ def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, masked_log
 
 @lru_cache(maxsize=1024)
 def _launch_config(M: int, N: int, itemsize: int, masked_log: bool = False) -> dict:
-    block_n = triton.next_power_of_2(N)
-    rows = min(max(1, PROGRAM_ELEMS // block_n), triton.next_power_of_2(M))
+    block_n = next_power_of_2(N)
+    rows = min(max(1, PROGRAM_ELEMS // block_n), next_power_of_2(M))
     if rows > 1 or block_n < PROGRAM_ELEMS:
         vectors = 2 if masked_log and block_n <= MASKED_LOG_HALVED_UP_TO else 1  # 16-byte vectors of y a thread
         num_warps = max(4, block_n * rows * itemsize // (32 * 16 * vectors))

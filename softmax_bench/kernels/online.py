@@ -88,7 +88,7 @@ def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traff
     that read — on the H200 rows of 8–64 KB run at 52–77 % of a copy, which four HBM passes could not. Wider rows:
     HBM."""
     nbytes = M * N * elem_size(dtype)
-    n_chunks = triton.cdiv(N, launch_config(N, dtype)["BLOCK"])
+    n_chunks = cdiv(N, launch_config(N, dtype)["BLOCK"])
     scratch = M * n_chunks * 4
     stashed = M * N * 4
     hbm = (("loop: read x", nbytes, 0), ("chunk maxima (scratch)", scratch, scratch), ("rescale: write y", 0, nbytes))

@@ -25,8 +25,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, interpreted, launch_kernel, mask_pass,
-               one_pass_traffic, output_like)
+from . import (PLAIN, Fusion, Launch, Traffic, Variant, cdiv, elem_size, interpreted, launch_kernel, mask_pass,
+               next_power_of_2, one_pass_traffic, output_like)
 from .aligned import row_values, same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, mask_rows, normalized, normalizer, scale_and_mask
 
@@ -223,8 +223,8 @@ class Split:
 def split_of(N: int, dtype: torch.dtype, config: SplitConfig) -> Split:
     """K segments of equal length (in whole blocks) covering a row's window (aligned.window_lanes)."""
     lanes = window_lanes(N, dtype)
-    K = triton.cdiv(lanes * elem_size(dtype), config.segment_bytes)
-    return Split(K, triton.cdiv(triton.cdiv(lanes, K), config.block) * config.block, triton.next_power_of_2(K))
+    K = cdiv(lanes * elem_size(dtype), config.segment_bytes)
+    return Split(K, cdiv(cdiv(lanes, K), config.block) * config.block, next_power_of_2(K))
 
 
 @cache
@@ -235,7 +235,7 @@ def sm_count(device: torch.device) -> int:
 def occupancy(compiled, num_warps: int, props) -> int:
     """Programs of a compiled kernel one SM (of torch.cuda.get_device_properties) holds at once: by registers,
     threads and shared memory."""
-    regs_per_warp = triton.cdiv(compiled.n_regs * 32, 256) * 256  # allocated per warp, in units of 256
+    regs_per_warp = cdiv(compiled.n_regs * 32, 256) * 256  # allocated per warp, in units of 256
     by_regs = 4 * ((props.regs_per_multiprocessor // 4) // regs_per_warp) // num_warps  # 4 sub-partitions
     by_threads = props.max_threads_per_multi_processor // (32 * num_warps)
     shared = compiled.metadata.shared

@@ -10,7 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, launch_kernel, mask_pass, output_like
+from . import (PLAIN, Fusion, Launch, Traffic, Variant, elem_size, launch_kernel, mask_pass,
+               next_power_of_2, output_like)
 from .aligned import aligned_row, max_and_sum, normalize, same_alignment, vector_elems
 from .masking import fusion_args, mask_rows, normalizer
 
@@ -49,7 +50,7 @@ def two_pass_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_s
 def launch_config(N: int, dtype: torch.dtype) -> dict:
     """BLOCK and num_warps for rows of N elements of dtype; shared between calls: read it, do not change it."""
     # at least one 16-byte vector: a row is read from the boundary before it
-    block = min(max(triton.next_power_of_2(N), 16 // elem_size(dtype)), CHUNK_BYTES // elem_size(dtype))
+    block = min(max(next_power_of_2(N), 16 // elem_size(dtype)), CHUNK_BYTES // elem_size(dtype))
     return {"BLOCK": block, "num_warps": NUM_WARPS}
 
 

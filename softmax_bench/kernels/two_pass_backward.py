@@ -15,7 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import PLAIN, Backward, Fusion, Launch, Traffic, backward_traffic, elem_size, launch_kernel, output_like
+from . import (PLAIN, Backward, Fusion, Launch, Traffic, backward_traffic, elem_size, launch_kernel,
+               next_power_of_2, output_like)
 from .aligned import aligned_row, partial_ends, same_alignment, vector_elems
 from .masking import fusion_args, input_gradient, mask_rows, row_sum_terms
 from .two_pass import L2_ROW_BYTES, NUM_WARPS
@@ -81,7 +82,7 @@ def two_pass_backward_kernel(y_ptr, dy_ptr, dx_ptr, N, stride_y, stride_dy, stri
 def launch_config(N: int, dtype: torch.dtype) -> dict:
     """BLOCK and num_warps for rows of N elements of dtype; shared between calls: read it, do not change it."""
     # at least one 16-byte vector: a row is read from the boundary before it
-    block = min(max(triton.next_power_of_2(N), vector_elems(dtype)), CHUNK_BYTES // elem_size(dtype))
+    block = min(max(next_power_of_2(N), vector_elems(dtype)), CHUNK_BYTES // elem_size(dtype))
     return {"BLOCK": block, "num_warps": NUM_WARPS}
 
 
