@@ -13,9 +13,13 @@
 # scaled-tiles (issue 26): session 34's backward-tiles for the scaled softmax's backward (no log), bf16 4096x4000,
 #   16384x8192, 32768x4096, where torch.compile led the first grid by 0.5-0.9: every tile beside torch.compile, 5
 #   rounds. Prediction: the default within ±1 of torch.compile; no tile ≥ 1 point above the default.
+# hard-cells (issue 26): the forward cells under 92 % of their roofline beside every variant that runs them (auto's
+#   table has entries for the plain softmax and causal only; biased and the logs take the softmax's pick, cluster
+#   at these widths): biased bf16 512x262144, causal bf16 2048x151936 and fp32 512x262144, the causal log fp32
+#   2048x151936 (COMMIT=SHA). Prediction: cluster (auto) best at each, split and two_pass ≥ 5 points under it.
 # Every other step as the fortieth session's next.sh has it.
 set -u
-case $1 in host|grids|scaled-tiles) ;; *) exec bash evidence/experiments/2026-12-05-session40/next.sh "$@" ;; esac
+case $1 in host|grids|scaled-tiles|hard-cells) ;; *) exec bash evidence/experiments/2026-12-05-session40/next.sh "$@" ;; esac
 step=$1; shift
 case $step in
   host)
@@ -38,6 +42,17 @@ case $step in
       esac
       bash evidence/experiments/2026-12-04-session33/next.sh grid $id "${args[@]}" --pass backward
     done ;;
+  hard-cells)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s41
+    for cell in "biased bf16 512x262144" "causal bf16 2048x151936" "causal fp32 512x262144" "causal fp32 2048x151936 --log"; do
+      set -- $cell; id=hard-$1-$2-$3${4:+-log}
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 140 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id $id --op $1 --dtype $2 --shape $3 ${4:-} --variant auto --variant cluster --variant split \
+        --variant two_pass --variant online --variant torch_compile > $OUT/$id.txt 2>&1
+      echo "$id rc=$? at $SECONDS s"; grep -E "auto|cluster|split|two_pass|online|torch_compile" $OUT/$id.txt | head -8
+    done
+    tar czf $OUT/runs-hard.tgz -C $OUT runs && rm -rf $OUT/runs ;;
   scaled-tiles)
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
     export PYTHONPATH=$PYTHONPATH:$PWD/scripts TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s41
