@@ -1,0 +1,118 @@
+"""Issue 26's bar, read from stored runs: for each fused form (op, its log or not) and pass, every cell of the
+default grid with auto's % of its roofline and the best peer measured beside it in the same run, and the cells that
+miss the bar — auto under 92 % of its roofline (forward) or 90 % (backward), or a peer ahead of it.
+
+A cell is taken from the newest run that timed auto there among the runs of its form and mask shape (a run of a
+few cells measured after a grid supersedes the grid's rows for those cells): on one GPU of one device (default the
+NVIDIA H200), not interpreted, under one Triton (default 3.8.0). Cells outside the default grid are left out. A peer is ahead where its p20–p80 band of time lies wholly under auto's (both from one run, so
+the copy they are divided by is the same); a peer whose median alone is ahead is a tie, listed apart.
+
+    python3 scripts/bar-status.py [--out evidence/runs] [--device "NVIDIA H200"] [--triton 3.8.0] [--op OP ...]
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from softmax_bench.config import build_plan  # noqa: E402
+from softmax_bench.results import BenchError, stored_runs  # noqa: E402
+
+FORMS = ("scaled", "scaled-masked", "causal", "biased")
+BARS = {"forward": 92.0, "backward": 90.0}
+OURS = {"auto"}  # what the bar is about; every other variant in a run that is no softmax_bench variant is a peer
+PEERS = ("torch_compile", "compiled_op", "eager", "liger", "quack")
+
+
+def default_grid() -> set[tuple[str, int, int]]:
+    """The default preset's (dtype, M, N) cells, as `sweep --preset default` plans them."""
+    return set(build_plan([], [], [], None, "default", [], []).cells())
+
+
+def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...]) -> dict[tuple, pd.DataFrame]:
+    """(op, mask shape, log, pass) → one row a (dtype, M, N) cell: auto's and the best peer's figures, from the newest run that
+    timed auto at that cell, with the run's id."""
+    taken: dict[tuple, dict] = {}
+    grid = default_grid()
+    for run in stored_runs(out):  # newest first: the first run to give a cell keeps it
+        try:
+            meta, rows = run.meta(), run.rows()
+        except BenchError:
+            continue
+        info = meta.get("device") or {}
+        if meta.get("interpreted") or info.get("name") != device or info.get("triton") != triton \
+                or len(meta.get("devices") or [None]) > 1:
+            continue
+        op, log, mask_shape = meta.get("op") or "softmax", bool(meta.get("log")), meta.get("mask_shape") or "full"
+        if op not in ops or "pct_of_roofline" not in rows or "pass" not in rows:
+            continue
+        ok = rows[rows["status"] == "ok"]
+        for (pass_, dtype, M, N), cell in ok.groupby(["pass", "dtype", "M", "N"]):
+            key = (op, mask_shape, log, pass_)
+            ours = cell[cell["variant"].isin(OURS)]
+            if ours.empty or (dtype, M, N) not in grid or (dtype, M, N) in taken.setdefault(key, {}):
+                continue
+            taken[key][(dtype, M, N)] = figures(run.id, ours.iloc[0], cell[cell["variant"].isin(PEERS)], op)
+    return {key: pd.DataFrame(sorted(cells.values(), key=lambda c: (c["dtype"], c["M"], c["N"])))
+            for key, cells in taken.items() if cells}
+
+
+def roofline_pct(row, op: str) -> float:
+    """A row's % of its roofline; for the plain softmax in a run from before the column was filled, its % of copy
+    (its roofline is a copy's bytes). NaN where neither is known: a cell not counted as meeting the bar."""
+    if pd.notna(row["pct_of_roofline"]):
+        return float(row["pct_of_roofline"])
+    return float(row["pct_of_copy"]) if op == "softmax" else float("nan")
+
+
+def figures(run_id: str, ours, peers: pd.DataFrame, op: str) -> dict:
+    """A cell's line: auto's % of its roofline and time band, the fastest peer's, whether that peer is ahead (its
+    band wholly under auto's) or level (its median alone)."""
+    line = {"dtype": ours["dtype"], "M": int(ours["M"]), "N": int(ours["N"]), "auto": roofline_pct(ours, op),
+            "peer": "", "peer_pct": float("nan"), "peer_ahead": False, "peer_level": False, "run": run_id}
+    if not peers.empty:
+        best = peers.loc[peers["ms"].idxmin()]
+        line.update(peer=best["variant"], peer_pct=roofline_pct(best, op),
+                    peer_ahead=bool(best["ms_p80"] < ours["ms_p20"]),
+                    peer_level=bool(best["ms"] < ours["ms"] and not best["ms_p80"] < ours["ms_p20"]))
+    return line
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("evidence/runs"), help="the folder of runs")
+    parser.add_argument("--device", default="NVIDIA H200")
+    parser.add_argument("--triton", default="3.8.0")
+    parser.add_argument("--op", action="append", choices=(*FORMS, "softmax"),
+                        help="only this op (repeatable); default: the fused forms")
+    args = parser.parse_args()
+    forms = cells_by_form(args.out, args.device, args.triton, tuple(args.op or FORMS))
+    if not forms:
+        print(f"no run of {', '.join(args.op or FORMS)} on {args.device} under Triton {args.triton} in {args.out}")
+        return 1
+    missed = 0
+    for (op, mask_shape, log, pass_), cells in sorted(forms.items()):
+        bar = BARS[pass_]
+        under = cells[~(cells["auto"] >= bar)]  # NaN (not known) counts as under
+        ahead, level = cells[cells["peer_ahead"]], cells[cells["peer_level"]]
+        met = under.empty and ahead.empty and len(cells) == len(default_grid())
+        missed += not met
+        shape = "" if mask_shape == "full" else f" (mask {mask_shape})"
+        print(f"\n{op}{shape}{' log' if log else ''} {pass_}: {len(cells)} cells, auto ≥ {bar:.0f} at "
+              f"{len(cells) - len(under)}, a peer ahead at {len(ahead)}, level at {len(level)}: "
+              f"{'met' if met else 'not met'} (runs: {', '.join(sorted(set(cells['run'])))})")
+        if len(cells) < len(default_grid()):
+            print(f"  only {len(cells)} of the default grid's {len(default_grid())} cells measured")
+        for title, table in (("under the bar", under), ("a peer ahead", ahead), ("a peer level (a tie)", level)):
+            for c in table.itertuples():
+                print(f"  {title:22} {c.dtype} {c.M}×{c.N}: auto {c.auto:.1f}, {c.peer or 'no peer'} "
+                      f"{c.peer_pct:.1f} ({c.run})")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

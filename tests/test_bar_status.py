@@ -1,0 +1,75 @@
+"""scripts/bar-status.py: issue 26's bar read from stored runs — the cells under it, a peer ahead or level, the
+newest run's cells taking the place of a grid's, other devices' and Triton's runs left out, and its exit code."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from softmax_bench.config import build_plan
+from softmax_bench.results import Run
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bar-status.py"
+GRID = build_plan([], [], [], None, "default", [], []).cells()
+H200 = {"name": "NVIDIA H200", "triton": "3.8.0"}
+
+
+def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = H200, op: str = "causal") -> None:
+    """A stored forward run of `op`: per (dtype, M, N), {variant: (% of the roofline, p20 ms, median ms, p80 ms)}."""
+    run = Run(out / run_id)
+    run.path.mkdir(parents=True)
+    run.write_meta({"run_id": run_id, "started_at": started, "device": device, "interpreted": False, "op": op,
+                    "log": False, "mask_shape": "full"})
+    for (dtype, M, N), variants in cells.items():
+        for variant, (pct, p20, ms, p80) in variants.items():
+            run.append({"variant": variant, "dtype": dtype, "M": M, "N": N, "ms": ms, "ms_p20": p20, "ms_p80": p80,
+                        "gbps": 1.0, "pct_of_copy": pct, "pct_of_roofline": pct, "status": "ok", "op": op,
+                        "pass": "forward"})
+
+
+def bar_status(out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--op", "causal"], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_bar_names_the_cells_under_it_and_the_peers_ahead_and_a_newer_run_takes_a_cells_place(tmp_path):
+    under, ahead, level = GRID[0], GRID[1], GRID[2]
+    grid = {cell: {"auto": (95.0, 0.99, 1.0, 1.01), "torch_compile": (90.0, 1.04, 1.05, 1.06)} for cell in GRID}
+    grid[under] = {"auto": (85.0, 0.99, 1.0, 1.01), "torch_compile": (80.0, 1.04, 1.05, 1.06)}
+    grid[ahead] = {"auto": (95.0, 0.99, 1.0, 1.01), "torch_compile": (97.0, 0.96, 0.97, 0.98)}  # bands apart
+    grid[level] = {"auto": (95.0, 0.99, 1.0, 1.01), "torch_compile": (95.5, 0.98, 0.995, 1.0)}  # bands overlap
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    # other devices' and Triton's runs, newer, are left out
+    write_run(tmp_path, "elsewhere", "2026-12-03T00:00:00+0000", {under: {"auto": (50.0, 1, 1, 1)}},
+              device={"name": "NVIDIA A100", "triton": "3.8.0"})
+    write_run(tmp_path, "old-triton", "2026-12-03T00:00:00+0000", {under: {"auto": (50.0, 1, 1, 1)}},
+              device={"name": "NVIDIA H200", "triton": "3.6.0"})
+
+    result = bar_status(tmp_path)
+    assert result.returncode == 1, result.stderr
+    dtype, M, N = under
+    assert f"causal forward: {len(GRID)} cells, auto ≥ 92 at {len(GRID) - 1}, a peer ahead at 1, level at 1: " \
+           "not met (runs: causal-grid)" in result.stdout
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert f"under the bar {dtype} {M}×{N}: auto 85.0, torch_compile 80.0 (causal-grid)" in lines
+    assert "a peer ahead {} {}×{}: auto 95.0, torch_compile 97.0 (causal-grid)".format(*ahead) in lines
+    assert "a peer level (a tie) {} {}×{}: auto 95.0, torch_compile 95.5 (causal-grid)".format(*level) in lines
+
+    # a run of the two cells, newer, measured faster: they meet the bar now and the form with them
+    write_run(tmp_path, "causal-cells", "2026-12-02T00:00:00+0000",
+              {cell: {"auto": (93.0, 0.99, 1.0, 1.01), "torch_compile": (90.0, 1.04, 1.05, 1.06)}
+               for cell in (under, ahead)})
+    result = bar_status(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"causal forward: {len(GRID)} cells, auto ≥ 92 at {len(GRID)}, a peer ahead at 0, level at 1: met " \
+           "(runs: causal-cells, causal-grid)" in result.stdout
+
+
+def test_a_form_measured_at_some_cells_only_is_not_met_and_no_run_is_exit_1(tmp_path):
+    write_run(tmp_path, "causal-few", "2026-12-01T00:00:00+0000", {GRID[0]: {"auto": (99.0, 0.99, 1.0, 1.01)}})
+    result = bar_status(tmp_path)
+    assert result.returncode == 1
+    assert f"only 1 of the default grid's {len(GRID)} cells measured" in result.stdout
+
+    result = bar_status(tmp_path / "none")
+    assert result.returncode == 1
+    assert "no run of causal on NVIDIA H200 under Triton 3.8.0" in result.stdout
