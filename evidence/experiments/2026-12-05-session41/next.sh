@@ -8,7 +8,8 @@
 #   twenty-ninth session's step-host.py (issue 29 item 3: a compiled training step of the masked two-layer model,
 #   ours against torch's ops; 1.7× there). Prediction: 1.3–1.7×.
 # grids ID... (issue 26): the grids named, each as session 33's `grid` step runs it (COMMIT=SHA):
-#   causal-log-backward-h200-d, scaled-log-backward-h200-b, scaled-backward-h200-c, scaled-masked-backward-h200-c.
+#   causal-log-backward-h200-d, scaled-log-backward-h200-b, scaled-backward-h200-b, scaled-masked-backward-h200-b,
+#   backward-h200-g (the plain softmax's: fp32 512x262144 89.4 in backward-h200-f, before STAGED_AT).
 #   Predictions in perf-notes (forty-first session).
 # scaled-tiles (issue 26): session 34's backward-tiles for the scaled softmax's backward (no log), bf16 4096x4000,
 #   16384x8192, 32768x4096, where torch.compile led the first grid by 0.5-0.9: every tile beside torch.compile, 5
@@ -38,6 +39,7 @@ case $step in
         scaled-log-backward-*) args=(--op scaled --log) ;;
         scaled-backward-*) args=(--op scaled) ;;
         scaled-masked-backward-*) args=(--op scaled-masked) ;;
+        backward-*) args=() ;;  # the plain softmax's
         *) echo "unknown grid $id" >&2; exit 2 ;;
       esac
       bash evidence/experiments/2026-12-04-session33/next.sh grid $id "${args[@]}" --pass backward
