@@ -156,10 +156,12 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
         dx = dy - tl.exp(y) * row_sum
         if HAS_MASK or CAUSAL:
             dx = tl.where(kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL), dx, 0.0)
+        if HAS_SCALE:
+            dx = dx * tl.cast(scale, tl.float32)
+    elif HAS_SCALE:  # y · (dy · scale − Σ · scale): an fma and a multiply an element, as the plain form's two ops
+        dx = y * (dy * tl.cast(scale, tl.float32) - row_sum * tl.cast(scale, tl.float32))
     else:
         dx = y * (dy - row_sum)
-    if HAS_SCALE:
-        dx = dx * tl.cast(scale, tl.float32)
     return dx
 
 
