@@ -13,7 +13,8 @@
 #   Predictions in perf-notes (forty-first session).
 # scaled-tiles (issue 26): session 34's backward-tiles for the scaled softmax's backward (no log), bf16 4096x4000,
 #   16384x8192, 32768x4096, where torch.compile led the first grid by 0.5-0.9: every tile beside torch.compile, 5
-#   rounds. Prediction: the default within ±1 of torch.compile; no tile ≥ 1 point above the default.
+#   rounds. Prediction (with the scale folded into an fma, 065ad81): the default level with or ahead of
+#   torch.compile at the three; no tile ≥ 1 point above the default.
 # hard-cells (issue 26): the forward cells under 92 % of their roofline beside every variant that runs them (auto's
 #   table has entries for the plain softmax and causal only; biased and the logs take the softmax's pick, cluster
 #   at these widths): biased bf16 512x262144, causal bf16 2048x151936 and fp32 512x262144, the causal log fp32
