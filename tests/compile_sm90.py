@@ -120,6 +120,24 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
             "registers": registers_of(report, path), "spill_bytes": spill_bytes}
 
 
+def fused_backward_source(N: int, dtype: str, form: dict, masked_log: bool = False):
+    """(source, num_warps) of fused's backward kernel for rows of N in `dtype` ("bf16", "fp32") as launch_config
+    configures them for 2^20 rows (`masked_log`: a masked or causal log's), `form` its HAS_SCALE, HAS_MASK,
+    CAUSAL and LOG (absent: False), the pointers aligned and N's multiples of 16 specialized as a launch does."""
+    from triton.compiler import ASTSource
+
+    from softmax_bench.kernels import fused_backward
+
+    config = dict(fused_backward.launch_config(1 << 20, N, DTYPES[dtype], masked_log=masked_log))
+    warps = config.pop("num_warps")
+    kernel = fused_backward.fused_backward_kernel
+    constexprs = {**config, "HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False, **form}
+    types = {"y_ptr": "*" + dtype, "dy_ptr": "*" + dtype, "dx_ptr": "*" + dtype, "mask_ptr": "*u8", "scale": "fp32"}
+    aligned = ("y_ptr", "dy_ptr", "dx_ptr") + (("N", "stride_y", "stride_dy", "stride_dx") if N % 16 == 0 else ())
+    return ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
+                     attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in aligned}), warps
+
+
 def compile_case(case: dict, out_dir: str) -> dict:
     if case["kernel"] == "fused":
         return compile_fused_case(case, out_dir)

@@ -310,24 +310,11 @@ def test_fused_backward_compiled_for_sm90_loads_evict_last():
     1024 and 512 in two vectors of each a thread, no spills either."""
     code = """
 import os, re, tempfile
-import torch
-from triton.compiler import ASTSource
-from softmax_bench.kernels import fused_backward
-from tests.compile_sm90 import compiled_for_sm90, signature_of
-kernel = fused_backward.fused_backward_kernel
-plain = {"HAS_SCALE": False, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
-for dtype, name, N, form in ((torch.bfloat16, "bf16", 4096, {}), (torch.float32, "fp32", 128, {}),
-                             (torch.bfloat16, "bf16-causal-log", 1024, {"CAUSAL": True, "LOG": True}),
-                             (torch.float32, "fp32-masked-log", 512, {"HAS_MASK": True, "LOG": True})):
-    config = dict(fused_backward.launch_config(1 << 20, N, dtype, masked_log=bool(form)))
-    warps = config.pop("num_warps")
-    constexprs = {**config, **plain, **form}
-    pointer = "*" + name.split("-")[0]
-    types = {"y_ptr": pointer, "dy_ptr": pointer, "dx_ptr": pointer, "mask_ptr": "*u8", "scale": "fp32"}
-    aligned = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]]
-               for a in ("y_ptr", "dy_ptr", "dx_ptr", "N", "stride_y", "stride_dy", "stride_dx")}
-    source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
-                       attrs=aligned)
+from tests.compile_sm90 import compiled_for_sm90, fused_backward_source
+for dtype, name, N, form in (("bf16", "bf16", 4096, {}), ("fp32", "fp32", 128, {}),
+                             ("bf16", "bf16-causal-log", 1024, {"CAUSAL": True, "LOG": True}),
+                             ("fp32", "fp32-masked-log", 512, {"HAS_MASK": True, "LOG": True})):
+    source, warps = fused_backward_source(N, dtype, form, masked_log=bool(form))
     with tempfile.TemporaryDirectory() as out:
         ptx, _, spill_bytes, _ = compiled_for_sm90(source, {"num_warps": warps}, os.path.join(out, "k.ptx"))
     print(name, len(re.findall(r"ld\\.global\\.L1::evict_last\\.L2::cache_hint\\.v4\\.b32", ptx)),
@@ -346,23 +333,14 @@ def test_the_scaled_backward_compiles_to_no_more_instructions_than_the_plain_one
     """A scale fused into the backward costs no instruction an element: dx = y · (dy · scale − Σ · scale) is an
     fma and a multiply, as the plain y · (dy − Σ) is a subtraction and a multiply (with the scale applied last, bf16
     16384×8192's kernel had 240 SASS instructions against the plain one's 224, and its H200 grid ran 2.3 points
-    under the plain backward's). Compiled for sm_90 as launch_config configures bf16 rows of 8192, and of 4000 (N not a multiple of 16)."""
+    under the plain backward's). Compiled for sm_90 as launch_config configures bf16 rows of 8192, and of 4000 (N
+    not a multiple of 16)."""
     code = """
 import os, re, subprocess, tempfile
-import torch
-from triton.compiler import ASTSource
-from softmax_bench.kernels import fused_backward
-from tests.compile_sm90 import CUOBJDUMP, compiled_for_sm90, sass_instructions, signature_of
-kernel = fused_backward.fused_backward_kernel
+from tests.compile_sm90 import CUOBJDUMP, compiled_for_sm90, fused_backward_source, sass_instructions
 for N in (8192, 4000):
     for scaled in (False, True):
-        config = dict(fused_backward.launch_config((1 << 27) // N, N, torch.bfloat16))
-        warps = config.pop("num_warps")
-        constexprs = {**config, "HAS_SCALE": scaled, "HAS_MASK": False, "CAUSAL": False, "LOG": False}
-        types = {"y_ptr": "*bf16", "dy_ptr": "*bf16", "dx_ptr": "*bf16", "mask_ptr": "*u8", "scale": "fp32"}
-        aligned = ("y_ptr", "dy_ptr", "dx_ptr") + (("N", "stride_y", "stride_dy", "stride_dx") if N % 16 == 0 else ())
-        source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
-                           attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in aligned})
+        source, warps = fused_backward_source(N, "bf16", {"HAS_SCALE": scaled})
         with tempfile.TemporaryDirectory() as out:
             path = os.path.join(out, "k.ptx")
             _, report, spill_bytes, _ = compiled_for_sm90(source, {"num_warps": warps}, path)
