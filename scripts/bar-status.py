@@ -20,12 +20,13 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from softmax_bench.config import build_plan  # noqa: E402
+from softmax_bench.peers import PEERS as PEER_REGISTRY  # noqa: E402
 from softmax_bench.results import BenchError, stored_runs  # noqa: E402
 
 FORMS = ("scaled", "scaled-masked", "causal", "biased")
 BARS = {"forward": 92.0, "backward": 90.0}
 OURS = {"auto"}  # what the bar is about
-PEERS = ("torch_compile", "compiled_op", "eager", "liger", "quack")  # the peers a sweep times beside it
+PEERS = (*PEER_REGISTRY, "eager")  # the peers a sweep times beside auto, and torch's own softmax (a variant)
 
 
 def default_grid() -> set[tuple[str, int, int]]:
@@ -33,11 +34,10 @@ def default_grid() -> set[tuple[str, int, int]]:
     return set(build_plan([], [], [], None, "default", [], []).cells())
 
 
-def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...]) -> dict[tuple, pd.DataFrame]:
+def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...], grid: set) -> dict[tuple, pd.DataFrame]:
     """(op, mask shape, log, pass) → one row a (dtype, M, N) cell: auto's and the best peer's figures, from the
     newest run that timed auto at that cell, with the run's id."""
     taken: dict[tuple, dict] = {}
-    grid = default_grid()
     for run in stored_runs(out):  # newest first: the first run to give a cell keeps it
         try:
             meta, rows = run.meta(), run.rows()
@@ -91,7 +91,8 @@ def main() -> int:
     parser.add_argument("--op", action="append", choices=(*FORMS, "softmax"),
                         help="only this op (repeatable); default: the fused forms")
     args = parser.parse_args()
-    forms = cells_by_form(args.out, args.device, args.triton, tuple(args.op or FORMS))
+    grid = default_grid()
+    forms = cells_by_form(args.out, args.device, args.triton, tuple(args.op or FORMS), grid)
     if not forms:
         print(f"no run of {', '.join(args.op or FORMS)} on {args.device} under Triton {args.triton} in {args.out}")
         return 1
@@ -100,14 +101,14 @@ def main() -> int:
         bar = BARS[pass_]
         under = cells[~(cells["auto"] >= bar)]  # NaN (not known) counts as under
         ahead, level = cells[cells["peer_ahead"]], cells[cells["peer_level"]]
-        met = under.empty and ahead.empty and len(cells) == len(default_grid())
+        met = under.empty and ahead.empty and len(cells) == len(grid)
         missed += not met
         shape = "" if mask_shape == "full" else f" (mask {mask_shape})"
         print(f"\n{op}{shape}{' log' if log else ''} {pass_}: {len(cells)} cells, auto ≥ {bar:.0f} at "
               f"{len(cells) - len(under)}, a peer ahead at {len(ahead)}, level at {len(level)}: "
               f"{'met' if met else 'not met'} (runs: {', '.join(sorted(set(cells['run'])))})")
-        if len(cells) < len(default_grid()):
-            print(f"  only {len(cells)} of the default grid's {len(default_grid())} cells measured")
+        if len(cells) < len(grid):
+            print(f"  only {len(cells)} of the default grid's {len(grid)} cells measured")
         for title, table in (("under the bar", under), ("a peer ahead", ahead), ("a peer level (a tie)", level)):
             for c in table.itertuples():
                 print(f"  {title:22} {c.dtype} {c.M}×{c.N}: auto {c.auto:.1f}, {c.peer or 'no peer'} "
