@@ -152,14 +152,15 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
     """dx (fp32) from y, dy and the row's sum of `row_sum_terms`: scale · y · (dy − Σ) for softmax, whose y is 0
     where masked out (so is dx); scale · (dy − e^y · Σ) for log_softmax, set to 0 where masked out (y is -inf
     there, e^y = 0, and dx would be dy: torch's masked_fill gives those positions no gradient either)."""
+    scale = tl.cast(scale, tl.float32)
     if LOG:
         dx = dy - tl.exp(y) * row_sum
         if HAS_MASK or CAUSAL:
             dx = tl.where(kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL), dx, 0.0)
         if HAS_SCALE:
-            dx = dx * tl.cast(scale, tl.float32)
+            dx = dx * scale
     elif HAS_SCALE:  # y · (dy · scale − Σ · scale): an fma and a multiply an element, as the plain form's two ops
-        dx = y * (dy * tl.cast(scale, tl.float32) - row_sum * tl.cast(scale, tl.float32))
+        dx = y * (dy * scale - row_sum * scale)
     else:
         dx = y * (dy - row_sum)
     return dx
