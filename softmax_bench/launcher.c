@@ -41,6 +41,10 @@ static struct {
 } driver;
 
 static PyObject *data_ptr_name;
+// A tensor's address without its Python method, where one is given (configure: replayed.cpp's, CXX_REPLAYED): 1 and
+// the address for a tensor it reads, 0 for anything else (asked of the object's data_ptr()).
+typedef int (*address_of_t)(PyObject *, uint64_t *);
+static address_of_t address_of;
 
 typedef struct {
   PyObject_HEAD
@@ -76,6 +80,7 @@ static int fill(Launch *self, PyObject *const *tensors, uint64_t *values) {
     uint64_t address;
     if (PyLong_Check(tensor)) {
       address = PyLong_AsUnsignedLongLong(tensor);
+    } else if (address_of != NULL && address_of(tensor, &address)) {
     } else {
       PyObject *got = PyObject_CallMethodNoArgs(tensor, data_ptr_name);
       if (got == NULL)
@@ -400,15 +405,21 @@ static PyTypeObject ReplayType = {
     .tp_doc = "A recorded call's launches run from C, called as replay(x, mask, bias) -> y.",
 };
 
-// configure(empty_like, contiguous_format, runtime): torch.empty_like, torch.contiguous_format and Triton's
-// knobs.runtime, where the launch hooks are.
+// configure(empty_like, contiguous_format, runtime[, address_of]): torch.empty_like (or what allocates as it does),
+// torch.contiguous_format, Triton's knobs.runtime, where the launch hooks are, and a capsule of an address_of_t
+// (replayed.cpp's "softmax_bench_replayed.address_of"; None or absent: every address asked of data_ptr()).
 static PyObject *configure(PyObject *self, PyObject *args) {
-  PyObject *objects[3];
-  if (!PyArg_ParseTuple(args, "OOO", &objects[0], &objects[1], &objects[2]))
+  PyObject *objects[3], *address = Py_None;
+  if (!PyArg_ParseTuple(args, "OOO|O", &objects[0], &objects[1], &objects[2], &address))
+    return NULL;
+  address_of_t given_address = NULL;
+  if (address != Py_None &&
+      (given_address = (address_of_t)PyCapsule_GetPointer(address, "softmax_bench_replayed.address_of")) == NULL)
     return NULL;
   PyObject **slots[3] = {&given.empty_like, &given.contiguous_format, &given.runtime};
   for (int i = 0; i < 3; ++i)
     Py_XSETREF(*slots[i], Py_NewRef(objects[i]));
+  address_of = given_address;
   Py_RETURN_NONE;
 }
 

@@ -39,6 +39,13 @@ PLAIN_VALUES = frozenset({int, float, bool, str, type(None)})
 # SOFTMAX_BENCH_OWN_LAUNCHER=0.
 OWN_LAUNCHER = os.environ.get("SOFTMAX_BENCH_OWN_LAUNCHER", "1") != "0"
 
+# With CXX_REPLAYED, `replayed` is replayed.cpp's once a plan is kept: the same checks, key and look-up in PLANS,
+# the tensors read through libtorch rather than their Python accessors, y allocated by at::empty_like and the
+# tensors' addresses read in C for launcher.c. A replayed softmax 2.30 → 1.30 µs on a CPU against a driver that does
+# nothing (evidence/experiments/2026-12-05-session42). Built at first use against this torch (cxx_built: 9 s on a
+# 2-core CPU, then cached as Triton caches its kernels). Off until measured on a GPU: SOFTMAX_BENCH_CXX_REPLAYED=1.
+CXX_REPLAYED = os.environ.get("SOFTMAX_BENCH_CXX_REPLAYED", "0") == "1"
+
 # (x's dtype, dtype=) that the kernels read and write in one pass: x read in its 16-bit dtype, y written in fp32
 FUSED_CASTS = frozenset({(torch.bfloat16, torch.float32), (torch.float16, torch.float32)})
 
@@ -204,10 +211,13 @@ def own_replay(launches: list, plan: Plan):
     except (launcher.Unsupported, TypeError, ValueError, OverflowError):
         return plan
     module = launcher.driver_bound()
-    module.configure(torch.empty_like, torch.contiguous_format, _runtime_knobs())
+    module.configure(*replay_glue())
     return module.Replay(own, plan, plan.stream_of, plan.device_index, None if plan.like_x else plan.out_dtype)
 
 
+# How a launcher.Replay allocates y and reads a tensor's address: torch.empty_like and data_ptr(), or replayed.cpp's
+# empty_like and address_of (CXX_REPLAYED)
+REPLAY_GLUE = [torch.empty_like, None]
 PLANS: dict[tuple, Plan] = {}  # with OWN_LAUNCHER, launcher.Replays where it takes the launches
 # The keys of kinds called once: a kind's plan is made at its second call, so that a kind called only once (a
 # decoding step's rows, a column wider each step) costs no plan (the recording, make_plan and the launcher's
@@ -255,6 +265,62 @@ def keep(key: tuple, plan: Plan) -> None:
     if len(PLANS) >= MAX_PLANS:
         PLANS.clear()
     PLANS[key] = plan
+    if CXX_REPLAYED:
+        replayed_from_cxx()
+
+
+python_replayed = replayed
+
+
+@cache
+def replayed_from_cxx() -> bool:
+    """Whether `replayed` is now replayed.cpp's (CXX_REPLAYED), serving the plans of PLANS, and the Replays'
+    allocation of y its empty_like; False, said once, where it cannot be built."""
+    global replayed
+    module = cxx_built()
+    if module is None:
+        return False
+    module.configure(PLANS, FUSED_CASTS, torch.empty_like)
+    replayed = module.replayed
+    REPLAY_GLUE[:] = module.empty_like, module.address_of
+    if OWN_LAUNCHER:
+        from . import launcher
+
+        if (own := launcher.built()) is not None:  # the Replays made already: theirs too
+            own.configure(*replay_glue())
+    return True
+
+
+def replay_glue() -> tuple:
+    """launcher.configure's arguments: how a Replay allocates y and reads the tensors' addresses (REPLAY_GLUE), the
+    contiguous format, Triton's runtime knobs."""
+    return REPLAY_GLUE[0], torch.contiguous_format, _runtime_knobs(), REPLAY_GLUE[1]
+
+
+@cache
+def cxx_built():
+    """replayed.cpp's module, built at first use with Triton's build helper (the system C++ compiler, Triton's cache)
+    against the headers and libraries of the torch this runs with (its version in the source, so that another
+    torch builds its own); None, said once, where it cannot be (no C++ compiler, no torch headers, a Triton whose
+    helper builds C alone)."""
+    import warnings
+    from pathlib import Path
+
+    try:
+        from triton.runtime.build import compile_module_from_src
+
+        source = (f"// torch {torch.__version__} {torch.version.git_version}\n"
+                  + Path(__file__).with_name("replayed.cpp").read_text())
+        libraries, headers = (os.path.join(os.path.dirname(torch.__file__), where) for where in ("lib", "include"))
+        return compile_module_from_src(
+            source, "softmax_bench_replayed", library_dirs=[libraries], include_dirs=[headers],
+            libraries=["torch_python", "torch", "torch_cpu", "c10"], language="c++",
+            ccflags=["-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+                     f"-Wl,-rpath,{libraries}"])
+    except Exception as e:  # no C++ compiler, no torch headers, a Triton without the helper's C++
+        warnings.warn(f"softmax_bench: replayed.cpp could not be built ({type(e).__name__}: {e}); replayed calls are "
+                      "looked up in Python", RuntimeWarning, stacklevel=2)
+        return None
 
 
 def bound_arguments(kernel, args: tuple, kwargs: dict) -> list:

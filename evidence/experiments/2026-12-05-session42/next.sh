@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The forty-second session's device steps: bash evidence/experiments/2026-12-05-session42/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"] (the bundle trimmed as the fortieth session's perf-notes say).
+# cxx (issue 29): replayed.cpp (SOFTMAX_BENCH_CXX_REPLAYED) on the H200: the C++ compiler there and the first build's
+#   seconds (a cold Triton cache), then test_replayed_cxx (its GPU test: calls it serves bit for bit against the
+#   Python's), test_launcher and test_replay on the GPU, then host-cost.py's rows that tell with it off and on, each
+#   setting in its own process, twice in turn (off, on, off, on: the host drifts between processes, so each row is
+#   read against torch's in its own process). Predictions (perf-notes, forty-second session): the build 5–15 s; the
+#   tests pass; with it on, auto's softmax, scaled-masked and log-softmax rows 1.0–2.3 µs lower than with it off,
+#   at ≤ 1.0× torch's host µs (from 1.17×).
+# Every other step as the forty-first session's next.sh has it.
+set -u
+case $1 in cxx) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
+step=$1; shift
+case $step in
+  cxx)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    { command -v g++ c++ clang++; g++ --version | head -1; } > $OUT/cxx-compiler.txt 2>&1; cat $OUT/cxx-compiler.txt
+    timeout 120 python3 -c "
+import time, torch
+from softmax_bench import replay
+began = time.perf_counter(); built = replay.cxx_built()
+print(f'replayed.cpp built in {time.perf_counter() - began:.1f} s: {built}, torch {torch.__version__}')" \
+      > $OUT/cxx-build.txt 2>&1; echo "build rc=$? at $SECONDS s"; tail -3 $OUT/cxx-build.txt
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replayed_cxx.py tests/test_launcher.py \
+      tests/test_replay.py -rfE > $OUT/tests-cxx.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-cxx.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-cxx.txt
+    rows=(--row "replayed launch" --row "softmax_bench auto")
+    for take in a b; do
+      for cxx in 0 1; do
+        SOFTMAX_BENCH_CXX_REPLAYED=$cxx timeout 100 python3 scripts/host-cost.py $OUT/host-cxx$cxx$take.csv \
+          --op softmax --op scaled-masked --op log-softmax --rounds 5 "${rows[@]}" > $OUT/host-cxx$cxx$take.txt 2>&1
+        echo "host-cost cxx=$cxx ($take) rc=$? at $SECONDS s"; grep -vE "^timing|^written" $OUT/host-cxx$cxx$take.txt
+      done
+    done ;;
+esac

@@ -1,0 +1,230 @@
+// softmax_bench's replayed call in C++ (issue 29): what replay.replayed does — the gradient and dtype checks, the
+// plan's key, its look-up, the plan's call — reading the tensors through libtorch rather than their Python
+// accessors, and y allocated by at::empty_like rather than through torch.empty_like's Python binding. Built at
+// first use against the torch it runs with (replay.cxx_built); the key it builds is replay.plan_key's tuple, looked
+// up in replay.PLANS itself, so the Python and this find the same plans.
+#include <Python.h>
+
+#include <utility>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_like.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/MemoryFormat.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+// What replayed needs of replay.py, given once (configure): PLANS and FUSED_CASTS.
+static PyObject *plans, *fused_casts;
+
+// A new reference, given up when it goes out of scope (a C++ exception included) unless released.
+struct Owned {
+  PyObject *object;
+  explicit Owned(PyObject *o) : object(o) {}
+  Owned(const Owned &) = delete;
+  ~Owned() { Py_XDECREF(object); }
+  PyObject *release() { return std::exchange(object, nullptr); }
+};
+
+static PyObject *ints(c10::IntArrayRef values) {
+  Owned tuple(PyTuple_New(static_cast<Py_ssize_t>(values.size())));
+  if (tuple.object == NULL)
+    return NULL;
+  for (size_t i = 0; i < values.size(); ++i) {
+    PyObject *item = PyLong_FromLongLong(values[i]);
+    if (item == NULL)
+      return NULL;
+    PyTuple_SET_ITEM(tuple.object, i, item);
+  }
+  return tuple.release();
+}
+
+// replay._layout(t): (shape, strides, dtype, device index (-1 for the CPU's), data_ptr % 16). Throws c10::Error for a
+// tensor without storage or sizes (torch.func's), where the Python raises RuntimeError.
+static PyObject *layout(const at::Tensor &t) {
+  Owned shape(ints(t.sizes())), strides(ints(t.strides()));
+  Owned device(PyLong_FromLongLong(t.get_device()));
+  Owned pointer(PyLong_FromLongLong(static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data_ptr()) % 16)));
+  if (shape.object == NULL || strides.object == NULL || device.object == NULL || pointer.object == NULL)
+    return NULL;
+  PyObject *dtype = reinterpret_cast<PyObject *>(torch::getTHPDtype(t.scalar_type()));
+  return PyTuple_Pack(5, shape.object, strides.object, dtype, device.object, pointer.object);
+}
+
+// The tensor a Python object holds when it is exactly a torch.Tensor (or a Parameter), else nullptr: a subclass or
+// anything else goes the long way, as replay.replayed's accessors would.
+static const at::Tensor *tensor_of(PyObject *object) {
+  return THPVariable_CheckExact(object) ? &THPVariable_Unpack(object) : nullptr;
+}
+
+// The key, or nullptr with no error set where the call goes the long way.
+static PyObject *plan_key(PyObject *const *args, const at::Tensor &x, PyObject *out_dtype) {
+  PyObject *dim = args[1], *scale = args[3], *mask = args[4], *causal = args[5], *variant = args[6], *log = args[7],
+           *bias = args[8];
+  const at::Tensor *mask_tensor = mask == Py_None ? nullptr : tensor_of(mask);
+  const at::Tensor *bias_tensor = bias == Py_None ? nullptr : tensor_of(bias);
+  if ((mask != Py_None && mask_tensor == nullptr) || (bias != Py_None && bias_tensor == nullptr))
+    return nullptr;
+  Owned x_layout(layout(x));
+  Owned mask_layout(mask_tensor ? layout(*mask_tensor) : Py_NewRef(Py_None));
+  Owned bias_layout(bias_tensor ? layout(*bias_tensor) : Py_NewRef(Py_None));
+  if (x_layout.object == NULL || mask_layout.object == NULL || bias_layout.object == NULL)
+    return NULL;
+  PyObject *key = PyTuple_New(13);
+  if (key == NULL)
+    return NULL;
+  PyObject *items[13] = {variant, PyTuple_GET_ITEM(x_layout.object, 0), PyTuple_GET_ITEM(x_layout.object, 1),
+                         PyTuple_GET_ITEM(x_layout.object, 2), PyTuple_GET_ITEM(x_layout.object, 3),
+                         PyTuple_GET_ITEM(x_layout.object, 4), dim, scale, causal, mask_layout.object, log,
+                         out_dtype, bias_layout.object};
+  for (int i = 0; i < 13; ++i)
+    PyTuple_SET_ITEM(key, i, Py_NewRef(items[i]));
+  return key;
+}
+
+// replayed(x, dim, dtype, scale, mask, causal, variant, log, bias) → y, or None for a call that goes the long way:
+// replay.replayed's contract.
+static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 9) {
+    PyErr_SetString(PyExc_TypeError, "replayed takes x, dim, dtype, scale, mask, causal, variant, log, bias");
+    return NULL;
+  }
+  if (plans == NULL)
+    Py_RETURN_NONE;
+  const at::Tensor *x = tensor_of(args[0]);
+  PyObject *dtype = args[2], *bias = args[8];
+  if (x == nullptr)
+    Py_RETURN_NONE;
+  PyObject *key = NULL;
+  try {
+    const at::Tensor *bias_tensor = bias == Py_None ? nullptr : tensor_of(bias);
+    if ((x->requires_grad() || (bias_tensor != nullptr && bias_tensor->requires_grad())) &&
+        c10::GradMode::is_enabled())
+      Py_RETURN_NONE;  // a gradient to record: through the registered op's formula
+    PyObject *out_dtype = Py_None;  // a cast fused into the store, or none
+    if (dtype != Py_None) {
+      if (!THPDtype_Check(dtype))
+        Py_RETURN_NONE;
+      if (reinterpret_cast<THPDtype *>(dtype)->scalar_type != x->scalar_type()) {
+        PyObject *cast = PyTuple_Pack(2, torch::getTHPDtype(x->scalar_type()), dtype);
+        int fused = cast == NULL ? -1 : PySet_Contains(fused_casts, cast);
+        Py_XDECREF(cast);
+        if (fused < 0)
+          return NULL;
+        if (!fused)
+          Py_RETURN_NONE;
+        out_dtype = dtype;
+      }
+    }
+    key = plan_key(args, *x, out_dtype);
+  } catch (const std::exception &) {  // a tensor with no storage (torch.func's): the long way
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+  if (key == NULL) {
+    if (PyErr_Occurred())
+      return NULL;
+    Py_RETURN_NONE;
+  }
+  PyObject *plan = PyDict_GetItemWithError(plans, key);
+  Py_DECREF(key);
+  if (plan == NULL) {
+    if (!PyErr_Occurred())
+      Py_RETURN_NONE;
+    if (!PyErr_ExceptionMatches(PyExc_TypeError))  // TypeError: an unhashable argument, checked the long way
+      return NULL;
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+  Py_INCREF(plan);
+  PyObject *tensors[3] = {args[0], args[4], bias};
+  PyObject *y = PyObject_Vectorcall(plan, tensors, 3, NULL);
+  Py_DECREF(plan);
+  return y;
+}
+
+// empty_like(x) or empty_like(x, dtype=, memory_format=): what launcher.Replay asks of torch.empty_like, for an x
+// that is exactly a tensor; anything else is torch.empty_like's.
+static PyObject *torch_empty_like;
+
+static PyObject *empty_like(PyObject *, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t named = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  const at::Tensor *x = nargs == 1 ? tensor_of(args[0]) : nullptr;
+  PyObject *dtype = NULL, *memory_format = NULL;
+  for (Py_ssize_t i = 0; i < named && x != nullptr; ++i) {
+    PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
+    if (PyUnicode_CompareWithASCIIString(name, "dtype") == 0 && THPDtype_Check(value))
+      dtype = value;
+    else if (PyUnicode_CompareWithASCIIString(name, "memory_format") == 0 && THPMemoryFormat_Check(value))
+      memory_format = value;
+    else
+      x = nullptr;
+  }
+  if (x == nullptr)
+    return PyObject_Vectorcall(torch_empty_like, args, nargsf, kwnames);
+  try {
+    if (dtype == NULL && memory_format == NULL)
+      return THPVariable_Wrap(at::empty_like(*x));
+    at::TensorOptions options = x->options();
+    if (dtype != NULL)
+      options = options.dtype(reinterpret_cast<THPDtype *>(dtype)->scalar_type);
+    std::optional<at::MemoryFormat> format;
+    if (memory_format != NULL)
+      format = reinterpret_cast<THPMemoryFormat *>(memory_format)->memory_format;
+    return THPVariable_Wrap(at::empty_like(*x, options, format));
+  } catch (const std::exception &e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return NULL;
+  }
+}
+
+// launcher.c's address_of_t: a tensor's data_ptr() without its Python method, for a tensor exactly (0 for anything
+// else, or one without storage: launcher.c then asks data_ptr(), which raises what it raises).
+static int address_of(PyObject *object, uint64_t *address) {
+  const at::Tensor *t = tensor_of(object);
+  if (t == nullptr || !t->has_storage())
+    return 0;
+  try {
+    *address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(t->data_ptr()));
+    return 1;
+  } catch (const std::exception &) {
+    return 0;
+  }
+}
+
+// configure(PLANS, FUSED_CASTS, torch.empty_like)
+static PyObject *configure(PyObject *, PyObject *args) {
+  PyObject *given_plans, *given_casts, *given_empty_like;
+  if (!PyArg_ParseTuple(args, "O!OO", &PyDict_Type, &given_plans, &given_casts, &given_empty_like))
+    return NULL;
+  Py_XSETREF(plans, Py_NewRef(given_plans));
+  Py_XSETREF(fused_casts, Py_NewRef(given_casts));
+  Py_XSETREF(torch_empty_like, Py_NewRef(given_empty_like));
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"replayed", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(replayed)), METH_FASTCALL,
+     "replayed(x, dim, dtype, scale, mask, causal, variant, log, bias): y of a call like a recorded one, or None."},
+    {"empty_like", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(empty_like)),
+     METH_FASTCALL | METH_KEYWORDS, "torch.empty_like(x[, dtype=, memory_format=]) through at::empty_like."},
+    {"configure", configure, METH_VARARGS, "configure(PLANS, FUSED_CASTS, torch.empty_like)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "softmax_bench_replayed", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_softmax_bench_replayed(void) {
+  PyObject *m = PyModule_Create(&module);
+  if (m == NULL)
+    return NULL;
+  PyObject *capsule = PyCapsule_New(reinterpret_cast<void *>(address_of), "softmax_bench_replayed.address_of", NULL);
+  int added = capsule == NULL ? -1 : PyModule_AddObjectRef(m, "address_of", capsule);
+  Py_XDECREF(capsule);
+  if (added < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}
