@@ -8,9 +8,13 @@
 #   read against torch's in its own process). Predictions (perf-notes, forty-second session): the build 5–15 s; the
 #   tests pass; with it on, auto's softmax, scaled-masked and log-softmax rows 1.0–2.3 µs lower than with it off,
 #   at ≤ 1.0× torch's host µs (from 1.17×).
+# occupancy (issue 26): cluster-occupancy.py, the clusters the H200 holds at once for the cluster kernels of the
+#   fp32 and bf16 512x262144 rows (where every backward form is under 90 %), by cuOccupancyMaxActiveClusters with each
+#   launch's own grid, block, shared memory and cluster. Prediction in the script's header: fp32's backward 14-16
+#   clusters of 16 (224-256 CTAs of the 264 its registers allow).
 # Every other step as the forty-first session's next.sh has it.
 set -u
-case $1 in cxx) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
+case $1 in cxx|occupancy) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
 step=$1; shift
 case $step in
   cxx)
@@ -33,4 +37,9 @@ print(f'replayed.cpp built in {time.perf_counter() - began:.1f} s: {built}, torc
         echo "host-cost cxx=$cxx ($take) rc=$? at $SECONDS s"; grep -vE "^timing|^written" $OUT/host-cxx$cxx$take.txt
       done
     done ;;
+  occupancy)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 200 python3 evidence/experiments/2026-12-05-session42/cluster-occupancy.py $OUT/cluster-occupancy.csv \
+      > $OUT/cluster-occupancy.txt 2>&1
+    echo "occupancy rc=$? at $SECONDS s"; tail -12 $OUT/cluster-occupancy.txt ;;
 esac
