@@ -12,9 +12,12 @@
 #   fp32 and bf16 512x262144 rows (where every backward form is under 90 %), by cuOccupancyMaxActiveClusters with each
 #   launch's own grid, block, shared memory and cluster. Prediction in the script's header: fp32's backward 14-16
 #   clusters of 16 (224-256 CTAs of the 264 its registers allow).
+# compiled-static (issue 29): compiled-static-ab.py, compiled_op with Inductor's static launcher for our kernel against
+#   compiled_op as it is and torch.compile of the eager code, each a compiled function of one process, their rounds
+#   interleaved. Prediction in the script's header: 3-10 µs lower, 1.0-1.15x torch_compile.
 # Every other step as the forty-first session's next.sh has it.
 set -u
-case $1 in cxx|occupancy) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
+case $1 in cxx|occupancy|compiled-static) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
 step=$1; shift
 case $step in
   cxx)
@@ -42,4 +45,9 @@ print(f'replayed.cpp built in {time.perf_counter() - began:.1f} s: {built}, torc
     timeout 200 python3 evidence/experiments/2026-12-05-session42/cluster-occupancy.py $OUT/cluster-occupancy.csv \
       > $OUT/cluster-occupancy.txt 2>&1
     echo "occupancy rc=$? at $SECONDS s"; tail -12 $OUT/cluster-occupancy.txt ;;
+  compiled-static)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s42
+    timeout 300 python3 evidence/experiments/2026-12-05-session42/compiled-static-ab.py $OUT/compiled-static.csv \
+      > $OUT/compiled-static.txt 2>&1
+    echo "compiled-static rc=$? at $SECONDS s"; tail -12 $OUT/compiled-static.txt ;;
 esac
