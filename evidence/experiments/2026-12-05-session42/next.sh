@@ -15,9 +15,17 @@
 # compiled-static (issue 29): compiled-static-ab.py, compiled_op with Inductor's static launcher for our kernel against
 #   compiled_op as it is and torch.compile of the eager code, each a compiled function of one process, their rounds
 #   interleaved. Prediction in the script's header: 3-10 µs lower, 1.0-1.15x torch_compile.
+# configs SPEC... (issue 26): scripts/cluster-configs.py for each SPEC ("bf16 biased 262144"), every configuration of
+#   the cluster kernel timed beside a copy, compiled first (COMPILE_ONLY, the specs side by side). Run in two calls:
+#   configs "bf16 biased 262144" "bf16 biased log 262144", then configs "fp32 causal 262144" "fp32 causal log 262144"
+#   "bf16 causal 151936". Compiled for sm_90 on a CPU (forty-second session, perf-notes): 16 CTAs of 16 warps take
+#   64 registers for the biased bf16 row (two CTAs an SM, the loads in one wave, 728 SASS a thread) where the rule's
+#   16 x 8 takes 111 (two CTAs, the loads in two waves [12, 4], 1152); causal fp32 262144 in 16 x 16: 75 registers (one
+#   CTA an SM), one wave, against 16 x 8's 125, [15, 1]. Predictions: the biased bf16 row's best ≥ 85 % (auto 79.6),
+#   in 16 x 16; the causal fp32 row's best ≥ 92 (auto 90.4).
 # Every other step as the forty-first session's next.sh has it.
 set -u
-case $1 in cxx|occupancy|compiled-static) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
+case $1 in cxx|occupancy|compiled-static|configs) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
 step=$1; shift
 case $step in
   cxx)
@@ -50,4 +58,14 @@ print(f'replayed.cpp built in {time.perf_counter() - began:.1f} s: {built}, torc
     timeout 300 python3 evidence/experiments/2026-12-05-session42/compiled-static-ab.py $OUT/compiled-static.csv \
       > $OUT/compiled-static.txt 2>&1
     echo "compiled-static rc=$? at $SECONDS s"; tail -12 $OUT/compiled-static.txt ;;
+  configs)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 PYTHONPATH=$PYTHONPATH:$PWD/scripts
+    for spec in "$@"; do  # compiled side by side first, then timed one after another
+      COMPILE_ONLY=1 timeout 240 python3 scripts/cluster-configs.py /dev/null $spec > /dev/null 2>&1 &
+    done; wait; echo "compiled at $SECONDS s"
+    for spec in "$@"; do
+      name=configs-${spec// /-}
+      timeout 200 python3 scripts/cluster-configs.py $OUT/$name.csv $spec > $OUT/$name.txt 2>&1
+      echo "$name rc=$? at $SECONDS s"; tail -20 $OUT/$name.txt
+    done ;;
 esac
