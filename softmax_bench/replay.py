@@ -297,6 +297,19 @@ def replay_glue() -> tuple:
     return REPLAY_GLUE[0], torch.contiguous_format, _runtime_knobs(), REPLAY_GLUE[1]
 
 
+def builds_cxx(compile_module_from_src) -> bool:
+    """Whether Triton's build helper takes a language (C++: Triton ≥ 3.7's; 3.6's builds C alone)."""
+    import inspect
+
+    return "language" in inspect.signature(compile_module_from_src).parameters
+
+
+def triton_version() -> str:
+    import triton
+
+    return triton.__version__
+
+
 @cache
 def cxx_built():
     """replayed.cpp's module, built at first use with Triton's build helper (the system C++ compiler, Triton's cache)
@@ -309,6 +322,8 @@ def cxx_built():
     try:
         from triton.runtime.build import compile_module_from_src
 
+        if not builds_cxx(compile_module_from_src):
+            raise RuntimeError(f"Triton {triton_version()}'s build helper builds C alone")
         source = (f"// torch {torch.__version__} {torch.version.git_version}\n"
                   + Path(__file__).with_name("replayed.cpp").read_text())
         libraries, headers = (os.path.join(os.path.dirname(torch.__file__), where) for where in ("lib", "include"))

@@ -19,6 +19,10 @@ from .test_launcher import module, recording  # noqa: F401 (fixtures)
 
 @pytest.fixture(scope="module")
 def cxx():
+    from triton.runtime.build import compile_module_from_src
+
+    if not replay.builds_cxx(compile_module_from_src):
+        pytest.skip("this Triton's build helper builds C alone: replayed.cpp is not built")
     built = replay.cxx_built()
     if built is None:
         if any(map(shutil.which, [os.environ.get("CXX", "g++"), "g++", "clang++"])):
@@ -166,8 +170,8 @@ def test_a_kept_plan_switches_softmax_and_the_replays_allocation_to_it(cxx, modu
 def test_a_build_that_fails_is_said_once_and_the_python_look_up_stays(monkeypatch):
     import triton.runtime.build
 
-    def no_compiler(*args, **kwargs):
-        raise RuntimeError("Failed to find C++ compiler")
+    def no_compiler(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None, language="c"):
+        raise RuntimeError("Failed to find C++ compiler")  # as Triton 3.8's says it
 
     monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", no_compiler)
     monkeypatch.setattr(replay, "replayed", replay.python_replayed)
@@ -184,6 +188,22 @@ def test_a_build_that_fails_is_said_once_and_the_python_look_up_stays(monkeypatc
     finally:
         replay.cxx_built.cache_clear()
         replay.replayed_from_cxx.cache_clear()
+
+
+def test_a_triton_whose_build_helper_builds_c_alone_is_said_so(monkeypatch):
+    import triton.runtime.build
+
+    def c_alone(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None):  # Triton 3.6's
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", c_alone)
+    replay.cxx_built.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match=r"replayed.cpp could not be built \(RuntimeError: Triton .*'s build "
+                                                r"helper builds C alone\)"):
+            assert replay.cxx_built() is None
+    finally:
+        replay.cxx_built.cache_clear()
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="launches on a GPU")
