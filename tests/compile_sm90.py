@@ -304,7 +304,7 @@ def load_waves(sass: str) -> list[int]:
         if any(r in pending for r in registers[1:]):  # a read of a loaded register: the next wave starts after it
             waves.append(0)
             pending = set()
-        if op.startswith("LDG"):
+        if (op == "LDG" or op.startswith("LDG.")) and registers:  # (not LDGSTS, LDGDEPBAR: cp.async's, no register)
             waves[-1] += 1
             pending |= set(range(registers[0], registers[0] + (4 if ".128" in op else 2 if ".64" in op else 1)))
         elif registers:

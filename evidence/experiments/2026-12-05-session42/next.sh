@@ -22,7 +22,9 @@
 #   64 registers for the biased bf16 row (two CTAs an SM, the loads in one wave, 728 SASS a thread) where the rule's
 #   16 x 8 takes 111 (two CTAs, the loads in two waves [12, 4], 1152); causal fp32 262144 in 16 x 16: 75 registers (one
 #   CTA an SM), one wave, against 16 x 8's 125, [15, 1]. Predictions: the biased bf16 row's best ≥ 85 % (auto 79.6),
-#   in 16 x 16; the causal fp32 row's best ≥ 92 (auto 90.4).
+#   in 16 x 16; the causal fp32 row's best ≥ 92 (auto 90.4). And configs "fp32 backward 262144" (the plain
+#   softmax's backward, 89.4): compiled, 16 x 16 with STAGED takes 64 registers (two CTAs an SM: 32 warps, not 16 x
+#   8's 16) and one wave of 8 loads (backward-config-scan.txt). Prediction: 16 x 16 ≥ 90.
 # Every other step as the forty-first session's next.sh has it.
 set -u
 case $1 in cxx|occupancy|compiled-static|configs) ;; *) exec bash evidence/experiments/2026-12-05-session41/next.sh "$@" ;; esac
