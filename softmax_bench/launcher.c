@@ -80,8 +80,7 @@ static int fill(Launch *self, PyObject *const *tensors, uint64_t *values) {
     uint64_t address;
     if (PyLong_Check(tensor)) {
       address = PyLong_AsUnsignedLongLong(tensor);
-    } else if (address_of != NULL && address_of(tensor, &address)) {
-    } else {
+    } else if (address_of == NULL || !address_of(tensor, &address)) {
       PyObject *got = PyObject_CallMethodNoArgs(tensor, data_ptr_name);
       if (got == NULL)
         return -1;

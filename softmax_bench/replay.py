@@ -274,8 +274,9 @@ python_replayed = replayed
 
 @cache
 def replayed_from_cxx() -> bool:
-    """Whether `replayed` is now replayed.cpp's (CXX_REPLAYED), serving the plans of PLANS, and the Replays'
-    allocation of y its empty_like; False, said once, where it cannot be built."""
+    """Whether `replayed` is now replayed.cpp's (CXX_REPLAYED), serving the plans of PLANS, and the Replays' y
+    allocated by its empty_like and their tensors' addresses read by its address_of; False, said once, where it
+    cannot be built."""
     global replayed
     module = cxx_built()
     if module is None:
@@ -298,16 +299,10 @@ def replay_glue() -> tuple:
 
 
 def builds_cxx(compile_module_from_src) -> bool:
-    """Whether Triton's build helper takes a language (C++: Triton ≥ 3.7's; 3.6's builds C alone)."""
+    """Whether Triton's build helper takes a language (Triton 3.8's builds C++ too; 3.6's builds C alone)."""
     import inspect
 
     return "language" in inspect.signature(compile_module_from_src).parameters
-
-
-def triton_version() -> str:
-    import triton
-
-    return triton.__version__
 
 
 @cache
@@ -320,10 +315,11 @@ def cxx_built():
     from pathlib import Path
 
     try:
+        import triton
         from triton.runtime.build import compile_module_from_src
 
         if not builds_cxx(compile_module_from_src):
-            raise RuntimeError(f"Triton {triton_version()}'s build helper builds C alone")
+            raise RuntimeError(f"Triton {triton.__version__}'s build helper builds C alone")
         source = (f"// torch {torch.__version__} {torch.version.git_version}\n"
                   + Path(__file__).with_name("replayed.cpp").read_text())
         libraries, headers = (os.path.join(os.path.dirname(torch.__file__), where) for where in ("lib", "include"))
