@@ -305,6 +305,13 @@ def builds_cxx(compile_module_from_src) -> bool:
     return "language" in inspect.signature(compile_module_from_src).parameters
 
 
+def cxx_standard(version: str = torch.__version__) -> list[str]:
+    """The -std flag torch's headers need past the C++17 Triton's helper builds with: torch ≥ 2.13's ATen requires
+    C++20; an older torch's builds as C++17 too, with compilers that know no -std=c++20 (g++ < 10)."""
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return ["-std=c++20"] if (major, minor) >= (2, 13) else []
+
+
 @cache
 def cxx_built():
     """replayed.cpp's module, built at first use with Triton's build helper (the system C++ compiler, Triton's cache)
@@ -326,7 +333,7 @@ def cxx_built():
         return compile_module_from_src(
             source, "softmax_bench_replayed", library_dirs=[libraries], include_dirs=[headers],
             libraries=["torch_python", "torch", "torch_cpu", "c10"], language="c++",
-            ccflags=["-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+            ccflags=[*cxx_standard(), f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
                      f"-Wl,-rpath,{libraries}"])
     except Exception as e:  # no C++ compiler, no torch headers, a Triton without the helper's C++
         warnings.warn(f"softmax_bench: replayed.cpp could not be built ({type(e).__name__}: {e}); replayed calls are "

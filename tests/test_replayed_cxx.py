@@ -206,6 +206,11 @@ def test_a_triton_whose_build_helper_builds_c_alone_is_said_so(monkeypatch):
         replay.cxx_built.cache_clear()
 
 
+def test_torchs_headers_are_built_as_the_c_plus_plus_they_require():
+    assert replay.cxx_standard("2.14.1+cu130") == replay.cxx_standard("2.13.0") == ["-std=c++20"]
+    assert replay.cxx_standard("2.11.0+cu128") == replay.cxx_standard("2.12.0a0+git1234") == []
+
+
 @pytest.mark.skipif(DEVICE != "cuda", reason="launches on a GPU")
 @pytest.mark.parametrize("op", [softmax_bench.softmax, softmax_bench.log_softmax], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("form", ["plain", "scaled-masked", "biased", "fp32 out"])
