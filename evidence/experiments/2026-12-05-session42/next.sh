@@ -42,13 +42,17 @@ print(f'replayed.cpp built in {time.perf_counter() - began:.1f} s: {built}, torc
     timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_replayed_cxx.py tests/test_launcher.py \
       tests/test_replay.py -rfE > $OUT/tests-cxx.txt 2>&1
     echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-cxx.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-cxx.txt
-    rows=(--row "replayed launch" --row "softmax_bench auto")
+    rows=(--row "replayed launch" --row "softmax_bench auto" --row "softmax_bench fused")
     for take in a b; do
       for cxx in 0 1; do
         SOFTMAX_BENCH_CXX_REPLAYED=$cxx timeout 100 python3 scripts/host-cost.py $OUT/host-cxx$cxx$take.csv \
           --op softmax --op scaled-masked --op log-softmax --rounds 5 "${rows[@]}" > $OUT/host-cxx$cxx$take.txt 2>&1
         echo "host-cost cxx=$cxx ($take) rc=$? at $SECONDS s"; grep -vE "^timing|^written" $OUT/host-cxx$cxx$take.txt
       done
+    done
+    for f in $OUT/host-cxx0a.csv $OUT/host-cxx1a.csv $OUT/host-cxx0b.csv $OUT/host-cxx1b.csv; do
+      echo "issue 29's eager rows, $(basename $f):"  # each process's rows against its own torch rows
+      python3 scripts/host-bar.py $f | grep -vE "compiled_op|issue 29's bar"
     done ;;
   occupancy)
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1

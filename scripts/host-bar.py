@@ -1,0 +1,66 @@
+"""Issue 29's bar, read from scripts/host-cost.py's CSVs: a softmax_bench call's host µs against torch's in the same
+process. Eager: auto's softmax, scaled-masked and log-softmax rows and fused's softmax row at ≤ 1.0× torch's call
+of the op (torch.log_softmax for log-softmax, torch.softmax for the others). Compiled: compiled_op's row of each op
+at ≤ 1.0× torch_compile's row of the same op.
+
+A host's speed moves between processes by more than these ratios (the fortieth session's torch.softmax: 10.02 µs in
+one process, 6.57 in the next), so a ratio is only taken within one CSV: one process of host-cost.py. A row of a
+CSV given later replaces the same row of one given earlier (name them oldest first). Rows of an interpreted run
+(no GPU) are left out. Exit 0 when every bar row was measured and is at or under its bar, 1 otherwise.
+
+    python3 scripts/host-bar.py evidence/experiments/2026-12-05-session40/host/host-fast1.csv \\
+        evidence/experiments/2026-12-05-session40/host/host-compiled.csv
+"""
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+# (what, op) → (the row it is divided by (what, op), its bar)
+EAGER = {(f"softmax_bench {variant}", op): (("torch.log_softmax" if op == "log-softmax" else "torch.softmax",
+                                             "log-softmax" if op == "log-softmax" else "softmax"), 1.0)
+         for variant, op in (("auto", "softmax"), ("fused", "softmax"), ("auto", "scaled-masked"),
+                             ("auto", "log-softmax"))}
+COMPILED = {("peer compiled_op", op): (("peer torch_compile", op), 1.0) for op in ("softmax", "scaled-masked")}
+BAR_ROWS = {**EAGER, **COMPILED}
+
+
+def ratios(path: Path) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """(what, op) → (host µs, the divisor row's host µs, their ratio) for each bar row a CSV has with its divisor."""
+    with open(path, newline="") as f:
+        rows = [row for row in csv.DictReader(f) if row.get("interpreted") != "True" and row.get("host_us")]
+    host = {(row["what"], row["op"]): float(row["host_us"]) for row in rows}
+    return {key: (host[key], host[versus], host[key] / host[versus])
+            for key, (versus, _) in BAR_ROWS.items() if key in host and versus in host}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("csv", nargs="+", type=Path, help="host-cost.py's output, oldest first")
+    args = parser.parse_args(argv)
+    found: dict[tuple[str, str], tuple[float, float, float, Path]] = {}
+    for path in args.csv:
+        if not path.is_file():
+            print(f"host-bar: no such file {path}", file=sys.stderr)
+            return 2
+        for key, figures in ratios(path).items():
+            found[key] = (*figures, path)
+    met = True
+    for key, ((versus_what, _), bar) in BAR_ROWS.items():
+        what, op = key
+        if key not in found:
+            print(f"  not measured   {what} ({op}): no CSV has it beside {versus_what}")
+            met = False
+            continue
+        host, versus, ratio, path = found[key]
+        verdict = "met" if ratio <= bar else "over the bar"
+        met &= ratio <= bar
+        print(f"  {verdict:14} {what} ({op}): {host:.2f} µs, {ratio:.2f}× {versus_what}'s {versus:.2f} "
+              f"(bar {bar:.1f}×; {path})")
+    print("issue 29's bar: " + ("met" if met else "not met"))
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""scripts/host-bar.py: issue 29's bar read from host-cost.py's CSVs — each bar row against torch's row of the same
+process, a later CSV's row in place of an earlier one's, interpreted rows left out, rows not measured named, and its
+exit code."""
+
+import csv
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "host-bar.py"
+spec = importlib.util.spec_from_file_location("host_bar", SCRIPT)
+host_bar = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(host_bar)
+
+COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note"]
+EAGER_ROWS = {("torch.softmax", "softmax"): 6.6, ("torch.log_softmax", "log-softmax"): 7.0,
+              ("softmax_bench auto", "softmax"): 6.5, ("softmax_bench fused", "softmax"): 6.4,
+              ("softmax_bench auto", "scaled-masked"): 6.6, ("softmax_bench auto", "log-softmax"): 6.9}
+COMPILED_ROWS = {("torch.softmax", "softmax"): 9.0, ("peer torch_compile", "softmax"): 35.0,
+                 ("peer compiled_op", "softmax"): 34.0, ("peer torch_compile", "scaled-masked"): 38.0,
+                 ("peer compiled_op", "scaled-masked"): 37.5}
+
+
+def write_csv(path: Path, rows: dict, interpreted: bool = False) -> Path:
+    """host-cost.py's CSV with these rows: (what, op) → host µs."""
+    with open(path, "w", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=COLUMNS)
+        out.writeheader()
+        for (what, op), host_us in rows.items():
+            out.writerow({"what": what, "op": op, "dtype": "bf16", "M": 64, "N": 4000, "calls": 400,
+                          "host_us": host_us, "call_us": host_us, "vs_torch": "", "interpreted": interpreted,
+                          "note": ""})
+    return path
+
+
+def test_every_bar_row_at_or_under_its_bar_is_met(tmp_path, capsys):
+    eager, compiled = write_csv(tmp_path / "eager.csv", EAGER_ROWS), write_csv(tmp_path / "c.csv", COMPILED_ROWS)
+    assert host_bar.main([str(eager), str(compiled)]) == 0
+    printed = capsys.readouterr().out
+    assert "softmax_bench auto (log-softmax): 6.90 µs, 0.99× torch.log_softmax's 7.00" in printed
+    assert "peer compiled_op (scaled-masked): 37.50 µs, 0.99× peer torch_compile's 38.00" in printed
+    assert printed.count("  met ") == 6 and printed.endswith("issue 29's bar: met\n")
+
+
+def test_a_row_over_its_bar_or_not_measured_fails_and_is_named(tmp_path, capsys):
+    over = write_csv(tmp_path / "eager.csv", {**EAGER_ROWS, ("softmax_bench auto", "scaled-masked"): 7.7})
+    assert host_bar.main([str(over)]) == 1
+    printed = capsys.readouterr().out
+    assert "over the bar   softmax_bench auto (scaled-masked): 7.70 µs, 1.17× torch.softmax's 6.60" in printed
+    assert "not measured   peer compiled_op (softmax): no CSV has it beside peer torch_compile" in printed
+    assert printed.endswith("issue 29's bar: not met\n")
+
+
+def test_a_later_csv_takes_a_rows_place_within_its_own_process_and_interpreted_rows_do_not_count(tmp_path, capsys):
+    old = write_csv(tmp_path / "old.csv", {**EAGER_ROWS, ("softmax_bench auto", "softmax"): 8.0})
+    # a newer process: a slower host throughout, auto under torch's row of that process
+    new = write_csv(tmp_path / "new.csv", {("torch.softmax", "softmax"): 9.0, ("softmax_bench auto", "softmax"): 8.5})
+    interpreted = write_csv(tmp_path / "cpu.csv", {("torch.softmax", "softmax"): 1.0,
+                                                   ("softmax_bench auto", "softmax"): 50.0}, interpreted=True)
+    compiled = write_csv(tmp_path / "c.csv", COMPILED_ROWS)
+    assert host_bar.main([str(old), str(new), str(interpreted), str(compiled)]) == 0
+    assert "softmax_bench auto (softmax): 8.50 µs, 0.94× torch.softmax's 9.00" in capsys.readouterr().out
+    # a bar row whose divisor is in another process's CSV is not measured
+    auto_alone = write_csv(tmp_path / "auto.csv", {("softmax_bench fused", "softmax"): 5.0})
+    assert set(host_bar.ratios(auto_alone)) == set()
+
+
+def test_a_missing_csv_is_said_and_exits_2(tmp_path, capsys):
+    assert host_bar.main([str(tmp_path / "none.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_the_committed_h200_csvs_give_the_fortieth_sessions_ratios():
+    host = Path(__file__).resolve().parent.parent / "evidence" / "experiments" / "2026-12-05-session40" / "host"
+    eager, compiled = host_bar.ratios(host / "host-fast1.csv"), host_bar.ratios(host / "host-compiled.csv")
+    assert eager[("softmax_bench auto", "softmax")] == pytest.approx((7.67, 6.57, 1.167), abs=1e-3)
+    assert compiled[("peer compiled_op", "softmax")] == pytest.approx((45.38, 35.37, 1.283), abs=1e-3)
