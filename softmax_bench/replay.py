@@ -281,7 +281,7 @@ def replayed_from_cxx() -> bool:
     module = cxx_built()
     if module is None:
         return False
-    module.configure(PLANS, FUSED_CASTS, torch.empty_like)
+    module.configure(PLANS, FUSED_CASTS)
     replayed = module.replayed
     REPLAY_GLUE[:] = module.empty_like, module.address_of
     if OWN_LAUNCHER:

@@ -145,7 +145,7 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
 }
 
 // empty_like(x) or empty_like(x, dtype=, memory_format=): what launcher.Replay asks of torch.empty_like, for an x
-// that is exactly a tensor; anything else is torch.empty_like's.
+// that is exactly a tensor; anything else is torch.empty_like's (taken when the module is loaded).
 static PyObject *torch_empty_like;
 
 static PyObject *empty_like(PyObject *, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
@@ -194,14 +194,13 @@ static int address_of(PyObject *object, uint64_t *address) {
   }
 }
 
-// configure(PLANS, FUSED_CASTS, torch.empty_like)
+// configure(PLANS, FUSED_CASTS)
 static PyObject *configure(PyObject *, PyObject *args) {
-  PyObject *given_plans, *given_casts, *given_empty_like;
-  if (!PyArg_ParseTuple(args, "O!OO", &PyDict_Type, &given_plans, &given_casts, &given_empty_like))
+  PyObject *given_plans, *given_casts;
+  if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &given_plans, &given_casts))
     return NULL;
   Py_XSETREF(plans, Py_NewRef(given_plans));
   Py_XSETREF(fused_casts, Py_NewRef(given_casts));
-  Py_XSETREF(torch_empty_like, Py_NewRef(given_empty_like));
   Py_RETURN_NONE;
 }
 
@@ -210,12 +209,19 @@ static PyMethodDef methods[] = {
      "replayed(x, dim, dtype, scale, mask, causal, variant, log, bias): y of a call like a recorded one, or None."},
     {"empty_like", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(empty_like)),
      METH_FASTCALL | METH_KEYWORDS, "torch.empty_like(x[, dtype=, memory_format=]) through at::empty_like."},
-    {"configure", configure, METH_VARARGS, "configure(PLANS, FUSED_CASTS, torch.empty_like)"},
+    {"configure", configure, METH_VARARGS, "configure(PLANS, FUSED_CASTS): what replayed looks up."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "softmax_bench_replayed", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit_softmax_bench_replayed(void) {
+  PyObject *torch_module = PyImport_ImportModule("torch");
+  if (torch_module == NULL)
+    return NULL;
+  Py_XSETREF(torch_empty_like, PyObject_GetAttrString(torch_module, "empty_like"));
+  Py_DECREF(torch_module);
+  if (torch_empty_like == NULL)
+    return NULL;
   PyObject *m = PyModule_Create(&module);
   if (m == NULL)
     return NULL;

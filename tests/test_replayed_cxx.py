@@ -86,7 +86,7 @@ def recorded_key(args) -> tuple | None:
 def test_it_serves_the_calls_the_python_serves_with_the_same_plan(cxx, monkeypatch, grad):
     plans = {}
     monkeypatch.setattr(replay, "PLANS", plans)
-    cxx.configure(plans, replay.FUSED_CASTS, torch.empty_like)
+    cxx.configure(plans, replay.FUSED_CASTS)
     cases = calls()
     for name, args in cases:
         if (key := recorded_key(args)) is not None:
@@ -111,7 +111,7 @@ def test_a_tensor_subclass_or_one_without_storage_goes_the_long_way(cxx, monkeyp
     x = torch.randn(4, 8)
     plans = {replay.plan_key(x, -1, None, None, False, "auto"): Served("plain")}
     monkeypatch.setattr(replay, "PLANS", plans)
-    cxx.configure(plans, replay.FUSED_CASTS, torch.empty_like)
+    cxx.configure(plans, replay.FUSED_CASTS)
     args = (-1, None, None, None, False, "auto", False, None)
     assert cxx.replayed(x, *args)[0] == "plain"
     assert cxx.replayed(x.as_subclass(Sub), *args) is None
@@ -220,7 +220,7 @@ def test_calls_it_serves_give_the_python_served_outputs_bit_for_bit(cxx, monkeyp
               "biased": dict(bias=torch.randn(1, 4000, device="cuda")), "fp32 out": dict(dtype=torch.float32)}[form]
     monkeypatch.setattr(replay, "replayed", replay.python_replayed)
     expected = [op(x, **kwargs) for _ in range(3)]  # the third replayed by the Python
-    cxx.configure(replay.PLANS, replay.FUSED_CASTS, torch.empty_like)
+    cxx.configure(replay.PLANS, replay.FUSED_CASTS)
     assert cxx.replayed(x, -1, kwargs.get("dtype"), kwargs.get("scale"), kwargs.get("mask"), False, "auto",
                         op is softmax_bench.log_softmax, kwargs.get("bias")) is not None  # a plan it finds
     monkeypatch.setattr(replay, "replayed", cxx.replayed)

@@ -51,7 +51,7 @@ def main():
     where = tempfile.mkdtemp()
     module = launcher.driver_bound(glue.fake_driver(where))
     cxx = replay.cxx_built()
-    cxx.configure(replay.PLANS, replay.FUSED_CASTS, torch.empty_like)
+    cxx.configure(replay.PLANS, replay.FUSED_CASTS)
 
     x = torch.randn(64, 4000, dtype=torch.bfloat16)
     y = torch.empty_like(x)
