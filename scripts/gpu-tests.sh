@@ -15,7 +15,7 @@ declare -A PARTS=(
   [kernels]="tests/test_kernels.py tests/test_fusion.py tests/test_bias.py tests/test_rounding.py
              tests/test_torch_samples.py tests/test_peer_properties.py tests/test_cross_entropy.py"
   [backward]="tests/test_backward.py tests/test_log_softmax.py tests/test_compile.py tests/test_replay.py
-              tests/test_launcher.py tests/test_real_model.py"
+              tests/test_launcher.py tests/test_replayed_cxx.py tests/test_real_model.py"
   [cluster]="tests/test_cluster.py tests/test_cluster_backward.py"
   [sweeps]="tests/test_cli.py tests/test_many_devices.py tests/test_sweep_passes.py"
 )
