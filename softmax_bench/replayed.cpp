@@ -58,14 +58,10 @@ static const at::Tensor *tensor_of(PyObject *object) {
   return THPVariable_CheckExact(object) ? &THPVariable_Unpack(object) : nullptr;
 }
 
-// The key, or nullptr with no error set where the call goes the long way.
-static PyObject *plan_key(PyObject *const *args, const at::Tensor &x, PyObject *out_dtype) {
-  PyObject *dim = args[1], *scale = args[3], *mask = args[4], *causal = args[5], *variant = args[6], *log = args[7],
-           *bias = args[8];
-  const at::Tensor *mask_tensor = mask == Py_None ? nullptr : tensor_of(mask);
-  const at::Tensor *bias_tensor = bias == Py_None ? nullptr : tensor_of(bias);
-  if ((mask != Py_None && mask_tensor == nullptr) || (bias != Py_None && bias_tensor == nullptr))
-    return nullptr;
+// The key of replayed's call (args) with its tensors x, the mask and the bias (nullptr: None), or NULL and an error.
+static PyObject *plan_key(PyObject *const *args, const at::Tensor &x, const at::Tensor *mask_tensor,
+                          const at::Tensor *bias_tensor, PyObject *out_dtype) {
+  PyObject *dim = args[1], *scale = args[3], *causal = args[5], *variant = args[6], *log = args[7];
   Owned x_layout(layout(x));
   Owned mask_layout(mask_tensor ? layout(*mask_tensor) : Py_NewRef(Py_None));
   Owned bias_layout(bias_tensor ? layout(*bias_tensor) : Py_NewRef(Py_None));
@@ -92,13 +88,14 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   }
   if (plans == NULL)
     Py_RETURN_NONE;
+  PyObject *dtype = args[2], *mask = args[4], *bias = args[8];
   const at::Tensor *x = tensor_of(args[0]);
-  PyObject *dtype = args[2], *bias = args[8];
-  if (x == nullptr)
+  const at::Tensor *mask_tensor = mask == Py_None ? nullptr : tensor_of(mask);
+  const at::Tensor *bias_tensor = bias == Py_None ? nullptr : tensor_of(bias);
+  if (x == nullptr || (mask != Py_None && mask_tensor == nullptr) || (bias != Py_None && bias_tensor == nullptr))
     Py_RETURN_NONE;
   PyObject *key = NULL;
   try {
-    const at::Tensor *bias_tensor = bias == Py_None ? nullptr : tensor_of(bias);
     if ((x->requires_grad() || (bias_tensor != nullptr && bias_tensor->requires_grad())) &&
         c10::GradMode::is_enabled())
       Py_RETURN_NONE;  // a gradient to record: through the registered op's formula
@@ -117,16 +114,13 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
         out_dtype = dtype;
       }
     }
-    key = plan_key(args, *x, out_dtype);
+    key = plan_key(args, *x, mask_tensor, bias_tensor, out_dtype);
   } catch (const std::exception &) {  // a tensor with no storage (torch.func's): the long way
     PyErr_Clear();
     Py_RETURN_NONE;
   }
-  if (key == NULL) {
-    if (PyErr_Occurred())
-      return NULL;
-    Py_RETURN_NONE;
-  }
+  if (key == NULL)
+    return NULL;
   PyObject *plan = PyDict_GetItemWithError(plans, key);
   Py_DECREF(key);
   if (plan == NULL) {
@@ -138,7 +132,7 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
   }
   Py_INCREF(plan);
-  PyObject *tensors[3] = {args[0], args[4], bias};
+  PyObject *tensors[3] = {args[0], mask, bias};
   PyObject *y = PyObject_Vectorcall(plan, tensors, 3, NULL);
   Py_DECREF(plan);
   return y;
