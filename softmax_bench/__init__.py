@@ -19,10 +19,13 @@ if (os.path.basename(sys.argv[0]) == "softmax-bench" or sys.argv[0] == "-m") and
     signal.signal(signal.SIGINT, _stop_while_starting)
 
 if os.environ.get("TRITON_INTERPRET") == "1":  # the CPU interpreter, at a launch's cost and not a helper call's
-    from .interpreter import patch_language_once_a_launch, skip_the_dropped_overflow_check
+    from .interpreter import (index_with_one_element_scalars, patch_language_once_a_launch, round_bf16_to_nearest,
+                              skip_the_dropped_overflow_check)
 
     patch_language_once_a_launch()
     skip_the_dropped_overflow_check()
+    round_bf16_to_nearest()
+    index_with_one_element_scalars()
 
 from . import library  # noqa: F401  registers softmax_bench::softmax and ::log_softmax with torch
 from .cross_entropy import CrossEntropyLoss, causal_lm_loss, cross_entropy

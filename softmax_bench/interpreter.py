@@ -12,12 +12,22 @@ Each integer +, - and * of 32 bits or fewer is also computed again in int64 and 
 (`binary_op_sanitize_overflow_impl`, under `sanitize_overflow`), for a device_assert that does nothing unless
 `debug` is set: the interpreter's options never set it. A split launch of 16 × 1000 fp32 spent 31 % of its time
 there (cProfile, Triton 3.8). With debug off the check is turned off; with debug on it stays.
+
+And fp32 → bf16 is rounded to nearest, ties to even, as the GPU's cvt.rn.bf16.f32 and torch round it. The
+interpreter truncates it (its `cast_impl`, Triton 3.6 and 3.8): about half of a kernel's bf16 outputs came out an
+ulp low on CPU, about twice the error of torch's own bf16 softmax, and its gradients as much further from float64.
+
+Under Triton 3.6 with NumPy ≥ 2.4, a scalar tensor used as an index (a loop's `range(start, end, BLOCK)`) is read
+with int() of its one-element array, which that NumPy refuses: 565 of the CPU suite's tests failed with "only
+0-dimensional arrays can be converted to Python scalars". Triton 3.8 squeezes the array first; 3.6 is made to.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+
+import numpy as np
 
 # How many times the language was patched for real (a launch, or a helper that sees another language module).
 patches = 0
@@ -77,4 +87,75 @@ def skip_the_dropped_overflow_check() -> bool:
             getattr(options, "debug", True):
         return False
     builder.options = dataclasses.replace(options, sanitize_overflow=False)
+    return True
+
+
+def bf16_bits_rounded_to_nearest(data: np.ndarray) -> np.ndarray:
+    """fp32 values as bf16 bit patterns (uint16), rounded to nearest, ties to even; a NaN stays a NaN, quieted."""
+    bits = np.asarray(data, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    quiet_nan = (bits >> 16) | 0x40
+    return np.where(np.isnan(data), quiet_nan, rounded).astype(np.uint16)
+
+
+def round_bf16_to_nearest() -> bool:
+    """Make the interpreter's fp32 → bf16 casts (a store into bf16, `.to(tl.bfloat16)`) round to nearest even
+    (once a process); whether they do."""
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    builder_type = getattr(interpreter, "InterpreterBuilder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    cast_impl = getattr(builder_type, "cast_impl", None)
+    if cast_impl is None or handle_type is None:
+        return False
+    if getattr(cast_impl, "rounds_bf16_to_nearest", False):
+        return True
+
+    def cast_rounding_bf16(self, src, dst_type):
+        if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16:
+            return handle_type(bf16_bits_rounded_to_nearest(src.data), dst_type.scalar)
+        return cast_impl(self, src, dst_type)
+
+    cast_rounding_bf16.rounds_bf16_to_nearest = True
+    builder_type.cast_impl = cast_rounding_bf16
+    return True
+
+
+def index_with_one_element_scalars() -> bool:
+    """Where the interpreter's scalar tensors refuse to be an index (Triton 3.6 under NumPy ≥ 2.4), read them as
+    Triton 3.8 does, from their one element (once a process); whether they can be one."""
+    import operator
+    from types import SimpleNamespace
+
+    from triton.runtime import interpreter
+
+    patch_tensor = getattr(interpreter, "_patch_lang_tensor", None)
+    scope_type = getattr(interpreter, "_LangPatchScope", None)
+    if patch_tensor is None or scope_type is None:
+        return False
+    if getattr(patch_tensor, "indexes_one_element", False):
+        return True
+
+    class Probe:
+        pass
+
+    scope = scope_type()
+    try:
+        patch_tensor(Probe, scope)
+        probe = Probe()
+        probe.handle = SimpleNamespace(data=np.zeros(1, dtype=np.int32))
+        operator.index(probe)
+        return True  # this Triton and NumPy read it already
+    except TypeError:
+        pass
+    finally:
+        scope.restore()
+
+    def patch_tensor_indexing_one_element(tensor, scope):
+        patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(())))
+
+    patch_tensor_indexing_one_element.indexes_one_element = True
+    interpreter._patch_lang_tensor = patch_tensor_indexing_one_element
     return True

@@ -14,6 +14,7 @@ if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
 
 import pytest  # noqa: E402
+import triton  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from softmax_bench.cli import app  # noqa: E402
@@ -30,6 +31,13 @@ runner = CliRunner()
 # and no other worker waits for it meanwhile: the smoke sweep (a minute of interpreter on CPU) and the
 # multi-device runs of test_many_devices (15–20 s each).
 SHARED_FIXTURES = {"smoke_run": "smoke", "sharded": "ranks", "replicated": "ranks", "killed": "ranks"}
+
+
+# A test that counts what Triton ≥ 3.8's compiler makes of a kernel for sm_90 (the loads in flight at once, the
+# instructions): the reference environment's code. Triton 3.6 builds the same kernels into other code.
+TRITON_38 = tuple(int(part) for part in triton.__version__.split(".")[:2]) >= (3, 8)
+SM90_CODE_OF_TRITON_38 = pytest.mark.skipif(
+    not TRITON_38, reason=f"counts the sm_90 code Triton ≥ 3.8 builds; Triton {triton.__version__}'s is other code")
 
 
 # A case that proves on CPU nothing a cheaper case does not (another width of the same code, compiled for sm_90 or

@@ -8,7 +8,7 @@ from softmax_bench.dispatch import backward_for
 from softmax_bench.kernels import Fusion, backward_traffic, backwards, fused_backward, two_pass_backward
 
 from .compile_sm90 import printed_without_interpreter
-from .conftest import DEVICE
+from .conftest import DEVICE, SM90_CODE_OF_TRITON_38
 from .test_fusion import causal_keep
 from .test_kernels import fresh_randn
 
@@ -329,6 +329,7 @@ for dtype, name, N, form in (("bf16", "bf16", 4096, {}), ("fp32", "fp32", 128, {
         assert int(loads) == vectors[name] or name == "fp32-masked-log", line  # (the mask's bytes besides)
 
 
+@SM90_CODE_OF_TRITON_38
 def test_the_scaled_backward_compiles_to_no_more_instructions_than_the_plain_one():
     """A scale fused into the backward costs no instruction an element: dx = y · (dy · scale − Σ · scale) is an
     fma and a multiply, as the plain y · (dy − Σ) is a subtraction and a multiply (with the scale applied last, bf16

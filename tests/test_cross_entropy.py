@@ -191,12 +191,11 @@ def test_a_training_step_waits_for_the_gpu_nowhere(dloss):
     torch.testing.assert_close(xg.grad.double(), x64.grad, atol=2e-3 * dloss, rtol=1.6e-2)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16] + ([torch.bfloat16] if DEVICE == "cuda" else []),
-                         ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_the_backward_scale_is_one_rounding_in_place_and_none_at_one(dtype):
     """kernel.scale_unless_one: each row times its scale in fp32, rounded once, in place (torch's grad * scale, to
     the bit); a scale of exactly 1 leaves the row untouched (a signalling NaN is not quieted), however many programs
-    a row takes. bf16 on the GPU only: the interpreter truncates fp32 to bf16."""
+    a row takes."""
     rows = (torch.randn(3, 5000, dtype=torch.float64) * 3).to(dtype).to(DEVICE)
     # a signalling NaN, which any arithmetic would quiet (its bits change): in row 1, whose scale is 1
     rows.view({4: torch.int32, 2: torch.int16}[dtype.itemsize])[1, 7] = {

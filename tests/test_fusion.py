@@ -9,7 +9,7 @@ import torch
 import softmax_bench
 from softmax_bench.kernels import TOLERANCES, Fusion
 
-from .conftest import DEVICE, exhaustive_unless, runnable_variants, triton_variants_here
+from .conftest import DEVICE, SM90_CODE_OF_TRITON_38, exhaustive_unless, runnable_variants
 from .test_kernels import fresh_randn
 
 VARIANTS = runnable_variants()
@@ -180,6 +180,7 @@ def test_causal_rows_masked_as_bits_match_the_select_bit_for_bit(shape, scale, m
         assert bool(outputs[1][..., -1, :].isnan().all()) and not bool(outputs[1][..., -2, :].isnan().any())
 
 
+@SM90_CODE_OF_TRITON_38
 def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path):
     """fused.CAUSAL_BITS, compiled for sm_90 (ptxas, then cuobjdump): a causal tile's loads all issued before any is
     read, where the compare and select's predicates had ptxas issue half, then wait (bf16 8192: 2, 2; fp32 8192: 4,
@@ -249,6 +250,7 @@ def test_a_positive_scale_alone_without_the_select_matches_it(shape, scale, monk
     assert not fused.scaled_alone(Fusion(scale=0.5, causal_m=3)) and fused.scaled_alone(Fusion(scale=0.5, log=True))
 
 
+@SM90_CODE_OF_TRITON_38
 def test_a_positive_scale_alone_has_its_loads_in_flight_at_once(tmp_path):
     """fused.POSITIVE_SCALES, compiled for sm_90: an fp32 tile scaled by a positive scale issues all its loads before
     it reads one, as a plain row's does, where the select's predicates split them (fp32 8192: 2, 3, 3; 16384: 2, 1,

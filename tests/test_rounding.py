@@ -5,8 +5,9 @@ a quarter of its elements are an ulp off and its rows no longer sum to 1 as clos
 count the elements equal to the float64 result rounded once to the output dtype, and compare the worst row sum with
 torch's own.
 
-Triton's interpreter truncates fp32 → bf16 (about half of the values an ulp low: not the kernels' doing), so on CPU
-only fp16 is counted; the GPU runs count bf16 and fp16 at every width of the default grid and the wide-rows config.
+On CPU the interpreter's widths are counted in fp16 and bf16 (the interpreter truncates fp32 → bf16 on its own;
+softmax_bench.interpreter makes it round to nearest, as a GPU does); the GPU runs count both at every width of the
+default grid and the wide-rows config.
 """
 
 import pytest
@@ -74,18 +75,19 @@ def test_the_counter_sees_a_second_rounding():
 @pytest.mark.skipif(not interpreted(), reason="the interpreter's widths; the GPU counts every width below")
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("N", [1000, 4097, 8193])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("variant", runnable_variants(triton_only=True))
-def test_fp16_rounded_once_in_the_interpreter(variant, N, log):
-    """fp16, which the interpreter rounds to nearest, across two_pass's and online's chunk boundaries."""
-    if not softmax_bench.variants()[variant].supports(N, torch.float16):
+def test_rounded_once_in_the_interpreter(variant, dtype, N, log):
+    """fp16 and bf16 across two_pass's and online's chunk boundaries."""
+    if not softmax_bench.variants()[variant].supports(N, dtype):
         pytest.skip(f"{variant} does not support N={N}")
     if variant == "split" and N > 1000:  # its last step is an element's own, whatever the width: 35 s of the 60
         pytest.skip("split rounds each element alike at every width: N = 1000 shows it")
-    x, seed = fresh_randn(CPU_ROWS, N, dtype=torch.float16, scale=0.1)
+    x, seed = fresh_randn(CPU_ROWS, N, dtype=dtype, scale=0.1)
     assert_rounded_once(x, variant, log, seed)
 
 
-@pytest.mark.skipif(DEVICE == "cpu", reason="bf16 needs the GPU: the interpreter truncates fp32 → bf16")
+@pytest.mark.skipif(DEVICE == "cpu", reason="the grids' widths: the interpreter's are counted above")
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("variant", TRITON_VARIANTS)
