@@ -14,6 +14,7 @@ import warnings
 from functools import lru_cache
 
 import torch
+from torch.autograd import forward_ad
 
 from . import kernels, replay
 from .auto_table import AutoTable, table_for, triton_version
@@ -260,11 +261,12 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
 
 def through_op(x, bias=None) -> bool:
     """Whether a call goes through the registered op (softmax_bench.library) or its autograd formula: only where it
-    is needed — while torch.compile traces (the op), when x or the bias needs a gradient, or under torch.func's
-    transforms (the formula, applied eagerly: with_autograd) — since the dispatcher costs tens of µs a call."""
+    is needed — while torch.compile traces (the op), when x or the bias needs a gradient, under torch.func's
+    transforms or in a forward-mode AD level (torch.autograd.forward_ad: x may carry a tangent) (the formula, applied
+    eagerly: with_autograd) — since the dispatcher costs tens of µs a call."""
     return torch.compiler.is_compiling() or (
         (getattr(x, "requires_grad", False) or getattr(bias, "requires_grad", False)) and torch.is_grad_enabled()
-    ) or torch._C._are_functorch_transforms_active()
+    ) or torch._C._are_functorch_transforms_active() or forward_ad._current_level >= 0
 
 
 # log → the registered op's autograd formula as a torch.autograd.Function (library.py fills them): EAGER_AUTOGRAD's,
@@ -320,7 +322,8 @@ def softmax(
     masked out gives zeros; `eager` (torch.softmax) gives NaN there. NaN in a slice gives NaN in that slice only.
     An empty tensor gives an empty tensor.
 
-    Differentiable (the backward reads the saved y, not x: `softmax_backward`), and traced by torch.compile as
+    Differentiable, twice and in forward mode (the backward reads the saved y, not x: `softmax_backward`; the
+    second derivatives and the jvp are torch's ops on y), and traced by torch.compile as
     the registered op softmax_bench::softmax: at a row width fixed when traced, where fused is the variant for it,
     fused's kernel in the graph (library.IN_GRAPH); else an op that decides the variant when it runs.
 
@@ -434,6 +437,9 @@ def replayed_or_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: flo
         plan = replay.PLANS.get(key)
     except (AttributeError, TypeError):  # not tensors, an unhashable argument: the long way says what is wrong
         key = plan = None
+    except RuntimeError:  # a tensor of no storage: dy batched by gradcheck's vmap (its batched gradients), which a
+        # kernel cannot read and torch's ops batch
+        return softmax_backward(y, dy, dim, scale, mask, causal, "eager", log)
     if plan is not None:
         return plan(y, mask, dy)
     return softmax_backward(y, dy, dim, scale, mask, causal, variant, log, replay_key=key)

@@ -27,7 +27,6 @@ from typing import Optional
 import torch
 from torch import Tensor
 from torch._subclasses.fake_tensor import is_fake
-from torch.autograd.function import once_differentiable
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 from . import kernels
@@ -218,8 +217,8 @@ def _register(name: str, log: bool) -> None:
     class EagerAutograd(torch.autograd.Function):
         """The op's autograd formula for an eager call with a gradient, without the op: torch.library's autograd
         wrapper and the dispatcher cost such a call's forward 33.6 µs on a CPU against 7.1 so, and its backward as
-        much again (evidence/experiments/2026-12-04-session36/grad-call-cost.txt). Not differentiable twice, as
-        the op is not."""
+        much again (evidence/experiments/2026-12-04-session36/grad-call-cost.txt). Differentiable twice (a backward
+        with create_graph=True runs torch's ops) and in forward mode (jvp: torch.autograd.forward_ad)."""
 
         @staticmethod
         def forward(ctx, x, options, bias):  # ctx given: with setup_context, Function.apply binds the arguments by
@@ -229,22 +228,29 @@ def _register(name: str, log: bool) -> None:
             dim, scale, mask, causal, variant, out_dtype = options
             y = run_forward(x, dim, scale, mask, causal, variant, out_dtype, bias)
             save(ctx, (x, dim, scale, mask, causal, variant, out_dtype, bias), y)
+            ctx.save_for_forward(y)
             return y
 
         @staticmethod
         def backward(ctx, dy):
-            if torch.is_grad_enabled():  # create_graph=True: the gradient is one that cannot be differentiated
-                return gradient_once(ctx, dy)
+            if torch.is_grad_enabled() or torch._C._are_functorch_transforms_active():
+                # create_graph=True, or dy batched by vmap (gradcheck's batched gradients): torch's ops, which
+                # autograd differentiates again (the saved y is this call's output, so a second gradient comes back
+                # through this backward) and vmap batches
+                return function_gradient(ctx, dy, torch_ops_backward)
             # a plain backward, which the engine runs with grad mode off: without once_differentiable's wrapper (its
             # no_grad, its checks) an eager step costs 35 µs on a CPU, not 41 (thirty-seventh session, grad-call-cost)
             return function_gradient(ctx, dy, run_backward)
+
+        @staticmethod
+        def jvp(ctx, x_tangent, _, bias_tangent):
+            return output_tangent(ctx, x_tangent, bias_tangent, log)
 
     def function_gradient(ctx, dy, backward):
         """gradient's (x's, none for the options, the bias's), as the Functions' inputs (x, options, bias) take it."""
         grads = gradient(ctx, dy, backward)
         return grads[0], None, grads[7]
 
-    gradient_once = once_differentiable(lambda ctx, dy: function_gradient(ctx, dy, run_backward))
     EAGER_AUTOGRAD[log] = EagerAutograd
 
     def torch_ops_backward(y, dy, dim, scale, mask, causal, variant):
@@ -265,10 +271,15 @@ def _register(name: str, log: bool) -> None:
         def setup_context(ctx, inputs, output):
             x, options, bias = inputs
             save(ctx, (x, *options, bias), output)
+            ctx.save_for_forward(output)
 
         @staticmethod
         def backward(ctx, dy):
             return function_gradient(ctx, dy, torch_ops_backward)
+
+        @staticmethod
+        def jvp(ctx, x_tangent, _, bias_tangent):
+            return output_tangent(ctx, x_tangent, bias_tangent, log)
 
         @staticmethod
         def vmap(info, in_dims, x, options, bias):
@@ -282,6 +293,28 @@ def _register(name: str, log: bool) -> None:
             return TransformedAutograd.apply(x, (dim, scale, mask, causal, variant, out_dtype), bias), 0
 
     TRANSFORMED_AUTOGRAD[log] = TransformedAutograd
+
+
+def output_tangent(ctx, x_tangent: Optional[Tensor], bias_tangent: Optional[Tensor], log: bool) -> Tensor:
+    """The forward-mode derivative of y (jvp) for tangents of x and the bias, from the saved y, as torch's softmax
+    and log_softmax derive theirs, of z = x · scale + bias with the masked positions filled: z's tangent is 0 there.
+    A masked position is one whose y is 0 (its log's −inf): a kept one that underflowed to 0 adds y · ż = 0 either
+    way. In fp32 for 16-bit y, in y's dtype out; torch's ops, which autograd differentiates (a backward of it)."""
+    (y,) = ctx.saved_tensors
+    out_dtype, dtype = y.dtype, torch.promote_types(y.dtype, torch.float32)
+    z_tangent = torch.zeros((), dtype=dtype, device=y.device)
+    if x_tangent is not None:
+        z_tangent = x_tangent.to(dtype) if ctx.scale is None else x_tangent.to(dtype) * ctx.scale
+    if bias_tangent is not None:
+        z_tangent = z_tangent + bias_tangent.to(dtype)
+    y = y.to(dtype)
+    masked = y == (float("-inf") if log else 0.0)
+    z_tangent = torch.where(masked, 0.0, z_tangent)  # ż broadcast to y's shape
+    if log:
+        tangent = z_tangent - (y.exp() * z_tangent).sum(ctx.dim, keepdim=True)
+    else:
+        tangent = y * (z_tangent - (y * z_tangent).sum(ctx.dim, keepdim=True))
+    return tangent.to(out_dtype)
 
 
 def batch_first(t: Optional[Tensor], batch_dim: Optional[int], rank: int) -> Optional[Tensor]:

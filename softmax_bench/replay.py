@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from functools import cache
 
 import torch
+from torch.autograd import forward_ad
 
 from . import kernels
 
@@ -231,8 +232,10 @@ def replayed(x, dim, dtype, scale, mask, causal, variant, log: bool, bias) -> to
     with a gradient to record (through the registered op's formula), a `dtype=` the kernels do not fuse (x cast
     first), one of a kind no plan was recorded for; the long way checks the arguments (a non-tensor x too)."""
     try:
-        # dispatch.through_op's gradient test, inlined: calling it costs this hot path 0.1 µs of its 0.9 (CPU)
-        if (x.requires_grad or (bias is not None and bias.requires_grad)) and torch.is_grad_enabled():
+        # dispatch.through_op's gradient and forward-mode tests, inlined: calling it costs this hot path 0.1 µs of
+        # its 0.9 (CPU)
+        if ((x.requires_grad or (bias is not None and bias.requires_grad)) and torch.is_grad_enabled()) or \
+                forward_ad._current_level >= 0:
             return None
         out_dtype = None if dtype is None or dtype == x.dtype else dtype  # a cast fused into the store, or none
         if out_dtype is not None and (x.dtype, out_dtype) not in FUSED_CASTS:

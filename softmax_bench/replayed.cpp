@@ -13,6 +13,7 @@
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/MemoryFormat.h>
+#include <torch/csrc/autograd/forward_grad.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 // What replayed needs of replay.py, given once (configure): PLANS and FUSED_CASTS.
@@ -99,6 +100,8 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     if ((x->requires_grad() || (bias_tensor != nullptr && bias_tensor->requires_grad())) &&
         c10::GradMode::is_enabled())
       Py_RETURN_NONE;  // a gradient to record: through the registered op's formula
+    if (torch::autograd::ForwardADLevel::try_get_by_idx(0) != nullptr)
+      Py_RETURN_NONE;  // a forward-mode AD level, whose tangents x may carry: the long way, as through_op says
     PyObject *out_dtype = Py_None;  // a cast fused into the store, or none
     if (dtype != Py_None) {
       if (!THPDtype_Check(dtype))

@@ -221,6 +221,62 @@ def test_torch_func_transforms_give_torchs_results(name):
     torch.testing.assert_close(rows, torch.stack([ours(x, mask=k) for k in keep]))
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_gradcheck_twice_and_in_forward_mode(name):
+    """The autograd formula's other derivatives, checked by gradcheck in float64 (auto runs float64 through torch's
+    kernels, inside softmax_bench's formula): forward mode (jvp), batched gradients (the backward under vmap),
+    batched forward gradients, and gradgradcheck's second derivatives, reverse over reverse and forward over reverse;
+    for x alone (scaled, masked), and for x and a bias, each with a gradient."""
+    fn = getattr(softmax_bench, name)
+    x = fresh_randn(3, 6, dtype=torch.float64)[0].requires_grad_()
+    bias = fresh_randn(6, dtype=torch.float64)[0].requires_grad_()
+    keep = torch.rand(3, 6, device=DEVICE) > 0.3
+    keep[:, 0] = True
+    checks = dict(check_forward_ad=True, check_batched_grad=True, check_batched_forward_grad=True)
+    cases = [(lambda x: fn(x, scale=0.7), (x,)), (lambda x, b: fn(x, bias=b), (x, bias))]
+    if name == "softmax":  # log_softmax is -inf where masked: no finite difference there
+        cases.append((lambda x: fn(x, mask=keep, scale=-2.0), (x,)))
+    for f, inputs in cases:
+        assert torch.autograd.gradcheck(f, inputs, **checks)
+        assert torch.autograd.gradgradcheck(f, inputs, check_fwd_over_rev=True, check_batched_grad=True)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_the_kernels_derivatives_of_every_order_are_torchs(name):
+    """Through the Triton kernels (fp32, auto): the tangent of a forward-mode dual tensor (torch.autograd.forward_ad,
+    of x and of a bias), torch.func.jvp and jacfwd, and a gradient penalty (the gradient of a gradient taken with
+    create_graph=True, which the backward had given as a constant: its second derivative silently lost) against
+    torch's own on the same scaled and masked code."""
+    import torch.autograd.forward_ad as fwAD
+
+    x = torch.randn(4, 16, device=DEVICE)
+    tangent = torch.randn_like(x)
+    keep = torch.rand(4, 16, device=DEVICE) > 0.3
+    keep[:, 0] = True
+    bias = torch.randn(16, device=DEVICE)
+    ours, torchs = getattr(softmax_bench, name), getattr(torch, name)
+
+    def dual_tangent(f, primal, tangent):
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(f(fwAD.make_dual(primal, tangent))).tangent
+
+    def penalty_gradient(f):
+        x_ = x.clone().requires_grad_()
+        (grad,) = torch.autograd.grad((f(x_) * tangent).masked_fill(~keep, 0).sum(), x_, create_graph=True)
+        return torch.autograd.grad((grad * grad).sum() + x_.sum(), x_)[0]
+
+    def cases(f, with_bias):
+        return {"forward_ad": dual_tangent(f, x, tangent), "jvp": torch.func.jvp(f, (x,), (tangent,))[1],
+                "jacfwd": torch.func.jacfwd(f)(x), "penalty": penalty_gradient(f),
+                "bias tangent": dual_tangent(lambda b: with_bias(x, b), bias, torch.ones_like(bias))}
+
+    got = cases(lambda x: ours(x, scale=0.5, mask=keep), lambda x, b: ours(x, bias=b))
+    expected = cases(lambda x: torchs((x * 0.5).masked_fill(~keep, float("-inf")), -1), lambda x, b: torchs(x + b, -1))
+    for case, value in got.items():
+        assert value is not None, case
+        torch.testing.assert_close(value, expected[case], atol=2e-5, rtol=2e-5, msg=case)
+
+
 def test_which_backward_runs():
     registry, forward = backwards(), softmax_bench.variants()
     wide = "cluster" if registry["cluster"].supports(fused_backward.MAX_N, torch.bfloat16) else None

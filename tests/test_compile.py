@@ -158,9 +158,19 @@ def test_an_eager_call_does_not_go_through_the_dispatcher_with_a_gradient_or_wit
             run(t).backward(dy)
             grads.append(t.grad)
         assert grads[0].dtype == torch.bfloat16 and torch.equal(*grads)
-    x_again, dy_again = x.clone().requires_grad_(), dy.clone().requires_grad_()
-    (dx,) = torch.autograd.grad(softmax_bench.softmax(x_again), x_again, dy_again, create_graph=True)
-    with pytest.raises(RuntimeError, match="differentiate twice"):  # as the op's backward, which has no autograd
+    # differentiated twice: the eager formula's backward runs torch's ops then, whose derivatives are torch's; the
+    # op's backward has none, and says so (torch.compile traces no double backward)
+    second = []
+    for run in (softmax_bench.softmax, lambda t: torch.softmax(t, -1)):
+        x_again, dy_again = x.clone().requires_grad_(), dy.clone().requires_grad_()
+        (dx,) = torch.autograd.grad(run(x_again), x_again, dy_again, create_graph=True)
+        dx.pow(2).sum().backward()
+        second.append((x_again.grad, dy_again.grad))
+    torch.testing.assert_close(second[0], second[1], atol=1e-5, rtol=1e-5)
+    x_again = x.clone().requires_grad_()
+    (dx,) = torch.autograd.grad(torch.ops.softmax_bench.softmax(x_again, -1, None, None, False, "auto", None, None),
+                                x_again, dy, create_graph=True)
+    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
         dx.sum().backward()
 
 

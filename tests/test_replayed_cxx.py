@@ -235,3 +235,21 @@ def test_calls_it_serves_give_the_python_served_outputs_bit_for_bit(cxx, monkeyp
         if launcher.driver_bound() is not None:
             launcher.driver_bound().configure(torch.empty_like, torch.contiguous_format, replay._runtime_knobs())
     assert got.dtype == expected[0].dtype and torch.equal(got, expected[0])
+
+
+def test_a_forward_mode_level_goes_the_long_way(cxx, monkeypatch):
+    """Inside torch.autograd.forward_ad's dual level, where x may carry a tangent that a replayed launch would drop,
+    neither replayed serves a call (dispatch.through_op sends it through the formula, whose jvp gives the tangent);
+    outside it, the same call is served."""
+    import torch.autograd.forward_ad as fwAD
+
+    x = torch.randn(4, 8)
+    plans = {replay.plan_key(x, -1, None, None, False, "auto"): Served("plain")}
+    monkeypatch.setattr(replay, "PLANS", plans)
+    cxx.configure(plans, replay.FUSED_CASTS)
+    args = (-1, None, None, None, False, "auto", False, None)
+    assert cxx.replayed(x, *args)[0] == replay.python_replayed(x, *args)[0] == "plain"
+    with fwAD.dual_level():
+        for t in (x, fwAD.make_dual(x, torch.ones_like(x))):
+            assert cxx.replayed(t, *args) is None and replay.python_replayed(t, *args) is None
+    assert cxx.replayed(x, *args)[0] == "plain"
