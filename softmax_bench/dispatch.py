@@ -412,7 +412,7 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
                         f"{type(variant).__name__}")
     if x.device.type == "meta":  # shapes only, as torch.compile's fake tensors: the output's layout, no kernel
         fusion_for(x, dim, scale, mask, causal, log, out_dtype, bias)
-        return like_output(x, dim, out_dtype)
+        return like_output(x, out_dtype)
     x_last = dim_last(x, dim)
     # resolve_variant for a tensor's device, which has an index: without its checks (device.type costs 0.3 µs)
     capturing = capturing_on(x)
@@ -420,7 +420,7 @@ def softmax_forward(x: torch.Tensor, dim: int, scale: float | None, mask: torch.
     N = int(x_last.shape[-1])  # int: a traced N
     chosen = _resolve(variant, N, x.dtype, x.device, capturing, log, fusion.table_form)
     if x.numel() == 0:
-        return like_output(x, dim, out_dtype)
+        return like_output(x, out_dtype)
     rows = as_rows(x_last)
     replayable = x.is_cuda and chosen.graph_safe and not capturing and x_last is x and not interpreted()
     y = replay.launched_and_kept(replay_key if replayable else None, lambda: chosen.launch(rows, fusion)[0],
@@ -457,7 +457,7 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
     backward = backward_for(_resolve(variant, N, y.dtype, y.device, capturing, log), N, y.dtype)
     fusion = fusion_for(y, dim, scale, mask, causal, log)
     if y.numel() == 0:
-        return like_output(y, dim)
+        return like_output(y)
     y_rows, dy_rows = as_rows(y_last), as_rows(dy_last)
     # every Triton forward has the same backward (backward_for), so a plan made outside a capture serves one too
     replayable = y.is_cuda and not capturing and y_last is y and dy_last is dy and not interpreted()
@@ -480,20 +480,17 @@ def backward_for(forward: Variant, N: int, dtype: torch.dtype) -> Backward:
 
 
 def from_rows(y: torch.Tensor, x: torch.Tensor, x_last: torch.Tensor, dim: int) -> torch.Tensor:
-    """The (M, N) result of a variant on as_rows(x_last) in x's shape: x_last's, with its last dim moved back to
-    `dim`."""
+    """The (M, N) result of a variant on as_rows(x_last) in x's shape, contiguous as torch's softmax output always is:
+    x_last's, with its last dim moved back to `dim` and, where that is not the last, copied (one more pass: a
+    transposed view's `.view()` failed where torch's output's worked)."""
     if x_last.dim() != 2:
         y = y.view(x_last.shape)
     if x.dim() == 0:
         return y.view(x.shape)
-    return y if x_last is x else y.movedim(-1, dim)
+    return y if x_last is x else y.movedim(-1, dim).contiguous()
 
 
-def like_output(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """An empty tensor laid out as softmax's output for x (of x's dtype, or `dtype`): contiguous with `dim` last, then
-    moved back to `dim` (what the registered ops' fake implementations return)."""
-    if x.dim() == 0:
-        return torch.empty_like(x, dtype=dtype)
-    x_last = dim_last(x, dim)
-    y = x.new_empty(x_last.shape, dtype=dtype)
-    return y if x_last is x else y.movedim(-1, dim)
+def like_output(x: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """An empty tensor laid out as softmax's output for x (of x's dtype, or `dtype`): contiguous, whatever x's
+    layout and dim (what the registered ops' fake implementations return)."""
+    return x.new_empty(x.shape, dtype=dtype)

@@ -150,7 +150,7 @@ def _register(name: str, log: bool) -> None:
     def opaque_fake(x, dim, scale, mask, causal, variant, out_dtype=None, bias=None):
         check_tensor(x, variant)
         check_dim(x, dim)
-        return like_output(x, dim, out_dtype)
+        return like_output(x, out_dtype)
 
     opaque = opaque_op(f"{name}_opaque", "(Tensor x, int dim, float? scale, Tensor? mask, bool causal, str variant, "
                        "ScalarType? out_dtype=None, Tensor? bias=None) -> Tensor", opaque_forward, opaque_fake)
@@ -173,7 +173,7 @@ def _register(name: str, log: bool) -> None:
         "str variant) -> Tensor",
         lambda y, dy, dim, scale, mask, causal, variant: replayed_or_backward(y, dy, dim, scale, mask, causal,
                                                                               variant, log),
-        lambda y, dy, dim, scale, mask, causal, variant: like_output(y, dim))
+        lambda y, dy, dim, scale, mask, causal, variant: like_output(y))
 
     def run_backward(y: Tensor, dy: Tensor, dim: int, scale: Optional[float], mask: Optional[Tensor], causal: bool,
                      variant: str) -> Tensor:

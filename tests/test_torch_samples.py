@@ -76,6 +76,39 @@ def test_opinfo_samples_match_torch(dtype, variant):
                                    msg=lambda m, name=name: f"{name}: {m}")
 
 
+def test_opinfo_samples_pass_torchs_gradient_checks():
+    """torch's gradient tests of an op (test_ops_gradients: gradcheck with forward-mode AD, batched gradients and
+    batched forward gradients; gradgradcheck, forward over reverse too) on every float64 sample of softmax and
+    log_softmax through softmax_bench: its autograd formula, torch's kernels inside it (float64)."""
+    for name, op, sample in samples(torch.float64):
+        if sample.input.numel() == 0:
+            continue
+
+        def f(x, op=op, sample=sample):
+            return OURS[op](x, *sample.args, **sample.kwargs)
+
+        assert torch.autograd.gradcheck(f, (sample.input,), check_forward_ad=True, check_batched_grad=True,
+                                        check_batched_forward_grad=True), name
+        assert torch.autograd.gradgradcheck(f, (sample.input,), check_fwd_over_rev=True, check_batched_grad=True), name
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_output_is_contiguous_as_torchs_whatever_the_layout_and_dim(variant):
+    """torch's softmax output is contiguous for any input layout and dim (it was a transposed view for a dim other
+    than the last, whose .view(-1) failed); the meta tensors' (the registered ops' fake) likewise."""
+    x = torch.randn(2, 3, 4, 5, device=DEVICE)
+    layouts = {"contiguous": x, "channels_last": x.to(memory_format=torch.channels_last),
+               "transposed": x.transpose(2, 3), "sliced": x[..., 1:]}
+    for layout, t in layouts.items():
+        for dim in range(-1, t.dim() - 1):
+            for op, fn in OURS.items():
+                y, expected = fn(t, dim, variant=variant), THEIRS[op][0](t, dim)
+                assert y.is_contiguous() and y.stride() == expected.stride(), (layout, dim, op)
+                torch.testing.assert_close(y, expected, atol=1e-6, rtol=1e-5)
+                assert y.view(-1).shape == (t.numel(),)
+                assert fn(t.to("meta"), dim, variant=variant).stride() == expected.stride(), (layout, dim, op)
+
+
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("variant", TRITON_VARIANTS)
