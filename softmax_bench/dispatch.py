@@ -261,9 +261,9 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
 
 def through_op(x, bias=None) -> bool:
     """Whether a call goes through the registered op (softmax_bench.library) or its autograd formula: only where it
-    is needed — while torch.compile traces (the op), when x or the bias needs a gradient, under torch.func's
-    transforms or in a forward-mode AD level (torch.autograd.forward_ad: x may carry a tangent) (the formula, applied
-    eagerly: with_autograd) — since the dispatcher costs tens of µs a call."""
+    is needed, since the dispatcher costs tens of µs a call. The op while torch.compile traces; the formula, applied
+    eagerly (with_autograd), when x or the bias needs a gradient, under torch.func's transforms, and in a forward-mode
+    AD level (torch.autograd.forward_ad), where x may carry a tangent."""
     return torch.compiler.is_compiling() or (
         (getattr(x, "requires_grad", False) or getattr(bias, "requires_grad", False)) and torch.is_grad_enabled()
     ) or torch._C._are_functorch_transforms_active() or forward_ad._current_level >= 0
@@ -437,8 +437,8 @@ def replayed_or_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: flo
         plan = replay.PLANS.get(key)
     except (AttributeError, TypeError):  # not tensors, an unhashable argument: the long way says what is wrong
         key = plan = None
-    except RuntimeError:  # a tensor of no storage: dy batched by gradcheck's vmap (its batched gradients), which a
-        # kernel cannot read and torch's ops batch
+    except RuntimeError:  # a tensor of no storage: a dy batched by a vmap (gradcheck's batched gradients take the
+        # legacy one, which sets no functorch transform), which a kernel cannot read and torch's ops batch
         return softmax_backward(y, dy, dim, scale, mask, causal, "eager", log)
     if plan is not None:
         return plan(y, mask, dy)
