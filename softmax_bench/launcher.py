@@ -44,14 +44,6 @@ class Unsupported(Exception):
     """A launch launcher.c does not take: it goes through Triton's."""
 
 
-def encode(kind: str, value) -> bytes:
-    """value as a parameter of Triton type `kind` takes it, in an 8-byte slot."""
-    try:
-        return encoder(kind)(value)
-    except struct.error as e:
-        raise unencodable(kind, value, e) from None
-
-
 def unencodable(kind: str, value, error: struct.error) -> Unsupported:
     """A value its type cannot hold: the launch goes through Triton's, which says so."""
     return Unsupported(f"{value!r} as a parameter of type {kind}: {error}")

@@ -46,17 +46,22 @@ def test_the_parameters_are_read_from_the_ptx_as_declared():
 
 
 def test_each_type_is_encoded_as_the_kernel_reads_it():
-    assert launcher.encode("i32", -2) == struct.pack("<i", -2) + bytes(4)
-    assert launcher.encode("i1", True) == struct.pack("<i", 1) + bytes(4)  # Triton passes i1 as a 32-bit int
-    assert launcher.encode("i64", 2**40) == struct.pack("<q", 2**40)
-    assert launcher.encode("fp32", 0.1) == struct.pack("<f", 0.1) + bytes(4)
-    assert launcher.encode("bf16", 1.5) == bytes.fromhex("c03f") + bytes(6)  # the upper half of 1.5's float32
-    assert launcher.encode("fp16", 1.5) == bytes.fromhex("003e") + bytes(6)
-    assert launcher.encode("*bf16", None) == bytes(8) and launcher.encode("*u8", 7) == struct.pack("<Q", 7)
+    def encode(kind, value):
+        return launcher.encoder(kind)(value)
+
+    assert encode("i32", -2) == struct.pack("<i", -2) + bytes(4)
+    assert encode("i1", True) == struct.pack("<i", 1) + bytes(4)  # Triton passes i1 as a 32-bit int
+    assert encode("i64", 2**40) == struct.pack("<q", 2**40)
+    assert encode("fp32", 0.1) == struct.pack("<f", 0.1) + bytes(4)
+    assert encode("bf16", 1.5) == bytes.fromhex("c03f") + bytes(6)  # the upper half of 1.5's float32
+    assert encode("fp16", 1.5) == bytes.fromhex("003e") + bytes(6)
+    assert encode("*bf16", None) == bytes(8) and encode("*u8", 7) == struct.pack("<Q", 7)
     with pytest.raises(launcher.Unsupported, match="nvTmaDesc"):
-        launcher.encode("nvTmaDesc", None)
+        encode("nvTmaDesc", None)
+    ptx = ".entry k(\n\t.param .u32 k_param_0\n)"
+    assert launcher.pack(["u32"], ptx, "k", [7], ()) == (struct.pack("<I", 7) + bytes(4), ())
     with pytest.raises(launcher.Unsupported, match="-1 as a parameter of type u32"):  # not a crash of the call
-        launcher.encode("u32", -1)
+        launcher.pack(["u32"], ptx, "k", [-1], ())
 
 
 @pytest.fixture
