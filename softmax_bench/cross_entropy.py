@@ -183,11 +183,26 @@ def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor
     return (grad * (dloss if reduction != "none" else dloss.unsqueeze(-1))).to(grad.dtype)
 
 
+def _differentiable_once(gradient: Tensor) -> Tensor:
+    """The logits' gradient as a backward returns it; under create_graph=True (grad mode on in a backward), an
+    error. The forward wrote the gradient from no graph of the logits, and without them (they are not kept) none can
+    be made: a second derivative through it would leave this loss out without a word (a gradient penalty's gradient
+    came out 0.016 from torch's: evidence/experiments/2026-12-05-session43/second-derivative.py). torch's
+    DelayedError, raised only if the gradient is differentiated, would not be: the engine skips a node on no path
+    to the inputs asked for."""
+    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
+        raise RuntimeError("softmax_bench.cross_entropy is differentiable once: its gradient is written by the "
+                           "forward, and a backward with create_graph=True would differentiate it again. For a second "
+                           "derivative through the loss (a gradient penalty, a Hessian-vector product, MAML), use "
+                           "torch.nn.functional.cross_entropy")
+    return gradient
+
+
 def _backward(ctx, dloss, dlse, dgrad):
     (grad,) = ctx.saved_tensors
     if dloss is None:  # the loss was not differentiated (grads are not materialized: see _setup_context)
         return (None,) * 10
-    return (_logits_gradient(ctx, grad, dloss, ctx.reduction),) + (None,) * 9
+    return (_differentiable_once(_logits_gradient(ctx, grad, dloss, ctx.reduction)),) + (None,) * 9
 
 
 _cross_entropy.register_autograd(_backward, setup_context=_setup_context)
@@ -235,7 +250,7 @@ class _InplaceBackward(torch.autograd.Function):
         (grad,) = ctx.saved_tensors
         if dloss is None:
             return (None,) * 9
-        return (_logits_gradient(ctx, grad, dloss, ctx.reduction),) + (None,) * 8
+        return (_differentiable_once(_logits_gradient(ctx, grad, dloss, ctx.reduction)),) + (None,) * 8
 
 
 def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, reduction: str = "mean",

@@ -402,6 +402,23 @@ def test_inplace_backward_over_logits_their_producer_still_needs_is_an_error_not
         loss.backward()
 
 
+@pytest.mark.parametrize("inplace", [False, True], ids=["gradient", "inplace_backward"])
+def test_a_second_derivative_through_the_loss_is_an_error_not_a_lost_term(inplace):
+    """The gradient the forward wrote has no graph of the logits: a backward with create_graph=True (a gradient
+    penalty: ‖∇ loss‖² differentiated again) says so, where it had silently left the loss's second derivative out;
+    a plain backward is what it was."""
+    x, target = logits_and_targets(4, 16, torch.float32)
+    x_ = x.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="differentiable once.*torch.nn.functional.cross_entropy"):
+        torch.autograd.grad(softmax_bench.cross_entropy(x_ * 1, target, inplace_backward=inplace), x_,
+                            create_graph=True)
+    x_ = x.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(softmax_bench.cross_entropy(x_ * 1, target, inplace_backward=inplace), x_)
+    x64 = x.double().requires_grad_()
+    (expected,) = torch.autograd.grad(torch.nn.functional.cross_entropy(x64, target), x64)
+    torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
+
+
 def test_the_inplace_op_passes_opcheck_and_compiles():
     x, target = logits_and_targets(4, 96, torch.float32)
     torch.library.opcheck(torch.ops.softmax_bench.cross_entropy_inplace_backward.default,
