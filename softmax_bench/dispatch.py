@@ -10,6 +10,7 @@ with the tables read (`tune` calls it after writing a table); the Triton version
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from functools import lru_cache
 
@@ -155,8 +156,22 @@ def implicit_dim(x: torch.Tensor, name: str) -> int:
     3-D tensors, else 1."""
     ndim = x.dim() if isinstance(x, torch.Tensor) else 0
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", stacklevel=3)
+                  "as an argument.", stacklevel=4)  # the caller of softmax, past given_dim
     return 0 if ndim in (0, 1, 3) else 1
+
+
+def given_dim(x: torch.Tensor, dim, name: str) -> int:
+    """The dim a call names, as torch reads it: None as torch.nn.functional picks (implicit_dim); an integer of
+    another type (a NumPy integer, an integer tensor of one element) as its int, through __index__; a bool or
+    anything else as itself, for check_dim to refuse."""
+    if dim is None:
+        return implicit_dim(x, name)
+    if type(dim) is int or isinstance(dim, bool):
+        return dim
+    try:
+        return operator.index(dim)
+    except TypeError:
+        return dim
 
 
 def dim_last(t: torch.Tensor, dim: int) -> torch.Tensor:
@@ -336,8 +351,7 @@ def softmax(
     if not torch.compiler.is_compiling() and \
             (y := replay.replayed(x, dim, dtype, scale, mask, causal, variant, False, bias)) is not None:
         return y
-    if dim is None:
-        dim = implicit_dim(x, "softmax")
+    dim = given_dim(x, dim, "softmax")
     x, out_dtype = with_dtype(x, dtype)
     if through_op(x, bias):
         return with_autograd(x, dim, scale, mask, causal, variant, False, out_dtype, bias)
@@ -363,8 +377,7 @@ def log_softmax(
     if not torch.compiler.is_compiling() and \
             (y := replay.replayed(x, dim, dtype, scale, mask, causal, variant, True, bias)) is not None:
         return y
-    if dim is None:
-        dim = implicit_dim(x, "log_softmax")
+    dim = given_dim(x, dim, "log_softmax")
     x, out_dtype = with_dtype(x, dtype)
     if through_op(x, bias):
         return with_autograd(x, dim, scale, mask, causal, variant, True, out_dtype, bias)

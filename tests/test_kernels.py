@@ -5,6 +5,7 @@ import subprocess
 import sys
 import types
 
+import numpy as np
 import pytest
 import torch
 
@@ -370,6 +371,18 @@ def test_float64_runs_torchs_softmax_and_a_triton_variant_says_it_takes_none():
 def test_dim_out_of_range():
     with pytest.raises(ValueError, match=r"use a dim in \[-2, 1\]"):
         softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), dim=2)
+
+
+def test_a_dim_of_any_integer_type_is_read_as_torch_reads_it():
+    """A NumPy integer or an integer tensor of one element names a dim, as torch's __index__ reads it; a bool, a
+    float tensor and a float do not (torch refuses them too)."""
+    x = torch.randn(2, 3, device=DEVICE)
+    for dim in (np.int64(0), np.int32(-1), torch.tensor(1)):
+        for ours, torchs in ((softmax_bench.softmax, torch.softmax), (softmax_bench.log_softmax, torch.log_softmax)):
+            torch.testing.assert_close(ours(x, dim), torchs(x, int(dim)), atol=1e-6, rtol=1e-5)
+    for dim in (True, torch.tensor(0.5), 1.0):
+        with pytest.raises(TypeError, match="dim must be an int"):
+            softmax_bench.softmax(x, dim)
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [
