@@ -10,6 +10,7 @@ with the tables read (`tune` calls it after writing a table); the Triton version
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import warnings
 from functools import lru_cache
@@ -196,8 +197,9 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
     column stride; shared rows as they are)."""
     if scale is None and mask is None and not causal and not log and out_dtype is None and bias is None:
         return PLAIN
-    if scale is not None and not isinstance(scale, (int, float)):
-        raise TypeError(f"scale must be a number, got {type(scale).__name__}")
+    if scale is not None and not isinstance(scale, numbers.Real):  # a NumPy float too
+        hint = " (a 0-d tensor: pass scale.item())" if isinstance(scale, torch.Tensor) else ""
+        raise TypeError(f"scale must be a number, got {type(scale).__name__}{hint}")
     rows_mask, mask_group, mask_period = None, 1, 0
     if mask is not None:
         if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:

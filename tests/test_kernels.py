@@ -385,6 +385,14 @@ def test_a_dim_of_any_integer_type_is_read_as_torch_reads_it():
             softmax_bench.softmax(x, dim)
 
 
+def test_a_scale_of_any_real_type_is_taken_and_a_tensor_says_how():
+    x = torch.randn(2, 3, device=DEVICE)
+    for scale in (np.float32(0.5), np.float64(0.5), 0.5):
+        torch.testing.assert_close(softmax_bench.softmax(x, scale=scale), torch.softmax(x * 0.5, -1))
+    with pytest.raises(TypeError, match=r"scale must be a number, got Tensor \(a 0-d tensor: pass scale.item\(\)\)"):
+        softmax_bench.softmax(x, scale=torch.tensor(0.5))
+
+
 @pytest.mark.parametrize(("kwargs", "words"), [
     ({"dim": "a"}, "dim must be an int, got str 'a'"), ({"dim": 1.0}, "dim must be an int, got float 1.0"),
     ({"variant": None}, "variant must be a str, one of fused, cluster"),
