@@ -44,11 +44,6 @@ class Unsupported(Exception):
     """A launch launcher.c does not take: it goes through Triton's."""
 
 
-def unencodable(kind: str, value, error: struct.error) -> Unsupported:
-    """A value its type cannot hold: the launch goes through Triton's, which says so."""
-    return Unsupported(f"{value!r} as a parameter of type {kind}: {error}")
-
-
 @functools.cache
 def encoder(kind: str):
     """value → its 8-byte slot, for a parameter of Triton type `kind` (struct.error for a value it cannot hold)."""
@@ -89,8 +84,8 @@ def pack(kinds: list, ptx: str, name: str, template: list, slots: tuple) -> tupl
         else:
             try:
                 values.append(to_slot(template[position]))
-            except struct.error as e:
-                raise unencodable(kind, template[position], e) from None
+            except struct.error as e:  # a value its type cannot hold (Triton's own launch would say so)
+                raise Unsupported(f"{template[position]!r} as a parameter of type {kind}: {e}") from None
     return b"".join(values) + NULL_POINTER * added, tuple(tensor_slots)
 
 
