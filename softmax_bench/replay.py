@@ -216,9 +216,6 @@ def own_replay(launches: list, plan: Plan):
     return module.Replay(own, plan, plan.stream_of, plan.device_index, None if plan.like_x else plan.out_dtype)
 
 
-# How a launcher.Replay allocates y and reads a tensor's address: torch.empty_like and data_ptr(), or replayed.cpp's
-# empty_like and address_of (CXX_REPLAYED)
-REPLAY_GLUE = [torch.empty_like, None]
 PLANS: dict[tuple, Plan] = {}  # with OWN_LAUNCHER, launcher.Replays where it takes the launches
 # The keys of kinds called once: a kind's plan is made at its second call, so that a kind called only once (a
 # decoding step's rows, a column wider each step) costs no plan (the recording, make_plan and the launcher's
@@ -286,7 +283,6 @@ def replayed_from_cxx() -> bool:
         return False
     module.configure(PLANS, FUSED_CASTS)
     replayed = module.replayed
-    REPLAY_GLUE[:] = module.empty_like, module.address_of
     if OWN_LAUNCHER:
         from . import launcher
 
@@ -296,9 +292,12 @@ def replayed_from_cxx() -> bool:
 
 
 def replay_glue() -> tuple:
-    """launcher.configure's arguments: how a Replay allocates y and reads the tensors' addresses (REPLAY_GLUE), the
-    contiguous format, Triton's runtime knobs."""
-    return REPLAY_GLUE[0], torch.contiguous_format, _runtime_knobs(), REPLAY_GLUE[1]
+    """launcher.configure's arguments: how a Replay allocates y and reads the tensors' addresses (replayed.cpp's
+    empty_like and address_of once `replayed` is its, else torch.empty_like and data_ptr()), the contiguous format,
+    Triton's runtime knobs."""
+    cxx = None if replayed is python_replayed else cxx_built()
+    return (torch.empty_like if cxx is None else cxx.empty_like, torch.contiguous_format, _runtime_knobs(),
+            None if cxx is None else cxx.address_of)
 
 
 def builds_cxx(compile_module_from_src) -> bool:
