@@ -233,10 +233,9 @@ def _register(name: str, log: bool) -> None:
 
         @staticmethod
         def backward(ctx, dy):
-            if torch.is_grad_enabled() or torch._C._are_functorch_transforms_active():
-                # create_graph=True, or a backward under torch.func's transforms (a dy they batch or wrap): torch's
-                # ops, which autograd differentiates again (the saved y is this call's output, so a second gradient
-                # comes back through this backward) and the transforms batch
+            if torch.is_grad_enabled():  # create_graph=True: torch's ops, which autograd differentiates again (the
+                # saved y is this call's output, so a second gradient comes back through this backward). A dy that
+                # a vmap batched takes them too, in replayed_or_backward: it has no storage for a kernel to read
                 return function_gradient(ctx, dy, torch_ops_backward)
             # a plain backward, which the engine runs with grad mode off: without once_differentiable's wrapper (its
             # no_grad, its checks) an eager step costs 35 µs on a CPU, not 41 (thirty-seventh session, grad-call-cost)
