@@ -452,8 +452,8 @@ def replayed_or_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: flo
         plan = replay.PLANS.get(key)
     except (AttributeError, TypeError):  # not tensors, an unhashable argument: the long way says what is wrong
         key = plan = None
-    except RuntimeError:  # a tensor of no storage: a dy batched by a vmap (gradcheck's batched gradients take the
-        # legacy one, which sets no functorch transform), which a kernel cannot read and torch's ops batch
+    except RuntimeError:  # a tensor of no storage: a dy batched by a vmap (torch.func's, or the legacy one of
+        # gradcheck's batched gradients), which a kernel cannot read and torch's ops batch
         return softmax_backward(y, dy, dim, scale, mask, causal, "eager", log)
     if plan is not None:
         return plan(y, mask, dy)
