@@ -152,21 +152,21 @@ def with_dtype(x: torch.Tensor, dtype: torch.dtype | None) -> tuple[torch.Tensor
     return x.to(dtype), None
 
 
-def implicit_dim(x: torch.Tensor, name: str) -> int:
+def implicit_dim(x: torch.Tensor, name: str, stacklevel: int = 3) -> int:
     """torch.nn.functional's dim for `dim=None` (deprecated there, and warned of the same way): 0 for 0-, 1- and
-    3-D tensors, else 1."""
+    3-D tensors, else 1. stacklevel: torch's _stacklevel, counted from softmax as torch counts it from F.softmax."""
     ndim = x.dim() if isinstance(x, torch.Tensor) else 0
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", stacklevel=4)  # the caller of softmax, past given_dim
+                  "as an argument.", stacklevel=stacklevel + 1)  # + given_dim's frame
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def given_dim(x: torch.Tensor, dim, name: str) -> int:
-    """The dim a call names, as torch reads it: None as torch.nn.functional picks (implicit_dim); an integer of
-    another type (a NumPy integer, an integer tensor of one element) as its int, through __index__; a bool or
-    anything else as itself, for check_dim to refuse."""
+def given_dim(x: torch.Tensor, dim, name: str, stacklevel: int = 3) -> int:
+    """The dim a call names, as torch reads it: None as torch.nn.functional picks (implicit_dim, warned at
+    `stacklevel`); an integer of another type (a NumPy integer, an integer tensor of one element) as its int,
+    through __index__; a bool or anything else as itself, for check_dim to refuse."""
     if dim is None:
-        return implicit_dim(x, name)
+        return implicit_dim(x, name, stacklevel)
     if type(dim) is int or isinstance(dim, bool):
         return dim
     try:
@@ -314,12 +314,15 @@ def softmax(
     causal: bool = False,
     variant: str = "auto",
     bias: torch.Tensor | None = None,
+    _stacklevel: int = 3,
 ) -> torch.Tensor:
     """Softmax of `x` over `dim`, for a tensor of any rank; the output has x's shape, and x's dtype or `dtype`.
 
     torch.softmax's signature: `softmax(x, dim, dtype)`. dim may be negative; dim=None picks as
     torch.nn.functional.softmax does (0 for 0-, 1- and 3-D x, else 1, with torch's deprecation warning); the
-    default is the last dim. dtype: the output's, x cast to it first as torch does, except that 16-bit x with
+    default is the last dim. `_stacklevel` is F.softmax's (the frame dim=None's warning names), which torch.nn.Softmax
+    passes: so softmax_bench.softmax can stand in for F.softmax (its third positional is dtype, as torch.softmax's).
+    dtype: the output's, x cast to it first as torch does, except that 16-bit x with
     dtype=torch.float32 is read in its own dtype and written in fp32 in the same pass (one read, one write).
     float64 (x or dtype) runs torch's own softmax.
 
@@ -353,7 +356,7 @@ def softmax(
     if not torch.compiler.is_compiling() and \
             (y := replay.replayed(x, dim, dtype, scale, mask, causal, variant, False, bias)) is not None:
         return y
-    dim = given_dim(x, dim, "softmax")
+    dim = given_dim(x, dim, "softmax", _stacklevel)
     x, out_dtype = with_dtype(x, dtype)
     if through_op(x, bias):
         return with_autograd(x, dim, scale, mask, causal, variant, False, out_dtype, bias)
@@ -370,6 +373,7 @@ def log_softmax(
     causal: bool = False,
     variant: str = "auto",
     bias: torch.Tensor | None = None,
+    _stacklevel: int = 3,
 ) -> torch.Tensor:
     """log_softmax of `x` over `dim`: softmax's arguments and variants, computed as
     x − max − log Σ e^(x − max) in fp32. A slice that is entirely -inf or masked out gives -inf in the Triton
@@ -379,7 +383,7 @@ def log_softmax(
     if not torch.compiler.is_compiling() and \
             (y := replay.replayed(x, dim, dtype, scale, mask, causal, variant, True, bias)) is not None:
         return y
-    dim = given_dim(x, dim, "log_softmax")
+    dim = given_dim(x, dim, "log_softmax", _stacklevel)
     x, out_dtype = with_dtype(x, dtype)
     if through_op(x, bias):
         return with_autograd(x, dim, scale, mask, causal, variant, True, out_dtype, bias)
@@ -471,8 +475,11 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
     capturing = capturing_on(y)
     backward = backward_for(_resolve(variant, N, y.dtype, y.device, capturing, log), N, y.dtype)
     fusion = fusion_for(y, dim, scale, mask, causal, log)
-    if y.numel() == 0:
-        return like_output(y)
+    if y.numel() == 0:  # empty; torch's op's where it must be differentiable (create_graph=True runs torch's)
+        if backward.triton:
+            return like_output(y)
+        grad_of = torch.ops.aten._log_softmax_backward_data if log else torch.ops.aten._softmax_backward_data
+        return grad_of(dy, y, dim, y.dtype)
     y_rows, dy_rows = as_rows(y_last), as_rows(dy_last)
     # every Triton forward has the same backward (backward_for), so a plan made outside a capture serves one too
     replayable = y.is_cuda and not capturing and y_last is y and dy_last is dy and not interpreted()

@@ -277,6 +277,20 @@ def test_the_kernels_derivatives_of_every_order_are_torchs(name):
         torch.testing.assert_close(value, expected[case], atol=2e-5, rtol=2e-5, msg=case)
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(0, 10), (10, 0), (0,), (2, 0, 3)], ids=str)
+def test_an_empty_gradient_is_differentiable_again(name, shape):
+    """torch's test_softmax_results: an empty x's gradient taken with create_graph=True is part of the graph (its
+    .sum().backward() runs), as torch's is; it came back detached."""
+    ours, torchs = getattr(softmax_bench, name), getattr(torch, name)
+    dim = 0 if len(shape) == 1 else 1
+    for f in (ours, torchs):
+        x = torch.rand(shape, device=DEVICE, requires_grad=True)
+        (grad,) = torch.autograd.grad(f(x, dim), x, torch.rand(shape, device=DEVICE), create_graph=True)
+        assert grad.shape == shape and grad.requires_grad, f
+        grad.sum().backward()
+
+
 def test_which_backward_runs():
     registry, forward = backwards(), softmax_bench.variants()
     wide = "cluster" if registry["cluster"].supports(fused_backward.MAX_N, torch.bfloat16) else None

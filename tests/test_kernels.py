@@ -385,6 +385,44 @@ def test_a_dim_of_any_integer_type_is_read_as_torch_reads_it():
             softmax_bench.softmax(x, dim)
 
 
+def test_it_stands_in_for_torchs_functional_softmax_in_torchs_modules(monkeypatch):
+    """torch.nn.Softmax, LogSoftmax and Softmax2d call F.softmax(input, dim, _stacklevel=5): with F's functions
+    patched to ours, the modules run ours and give torch's values. dim=None's deprecation warning names the frame
+    torch's names at the same _stacklevel."""
+    import warnings
+
+    import torch.nn.functional as F
+
+    x = torch.randn(2, 3, 4, 5, device=DEVICE)
+    modules = (torch.nn.Softmax(dim=1), torch.nn.LogSoftmax(dim=-1), torch.nn.Softmax2d())
+    expected = [module(x) for module in modules]
+    ran = []
+    monkeypatch.setattr(F, "softmax", lambda *a, **k: ran.append("softmax") or softmax_bench.softmax(*a, **k))
+    monkeypatch.setattr(F, "log_softmax", lambda *a, **k: ran.append("log") or softmax_bench.log_softmax(*a, **k))
+    for module, y_ref in zip(modules, expected):
+        torch.testing.assert_close(module(x), y_ref, atol=1e-6, rtol=1e-5)
+    assert ran == ["softmax", "log", "softmax"]
+    monkeypatch.undo()
+
+    def warned_at(call) -> list:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        return [(w.filename, w.lineno) for w in caught if "Implicit dimension" in str(w.message)]
+
+    def outer(fn, **stacklevel):
+        return inner(fn, **stacklevel)  # _stacklevel=4 names this line
+
+    def inner(fn, **stacklevel):
+        return fn(x, dim=None, **stacklevel)  # the default _stacklevel (3) names this one
+
+    for ours, torchs in ((softmax_bench.softmax, F.softmax), (softmax_bench.log_softmax, F.log_softmax)):
+        for stacklevel in ({}, {"_stacklevel": 4}):
+            where = warned_at(lambda: outer(ours, **stacklevel))
+            assert len(where) == 1 and where == warned_at(lambda: outer(torchs, **stacklevel)), stacklevel
+            assert where[0][0] == __file__
+
+
 def test_a_scale_of_any_real_type_is_taken_and_a_tensor_says_how():
     x = torch.randn(2, 3, device=DEVICE)
     for scale in (np.float32(0.5), np.float64(0.5), 0.5):
