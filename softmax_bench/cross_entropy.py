@@ -90,8 +90,8 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     if not rows.is_cuda:
         # a target outside [0, V) is an error, as torch's, never a number: on a GPU the kernels raise it (a
         # device-side assert, at the next synchronization, as torch's); the interpreter skips their asserts
-        torch._assert_async(targets_ok, f"cross_entropy: a target is outside [0, {rows.shape[1]}) and is not "
-                                        "ignore_index")
+        torch._assert_async(targets_ok, f"cross_entropy: a target is out of bounds: outside [0, {rows.shape[1]}) "
+                                        "and not ignore_index")
     return (loss.view(target.shape) if reduction == "none" else loss), lse.view(target.shape), dlogits
 
 

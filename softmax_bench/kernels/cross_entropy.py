@@ -248,7 +248,7 @@ def _check_targets(bad, ok_ptr):
     a device-side assert there besides, as torch's own loss raises (the interpreter skips it: the caller asserts
     ok_ptr)."""
     none_bad = tl.sum(bad.to(tl.int32), axis=0) == 0
-    tl.device_assert(none_bad, "cross_entropy: a target is outside [0, V) and is not ignore_index")
+    tl.device_assert(none_bad, "cross_entropy: a target is out of bounds: outside [0, V) and not ignore_index")
     tl.store(ok_ptr, tl.where(none_bad, 1.0, 0.0))
 
 
