@@ -141,6 +141,21 @@ def test_extreme_logits_and_minus_infinity():
     assert loss[2] == float("inf")
 
 
+@pytest.mark.parametrize("softcap", [30.0, 300.0, 1e4], ids=str)
+def test_a_wide_softcap_is_as_accurate_as_torchs(softcap):
+    """c·tanh(x / c) with tanh as accurate as torch's near 0 (1 − 2 / (e^(2u) + 1) was off by ~6e-8 there, so a
+    capped logit by ~c·6e-8: the fp32 gradient 2.1e-4 from float64 at c = 1e4, torch's 4e-7;
+    evidence/experiments/2026-12-05-session44/softcap-accuracy.py). Liger's suite checks caps of 30 and 40 in fp32."""
+    x, target = logits_and_targets(16, 3000, torch.float32, scale=4.0)
+    xg, x64 = x.clone().requires_grad_(), x.double().requires_grad_()
+    loss = softmax_bench.cross_entropy(xg, target, softcap=softcap, reduction="sum")
+    expected = reference(x64, target, softcap=softcap, reduction="sum")
+    loss.backward()
+    expected.backward()
+    torch.testing.assert_close(loss.double(), expected, atol=0, rtol=2e-6)
+    torch.testing.assert_close(xg.grad.double(), x64.grad, atol=2e-6, rtol=0)
+
+
 def test_loss_backward_hands_the_fused_gradient_on_as_written():
     """loss.backward() of a mean: the loss's gradient is 1, and the logits' gradient is the one the forward wrote."""
     x, target = logits_and_targets(4, 300, torch.bfloat16)
