@@ -1,8 +1,9 @@
 """`cross_entropy(logits, target, …)` and `CrossEntropyLoss`: the loss over a vocabulary, fused.
 
 The forward reads the logits and writes one loss a row (kernels/cross_entropy.py); when the logits need a gradient,
-the same launch writes it too (in their dtype), so that the backward only scales it by the incoming gradient, in
-place, on the device: nothing when that gradient is 1, and the host never waits to learn which. No M×V fp32
+the same launch writes it too (in their dtype), for a loss gradient of 1: the backward then hands it on, decided on
+the device (the host never waits to learn which). For any other loss gradient it writes the gradient again from the
+logits, which it keeps, in place: rounded once, where scaling the written one rounded twice. No M×V fp32
 intermediate is made. The op is registered (`torch.ops.softmax_bench.cross_entropy`) with a fake
 implementation and autograd: torch.compile traces it as one node, and torch.library.opcheck passes.
 """
@@ -71,11 +72,13 @@ def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Te
 
 def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
-                       inplace: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
-    """(the loss as reduced, each row's lse, the logits' gradient as rows or None): the targets' kernel (the loss's
-    scale, 1 / the mean's divisor; the targets' check), then the loss's and torch's sum; or for rows on a cluster
-    the cluster's kernel and one program that finishes the rows and sums them (after the targets' kernel with the
-    gradient, which needs its scale; else doing its work too; a prologue first for an in-place gradient).
+                       inplace: bool, divisor: Optional[Tensor] = None
+                       ) -> tuple[Tensor, Tensor, Optional[Tensor], Optional[Tensor]]:
+    """(the loss as reduced, each row's lse, the logits' gradient as rows or None, the loss's scale or None): the
+    targets' kernel (the loss's scale, 1 / the mean's divisor; the targets' check), then the loss's and torch's sum;
+    or for rows on a cluster the cluster's kernel and one program that finishes the rows and sums them (after the
+    targets' kernel with the gradient, which needs its scale; else doing its work too; a prologue first for an
+    in-place gradient).
     inplace: the gradient is written over the logits' rows (or a copy of them the kernel needed: then it is that
     copy). divisor: what `mean` divides by, when the caller says (a 0-d tensor), else the rows not ignored."""
     # imported when first run: importing a kernel module decorates its @triton.jit functions, which decides whether
@@ -85,21 +88,21 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     # the kernels read a row's target at the row's index and a class's weight at the class's
     rows, targets = as_rows(logits), target.reshape(-1).contiguous()
     weight = weight.contiguous() if weight is not None else None
-    loss, lse, dlogits, targets_ok = kernel.launch(rows, targets, weight, ignore_index, label_smoothing, z_loss,
-                                                   softcap, with_grad, inplace, reduction, divisor)
+    loss, lse, dlogits, targets_ok, scale = kernel.launch(rows, targets, weight, ignore_index, label_smoothing,
+                                                          z_loss, softcap, with_grad, inplace, reduction, divisor)
     if not rows.is_cuda:
         # a target outside [0, V) is an error, as torch's, never a number: on a GPU the kernels raise it (a
         # device-side assert, at the next synchronization, as torch's); the interpreter skips their asserts
         torch._assert_async(targets_ok, f"cross_entropy: a target is out of bounds: outside [0, {rows.shape[1]}) "
                                         "and not ignore_index")
-    return (loss.view(target.shape) if reduction == "none" else loss), lse.view(target.shape), dlogits
+    return (loss.view(target.shape) if reduction == "none" else loss), lse.view(target.shape), dlogits, scale
 
 
 def _loss_lse_and_grad(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float],
                        with_grad: bool, divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor]:
-    loss, lse, dlogits = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss,
-                                            softcap, with_grad, inplace=False, divisor=divisor)
+    loss, lse, dlogits, _ = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing,
+                                               z_loss, softcap, with_grad, inplace=False, divisor=divisor)
     grad = dlogits.view(logits.shape) if dlogits is not None else logits.new_empty(0)
     return loss, lse, grad
 
@@ -111,8 +114,8 @@ def _loss_lse_in_place(logits: Tensor, target: Tensor, weight: Optional[Tensor],
                        reduction: str, label_smoothing: float, z_loss: float,
                        softcap: Optional[float], divisor: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """The loss and lse, with the logits' gradient written over the logits."""
-    loss, lse, dlogits = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss,
-                                            softcap, with_grad=True, inplace=True, divisor=divisor)
+    loss, lse, dlogits, _ = _loss_and_gradient(logits, target, weight, ignore_index, reduction, label_smoothing,
+                                               z_loss, softcap, with_grad=True, inplace=True, divisor=divisor)
     if dlogits.data_ptr() != logits.data_ptr():  # rows that as_rows had to copy: the gradient goes back
         logits.copy_(dlogits.view(logits.shape))
     return loss, lse
@@ -136,13 +139,48 @@ def _(logits, target, weight, ignore_index, reduction, label_smoothing, z_loss, 
             logits.new_empty(logits.shape if with_grad else (0,)))
 
 
-def _setup_context(ctx, inputs, output):
-    ctx.reduction = inputs[4]
+def _recomputed(logits: Tensor, target: Tensor, weight: Optional[Tensor], lse: Tensor, dloss: Tensor,
+                ignore_index: int, reduction: str, label_smoothing: float, z_loss: float, softcap: Optional[float],
+                divisor: Optional[Tensor] = None, scale: Optional[Tensor] = None,
+                out: Optional[Tensor] = None) -> Tensor:
+    """The logits' gradient for the loss's gradient dloss, written from the logits and the forward's lse, rounded
+    once (kernels/cross_entropy.gradient): into `out` (the forward's gradient, its rows whose dloss is 1 left), else
+    a new tensor. scale: the forward's loss scale, else the targets' kernel finds it again."""
+    from .kernels import cross_entropy as kernel  # imported when first run, as in _loss_and_gradient
+
+    V = logits.shape[-1]
+    targets = target.reshape(-1).contiguous()
+    weight = weight.contiguous() if weight is not None else None
+    if scale is None:
+        scale = kernel.targets(targets, V, ignore_index, weight, divisor, reduction == "mean")[0]
+    grad = kernel.gradient(as_rows(logits), targets, weight, lse.reshape(-1), dloss, scale, ignore_index,
+                           label_smoothing, z_loss, softcap, out.view(-1, V) if out is not None else None)
+    return out if out is not None else grad.view(logits.shape)
+
+
+@torch.library.custom_op("softmax_bench::cross_entropy_gradient", mutates_args=())
+def _cross_entropy_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], lse: Tensor, dloss: Tensor,
+                            ignore_index: int, reduction: str, label_smoothing: float, z_loss: float,
+                            softcap: Optional[float], divisor: Optional[Tensor] = None) -> Tensor:
+    """_recomputed into a new tensor, as a traced backward takes it (torch.compile)."""
+    return _recomputed(logits, target, weight, lse, dloss, ignore_index, reduction, label_smoothing, z_loss, softcap,
+                       divisor)
+
+
+@_cross_entropy_gradient.register_fake
+def _(logits, target, weight, lse, dloss, ignore_index, reduction, label_smoothing, z_loss, softcap, divisor=None):
+    return logits.new_empty(logits.shape)
+
+
+def _setup_context(ctx, inputs, output, scale: Optional[Tensor] = None):
+    logits, target, weight, ctx.ignore_index, ctx.reduction, ctx.smoothing, ctx.z_loss, ctx.softcap = inputs[:8]
+    divisor = inputs[9]
     ctx.mark_non_differentiable(output[1], output[2])
     # lse and the gradient output are never differentiated: left None, not zeros of their shape (an M×V memset
     # each step, a quarter of its bytes)
     ctx.set_materialize_grads(False)
-    ctx.save_for_backward(output[2])
+    # the logits kept for a loss gradient other than 1 (as torch's loss keeps its M×V log-probabilities)
+    ctx.save_for_backward(output[2], logits, target, weight, output[1], divisor, scale)
 
 
 def _on_device(dloss: Tensor) -> bool:
@@ -152,8 +190,23 @@ def _on_device(dloss: Tensor) -> bool:
     return (type(dloss) is torch.Tensor and not torch.compiler.is_compiling() and not dloss.requires_grad)
 
 
+def _written_again(ctx, dloss: Tensor) -> Tensor:
+    """The logits' gradient for the loss's actual gradient dloss: the forward wrote it for a dloss of 1. In eager
+    the first backward writes it again from the logits, in place, only where dloss is not exactly 1
+    (`loss.backward()` of a mean or a sum hands the written one on with no pass), decided on the device as
+    _logits_gradient's scale is. Any other backward (a second through the same forward, retain_graph=True, which
+    must not change what the first returned; a traced one) writes a new tensor."""
+    grad, logits, target, weight, lse, divisor, scale = ctx.saved_tensors
+    options = (ctx.ignore_index, ctx.reduction, ctx.smoothing, ctx.z_loss, ctx.softcap)
+    if _on_device(dloss) and not getattr(ctx, "written_again", False):
+        ctx.written_again = True
+        return _recomputed(logits, target, weight, lse, dloss, *options, divisor, scale, out=grad)
+    return torch.ops.softmax_bench.cross_entropy_gradient(logits, target, weight, lse, dloss, *options, divisor)
+
+
 def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor:
-    """The gradient the forward wrote (for a loss gradient of 1), scaled by the loss's actual gradient.
+    """inplace_backward's: the gradient the forward wrote over the logits (for a loss gradient of 1), scaled by the
+    loss's actual gradient (rounded twice: the logits it could be written from again are gone).
 
     In eager the first backward scales it in place on the device, which skips the pass when the scale is exactly 1
     (`loss.backward()` of a mean or a sum) and waits for nothing: asking the host whether it is 1 cost a
@@ -185,8 +238,8 @@ def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor
 
 def _differentiable_once(gradient: Tensor) -> Tensor:
     """The logits' gradient as a backward returns it; under create_graph=True (grad mode on in a backward), an
-    error. The forward wrote the gradient from no graph of the logits, and without them (they are not kept) none can
-    be made: a second derivative through it would leave this loss out without a word (a gradient penalty's gradient
+    error. The kernels write the gradient from no graph of the logits, and none of them is differentiable: a second
+    derivative through it would leave this loss out without a word (a gradient penalty's gradient
     came out 0.016 from torch's: evidence/experiments/2026-12-05-session43/second-derivative.py). torch's
     DelayedError, raised only if the gradient is differentiated, would not be: the engine skips a node on no path
     to the inputs asked for."""
@@ -199,10 +252,9 @@ def _differentiable_once(gradient: Tensor) -> Tensor:
 
 
 def _backward(ctx, dloss, dlse, dgrad):
-    (grad,) = ctx.saved_tensors
     if dloss is None:  # the loss was not differentiated (grads are not materialized: see _setup_context)
         return (None,) * 10
-    return (_differentiable_once(_logits_gradient(ctx, grad, dloss, ctx.reduction)),) + (None,) * 9
+    return (_differentiable_once(_written_again(ctx, dloss)),) + (None,) * 9
 
 
 _cross_entropy.register_autograd(_backward, setup_context=_setup_context)
@@ -217,8 +269,9 @@ class _EagerAutograd(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, *inputs):
-        outputs = _loss_lse_and_grad(*inputs)
-        _setup_context(ctx, inputs, outputs)
+        loss, lse, dlogits, scale = _loss_and_gradient(*inputs[:-1], inplace=False, divisor=inputs[-1])
+        outputs = (loss, lse, dlogits.view(inputs[0].shape))
+        _setup_context(ctx, inputs, outputs, scale)  # the scale kept: the backward needs no targets' kernel
         return outputs
 
     @staticmethod
@@ -268,13 +321,16 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     by instead (a number or a 0-d tensor: transformers' num_items_in_batch), so that the gradient the forward
     writes is already the one `loss.backward()` needs; `sum(...) / divisor` would cost the backward a pass.
 
-    When the logits need a gradient the forward writes it as it computes the loss; the backward multiplies it by
-    the loss's gradient in place (one more elementwise pass), decided on the device: when that is exactly 1
-    (`loss.backward()`), the pass is skipped and nothing waits for the GPU. One backward a forward, unless the
-    first had a loss gradient of 1 (compiled: out of place, a pass). inplace_backward=True writes that gradient
-    over the logits' own buffer instead of a new one (at 8k tokens of a 128256 vocabulary, 2 GB of bf16 not
-    allocated): after the forward the logits hold their gradient, so nothing else may read them (a leaf's .grad is
-    a copy: autograd keeps a leaf's own data).
+    When the logits need a gradient the forward writes it as it computes the loss, for a loss gradient of 1; the
+    backward hands it on where the loss's gradient is exactly 1 (`loss.backward()` of a mean or a sum: no pass),
+    decided on the device, so nothing waits for the GPU. For any other loss gradient it writes the gradient again
+    from the logits (kept for it, as torch's loss keeps its log-probabilities) and the forward's lse, in place,
+    rounded once (one pass, the bytes of scaling it; compiled and in a second backward, out of place).
+    inplace_backward=True writes that gradient over the logits' own buffer instead of a new one (at 8k tokens of a
+    128256 vocabulary, 2 GB of bf16 not allocated): after the forward the logits hold their gradient, so nothing
+    else may read them (a leaf's .grad is a copy: autograd keeps a leaf's own data); with no logits left, its
+    backward scales the written gradient (16-bit: rounded twice, within 1.5 ulp), once a forward unless the loss's
+    gradient was 1.
     A target outside [0, V) that is not ignore_index raises an error, as torch's does.
     """
     check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_loss, softcap, weight)
@@ -296,7 +352,7 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     elif with_grad:  # the op's autograd formula without the op
         loss, lse, _ = _EagerAutograd.apply(*arguments, divisor)
     else:  # no autograd to register and nothing traced: past the dispatcher, as softmax's through_op (its µs a call)
-        loss, lse, _ = _loss_and_gradient(*arguments, inplace=False, divisor=divisor)
+        loss, lse, _, _ = _loss_and_gradient(*arguments, inplace=False, divisor=divisor)
     return (loss, lse) if return_lse else loss
 
 

@@ -15,6 +15,9 @@ times 1 − (x_j / c)² after a softcap c (x_j = c·tanh(raw_j / c), Gemma 2's; 
 So a training step reads the logits twice (the second time from L2 for rows that stay there) and writes their
 gradient once; a forward with no gradient reads them once and writes M floats. A row is read from the 16-byte
 boundary before it in whole vectors (aligned.py), its gradient written so too, at any width and row stride.
+
+A backward whose loss gradient is not 1 writes the gradient again (gradient_kernel: pass 2 alone, from the
+forward's lse, its scale times that gradient), so that a 16-bit gradient is rounded once.
 """
 
 from __future__ import annotations
@@ -120,6 +123,52 @@ def _gradient(p, x, cols, target, a, target_term, scale, smoothing, V, weight_pt
 
 
 @triton.jit
+def _target_weight(weight_ptr, target, V, HAS_WEIGHT: tl.constexpr):
+    """The target's class weight in fp32 (1 without weights)."""
+    return tl.sum(_class_weights(weight_ptr, target + tl.arange(0, 1), target + tl.arange(0, 1) < V, HAS_WEIGHT),
+                  axis=0)
+
+
+@triton.jit
+def _coefficient(target_term, smoothing, weights, z_loss, lse, V, HAS_SMOOTHING: tl.constexpr, HAS_Z: tl.constexpr):
+    """p_j's coefficient in a row's gradient (weights: W = Σ_j w_j); the constant term at j = t is target_term."""
+    a = target_term
+    if HAS_SMOOTHING:
+        a += smoothing / V * weights
+    if HAS_Z:
+        a += 2.0 * z_loss * lse
+    return a
+
+
+@triton.jit
+def _gradient_in_chunks(x_row, dx_row, off, row_lanes, first_whole, end_whole, V, softcap, lse, target, a,
+                        target_term, scale, smoothing, weight_ptr, BLOCK: tl.constexpr, HAS_WEIGHT: tl.constexpr,
+                        HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr):
+    """Pass 2: the row's whole vectors read again block by block and their gradient written (times scale)."""
+    for start in range(0, row_lanes, BLOCK):
+        lanes = start + tl.arange(0, BLOCK)
+        x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK, HAS_SOFTCAP)
+        d = _gradient(tl.exp(x - lse), x, lanes - off, target, a, target_term, scale, smoothing, V, weight_ptr,
+                      softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP).to(dx_row.dtype.element_ty)
+        if (start >= first_whole) & (start + BLOCK <= end_whole):
+            tl.store(dx_row + lanes, d)
+        else:
+            tl.store(dx_row + lanes, d, mask=(lanes >= first_whole) & (lanes < end_whole))
+
+
+@triton.jit
+def _gradient_at_ends(x_row, dx_row, off, row_lanes, first_whole, end_whole, V, softcap, lse, target, a,
+                      target_term, scale, smoothing, weight_ptr, VEC: tl.constexpr, HAS_WEIGHT: tl.constexpr,
+                      HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr):
+    """The gradient (times scale) of the row's elements in partial 16-byte vectors at its ends."""
+    end_lanes, end_cols, at_end = partial_ends(off, first_whole, end_whole, 0, row_lanes, V, VEC)
+    end_x = _logits(x_row, end_lanes, at_end, softcap, HAS_SOFTCAP)
+    end_d = _gradient(tl.exp(end_x - lse), end_x, end_cols, target, a, target_term, scale, smoothing, V, weight_ptr,
+                      softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
+    tl.store(dx_row + end_lanes, end_d.to(dx_row.dtype.element_ty), mask=at_end)
+
+
+@triton.jit
 def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_ptr, dx_ptr, stride_dx,
                          scale_ptr, V, ignore_index, smoothing, z_loss, softcap,
                          BLOCK: tl.constexpr, VEC: tl.constexpr, HAS_WEIGHT: tl.constexpr,
@@ -185,9 +234,8 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
                 weights = tl.sum(weights, axis=0)
     lse = m + log_of_sum(s)
     x_t = _logits(x_row + off, target, target < V, softcap, HAS_SOFTCAP)
-    w_t = tl.sum(_class_weights(weight_ptr, target + tl.arange(0, 1), target + tl.arange(0, 1) < V, HAS_WEIGHT),
-                 axis=0)
-    target_term = (1.0 - smoothing) * w_t  # the target's share of the loss, and of p_t's gradient
+    target_term = (1.0 - smoothing) * _target_weight(weight_ptr, target, V, HAS_WEIGHT)  # the target's share of the
+    # loss, and of p_t's gradient
     loss = target_term * (lse - x_t)
     if HAS_SMOOTHING:
         loss += smoothing / V * (weights * lse - weighted_x)
@@ -198,12 +246,7 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
     tl.store(lse_ptr + row, lse)
     if WITH_GRAD:
         scale = tl.where(ignored, 0.0, loss_scale)
-        # p_j's coefficient; the constant term at j = t is target_term
-        a = target_term
-        if HAS_SMOOTHING:
-            a += smoothing / V * weights
-        if HAS_Z:
-            a += 2.0 * z_loss * lse
+        a = _coefficient(target_term, smoothing, weights, z_loss, lse, V, HAS_SMOOTHING, HAS_Z)
         # as aligned.normalize stores: whole vectors block by block, then the partial vectors at the row's ends
         if ON_CHIP:
             # without the target's term: comparing each of a thread's 64 columns with the target took registers
@@ -213,21 +256,11 @@ def cross_entropy_kernel(x_ptr, stride_x, target_ptr, weight_ptr, loss_ptr, lse_
                           softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP, AT_TARGET=False)
             tl.store(dx_row + lanes, d.to(dx_ptr.dtype.element_ty), mask=(lanes >= first_whole) & (lanes < end_whole))
         else:
-            for start in range(0, row_lanes, BLOCK):
-                lanes = start + tl.arange(0, BLOCK)
-                x = _window(x_row, lanes, start, off, row_lanes, first_whole, end_whole, V, softcap, BLOCK,
-                            HAS_SOFTCAP)
-                d = _gradient(tl.exp(x - lse), x, lanes - off, target, a, target_term, scale, smoothing, V,
-                              weight_ptr, softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP).to(dx_ptr.dtype.element_ty)
-                if (start >= first_whole) & (start + BLOCK <= end_whole):
-                    tl.store(dx_row + lanes, d)
-                else:
-                    tl.store(dx_row + lanes, d, mask=(lanes >= first_whole) & (lanes < end_whole))
-        end_lanes, end_cols, at_end = partial_ends(off, first_whole, end_whole, 0, row_lanes, V, VEC)
-        end_x = _logits(x_row, end_lanes, at_end, softcap, HAS_SOFTCAP)
-        end_d = _gradient(tl.exp(end_x - lse), end_x, end_cols, target, a, target_term, scale, smoothing, V,
-                          weight_ptr, softcap, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
-        tl.store(dx_row + end_lanes, end_d.to(dx_ptr.dtype.element_ty), mask=at_end)
+            _gradient_in_chunks(x_row, dx_row, off, row_lanes, first_whole, end_whole, V, softcap, lse, target, a,
+                                target_term, scale, smoothing, weight_ptr, BLOCK, HAS_WEIGHT, HAS_SMOOTHING,
+                                HAS_SOFTCAP)
+        _gradient_at_ends(x_row, dx_row, off, row_lanes, first_whole, end_whole, V, softcap, lse, target, a,
+                          target_term, scale, smoothing, weight_ptr, VEC, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
         if ON_CHIP:
             # the target's element, after every store of the row (another thread's may have held it), from x_t as
             # read before any of them (inplace: the logits are overwritten by now)
@@ -287,6 +320,79 @@ def targets_kernel(target_ptr, M, V, ignore_index, weight_ptr, given_ptr, out_pt
         tl.store(out_ptr, 1.0)
     _check_targets(bad, out_ptr + 1)
     tl.store(out_ptr + 2, 0.0)
+
+
+@triton.jit
+def _recomputed_row(x_ptr, stride_x, target_ptr, weight_ptr, lse_ptr, dx_ptr, stride_dx, scale_ptr, dloss,
+                    weights_ptr, V, ignore_index, smoothing, z_loss, softcap, BLOCK: tl.constexpr, VEC: tl.constexpr,
+                    HAS_WEIGHT: tl.constexpr, HAS_SMOOTHING: tl.constexpr, HAS_SOFTCAP: tl.constexpr,
+                    HAS_Z: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row, dx_row, off, row_lanes, first_whole, end_whole = aligned_row(x_ptr, dx_ptr, row, stride_x, stride_dx, V,
+                                                                        VEC)
+    target = tl.load(target_ptr + row).to(tl.int64)
+    ignored = target == ignore_index
+    target = tl.where(ignored, 0, target)
+    lse = tl.load(lse_ptr + row)
+    target_term = (1.0 - smoothing) * _target_weight(weight_ptr, target, V, HAS_WEIGHT)
+    weights = V * 1.0
+    if HAS_SMOOTHING and HAS_WEIGHT:
+        weights = tl.load(weights_ptr)
+    a = _coefficient(target_term, smoothing, weights, z_loss, lse, V, HAS_SMOOTHING, HAS_Z)
+    scale = tl.where(ignored, 0.0, tl.load(scale_ptr) * dloss)
+    _gradient_in_chunks(x_row, dx_row, off, row_lanes, first_whole, end_whole, V, softcap, lse, target, a,
+                        target_term, scale, smoothing, weight_ptr, BLOCK, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
+    _gradient_at_ends(x_row, dx_row, off, row_lanes, first_whole, end_whole, V, softcap, lse, target, a,
+                      target_term, scale, smoothing, weight_ptr, VEC, HAS_WEIGHT, HAS_SMOOTHING, HAS_SOFTCAP)
+
+
+@triton.jit
+def gradient_kernel(x_ptr, stride_x, target_ptr, weight_ptr, lse_ptr, dx_ptr, stride_dx, scale_ptr, dloss_ptr,
+                    dloss_stride, weights_ptr, V, ignore_index, smoothing, z_loss, softcap, BLOCK: tl.constexpr,
+                    VEC: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_SMOOTHING: tl.constexpr,
+                    HAS_SOFTCAP: tl.constexpr, HAS_Z: tl.constexpr, UNLESS_ONE: tl.constexpr):
+    """Row `row`'s gradient for the loss's gradient dloss, recomputed from the logits and the forward's lse:
+    cross_entropy_kernel's pass 2 with its scale times dloss, in fp32, rounded once (weights_ptr: W = Σ_j w_j, read
+    with label smoothing and class weights). UNLESS_ONE: a row whose dloss is exactly 1 is left as it is (the
+    forward wrote it so): the program reads one float and ends."""
+    dloss = tl.load(dloss_ptr + tl.program_id(0).to(tl.int64) * dloss_stride).to(tl.float32)
+    if UNLESS_ONE:
+        if dloss != 1.0:
+            _recomputed_row(x_ptr, stride_x, target_ptr, weight_ptr, lse_ptr, dx_ptr, stride_dx, scale_ptr, dloss,
+                            weights_ptr, V, ignore_index, smoothing, z_loss, softcap, BLOCK, VEC, HAS_WEIGHT,
+                            HAS_SMOOTHING, HAS_SOFTCAP, HAS_Z)
+    else:
+        _recomputed_row(x_ptr, stride_x, target_ptr, weight_ptr, lse_ptr, dx_ptr, stride_dx, scale_ptr, dloss,
+                        weights_ptr, V, ignore_index, smoothing, z_loss, softcap, BLOCK, VEC, HAS_WEIGHT,
+                        HAS_SMOOTHING, HAS_SOFTCAP, HAS_Z)
+
+
+def gradient(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, lse: torch.Tensor,
+             dloss: torch.Tensor, scale: torch.Tensor, ignore_index: int, smoothing: float, z_loss: float,
+             softcap: float | None, out: torch.Tensor | None = None) -> torch.Tensor:
+    """The logits' gradient for the loss's gradient dloss (one float a row, or one for all), from 2-D logits (unit
+    column stride), 1-D targets, each row's lse and the loss's scale (targets()'s) as the forward had them:
+    computed in fp32 and rounded once, where scaling the gradient the forward wrote rounds twice (a 16-bit element
+    1 ulp off about a quarter of the time). Into `out` (contiguous, as the forward's gradient), leaving the rows
+    whose dloss is exactly 1, which the forward wrote as they are, decided on the device: then a launch and no pass;
+    else into a new tensor, every row written. One read of the logits and one write: the bytes of scaling."""
+    M, V = logits.shape
+    unless_one = out is not None
+    if out is None:
+        out = torch.empty((M, V), dtype=logits.dtype, device=logits.device)
+    if M == 0 or V == 0:
+        return out
+    logits = same_alignment(logits)  # rows at the offsets from a 16-byte boundary that out's rows have
+    dloss = dloss.reshape(-1)
+    weights = weight.sum(dtype=torch.float32) if weight is not None and smoothing != 0 else lse
+    config = launch_config(V, logits.dtype, True, column_terms=True)  # chunks: one read of the row, not two
+    launch_kernel(gradient_kernel, (M,), logits, logits.stride(0), target, weight if weight is not None else logits,
+                  lse, out, out.stride(0), scale, dloss, dloss.stride(0) if dloss.numel() > 1 else 0, weights, V,
+                  ignore_index, float(smoothing), float(z_loss), float(softcap or 1.0), BLOCK=config["BLOCK"],
+                  VEC=vector_elems(logits.dtype), HAS_WEIGHT=weight is not None, HAS_SMOOTHING=smoothing != 0,
+                  HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0, UNLESS_ONE=unless_one,
+                  num_warps=config["num_warps"])
+    return out
 
 
 TARGETS_BLOCK = 1024
@@ -545,10 +651,11 @@ def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: boo
 def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, ignore_index: int,
            smoothing: float, z_loss: float, softcap: float | None, with_grad: bool, inplace: bool = False,
            reduction: str = "mean", given: torch.Tensor | None = None
-           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor]:
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
     """(the loss as reduced: 0-d for mean and sum, one a row for none; each row's lse; the logits' gradient of that
     loss or None; 1.0 where every target is ignore_index or in [0, V), else 0.0, 0-d: on a GPU the kernels raise
-    it themselves, a device-side assert) of 2-D logits with unit column stride (any row stride) and 1-D targets.
+    it themselves, a device-side assert; the loss's scale, targets()'s, or None for rows on a cluster without the
+    gradient) of 2-D logits with unit column stride (any row stride) and 1-D targets.
     given: what mean divides by (a 0-d fp32 tensor), else the rows not ignored, each counted by its target's
     weight. The gradient (in the logits' dtype) is written only with_grad, already over the mean's divisor;
     inplace: over the logits' rows (each vector of a row is read before the same thread writes its gradient
@@ -559,13 +666,14 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
     mean, reduce = reduction == "mean", reduction != "none"
     cluster_rows = M and on_cluster(V, logits.dtype, smoothing != 0 or softcap is not None, with_grad)
     if cluster_rows and not with_grad:  # one program after the cluster does the targets' work too
-        return launch_on_cluster(logits, target, weight, ignore_index, z_loss, False, False, reduce, given, mean)
+        return (*launch_on_cluster(logits, target, weight, ignore_index, z_loss, False, False, reduce, given, mean),
+                None)
     # the loss's scale (1 / the mean's divisor: each row's loss and gradient come over it, so that a mean is the
     # rows' sum) and the targets' check: one launch, where torch ops took eleven
     scale, ok, ticket = targets(target, V, ignore_index, weight, given, mean)
     if cluster_rows:
         return (*launch_on_cluster(logits, target, weight, ignore_index, z_loss, with_grad, inplace, reduce,
-                                   scale=scale, ticket=ticket)[:3], ok)
+                                   scale=scale, ticket=ticket)[:3], ok, scale)
     loss = torch.empty(M, dtype=torch.float32, device=logits.device)
     lse = torch.empty(M, dtype=torch.float32, device=logits.device)
     if not with_grad:
@@ -580,7 +688,7 @@ def launch(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | No
                   HAS_SMOOTHING=smoothing != 0, HAS_SOFTCAP=softcap is not None, HAS_Z=z_loss != 0,
                   WITH_GRAD=dx is not None,
                   **launch_config(V, logits.dtype, dx is not None, smoothing != 0 or softcap is not None))
-    return (loss.sum() if reduce else loss), lse, dx, ok
+    return (loss.sum() if reduce else loss), lse, dx, ok, scale
 
 
 def traffic(M: int, V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> Traffic:
