@@ -315,7 +315,7 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     The loss is fp32: a scalar for `mean` (over the rows not ignored, each counted by its target's weight, as torch)
     and `sum`, one a row for `none`; ignored rows (target == ignore_index) add 0. label_smoothing ε spreads ε of
     each row's target over the V classes, as torch's; z_loss adds z·lse² a row (PaLM's; lse is the row's
-    log-sum-exp); softcap c caps the logits at c·tanh(x / c) first (Gemma 2's); weight: one float a class.
+    log-sum-exp; a mean divides it as it divides the loss, by Σ w_t with class weights); softcap c caps the logits at c·tanh(x / c) first (Gemma 2's); weight: one float a class.
     Logits in fp32, bf16 or fp16, of any leading shape and row stride; targets int64 or int32. With return_lse,
     (loss, lse) — lse fp32, one a row, no gradient flows through it. divisor: what `mean` divides the summed loss
     by instead (a number or a 0-d tensor: transformers' num_items_in_batch), so that the gradient the forward
