@@ -1,6 +1,8 @@
 """gradient_kernel (the loss's gradient written again from the logits, for a loss gradient other than 1), compiled
 for sm_90 without a GPU, beside cross_entropy_kernel's chunked step: registers, bytes spilled, SASS instructions a
-thread, and the PTX's 16-byte (v4) and 16-bit global loads and stores, for plain rows and rows with every option.
+thread, and the PTX's 16-byte (v4) and 16-bit global loads and stores, for plain rows and rows with every option
+(class weights, label smoothing, a softcap, the z-loss). At a commit without gradient_kernel, the step alone
+(gradient-sm90-before.txt: 99ccc20, before the softcap's tanh).
 
     PYTHONPATH=. python3 evidence/experiments/2026-12-05-session44/gradient-sm90.py OUT_DIR   (no TRITON_INTERPRET)
 """
@@ -27,7 +29,9 @@ for V in (50257, 128256):
                        "cross_entropy_kernel (chunked step)": {**flags, "BLOCK": config["BLOCK"], "WITH_GRAD": True,
                                                                "PER_LANE": config["PER_LANE"], "ON_CHIP": False}}
             for name, constexprs in kernels.items():
-                kernel = getattr(cross_entropy, name.split()[0])
+                kernel = getattr(cross_entropy, name.split()[0], None)
+                if kernel is None:
+                    continue
                 types = {**POINTERS, "x_ptr": "*" + dtype, "dx_ptr": "*" + dtype, "weight_ptr": "*" + dtype}
                 aligned = {(kernel.arg_names.index(arg),): [["tt.divisibility", 16]] for arg in ("x_ptr", "dx_ptr")}
                 source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
