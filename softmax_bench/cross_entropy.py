@@ -230,9 +230,9 @@ def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor
                                    "captured in a CUDA graph; run the forward again for each backward")
             if not bool((first == 1).all()):
                 raise RuntimeError("softmax_bench.cross_entropy: a second backward through one forward, after one "
-                                   "whose loss gradient was not 1: the first scaled the gradient the forward wrote in "
-                                   "place. Run the forward again for each backward, or use "
-                                   "torch.nn.functional.cross_entropy")
+                                   "whose loss gradient was not 1: with inplace_backward the first scaled the "
+                                   "gradient the forward wrote over the logits. Run the forward again for each "
+                                   "backward, or leave inplace_backward off")
     return (grad * (dloss if reduction != "none" else dloss.unsqueeze(-1))).to(grad.dtype)
 
 
