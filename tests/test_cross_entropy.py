@@ -721,6 +721,20 @@ def test_the_kernels_and_torch_ops_a_call_issues(monkeypatch):
         assert [op for op in ops.seen if op not in allocations_and_views] == [], (with_grad, inplace)
 
 
+def test_row_offsets_past_2_31_elements():
+    """Logits whose three rows are 2^30 elements apart (row 2 starts at element 2^31, which int32 offsets would
+    wrap): the loss, the gradient the forward writes and the one written again for a loss gradient of 0.5."""
+    x, target = logits_and_targets(3, 256, torch.float16, ignore_every=100)
+    storage = torch.empty(2 * 2**30 + 256, dtype=torch.float16, device=DEVICE)
+    logits = storage.as_strided((3, 256), (2**30, 1)).copy_(x).requires_grad_()
+    x64 = x.double().requires_grad_()
+    loss, expected = softmax_bench.cross_entropy(logits, target), reference(x64, target)
+    torch.testing.assert_close(loss.double(), expected, atol=2e-5, rtol=1e-5)
+    (grad,) = torch.autograd.grad(loss, logits, torch.tensor(0.5, device=DEVICE))
+    (exact,) = torch.autograd.grad(expected, x64, torch.tensor(0.5, dtype=torch.float64))
+    torch.testing.assert_close(grad.double().cpu(), exact, atol=1e-7, rtol=2**-10)  # within an fp16 ulp
+
+
 def test_targets_and_weights_of_any_stride():
     """Targets that are a strided view (every other element of a longer tensor; a transposed [T, B] of a [B, T]
     batch), and class weights that are one, give torch's loss and gradient: the kernels read a row's target at the
