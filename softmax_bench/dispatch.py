@@ -27,6 +27,14 @@ class SoftmaxInputError(ValueError):
     """Bad input to softmax: the message says what to do."""
 
 
+class DimOutOfRange(SoftmaxInputError, IndexError):
+    """A dim outside x's dims: an IndexError too, as torch's (code written for torch.softmax catches that)."""
+
+
+class UnsupportedDtype(TypeError, NotImplementedError):
+    """An x of a dtype the kernels do not take: a NotImplementedError too, as torch's kernels raise for one."""
+
+
 def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
                 capturing: bool | None = None, log: bool = False, form: str = "softmax") -> tuple[str, str]:
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
@@ -131,7 +139,7 @@ def check_tensor(x: torch.Tensor, variant: str = "auto") -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"softmax needs a torch.Tensor, got {type(x).__name__}")
     if x.dtype not in DTYPES.values() and not (x.dtype == torch.float64 and variant in ("eager", "auto")):
-        raise TypeError(
+        raise UnsupportedDtype(
             f"softmax needs a float32, bfloat16 or float16 tensor (float64 with variant='auto' or 'eager', which "
             f"run torch's), got {x.dtype}; convert it first, e.g. x.float()"
         )
@@ -410,7 +418,7 @@ def check_dim(x: torch.Tensor, dim: int) -> None:
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"dim must be an int, got {type(dim).__name__} {dim!r}")
     if not -ndim <= dim < ndim:
-        raise SoftmaxInputError(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
+        raise DimOutOfRange(f"dim {dim} is out of range for a {x.dim()}-D tensor; use a dim in [{-ndim}, {ndim - 1}]")
 
 
 def capturing_on(x: torch.Tensor) -> bool:

@@ -369,8 +369,22 @@ def test_float64_runs_torchs_softmax_and_a_triton_variant_says_it_takes_none():
 
 
 def test_dim_out_of_range():
-    with pytest.raises(ValueError, match=r"use a dim in \[-2, 1\]"):
-        softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), dim=2)
+    """A ValueError that says what to use, and the IndexError torch raises (code written for torch catches it)."""
+    for error in (ValueError, IndexError):
+        with pytest.raises(error, match=r"use a dim in \[-2, 1\]"):
+            softmax_bench.softmax(torch.ones(2, 3, device=DEVICE), dim=2)
+    with pytest.raises(IndexError):
+        torch.softmax(torch.ones(2, 3, device=DEVICE), dim=2)
+
+
+def test_an_integer_x_is_refused_as_torch_refuses_it():
+    """A TypeError that says what to convert to, and the NotImplementedError torch's kernels raise."""
+    x = torch.ones(2, 3, dtype=torch.int64, device=DEVICE)
+    for error in (TypeError, NotImplementedError):
+        with pytest.raises(error, match="convert it first"):
+            softmax_bench.softmax(x)
+    with pytest.raises(NotImplementedError):
+        torch.softmax(x, -1)
 
 
 def test_a_dim_of_any_integer_type_is_read_as_torch_reads_it():
