@@ -364,14 +364,18 @@ def test_opcheck_and_one_node_under_torch_compile():
                  (x.clone().requires_grad_(), target, None, -100, "mean", 0.0, 0.0, None, True,
                   torch.tensor(7.0, device=DEVICE))):
         torch.library.opcheck(op, args)
+    lse = softmax_bench.cross_entropy(x, target, return_lse=True)[1]
+    torch.library.opcheck(torch.ops.softmax_bench.cross_entropy_gradient.default,
+                          (x, target, None, lse, torch.tensor(0.3, device=DEVICE), -100, "mean", 0.1, 1e-3, 4.0, None))
     torch._dynamo.reset()
     step = torch.compile(lambda x, t: softmax_bench.cross_entropy(x * 2.0, t, z_loss=1e-3), fullgraph=True,
                          backend=BACKEND)
-    xg = x.clone().requires_grad_()
-    step(xg, target).backward()
-    x64 = x.double().requires_grad_()
-    reference(x64 * 2.0, target, z_loss=1e-3).backward()
-    torch.testing.assert_close(xg.grad.double(), x64.grad, atol=1e-6, rtol=1e-4)
+    for dloss in (1.0, 0.3):  # the traced backward writes the gradient again from the logits, for either
+        xg = x.clone().requires_grad_()
+        step(xg, target).backward(torch.tensor(dloss, device=DEVICE))
+        x64 = x.double().requires_grad_()
+        reference(x64 * 2.0, target, z_loss=1e-3).backward(torch.tensor(dloss, dtype=torch.float64))
+        torch.testing.assert_close(xg.grad.double(), x64.grad.to(DEVICE), atol=1e-6, rtol=1e-4)
 
 
 def test_an_eager_loss_skips_the_dispatcher_with_a_gradient_or_without(monkeypatch):
