@@ -542,7 +542,7 @@ def test_the_launch_configurations_of_a_new_width_call_no_constexpr_function_of_
     monkeypatch.setattr(triton, "next_power_of_2", refused)
     monkeypatch.setattr(triton, "cdiv", refused)
     for cached in (fused._launch_config, fused_backward._launch_config, two_pass.launch_config,
-                   two_pass_backward.launch_config, split.split_of):
+                   two_pass_backward.launch_config, split.split_of, cross_entropy.launch_config):
         cached.cache_clear()  # each width computed here, not found in a cache an earlier test filled
     for N in (4001, 4093, 20011):
         for dtype in (torch.bfloat16, torch.float32):

@@ -23,6 +23,7 @@ forward's lse, its scale times that gradient), so that a 16-bit gradient is roun
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 import torch
 import triton
@@ -631,6 +632,7 @@ def dependent_launch() -> dict:
     return {"WAIT": True, "launch_pdl": True}
 
 
+@lru_cache(maxsize=1024)  # asked at each forward and each backward (2 µs a call on a CPU)
 def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: bool = False) -> dict:
     """With the gradient, rows whose window fits fused's registers (up to 32768 lanes, fused.MAX_N) are held on
     chip, with fused's warps: one read and one write, where chunks read the row twice (H200, 16384×32000: the
