@@ -70,6 +70,13 @@ def _divisor_given(divisor, reduction: str, device: torch.device) -> Optional[Te
     return torch.full((), float(divisor), dtype=torch.float32, device=device)
 
 
+def _kernel_inputs(logits: Tensor, target: Tensor, weight: Optional[Tensor]
+                   ) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+    """The logits as rows, the targets and the class weights as the kernels take them: they read a row's target at
+    the row's index and a class's weight at the class's."""
+    return as_rows(logits), target.reshape(-1).contiguous(), weight.contiguous() if weight is not None else None
+
+
 def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
                        label_smoothing: float, z_loss: float, softcap: Optional[float], with_grad: bool,
                        inplace: bool, divisor: Optional[Tensor] = None
@@ -85,9 +92,7 @@ def _loss_and_gradient(logits: Tensor, target: Tensor, weight: Optional[Tensor],
     # they run compiled or interpreted, and `--interpret` sets that up after softmax_bench is imported
     from .kernels import cross_entropy as kernel
 
-    # the kernels read a row's target at the row's index and a class's weight at the class's
-    rows, targets = as_rows(logits), target.reshape(-1).contiguous()
-    weight = weight.contiguous() if weight is not None else None
+    rows, targets, weight = _kernel_inputs(logits, target, weight)
     loss, lse, dlogits, targets_ok, scale = kernel.launch(rows, targets, weight, ignore_index, label_smoothing,
                                                           z_loss, softcap, with_grad, inplace, reduction, divisor)
     if not rows.is_cuda:
@@ -149,11 +154,10 @@ def _recomputed(logits: Tensor, target: Tensor, weight: Optional[Tensor], lse: T
     from .kernels import cross_entropy as kernel  # imported when first run, as in _loss_and_gradient
 
     V = logits.shape[-1]
-    targets = target.reshape(-1).contiguous()
-    weight = weight.contiguous() if weight is not None else None
+    rows, targets, weight = _kernel_inputs(logits, target, weight)
     if scale is None:
         scale = kernel.targets(targets, V, ignore_index, weight, divisor, reduction == "mean")[0]
-    grad = kernel.gradient(as_rows(logits), targets, weight, lse.reshape(-1), dloss, scale, ignore_index,
+    grad = kernel.gradient(rows, targets, weight, lse.reshape(-1), dloss, scale, ignore_index,
                            label_smoothing, z_loss, softcap, out.view(-1, V) if out is not None else None)
     return out if out is not None else grad.view(logits.shape)
 
@@ -194,7 +198,7 @@ def _written_again(ctx, dloss: Tensor) -> Tensor:
     """The logits' gradient for the loss's actual gradient dloss: the forward wrote it for a dloss of 1. In eager
     the first backward writes it again from the logits, in place, only where dloss is not exactly 1
     (`loss.backward()` of a mean or a sum hands the written one on with no pass), decided on the device as
-    _logits_gradient's scale is. Any other backward (a second through the same forward, retain_graph=True, which
+    _scaled_as_written's scale is. Any other backward (a second through the same forward, retain_graph=True, which
     must not change what the first returned; a traced one) writes a new tensor."""
     grad, logits, target, weight, lse, divisor, scale = ctx.saved_tensors
     options = (ctx.ignore_index, ctx.reduction, ctx.smoothing, ctx.z_loss, ctx.softcap)
@@ -204,7 +208,7 @@ def _written_again(ctx, dloss: Tensor) -> Tensor:
     return torch.ops.softmax_bench.cross_entropy_gradient(logits, target, weight, lse, dloss, *options, divisor)
 
 
-def _logits_gradient(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor:
+def _scaled_as_written(ctx, grad: Tensor, dloss: Tensor, reduction: str) -> Tensor:
     """inplace_backward's: the gradient the forward wrote over the logits (for a loss gradient of 1), scaled by the
     loss's actual gradient (rounded twice: the logits it could be written from again are gone).
 
@@ -303,7 +307,7 @@ class _InplaceBackward(torch.autograd.Function):
         (grad,) = ctx.saved_tensors
         if dloss is None:
             return (None,) * 9
-        return (_differentiable_once(_logits_gradient(ctx, grad, dloss, ctx.reduction)),) + (None,) * 8
+        return (_differentiable_once(_scaled_as_written(ctx, grad, dloss, ctx.reduction)),) + (None,) * 8
 
 
 def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, reduction: str = "mean",
