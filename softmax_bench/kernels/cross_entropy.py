@@ -357,12 +357,7 @@ def gradient_kernel(x_ptr, stride_x, target_ptr, weight_ptr, lse_ptr, dx_ptr, st
     with label smoothing and class weights). UNLESS_ONE: a row whose dloss is exactly 1 is left as it is (the
     forward wrote it so): the program reads one float and ends."""
     dloss = tl.load(dloss_ptr + tl.program_id(0).to(tl.int64) * dloss_stride).to(tl.float32)
-    if UNLESS_ONE:
-        if dloss != 1.0:
-            _recomputed_row(x_ptr, stride_x, target_ptr, weight_ptr, lse_ptr, dx_ptr, stride_dx, scale_ptr, dloss,
-                            weights_ptr, V, ignore_index, smoothing, z_loss, softcap, BLOCK, VEC, HAS_WEIGHT,
-                            HAS_SMOOTHING, HAS_SOFTCAP, HAS_Z)
-    else:
+    if (dloss != 1.0) | (not UNLESS_ONE):
         _recomputed_row(x_ptr, stride_x, target_ptr, weight_ptr, lse_ptr, dx_ptr, stride_dx, scale_ptr, dloss,
                         weights_ptr, V, ignore_index, smoothing, z_loss, softcap, BLOCK, VEC, HAS_WEIGHT,
                         HAS_SMOOTHING, HAS_SOFTCAP, HAS_Z)
