@@ -1,8 +1,10 @@
 """scripts/gpu-tests.sh, which runs the suite on a GPU in parts: every test file is in exactly one part, and a
-wrong part is refused with the list of parts."""
+wrong part is refused with the list of parts; and the suite's xdist groups, each on one worker."""
 
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from .conftest import REPO
 
@@ -27,3 +29,13 @@ def test_the_gpu_ci_job_runs_every_part():
     perf_job = workflow[workflow.index("\n  perf:"):]
     for part in ("kernels", "backward", "cluster", "sweeps", "instrument"):
         assert f"bash scripts/gpu-tests.sh {part}\n" in perf_job
+
+
+@pytest.mark.xdist_group("suite")
+def test_tests_of_one_xdist_group_are_sent_to_one_worker(request):
+    """Under pytest-xdist's --dist loadgroup (pyproject's addopts) a test of a group carries the group in its id,
+    which is what the scheduler sends to one worker by: the fixtures that compile for sm_90 or start torchrun once
+    for their group rely on it. pytest 9.2 with pytest-xdist 3.8 silently drops it (pyproject pins pytest < 9.2)."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("not run by pytest-xdist's workers under --dist loadgroup")
+    assert request.node.nodeid.endswith("@suite"), request.node.nodeid
