@@ -335,7 +335,8 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     else may read them (a leaf's .grad is a copy: autograd keeps a leaf's own data); with no logits left, its
     backward scales the written gradient (16-bit: rounded twice, within 1.5 ulp), once a forward unless the loss's
     gradient was 1.
-    A target outside [0, V) that is not ignore_index raises an error, as torch's does.
+    A target outside [0, V) that is not ignore_index raises an error, as torch's does. Empty logits (no rows, or no
+    classes) give what torch's loss gives: they go through it.
     """
     check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_loss, softcap, weight)
     if torch._C._are_functorch_transforms_active():
@@ -343,6 +344,9 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
                                 "...); use torch.nn.functional.cross_entropy there (softmax_bench.softmax and "
                                 "log_softmax do run under them)")
     divisor = _divisor_given(divisor, reduction, logits.device)
+    if logits.numel() == 0:
+        loss, lse = _empty(logits, target, weight, ignore_index, reduction, label_smoothing, divisor)
+        return (loss, lse) if return_lse else loss
     with_grad = torch.is_grad_enabled() and logits.requires_grad
     if with_grad and inplace_backward:
         loss, lse = _InplaceBackward.apply(logits, target, weight, int(ignore_index), reduction,
@@ -358,6 +362,21 @@ def cross_entropy(logits: Tensor, target: Tensor, *, ignore_index: int = -100, r
     else:  # no autograd to register and nothing traced: past the dispatcher, as softmax's through_op (its µs a call)
         loss, lse, _, _ = _loss_and_gradient(*arguments, inplace=False, divisor=divisor)
     return (loss, lse) if return_lse else loss
+
+
+def _empty(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
+           label_smoothing: float, divisor: Optional[Tensor]) -> tuple[Tensor, Tensor]:
+    """(loss, lse) of empty logits, as torch's loss gives them, through it. No rows: a mean of none is NaN (the
+    kernels' sum of no rows gave 0). No classes (V = 0): a target not ignored is out of bounds, an error (the
+    kernels read its logit past the end of the logits: a crash), an ignored row adds 0, and lse is -inf."""
+    rows = logits.reshape(target.numel(), logits.shape[-1])
+    loss = F.cross_entropy(rows, target.reshape(-1).long(), weight=weight, ignore_index=ignore_index,
+                           reduction="sum" if divisor is not None else reduction,
+                           label_smoothing=label_smoothing).float()
+    if divisor is not None:
+        loss = loss / divisor
+    lse = torch.full(target.shape, float("-inf"), dtype=torch.float32, device=logits.device)
+    return (loss.view(target.shape) if reduction == "none" else loss), lse
 
 
 class CrossEntropyLoss(torch.nn.Module):

@@ -196,7 +196,8 @@ def as_rows(x_last: torch.Tensor) -> torch.Tensor:
         x_last = x_last.contiguous()  # the kernels need unit column stride: copy explicitly
     if x_last.dim() == 2:
         return x_last
-    return x_last.reshape(-1, x_last.shape[-1])  # a view when the leading dims collapse, else a copy
+    # a view when the leading dims collapse, else a copy; rows of no columns counted, where -1 cannot say how many
+    return x_last.reshape(-1 if x_last.shape[-1] else math.prod(x_last.shape[:-1]), x_last.shape[-1])
 
 
 def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool = False,
@@ -264,8 +265,9 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
     """A mask (or bias) broadcast over some of x's leading dims as the rows it has, not expanded to x's: (its rows,
     mask_group, mask_period; Fusion's), or None where expanding it costs nothing (no dim broadcast, or all of them:
     one row, read with row stride 0) or the kernels cannot share its rows (dim is not the last, the mask is
-    broadcast over the keys, or its broadcast dims are not at the ends: [B, 1, S, S] over [B, H, S, S])."""
-    if x.dim() < 2 or dim % x.dim() != x.dim() - 1 or mask.shape[-1] != x.shape[-1]:
+    broadcast over the keys, or its broadcast dims are not at the ends: [B, 1, S, S] over [B, H, S, S]; rows of no
+    columns)."""
+    if x.dim() < 2 or dim % x.dim() != x.dim() - 1 or mask.shape[-1] != x.shape[-1] or x.shape[-1] == 0:
         return None
     sizes = (1,) * (x.dim() - mask.dim()) + tuple(mask.shape)
     # each leading dim of x: "k" the mask has it (keeps), "b" broadcast over it; dims of size 1 say nothing

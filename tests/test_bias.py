@@ -149,6 +149,20 @@ def test_the_bias_gradient_is_dx_summed_over_its_broadcast_dims(bias_shape):
         torch.testing.assert_close(db.double(), db_ref, atol=atol * 12, rtol=rtol)  # a sum of up to 12 dx
 
 
+@pytest.mark.parametrize("shapes", [((5, 3, 0), (5, 3, 0)), ((5, 3, 0), (0,)), ((2, 3, 4, 0), (2, 1, 1, 0)),
+                                    ((0, 3, 8), (3, 8)), ((5, 0, 0), (1, 0, 0))], ids=lambda s: f"{s[0]}+{s[1]}")
+def test_an_empty_x_with_a_bias_gives_empty_results_and_gradients(shapes):
+    """As an empty x alone does: x and the bias get gradients of their shapes (zeros). Rows of no columns under a
+    bias or a mask raised `cannot reshape tensor of 0 elements into shape [-1, 0]` (torch.masked's own samples)."""
+    x = torch.randn(shapes[0], device=DEVICE, requires_grad=True)
+    bias = torch.randn(shapes[1], device=DEVICE, requires_grad=True)
+    for op in (softmax_bench.softmax, softmax_bench.log_softmax):
+        y = op(x, scale=0.5, bias=bias, mask=torch.ones(shapes[1], dtype=torch.bool, device=DEVICE))
+        assert y.shape == x.shape
+        dx, db = torch.autograd.grad(y.sum(), (x, bias))
+        assert dx.shape == x.shape and db.shape == bias.shape and not db.any()
+
+
 def test_a_bias_that_needs_no_gradient_gets_none_and_x_still_gets_one():
     x = torch.randn(4, 64, device=DEVICE, requires_grad=True)
     bias = torch.randn(4, 64, device=DEVICE)

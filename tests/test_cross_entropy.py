@@ -784,6 +784,32 @@ def test_a_target_outside_the_vocabulary_is_an_error_not_a_number(V, dtype, grad
     assert done.returncode != 0 and "a number" not in done.stdout, done.stdout
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_empty_logits_give_what_torchs_loss_gives(reduction):
+    """No rows: a mean of none is NaN, as torch's (the kernels' sum of no rows gave 0). No classes (V = 0), every
+    target ignored: each row adds 0, lse is -inf (the kernels read a target's logit past the end of the logits:
+    the process crashed). A target not ignored among no classes is out of bounds, torch's error (on CPU; on a GPU a
+    device-side assert, as the test above has it). The gradient has the logits' shape; with a divisor, a sum over it."""
+    for shape in [(0, 7), (2, 0, 7), (4, 0), (2, 3, 0)]:
+        logits = torch.randn(shape, device=DEVICE, requires_grad=True)
+        target = torch.full(shape[:-1], -100, device=DEVICE)
+        loss, lse = softmax_bench.cross_entropy(logits, target, reduction=reduction, return_lse=True)
+        expected = F.cross_entropy(logits.detach().reshape(target.numel(), shape[-1]), target.reshape(-1),
+                                   reduction=reduction)
+        assert loss.dtype == torch.float32 and lse.shape == target.shape and (lse == float("-inf")).all()
+        torch.testing.assert_close(loss, expected.view(loss.shape), equal_nan=True)
+        (dlogits,) = torch.autograd.grad(loss.sum(), logits)
+        assert dlogits.shape == logits.shape
+        if reduction == "mean":
+            assert softmax_bench.cross_entropy(logits, target, divisor=3).item() == 0.0
+        weight = torch.rand(shape[-1], device=DEVICE)
+        torch.testing.assert_close(softmax_bench.cross_entropy(logits, target, weight=weight, reduction=reduction),
+                                   expected.view(loss.shape), equal_nan=True)
+    if DEVICE == "cpu":
+        with pytest.raises(IndexError, match="out of bounds"):
+            softmax_bench.cross_entropy(torch.randn(3, 0), torch.tensor([-100, 0, -100]), reduction=reduction)
+
+
 def emulated_cluster(x, dx, lse, target=None, weight=None, scale=None, ignore_index=-100, z_loss=0.0):
     """cluster.launch_cross_entropy's contract in torch, for the interpreter (Gluon kernels do not run there): each
     row's lse, and softmax(x) · (w_t · scale + 2z · scale · lse), 0 for an ignored row, rounded once to x's dtype

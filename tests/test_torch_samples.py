@@ -92,6 +92,41 @@ def test_opinfo_samples_pass_torchs_gradient_checks():
         assert torch.autograd.gradgradcheck(f, (sample.input,), check_fwd_over_rev=True, check_batched_grad=True), name
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_torchs_masked_softmax_samples_give_torch_masked_results(dtype):
+    """torch.masked.softmax's and log_softmax's OpInfo samples (masks of x's shape and broadcast over any of its dims,
+    over the last dim and others, empty and 0-d x) through `mask=`: values and input gradients against torch.masked's
+    own op in float64, except where a slice is masked out entirely: torch.masked gives NaN there, ours zeros (-inf
+    for log_softmax), as documented. An empty x with a mask raised `cannot reshape tensor of 0 elements`. `auto`
+    alone: every variant's masks are tested in test_fusion; two_pass through the interpreter took 6–9 s here."""
+    op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
+    masked_ops = {f"masked.{op}": op for op in OURS}
+    cases = [(info, OURS[masked_ops[info.name]], sample) for info in op_db if info.name in masked_ops
+             for sample in info.sample_inputs(DEVICE, dtype, requires_grad=True)]
+    assert len(cases) == 48 and sum(sample.kwargs.get("mask") is not None for _, _, sample in cases) == 34
+    for info, ours, sample in cases:
+        x, (dim,), mask = sample.input, sample.args, sample.kwargs.get("mask")
+        name = f"{info.name} {tuple(x.shape)} dim={dim} mask={None if mask is None else tuple(mask.shape)}"
+        y = ours(x, dim, mask=mask)
+        x64 = x.detach().double().requires_grad_()
+        expected = info.op(x64, dim, mask=mask)
+        assert y.shape == x.shape and y.dtype == x.dtype, name
+        whole_slice_masked = expected.isnan()
+        torch.testing.assert_close(y.double()[~whole_slice_masked], expected[~whole_slice_masked],
+                                   **tolerances(y.dtype, False, expected), msg=lambda m, name=name: f"{name}: {m}")
+        masked_out_value = float("-inf") if info.name.endswith("log_softmax") else 0.0
+        assert (y[whole_slice_masked] == masked_out_value).all(), name
+        dy = torch.randn_like(y)
+        (dx,) = torch.autograd.grad(y, x, dy)
+        assert dx.shape == x.shape and dx.dtype == x.dtype, name
+        if whole_slice_masked.any() or x.numel() == 0:
+            continue  # torch.masked's gradient there is NaN too
+        (expected_dx,) = torch.autograd.grad(expected, x64, dy.double())
+        kept = expected_dx.isfinite()  # log_softmax's -inf at a masked-out position gives no finite gradient
+        torch.testing.assert_close(dx.double()[kept], expected_dx[kept], **tolerances(x.dtype, True, expected_dx),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_the_output_is_contiguous_as_torchs_whatever_the_layout_and_dim(variant):
     """torch's softmax output is contiguous for any input layout and dim (it was a transposed view for a dim other
