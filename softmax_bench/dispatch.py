@@ -485,6 +485,8 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
     capturing = capturing_on(y)
     backward = backward_for(_resolve(variant, N, y.dtype, y.device, capturing, log), N, y.dtype)
     fusion = fusion_for(y, dim, scale, mask, causal, log)
+    if y.device.type == "meta":  # shapes only, as softmax_forward's: no kernel reads a meta tensor
+        return like_output(y)
     if y.numel() == 0:  # empty; torch's op's where it must be differentiable (create_graph=True runs torch's)
         if backward.triton:
             return like_output(y)

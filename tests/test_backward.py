@@ -464,3 +464,17 @@ def test_a_training_step_waits_for_the_gpu_nowhere(variant):
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert_grad_matches(xg.grad, grad_of_output(y, dy, False, scale=0.125, keep=keep), torch.bfloat16)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_a_meta_x_gets_a_meta_gradient(log):
+    """A model run on the meta device (shapes only: torch.device("meta") initialisation, shape checks) takes the
+    backward too, as torch's softmax does, with every fusion: x's and the bias's gradients are meta tensors of their
+    shapes. The backward ran its kernel on meta tensors (the interpreter: `Cannot copy out of meta tensor`)."""
+    x = torch.randn(2, 3, 4, 6, device="meta", requires_grad=True)
+    bias = torch.randn(3, 4, 6, device="meta", requires_grad=True)
+    mask = torch.ones(2, 1, 1, 6, dtype=torch.bool, device="meta")
+    for fusions in ({}, {"scale": 0.5, "mask": mask}, {"causal": True, "bias": bias}):
+        y = FUNCTIONS["log_softmax" if log else "softmax"][0](x, -1, **fusions)
+        grads = torch.autograd.grad(y, (x, bias) if "bias" in fusions else (x,), torch.ones_like(y))
+        assert [(g.device.type, g.shape) for g in grads] == [("meta", t.shape) for t in (x, bias)][:len(grads)]
