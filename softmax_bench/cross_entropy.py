@@ -47,6 +47,8 @@ def check_arguments(logits, target, ignore_index, reduction, label_smoothing, z_
     if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (logits.shape[-1],)
                                or not weight.is_floating_point()):
         raise SoftmaxInputError(f"weight must be a float tensor of one weight a class, shape ({logits.shape[-1]},)")
+    if weight is not None and weight.device != logits.device:
+        raise SoftmaxInputError(f"weight is on {weight.device} and logits on {logits.device}; move the weight")
     if logits.device.type != "cuda" and not torch.compiler.is_compiling() and not interpreted():
         raise SoftmaxInputError(f"cross_entropy is a Triton kernel and needs CUDA logits (got {logits.device}), or "
                                 "TRITON_INTERPRET=1 set before softmax_bench is imported to run it on CPU")

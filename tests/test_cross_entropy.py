@@ -646,6 +646,8 @@ def test_the_gradient_written_again_moves_16_byte_vectors_on_sm90(tmp_path):
     (lambda x, t: softmax_bench.cross_entropy(x, t, label_smoothing=-0.1), "label_smoothing must be in [0, 1)"),
     (lambda x, t: softmax_bench.cross_entropy(x, t, reduction="avg"), "unknown reduction 'avg'"),
     (lambda x, t: softmax_bench.cross_entropy(x, t, weight=torch.ones(3)), "one weight a class, shape (32,)"),
+    (lambda x, t: softmax_bench.cross_entropy(x, t, weight=torch.ones(32, device="meta")),
+     "weight is on meta and logits on"),
     (lambda x, t: torch.func.grad(lambda x: softmax_bench.cross_entropy(x, t))(x), "under torch.func's transforms"),
     (lambda x, t: torch.func.vmap(softmax_bench.cross_entropy)(x[None], t[None]), "under torch.func's transforms"),
 ])
