@@ -127,6 +127,30 @@ def test_torchs_masked_softmax_samples_give_torch_masked_results(dtype):
                                    msg=lambda m, name=name: f"{name}: {m}")
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_torchs_safe_softmax_samples_give_its_results(dtype):
+    """torch's `_safe_softmax` (what its attention's math path calls) gives 0, not NaN, over a slice that is entirely
+    -inf, as every softmax_bench variant does: its OpInfo samples (slices of -inf over dims 0, 1 and 2) through
+    `softmax(x, dim)`, values and input gradients against it in float64."""
+    op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
+    (info,) = [info for info in op_db if info.name == "torch.ops.aten._safe_softmax.default"]
+    samples = list(info.sample_inputs(DEVICE, dtype, requires_grad=True))
+    assert len(samples) == 8 and sum(bool((s.input == float("-inf")).any()) for s in samples) >= 4
+    for sample in samples:
+        x, dim = sample.input, sample.kwargs["dim"]
+        y = softmax_bench.softmax(x, dim)
+        x64 = x.detach().double().requires_grad_()
+        expected = info.op(x64, dim)
+        name = f"{tuple(x.shape)} dim={dim}"
+        torch.testing.assert_close(y.double(), expected, **tolerances(y.dtype, False, expected),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+        dy = torch.randn_like(y)
+        (dx,) = torch.autograd.grad(y, x, dy)
+        (expected_dx,) = torch.autograd.grad(expected, x64, dy.double())
+        torch.testing.assert_close(dx.double(), expected_dx, **tolerances(x.dtype, True, expected_dx),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_the_output_is_contiguous_as_torchs_whatever_the_layout_and_dim(variant):
     """torch's softmax output is contiguous for any input layout and dim (it was a transposed view for a dim other
