@@ -1,7 +1,8 @@
 """torch's own sample inputs for softmax and log_softmax (the OpInfo samples every torch op is tested with) run
 through softmax_bench: `softmax(x, dim)` and `softmax(x, dim, dtype=torch.float64)` on 1-D, 2-D and 3-D tensors,
 0-d tensors and empty ones, against torch.softmax, torch.nn.functional.softmax and their log forms, values and
-input gradients. Through the interpreter on CPU, the compiled kernels on a GPU."""
+input gradients; torch.masked's softmax samples through `mask=`, and torch's `_safe_softmax` samples (a slice
+entirely -inf gives 0). Through the interpreter on CPU, the compiled kernels on a GPU."""
 
 import pytest
 import torch
