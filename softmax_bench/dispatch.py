@@ -265,9 +265,8 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
     """A mask (or bias) broadcast over some of x's leading dims as the rows it has, not expanded to x's: (its rows,
     mask_group, mask_period; Fusion's), or None where expanding it costs nothing (no dim broadcast, or all of them:
     one row, read with row stride 0) or the kernels cannot share its rows (dim is not the last, the mask is
-    broadcast over the keys, or its broadcast dims are not at the ends: [B, 1, S, S] over [B, H, S, S]; rows of no
-    columns)."""
-    if x.dim() < 2 or dim % x.dim() != x.dim() - 1 or mask.shape[-1] != x.shape[-1] or x.shape[-1] == 0:
+    broadcast over the keys, or its broadcast dims are not at the ends: [B, 1, S, S] over [B, H, S, S])."""
+    if x.dim() < 2 or dim % x.dim() != x.dim() - 1 or mask.shape[-1] != x.shape[-1]:
         return None
     sizes = (1,) * (x.dim() - mask.dim()) + tuple(mask.shape)
     # each leading dim of x: "k" the mask has it (keeps), "b" broadcast over it; dims of size 1 say nothing
@@ -280,10 +279,7 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
     group = math.prod(dims[kept_to:])
     period = math.prod(dims[kept_from:kept_to]) if kept_from > 0 else 0
     rows = mask.reshape(sizes)[tuple(slice(None) if m == n != 1 else 0 for n, m in zip(x.shape[:-1], sizes[:-1]))]
-    rows = rows.reshape(-1, x.shape[-1])  # a view where the kept dims collapse, else a copy of the mask's own rows
-    if rows.stride(-1) != 1:
-        rows = rows.contiguous()
-    return rows, group, period
+    return as_rows(rows), group, period  # a view where the kept dims collapse, else a copy of the mask's own rows
 
 
 def through_op(x, bias=None) -> bool:
