@@ -635,7 +635,8 @@ def launch_config(V: int, dtype: torch.dtype, with_grad: bool, column_terms: boo
     gradient needs each column's weight or logit beside its probability), which spill there (sm_90, 32000: 160–4000
     bytes), nor for a forward with no gradient: held on chip, a row takes a whole SM's registers and the next row's
     loads wait for it (bf16 0.35 → 0.54 ms; docs/perf-notes.md, twelfth session). Else fp32 rows are walked per
-    lane in 8 KB chunks with 8 warps, 16-bit rows in two_pass's 16 KB."""
+    lane in 8 KB chunks with 8 warps, 16-bit rows in two_pass's 16 KB. The dict is cached, shared: read it, do not
+    change it."""
     lanes = next_power_of_2(window_lanes(V, dtype))
     if with_grad and not column_terms and lanes <= fused.MAX_N:
         warps = fused.launch_config(1, lanes, dtype)["num_warps"]
