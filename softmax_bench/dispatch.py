@@ -478,11 +478,11 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, scale: float |
     calls of that key (as softmax_forward's)."""
     y_last, dy_last = dim_last(y, dim), dim_last(dy, dim)
     N = int(y_last.shape[-1])  # int: a traced N (softmax_bench.library)
+    fusion = fusion_for(y, dim, scale, mask, causal, log)
+    if y.device.type == "meta":  # shapes only, as softmax_forward's: no kernel, no variant for a device of none
+        return like_output(y)
     capturing = capturing_on(y)
     backward = backward_for(_resolve(variant, N, y.dtype, y.device, capturing, log), N, y.dtype)
-    fusion = fusion_for(y, dim, scale, mask, causal, log)
-    if y.device.type == "meta":  # shapes only, as softmax_forward's: no kernel reads a meta tensor
-        return like_output(y)
     if y.numel() == 0:  # empty; torch's op's where it must be differentiable (create_graph=True runs torch's)
         if backward.triton:
             return like_output(y)

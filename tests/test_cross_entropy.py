@@ -738,7 +738,7 @@ def test_row_offsets_past_2_31_elements():
     torch.testing.assert_close(loss.double(), expected, atol=2e-5, rtol=1e-5)
     (grad,) = torch.autograd.grad(loss, logits, torch.tensor(0.5, device=DEVICE))
     (exact,) = torch.autograd.grad(expected, x64, torch.tensor(0.5, dtype=torch.float64))
-    torch.testing.assert_close(grad.double().cpu(), exact, atol=1e-7, rtol=2**-10)  # within an fp16 ulp
+    torch.testing.assert_close(grad.double().cpu(), exact.cpu(), atol=1e-7, rtol=2**-10)  # within an fp16 ulp
 
 
 def test_targets_and_weights_of_any_stride():

@@ -11,6 +11,7 @@ import softmax_bench
 from softmax_bench.kernels import GRAD_TOLERANCES, TOLERANCES
 
 from .conftest import DEVICE, triton_variants_here
+from .test_backward import grad_of_output
 
 OURS = {"softmax": softmax_bench.softmax, "log_softmax": softmax_bench.log_softmax}
 THEIRS = {"softmax": (torch.softmax, torch.nn.functional.softmax),
@@ -44,6 +45,18 @@ def tolerances(out_dtype: torch.dtype, grad: bool, expected: torch.Tensor) -> di
     return {"atol": max(atol, 1e-5), "rtol": rtol}
 
 
+def assert_gradient_of_output(dx, y, dy, dim, log, name, keep=None, compared=None):
+    """dx against the gradient computed in float64 from the forward's own output y, as the backward (ours and torch's)
+    computes it: a 16-bit y carries its rounding into dx = y·(dy − Σ y·dy), which a tolerance against the exact
+    float64 gradient cannot bound where dy − Σ cancels (on the H100, bf16 (5, 5) dim=0: 0.0035 off, 0.002 allowed).
+    `keep`: a mask's kept positions (dx is 0 elsewhere); `compared`: the positions compared."""
+    expected = grad_of_output(y, dy, log, dim, keep=keep)
+    if compared is not None:
+        dx, expected = dx[compared], expected[compared.cpu()]
+    torch.testing.assert_close(dx.double().cpu(), expected, **tolerances(dx.dtype, True, expected),
+                               msg=lambda m: f"{name}: {m}")
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_opinfo_samples_match_torch(dtype, variant):
@@ -71,10 +84,8 @@ def test_opinfo_samples_match_torch(dtype, variant):
             continue
         dy = torch.randn_like(ours)
         (dx,) = torch.autograd.grad(ours, x, dy)
-        (expected_dx,) = torch.autograd.grad(expected, x64, dy.double())
         assert dx.dtype == x.dtype, name
-        torch.testing.assert_close(dx.double(), expected_dx, **tolerances(x.dtype, True, expected_dx),
-                                   msg=lambda m, name=name: f"{name}: {m}")
+        assert_gradient_of_output(dx, ours, dy, sample.args[0], op == "log_softmax", name)
 
 
 def test_opinfo_samples_pass_torchs_gradient_checks():
@@ -124,8 +135,7 @@ def test_torchs_masked_softmax_samples_give_torch_masked_results(dtype):
             continue  # torch.masked's gradient there is NaN too
         (expected_dx,) = torch.autograd.grad(expected, x64, dy.double())
         kept = expected_dx.isfinite()  # log_softmax's -inf at a masked-out position gives no finite gradient
-        torch.testing.assert_close(dx.double()[kept], expected_dx[kept], **tolerances(x.dtype, True, expected_dx),
-                                   msg=lambda m, name=name: f"{name}: {m}")
+        assert_gradient_of_output(dx, y, dy, dim, info.name.endswith("log_softmax"), name, mask, kept)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -147,9 +157,7 @@ def test_torchs_safe_softmax_samples_give_its_results(dtype):
                                    msg=lambda m, name=name: f"{name}: {m}")
         dy = torch.randn_like(y)
         (dx,) = torch.autograd.grad(y, x, dy)
-        (expected_dx,) = torch.autograd.grad(expected, x64, dy.double())
-        torch.testing.assert_close(dx.double(), expected_dx, **tolerances(x.dtype, True, expected_dx),
-                                   msg=lambda m, name=name: f"{name}: {m}")
+        assert_gradient_of_output(dx, y, dy, dim, False, name)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
