@@ -546,9 +546,11 @@ def test_a_bias_on_x_grid_is_read_in_vectors_beside_x(compiled_forwards):
 
 # Registers a thread of each BIASED configuration took on the H200 (n_regs in
 # evidence/experiments/2026-12-03-session22/biased-configs/ and biased-*/; fp32 without BIAS_BLEND; fp32 50257 in
-# evidence/experiments/2026-12-04-session27/biased-configs/)
+# evidence/experiments/2026-12-04-session27/biased-configs/; bf16 262144 on an H100:
+# evidence/experiments/2026-12-05-session46/configs-bf16-biased-262144.csv)
 BIASED_REGISTERS = {("bf16", 16384): 54, ("bf16", 50257): 94, ("bf16", 128256): 64, ("bf16", 131072): 64,
-                    ("bf16", 151936): 120, ("fp32", 50257): 64, ("fp32", 128256): 60, ("fp32", 151936): 60}
+                    ("bf16", 151936): 120, ("bf16", 262144): 64, ("fp32", 50257): 64, ("fp32", 128256): 60,
+                    ("fp32", 151936): 60}
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
