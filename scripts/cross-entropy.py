@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("shapes", nargs="*", default=SHAPES)
     parser.add_argument("--dtype", choices=DTYPES, default="bf16")
     parser.add_argument("--chunked-rows", action="store_true", help="kernels/cross_entropy.CLUSTER_ROWS off")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()  # options anywhere: OUT --dtype fp32 SHAPES...
     if args.chunked_rows:
         kernel.CLUSTER_ROWS = False
     dtype = DTYPES[args.dtype]
