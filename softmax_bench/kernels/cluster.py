@@ -188,8 +188,8 @@ MEASURED: dict[tuple[str, str], dict[int, tuple[int, int, int, int | None]]] = {
 # 262144 in 16 × 16 capped at 64 registers (two CTAs an SM, 32 warps, the loads in one wave; the rule's 16 × 8 takes
 # 111: 16 warps, two waves): on an H100 (forty-sixth session, evidence/experiments/2026-12-05-session46/
 # configs-bf16-biased-*) 99.3 against the rule's 94.8, uncapped (74 registers, one CTA an SM) 73.0; its log (64
-# registers uncapped) 99.7 against 94.7. On the H200
-# the rule's ran at 79.6 (thirty-first session's grid); 16 × 16 is not yet measured there.
+# registers uncapped) 99.7 against 94.7. On the H200 the rule's ran at 79.6 (thirty-first session's grid); 16 × 16
+# is not yet measured there.
 BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
     2: {16384: (4, 4, 1, None), 50257: (8, 4, 1, None), 128256: (16, 8, 1, None), 131072: (16, 8, 1, None),
         151936: (8, 8, 2, None), 262144: (16, 16, 1, 64)},

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The forty-sixth session's device steps: bash evidence/experiments/2026-12-05-session46/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA for the sweeps. Every other step as the forty-fourth
+# session's next.sh has it (parts, ce, configs, occupancy, compiled-static, host, grids, hard-cells, scaled-tiles).
+# biased (issue 26): cluster.BIASED's new bf16 262144 entry (16 CTAs of 16 warps capped at 64 registers, d5143b9)
+#   through auto: test_bias and test_cluster on the GPU, then the cell bf16 512x262144 and its log beside cluster and
+#   torch.compile. Prediction (perf-notes, forty-sixth session): on the H200 ≥ 85 % of its roofline (the rule's 79.6
+#   and 80.0); on an H100 ~99 (configs-bf16-biased-262144: 99.3, its log 99.7).
+# cxx-more (issue 29): host-cost's rows with SOFTMAX_BENCH_CXX_REPLAYED off and on, four processes a setting in turn
+#   (two a setting gave torch.softmax itself ~3 µs faster in both "on" processes: perf-notes, forty-sixth session).
+set -u
+case $1 in biased|cxx-more) ;; *) exec bash evidence/experiments/2026-12-05-session44/next.sh "$@" ;; esac
+. .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s46
+case $1 in
+  biased)
+    timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_bias.py tests/test_cluster.py -rfE \
+      > $OUT/tests-biased.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-biased.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-biased.txt
+    for log in "" --log; do
+      id=biased-bf16-512x262144${log:+-log}
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 90 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id $id --op biased --dtype bf16 --shape 512x262144 $log --variant auto --variant cluster \
+        --variant torch_compile > $OUT/$id.txt 2>&1
+      echo "$id rc=$? at $SECONDS s"; grep -A4 "×N" $OUT/$id.txt
+    done
+    tar czf $OUT/runs-biased.tgz -C $OUT runs && rm -rf $OUT/runs ;;
+  cxx-more)
+    rows=(--row "replayed launch" --row "softmax_bench auto")
+    for take in a b c d; do
+      for cxx in 0 1; do
+        SOFTMAX_BENCH_CXX_REPLAYED=$cxx timeout 60 python3 scripts/host-cost.py $OUT/host-cxx$cxx$take.csv \
+          --op softmax --op scaled-masked --rounds 5 "${rows[@]}" > $OUT/host-cxx$cxx$take.txt 2>&1
+        echo "cxx=$cxx ($take) rc=$?"; grep -E "^torch.softmax  |^softmax_bench auto  " $OUT/host-cxx$cxx$take.txt
+      done
+    done ;;
+esac
