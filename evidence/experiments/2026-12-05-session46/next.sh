@@ -6,9 +6,24 @@
 #   through auto: test_bias and test_cluster on the GPU, then the cell bf16 512x262144 and its log beside cluster and
 #   torch.compile. Prediction (perf-notes, forty-sixth session): on the H200 ≥ 85 % of its roofline (the rule's 79.6
 #   and 80.0); on an H100 ~99 (configs-bf16-biased-262144: 99.3, its log 99.7).
-# cxx-more (issue 29): host-cost's rows with SOFTMAX_BENCH_CXX_REPLAYED off and on, four processes a setting in turn
-#   (two a setting gave torch.softmax itself ~3 µs faster in both "on" processes: perf-notes, forty-sixth session).
+# cxx-more (issue 29): host-cost's rows with SOFTMAX_BENCH_CXX_REPLAYED off and on, three processes a setting in turn,
+#   and beside each a process of torch's rows alone under the same setting (two processes a setting gave
+#   torch.softmax itself ~3 µs faster in both "on" processes: perf-notes, forty-sixth session). If torch's rows
+#   alone differ by setting too, it is the host, not the extension; if only beside ours, our calls slow torch's.
+# parts PART...: as the forty-fourth session's, with 8 test workers on a GPU of under 100 GB (an H100's 80 GB ran
+#   out with 16: test_a_dependent_finish_gives_the_same_bits, forty-sixth session).
 set -u
+if [[ $1 == parts ]] && (( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) < 100000 ))
+then  # the earlier scripts' parts step takes GPU_TEST_WORKERS=16 as written: run gpu-tests.sh here instead
+  shift; . .ab/device-setup.sh > /dev/null
+  python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
+  for part in "$@"; do
+    GPU_TEST_WORKERS=8 timeout ${PART_TIMEOUT:-280} bash scripts/gpu-tests.sh $part --durations=5 -rfE \
+      > $OUT/tests-$part.txt 2>&1
+    echo "$part rc=$? at $SECONDS s: $(tail -1 $OUT/tests-$part.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-$part.txt
+  done
+  exit 0
+fi
 case $1 in biased|cxx-more) ;; *) exec bash evidence/experiments/2026-12-05-session44/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s46
 case $1 in
@@ -26,11 +41,14 @@ case $1 in
     tar czf $OUT/runs-biased.tgz -C $OUT runs && rm -rf $OUT/runs ;;
   cxx-more)
     rows=(--row "replayed launch" --row "softmax_bench auto")
-    for take in a b c d; do
+    for take in a b c; do
       for cxx in 0 1; do
         SOFTMAX_BENCH_CXX_REPLAYED=$cxx timeout 60 python3 scripts/host-cost.py $OUT/host-cxx$cxx$take.csv \
           --op softmax --op scaled-masked --rounds 5 "${rows[@]}" > $OUT/host-cxx$cxx$take.txt 2>&1
         echo "cxx=$cxx ($take) rc=$?"; grep -E "^torch.softmax  |^softmax_bench auto  " $OUT/host-cxx$cxx$take.txt
+        SOFTMAX_BENCH_CXX_REPLAYED=$cxx timeout 40 python3 scripts/host-cost.py $OUT/host-torch$cxx$take.csv \
+          --op softmax --rounds 5 --row torch.softmax > $OUT/host-torch$cxx$take.txt 2>&1
+        echo "torch alone, cxx=$cxx ($take) rc=$?"; grep -E "^torch.softmax  " $OUT/host-torch$cxx$take.txt
       done
     done ;;
 esac
