@@ -10,6 +10,10 @@
 #   and beside each a process of torch's rows alone under the same setting (two processes a setting gave
 #   torch.softmax itself ~3 µs faster in both "on" processes: perf-notes, forty-sixth session). If torch's rows
 #   alone differ by setting too, it is the host, not the extension; if only beside ours, our calls slow torch's.
+# biased-log-fused (issue 26): fused-configs.py on the one biased cell where torch.compile leads, the log_softmax of
+#   fp32 16384x8192 (H200 by 0.6, H100 101.2 against 102.8: ahead-biased-fp32-16384x8192-log-h100): fused's warps a
+#   program, two rows a program, and each capped for one more program an SM, beside a copy. Prediction: a
+#   configuration ≥ 1 point above the default, else the default is the best fused does and the lead is not its tile.
 # parts PART...: as the forty-fourth session's, with 8 test workers on a GPU of under 100 GB (an H100's 80 GB ran
 #   out with 16: test_a_dependent_finish_gives_the_same_bits, forty-sixth session).
 set -u
@@ -24,7 +28,7 @@ then  # the earlier scripts' parts step takes GPU_TEST_WORKERS=16 as written: ru
   done
   exit 0
 fi
-case $1 in biased|cxx-more) ;; *) exec bash evidence/experiments/2026-12-05-session44/next.sh "$@" ;; esac
+case $1 in biased|cxx-more|biased-log-fused) ;; *) exec bash evidence/experiments/2026-12-05-session44/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s46
 case $1 in
   biased)
@@ -39,6 +43,10 @@ case $1 in
       echo "$id rc=$? at $SECONDS s"; grep -A4 "×N" $OUT/$id.txt
     done
     tar czf $OUT/runs-biased.tgz -C $OUT runs && rm -rf $OUT/runs ;;
+  biased-log-fused)
+    PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 300 python3 scripts/fused-configs.py $OUT/fused-biased-log.csv fp32 \
+      biased log 16384x8192 > $OUT/fused-biased-log.txt 2>&1
+    echo "fused-configs rc=$? at $SECONDS s"; tail -30 $OUT/fused-biased-log.txt ;;
   cxx-more)
     rows=(--row "replayed launch" --row "softmax_bench auto")
     for take in a b c; do
