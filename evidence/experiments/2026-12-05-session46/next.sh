@@ -17,6 +17,15 @@
 # parts PART...: as the forty-fourth session's, with 8 test workers on a GPU of under 100 GB (an H100's 80 GB ran
 #   out with 16: test_a_dependent_finish_gives_the_same_bits, forty-sixth session).
 set -u
+# The device tool brings back at most 8 files from $OUT (its README): past that, every file is packed into
+# outputs.tgz (the console keeps the lines each step prints), so that none is left out.
+pack() {
+  local files; files=$(find "$OUT" -maxdepth 1 -type f | wc -l)
+  if (( files > 8 )); then
+    tar czf /tmp/outputs.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv /tmp/outputs.tgz "$OUT/"
+  fi
+}
+trap pack EXIT
 if [[ $1 == parts ]] && (( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) < 100000 ))
 then  # the earlier scripts' parts step takes GPU_TEST_WORKERS=16 as written: run gpu-tests.sh here instead
   shift; . .ab/device-setup.sh > /dev/null
@@ -28,7 +37,7 @@ then  # the earlier scripts' parts step takes GPU_TEST_WORKERS=16 as written: ru
   done
   exit 0
 fi
-case $1 in biased|cxx-more|biased-log-fused) ;; *) exec bash evidence/experiments/2026-12-05-session44/next.sh "$@" ;; esac
+case $1 in biased|cxx-more|biased-log-fused) ;; *) bash evidence/experiments/2026-12-05-session44/next.sh "$@"; exit ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s46
 case $1 in
   biased)
