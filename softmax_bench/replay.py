@@ -44,7 +44,8 @@ OWN_LAUNCHER = os.environ.get("SOFTMAX_BENCH_OWN_LAUNCHER", "1") != "0"
 # the tensors read through libtorch rather than their Python accessors, y allocated by at::empty_like and the
 # tensors' addresses read in C for launcher.c. A replayed softmax 2.30 → 1.30 µs on a CPU against a driver that does
 # nothing (evidence/experiments/2026-12-05-session42). Built at first use against this torch (cxx_built: 9 s on a
-# 2-core CPU, then cached as Triton caches its kernels). Off until measured on a GPU: SOFTMAX_BENCH_CXX_REPLAYED=1.
+# 2-core CPU, then cached as Triton caches its kernels). Off by default (SOFTMAX_BENCH_CXX_REPLAYED=1): on an H100,
+# auto's calls 1.01–1.14× torch.softmax's host µs with it, 0.98–1.43× without (perf-notes, forty-sixth session).
 CXX_REPLAYED = os.environ.get("SOFTMAX_BENCH_CXX_REPLAYED", "0") == "1"
 
 # (x's dtype, dtype=) that the kernels read and write in one pass: x read in its 16-bit dtype, y written in fp32
