@@ -60,8 +60,8 @@ app = typer.Typer(
     "SOFTMAX_BENCH_IN_GRAPH=0 (torch.compile calls our op, not fused's kernel in its graph); "
     "SOFTMAX_BENCH_FAST_LAUNCHES=0 (a launch of a new kind bound by Triton, not through the compiled kernel of an "
     "earlier launch alike); "
-    "SOFTMAX_BENCH_CXX_REPLAYED=1 (a replayed call's look-up, allocation and addresses in C++, built at first use "
-    "with the system C++ compiler; off by default: on an H100 it did not bring a call under torch's); "
+    "SOFTMAX_BENCH_CXX_REPLAYED=0 (a replayed call's look-up, allocation and addresses in Python, not in the C++ "
+    "built at first use with the system C++ compiler under Triton 3.8; =1 asks for it elsewhere too); "
     "SOFTMAX_BENCH_FINISH_PDL=0 (the loss's finishing kernel not a programmatic dependent of the cluster's); "
     "SOFTMAX_BENCH_AUTO_TABLES=DIR (where `tune` writes and auto reads its tables); "
     "SOFTMAX_BENCH_COMMIT=SHA (the commit a run records, for a tree without .git).",

@@ -43,10 +43,14 @@ OWN_LAUNCHER = os.environ.get("SOFTMAX_BENCH_OWN_LAUNCHER", "1") != "0"
 # With CXX_REPLAYED, `replayed` is replayed.cpp's once a plan is kept: the same checks, key and look-up in PLANS,
 # the tensors read through libtorch rather than their Python accessors, y allocated by at::empty_like and the
 # tensors' addresses read in C for launcher.c. A replayed softmax 2.30 → 1.30 µs on a CPU against a driver that does
-# nothing (evidence/experiments/2026-12-05-session42). Built at first use against this torch (cxx_built: 9 s on a
-# 2-core CPU, then cached as Triton caches its kernels). Off by default (SOFTMAX_BENCH_CXX_REPLAYED=1): on an H100,
-# auto's calls 1.01–1.14× torch.softmax's host µs with it, 0.98–1.43× without (perf-notes, forty-sixth session).
-CXX_REPLAYED = os.environ.get("SOFTMAX_BENCH_CXX_REPLAYED", "0") == "1"
+# nothing (evidence/experiments/2026-12-05-session42). Built at first use against this torch (cxx_built: 9–13 s,
+# then cached as Triton caches its kernels). On an H100 (forty-sixth and forty-seventh sessions, five processes a
+# setting) auto's softmax was 0.89–1.14× torch.softmax's host µs with it and 1.05–1.43× without, scaled-masked
+# 0.97–1.18× against 1.17–1.47×: those calls took less host time with it in every process than in any without it.
+# SOFTMAX_BENCH_CXX_REPLAYED=1: on (a build that fails is said once); =0: off; unset (None): on for a GPU's calls
+# where Triton's build helper builds C++ (3.8's; not 3.6's, nor under the interpreter, which keeps no plan), and
+# said once if the build fails.
+CXX_REPLAYED: bool | None = {"1": True, "0": False}.get(os.environ.get("SOFTMAX_BENCH_CXX_REPLAYED", ""))
 
 # (x's dtype, dtype=) that the kernels read and write in one pass: x read in its 16-bit dtype, y written in fp32
 FUSED_CASTS = frozenset({(torch.bfloat16, torch.float32), (torch.float16, torch.float32)})
@@ -266,7 +270,7 @@ def keep(key: tuple, plan: Plan) -> None:
     if len(PLANS) >= MAX_PLANS:
         PLANS.clear()
     PLANS[key] = plan
-    if CXX_REPLAYED:
+    if CXX_REPLAYED or (CXX_REPLAYED is None and cxx_by_default()):
         replayed_from_cxx()
 
 
@@ -290,6 +294,15 @@ def replayed_from_cxx() -> bool:
         if (own := launcher.built()) is not None:  # the Replays made already: theirs too
             own.configure(*replay_glue())
     return True
+
+
+@cache
+def cxx_by_default() -> bool:
+    """Whether CXX_REPLAYED unset turns replayed.cpp on here: kernels launched on a GPU (not interpreted), and a
+    Triton whose build helper builds C++."""
+    from triton.runtime.build import compile_module_from_src
+
+    return not kernels.interpreted() and builds_cxx(compile_module_from_src)
 
 
 def replay_glue() -> tuple:

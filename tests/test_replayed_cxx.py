@@ -206,6 +206,39 @@ def test_a_triton_whose_build_helper_builds_c_alone_is_said_so(monkeypatch):
         replay.cxx_built.cache_clear()
 
 
+@pytest.mark.parametrize("setting, interpreted, helper_builds_cxx, switched", [
+    (None, False, True, True),  # unset, on a GPU, Triton 3.8's helper: on
+    (None, True, True, False),  # unset, the interpreter: off
+    (None, False, False, False),  # unset, Triton 3.6's helper (C alone): off, and nothing said
+    (True, True, False, True),  # =1: on wherever it is asked (cxx_built says why it cannot be)
+    (False, False, True, False),  # =0: off
+], ids=["unset-gpu", "unset-interpreter", "unset-c-alone", "on", "off"])
+def test_a_kept_plan_switches_to_it_where_the_setting_says(monkeypatch, setting, interpreted, helper_builds_cxx,
+                                                           switched):
+    import triton.runtime.build
+
+    def helper(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None, language="c"):
+        raise AssertionError("not called")
+
+    def c_alone(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None):
+        raise AssertionError("not called")
+
+    switches = []
+    monkeypatch.setattr(replay, "CXX_REPLAYED", setting)
+    monkeypatch.setattr(replay, "PLANS", {})
+    monkeypatch.setattr(replay, "replayed_from_cxx", lambda: switches.append(True) or True)
+    monkeypatch.setattr(replay.kernels, "interpreted", lambda: interpreted)
+    monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", helper if helper_builds_cxx else c_alone)
+    replay.cxx_by_default.cache_clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            replay.keep(("a key",), object())
+        assert bool(switches) is switched and list(replay.PLANS) == [("a key",)]
+    finally:
+        replay.cxx_by_default.cache_clear()
+
+
 def test_torchs_headers_are_built_as_the_c_plus_plus_they_require():
     assert replay.cxx_standard("2.14.1+cu130") == replay.cxx_standard("2.13.0") == ["-std=c++20"]
     assert replay.cxx_standard("2.11.0+cu128") == replay.cxx_standard("2.12.0a0+git1234") == []
