@@ -563,7 +563,8 @@ def _readable_table(path: Path):
 def env(out_dir: OutDir = Path("results"), interpret: Interpret = False) -> None:
     """Print what a bug report needs: Python, torch, Triton and the peers installed, the SOFTMAX_BENCH_* settings
     in effect, the GPU (name, compute capability, SMs, memory, driver, CUDA), whether the cluster variant runs
-    here, the auto table in use and this device's stored copy baseline."""
+    here, how a replayed call runs (its look-up and launcher: what host_us measures), the auto table in use and
+    this device's stored copy baseline."""
     from rich.table import Table
 
     from .device import environment

@@ -98,13 +98,14 @@ PACKAGES = ("torch", "triton", "liger-kernel", "quack-kernels", "transformers", 
 def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
     """What a bug report needs, as (what, value) lines: the machine, the packages (the peers among them), the
     SOFTMAX_BENCH_* settings (run_life.project_settings, as a run records them), whether the cluster variant runs
-    here, the auto table in use and the stored copy baseline of this device."""
+    here, how a replayed call runs, the auto table in use and the stored copy baseline of this device."""
     import platform as platform_
     from importlib import metadata
 
     from .baseline import stored_record
     from .dispatch import table_in_use
     from .kernels import cluster
+    from .replay import replay_path
 
     lines = [("python", platform_.python_version()), ("platform", platform_.platform())]
     for package in PACKAGES:
@@ -124,6 +125,7 @@ def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
         if device.get(key) is not None:
             lines.append(("GPU " + key.replace("_", " ") if key != "name" else "device", str(device[key])))
     lines.append(("cluster variant", cluster.why_not_here() or "runs here"))
+    lines.append(("replayed calls", replay_path()))
     table = None if interpret else table_in_use()
     lines.append(("auto table", f"{table['file']} (written {table['created']}, commit {table['commit']})" if table
                   else "none: the rule (fused while the row fits, else cluster where it runs, else two_pass)"))

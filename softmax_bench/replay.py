@@ -305,6 +305,23 @@ def cxx_by_default() -> bool:
     return not kernels.interpreted() and builds_cxx(compile_module_from_src)
 
 
+def replay_path() -> str:
+    """How a call like a recorded one runs here, for `env` (host_us depends on it); nothing is built to say it."""
+    if kernels.interpreted():
+        return "not replayed: under Triton's interpreter every call takes the long way"
+    if CXX_REPLAYED is False:
+        look_up = "looked up in Python (SOFTMAX_BENCH_CXX_REPLAYED=0)"
+    elif CXX_REPLAYED or cxx_by_default():
+        look_up = "looked up in C++ (replayed.cpp, built at the first replayed call)"
+    else:
+        import triton
+
+        look_up = f"looked up in Python (Triton {triton.__version__}'s build helper builds C alone)"
+    launch = ("launched by launcher.c (built at first use)" if OWN_LAUNCHER
+              else "launched by Triton's launcher (SOFTMAX_BENCH_OWN_LAUNCHER=0)")
+    return f"{look_up}, {launch}"
+
+
 def replay_glue() -> tuple:
     """launcher.configure's arguments: how a Replay allocates y and reads the tensors' addresses (replayed.cpp's
     empty_like and address_of once `replayed` is its, else torch.empty_like and data_ptr()), the contiguous format,

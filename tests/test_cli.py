@@ -507,9 +507,10 @@ def test_env_says_what_a_bug_report_needs(tmp_path, monkeypatch):
     result = invoke("env", *MODE, "--out", tmp_path)
     assert result.exit_code == 0, result.output
     text = flat(result.stdout)
-    for what in ("python", "torch", "triton", "liger-kernel", "quack-kernels", "cluster variant", "auto table",
-                 "copy baseline"):
+    for what in ("python", "torch", "triton", "liger-kernel", "quack-kernels", "cluster variant", "replayed calls",
+                 "auto table", "copy baseline"):
         assert what in text, what
+    assert ("not replayed: under Triton's interpreter" if MODE else "launched by") in text
     assert torch.__version__.split("+")[0] in text and "none stored in" in text
     assert "no SOFTMAX_BENCH_* variable set: the defaults" in text
     monkeypatch.setenv("SOFTMAX_BENCH_FORWARD_EVICT", "plain")  # the settings a run records, as it would

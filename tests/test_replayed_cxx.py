@@ -31,6 +31,14 @@ def cxx():
     return built
 
 
+def helper_building_cxx(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None, language="c"):
+    raise AssertionError("not called")  # Triton 3.8's build helper: it takes a language
+
+
+def helper_building_c_alone(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None):
+    raise AssertionError("not called")  # Triton 3.6's
+
+
 class Served:
     """A kept plan that answers with its name and the tensors it was given."""
 
@@ -193,10 +201,7 @@ def test_a_build_that_fails_is_said_once_and_the_python_look_up_stays(monkeypatc
 def test_a_triton_whose_build_helper_builds_c_alone_is_said_so(monkeypatch):
     import triton.runtime.build
 
-    def c_alone(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None):  # Triton 3.6's
-        raise AssertionError("not called")
-
-    monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", c_alone)
+    monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", helper_building_c_alone)
     replay.cxx_built.cache_clear()
     try:
         with pytest.warns(RuntimeWarning, match=r"replayed.cpp could not be built \(RuntimeError: Triton .*'s build "
@@ -217,24 +222,44 @@ def test_a_kept_plan_switches_to_it_where_the_setting_says(monkeypatch, setting,
                                                            switched):
     import triton.runtime.build
 
-    def helper(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None, language="c"):
-        raise AssertionError("not called")
-
-    def c_alone(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None):
-        raise AssertionError("not called")
-
     switches = []
     monkeypatch.setattr(replay, "CXX_REPLAYED", setting)
     monkeypatch.setattr(replay, "PLANS", {})
     monkeypatch.setattr(replay, "replayed_from_cxx", lambda: switches.append(True) or True)
     monkeypatch.setattr(replay.kernels, "interpreted", lambda: interpreted)
-    monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", helper if helper_builds_cxx else c_alone)
+    monkeypatch.setattr(triton.runtime.build, "compile_module_from_src",
+                        helper_building_cxx if helper_builds_cxx else helper_building_c_alone)
     replay.cxx_by_default.cache_clear()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             replay.keep(("a key",), object())
         assert bool(switches) is switched and list(replay.PLANS) == [("a key",)]
+    finally:
+        replay.cxx_by_default.cache_clear()
+
+
+def test_env_says_how_a_replayed_call_runs_here_without_building_it(monkeypatch):
+    import triton
+
+    cxx = "looked up in C++ (replayed.cpp, built at the first replayed call)"
+    monkeypatch.setattr(replay.kernels, "interpreted", lambda: False)
+    monkeypatch.setattr(replay, "OWN_LAUNCHER", True)
+    monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", helper_building_cxx)
+    replay.cxx_by_default.cache_clear()
+    try:
+        python = "looked up in Python (SOFTMAX_BENCH_CXX_REPLAYED=0)"
+        for setting, look_up in [(None, cxx), (True, cxx), (False, python)]:
+            monkeypatch.setattr(replay, "CXX_REPLAYED", setting)
+            assert replay.replay_path() == f"{look_up}, launched by launcher.c (built at first use)"
+        monkeypatch.setattr(replay, "CXX_REPLAYED", None)
+        monkeypatch.setattr(triton.runtime.build, "compile_module_from_src", helper_building_c_alone)
+        monkeypatch.setattr(replay, "OWN_LAUNCHER", False)
+        replay.cxx_by_default.cache_clear()
+        assert replay.replay_path() == (f"looked up in Python (Triton {triton.__version__}'s build helper builds C "
+                                        "alone), launched by Triton's launcher (SOFTMAX_BENCH_OWN_LAUNCHER=0)")
+        monkeypatch.setattr(replay.kernels, "interpreted", lambda: True)
+        assert replay.replay_path().startswith("not replayed")
     finally:
         replay.cxx_by_default.cache_clear()
 
