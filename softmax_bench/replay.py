@@ -270,7 +270,7 @@ def keep(key: tuple, plan: Plan) -> None:
     if len(PLANS) >= MAX_PLANS:
         PLANS.clear()
     PLANS[key] = plan
-    if CXX_REPLAYED or (CXX_REPLAYED is None and cxx_by_default()):
+    if cxx_wanted():
         replayed_from_cxx()
 
 
@@ -296,6 +296,11 @@ def replayed_from_cxx() -> bool:
     return True
 
 
+def cxx_wanted() -> bool:
+    """Whether a kept plan switches `replayed` to replayed.cpp's: CXX_REPLAYED on, or unset where cxx_by_default."""
+    return CXX_REPLAYED or (CXX_REPLAYED is None and cxx_by_default())
+
+
 @cache
 def cxx_by_default() -> bool:
     """Whether CXX_REPLAYED unset turns replayed.cpp on here: kernels launched on a GPU (not interpreted), and a
@@ -309,10 +314,10 @@ def replay_path() -> str:
     """How a call like a recorded one runs here, for `env` (host_us depends on it); nothing is built to say it."""
     if kernels.interpreted():
         return "not replayed: under Triton's interpreter every call takes the long way"
-    if CXX_REPLAYED is False:
-        look_up = "looked up in Python (SOFTMAX_BENCH_CXX_REPLAYED=0)"
-    elif CXX_REPLAYED or cxx_by_default():
+    if cxx_wanted():
         look_up = "looked up in C++ (replayed.cpp, built at the first replayed call)"
+    elif CXX_REPLAYED is False:
+        look_up = "looked up in Python (SOFTMAX_BENCH_CXX_REPLAYED=0)"
     else:
         import triton
 
