@@ -216,6 +216,25 @@ def test_fused_warps_follow_the_bytes_a_program_holds():
     assert fused.launch(y)[1].config["num_warps"] == 4
 
 
+def test_biased_programs_of_8_to_32_kb_run_a_16_byte_vector_a_thread():
+    """A bias is a third stream: a biased program of 8 to 32 KB of input runs as many warps as give each thread one
+    16-byte vector of the row (at most 32); other programs, a plain row's warps. The launch runs them."""
+    from softmax_bench.ops import OPS
+
+    def warps(N, dtype, biased):
+        return fused.launch_config(1 << 20, N, dtype, biased)["num_warps"]
+    widths = (1024, 2048, 4096, 8192, 16384, 32768)
+    assert [warps(N, torch.float32, True) for N in widths] == [4, 16, 32, 32, 16, 16]
+    assert [warps(N, torch.bfloat16, True) for N in widths] == [4, 4, 16, 32, 32, 16]
+    assert [warps(N, torch.float32, False) for N in widths] == [4, 4, 8, 8, 16, 16]
+    for N, dtype in ((2048, torch.float32), (4096, torch.bfloat16), (8192, torch.float32)):
+        config = fused.launch_config(1 << 20, N, dtype, True)
+        assert config["BLOCK_N"] * config["ROWS"] * dtype.itemsize // (32 * config["num_warps"]) >= 16
+    x = fresh_randn(4, 4096, dtype=torch.bfloat16)[0]
+    assert fused.launch(x, OPS["biased"].fusion_for(x))[1].config["num_warps"] == 16
+    assert fused.launch(x)[1].config["num_warps"] == 4
+
+
 def test_fused_config_is_one_for_every_m_of_its_class():
     """launch_config is kept per min(M, a program's elements) rows: more rows than that change nothing."""
     for M in (1, 3, 100, 1023, 1024, 1025, 2047, 2048, 2049, 5000, 2**20):

@@ -28,6 +28,13 @@ MIN_BYTES_PER_PROGRAM = 4096
 # best with fp32's warps (8192: 8 or 16, 16384: 16).
 FOUR_WARPS_BYTES = 8192
 NUM_WARPS_BY_BLOCK = ((8192, 8), (2**62, 16))
+# A biased row is three streams (x, the bias, y) where a plain row is two. On the H100 (forty-eighth session,
+# scripts/fused-configs.py, % of a copy of the op's bytes, forward and log) its programs of 8 to 32 KB of input ran
+# best where each thread holds one 16-byte vector of the row and no less: fp32 8192 100.6 → 101.7 and 4096 101.2 →
+# 102.6 in 32 warps (8 the default), bf16 8192 101.8 → 102.2 in 32, bf16 4096 102.2 → 102.9 in 16 (4 the default;
+# 83 in 32, half a vector a thread). Wider biased rows keep NUM_WARPS_BY_BLOCK's warps (not measured).
+BIASED_WARPS_BYTES = (8192, 32768)
+VECTOR_BYTES_PER_WARP = 32 * 16
 # At 16 warps a thread may hold 128 registers (65536 per SM / 512 threads). BLOCK_N = 32768 is 64 fp32 values a
 # thread and compiles without spills on the H200; BLOCK_N = 65536 is 128 values, spills, and its compiled code
 # (and speed: 40 % then 28 % of copy) changed from one process to the next (docs/perf-notes.md). Wider rows go
@@ -166,20 +173,23 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
         return num * norm  # the exponentials already computed: no second exp
 
 
-def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32) -> dict:
-    """BLOCK_N, ROWS and num_warps for an M×N input of `dtype` (also what `explain` reports); one dict for every M
-    of a class, shared: read it, do not change it."""
+def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, biased: bool = False) -> dict:
+    """BLOCK_N, ROWS and num_warps for an M×N input of `dtype`, with a bias added or not (also what `explain`
+    reports); one dict for every M of a class, shared: read it, do not change it."""
     # ROWS ≤ a program's elements: more rows change nothing
-    return _launch_config(*config_shape(M, N, MIN_BYTES_PER_PROGRAM // dtype.itemsize), dtype.itemsize)
+    return _launch_config(*config_shape(M, N, MIN_BYTES_PER_PROGRAM // dtype.itemsize), dtype.itemsize, biased)
 
 
 @lru_cache(maxsize=1024)
-def _launch_config(M: int, N: int, itemsize: int = 4) -> dict:
+def _launch_config(M: int, N: int, itemsize: int = 4, biased: bool = False) -> dict:
     block_n = next_power_of_2(N)
     rows, program_elems = 1, MIN_BYTES_PER_PROGRAM // itemsize
     if block_n < program_elems:
         rows = min(program_elems // block_n, next_power_of_2(M))
-    if block_n * rows * itemsize <= FOUR_WARPS_BYTES:
+    program_bytes = block_n * rows * itemsize
+    if biased and BIASED_WARPS_BYTES[0] <= program_bytes <= BIASED_WARPS_BYTES[1]:
+        num_warps = min(32, program_bytes // VECTOR_BYTES_PER_WARP)
+    elif program_bytes <= FOUR_WARPS_BYTES:
         num_warps = 4
     else:
         num_warps = next(w for limit, w in NUM_WARPS_BY_BLOCK if block_n * rows <= limit)
@@ -202,7 +212,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     causal_bits = {"CAUSAL_BITS": True} if CAUSAL_BITS and fusion.causal_m is not None and fusion.mask is None \
         and fusion.bias is None else {}
     if config is None:
-        config = launch_config(M, N, x.dtype)
+        config = launch_config(M, N, x.dtype, fusion.bias is not None)
         # (N is a SymInt while torch.compile traces a call: not hashable, and no cap is measured for it)
         cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits and isinstance(N, int) else None
         config = {**config, "maxnreg": cap} if cap else config
