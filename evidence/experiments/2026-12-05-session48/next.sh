@@ -6,7 +6,21 @@
 #   the other warps at fp32 2048 (not scanned before) and bf16 16384 (32 KB, not scanned), then auto and torch.compile
 #   at the biased forms' fp32 and bf16 16384x8192 and 32768x4096, forward and log. Prediction: +0.4 to +1.4 points
 #   of the roofline through auto where the warps changed; fp32 2048 ≥ 0.5 above 4 warps.
+# host-bar (issue 29): host-cost.py's bar rows (auto and fused, compiled_op and torch_compile; softmax, scaled-masked,
+#   log-softmax) with nothing set (replayed.cpp on by default since 4532252), in three processes, each read by
+#   host-bar.py. Prediction (the forty-seventh session's one process, auto alone): the eager rows at 0.8–1.05× torch's;
+#   compiled_op still 1.15–1.4× torch_compile (nothing in the compiled path changed).
 set -u
+if [[ $1 == host-bar ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  for p in a b c; do
+    timeout 150 python3 scripts/host-cost.py $OUT/host-bar-$p.csv --op softmax --op scaled-masked --op log-softmax \
+      --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op --row torch_compile \
+      > $OUT/host-bar-$p.txt 2>&1
+    echo "host-cost $p rc=$? at $SECONDS s"; python3 scripts/host-bar.py $OUT/host-bar-$p.csv
+  done
+  exit 0
+fi
 case $1 in biased-rule) ;; *) exec bash evidence/experiments/2026-12-05-session47/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:-}:$PWD/scripts
 timeout 100 python3 scripts/fused-configs.py $OUT/fused-fp32-biased-2048.csv fp32 biased 65536x2048 \
