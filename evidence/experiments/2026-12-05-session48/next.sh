@@ -21,6 +21,18 @@ if [[ $1 == host-bar ]]; then
   done
   exit 0
 fi
+# biased-evict (issue 26): scripts/eviction.py at the biased forms' fp32 8192 (32 warps now), x's loads plain and
+#   evict_last, beside torch.compile in the same rounds, each call on the next of three copies. Question: is the
+#   0.3 % torch.compile keeps at the biased log's fp32 16384x8192 (H100) the loads' policy?
+if [[ $1 == biased-evict ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:-}:$PWD/scripts
+  for log in "" log; do
+    timeout 120 python3 scripts/eviction.py $OUT/evict-biased${log:+-log}.csv fp32 rounds=7 op=biased $log compile \
+      8192 > $OUT/evict-biased${log:+-log}.txt 2>&1
+    echo "biased $log rc=$? at $SECONDS s"; tail -12 $OUT/evict-biased${log:+-log}.txt
+  done
+  exit 0
+fi
 case $1 in biased-rule) ;; *) exec bash evidence/experiments/2026-12-05-session47/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:-}:$PWD/scripts
 timeout 100 python3 scripts/fused-configs.py $OUT/fused-fp32-biased-2048.csv fp32 biased 65536x2048 \
