@@ -82,7 +82,7 @@ def figures(run_id: str, ours, peers: pd.DataFrame, op: str) -> dict:
     return line
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("evidence/runs"), help="the folder of runs")
@@ -90,7 +90,7 @@ def main() -> int:
     parser.add_argument("--triton", default="3.8.0")
     parser.add_argument("--op", action="append", choices=(*FORMS, "softmax"),
                         help="only this op (repeatable); default: the fused forms")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     grid = default_grid()
     forms = cells_by_form(args.out, args.device, args.triton, tuple(args.op or FORMS), grid)
     if not forms:

@@ -1,9 +1,11 @@
 """scripts/bar-status.py: issue 26's bar read from stored runs — the cells under it, a peer ahead or level, the
 newest run's cells taking the place of a grid's, other devices' and Triton's runs left out, and its exit code."""
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from softmax_bench.config import build_plan
 from softmax_bench.results import Run
@@ -26,12 +28,18 @@ def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = 
                         "pass": "forward"})
 
 
-def bar_status(out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--op", "causal"], capture_output=True,
-                          text=True, timeout=120)
+def bar_status(out: Path, capsys) -> SimpleNamespace:
+    """The script's main on causal runs in out, in this process (a process of its own costs seconds of imports):
+    its exit code and what it printed."""
+    spec = importlib.util.spec_from_file_location("bar_status", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    returncode = script.main(["--out", str(out), "--op", "causal"])
+    printed = capsys.readouterr()
+    return SimpleNamespace(returncode=returncode, stdout=printed.out, stderr=printed.err)
 
 
-def test_the_bar_names_the_cells_under_it_and_the_peers_ahead_and_a_newer_run_takes_a_cells_place(tmp_path):
+def test_the_bar_names_the_cells_under_it_and_the_peers_ahead_and_a_newer_run_takes_a_cells_place(tmp_path, capsys):
     under, ahead, level = GRID[0], GRID[1], GRID[2]
     grid = {cell: {"auto": (95.0, 0.99, 1.0, 1.01), "torch_compile": (90.0, 1.04, 1.05, 1.06)} for cell in GRID}
     grid[under] = {"auto": (85.0, 0.99, 1.0, 1.01), "torch_compile": (80.0, 1.04, 1.05, 1.06)}
@@ -44,7 +52,7 @@ def test_the_bar_names_the_cells_under_it_and_the_peers_ahead_and_a_newer_run_ta
     write_run(tmp_path, "old-triton", "2026-12-03T00:00:00+0000", {under: {"auto": (50.0, 1, 1, 1)}},
               device={"name": "NVIDIA H200", "triton": "3.6.0"})
 
-    result = bar_status(tmp_path)
+    result = bar_status(tmp_path, capsys)
     assert result.returncode == 1, result.stderr
     dtype, M, N = under
     assert f"causal forward: {len(GRID)} cells, auto ≥ 92 at {len(GRID) - 1}, a peer ahead at 1, level at 1: " \
@@ -58,18 +66,20 @@ def test_the_bar_names_the_cells_under_it_and_the_peers_ahead_and_a_newer_run_ta
     write_run(tmp_path, "causal-cells", "2026-12-02T00:00:00+0000",
               {cell: {"auto": (93.0, 0.99, 1.0, 1.01), "torch_compile": (90.0, 1.04, 1.05, 1.06)}
                for cell in (under, ahead)})
-    result = bar_status(tmp_path)
+    result = bar_status(tmp_path, capsys)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"causal forward: {len(GRID)} cells, auto ≥ 92 at {len(GRID)}, a peer ahead at 0, level at 1: met " \
            "(runs: causal-cells, causal-grid)" in result.stdout
 
 
-def test_a_form_measured_at_some_cells_only_is_not_met_and_no_run_is_exit_1(tmp_path):
+def test_a_form_measured_at_some_cells_only_is_not_met_and_no_run_is_exit_1(tmp_path, capsys):
     write_run(tmp_path, "causal-few", "2026-12-01T00:00:00+0000", {GRID[0]: {"auto": (99.0, 0.99, 1.0, 1.01)}})
-    result = bar_status(tmp_path)
+    result = bar_status(tmp_path, capsys)
     assert result.returncode == 1
     assert f"only 1 of the default grid's {len(GRID)} cells measured" in result.stdout
 
-    result = bar_status(tmp_path / "none")
+    # as a command: its exit code
+    result = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "none"), "--op", "causal"],
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "no run of causal on NVIDIA H200 under Triton 3.8.0" in result.stdout

@@ -981,12 +981,18 @@ def test_a_dependent_finish_gives_the_same_bits(M, V, dtype, monkeypatch):
 def test_the_dependent_finish_is_the_default_but_not_in_the_interpreter(monkeypatch):
     """FINISH_PDL is on unless SOFTMAX_BENCH_FINISH_PDL=0 (measured faster on the H200); Triton's interpreter has no
     griddepcontrol, so there the finishing kernel launches after the cluster as before."""
-    script = "from softmax_bench.kernels import cross_entropy as k; print(k.FINISH_PDL)"
-    for env, on in ((None, "True"), ("0", "False"), ("1", "True")):
-        environ = {k: v for k, v in os.environ.items() if k != "SOFTMAX_BENCH_FINISH_PDL"}
-        environ.update({"SOFTMAX_BENCH_FINISH_PDL": env} if env else {})
-        printed = subprocess.run([sys.executable, "-c", script], env=environ, capture_output=True, text=True)
-        assert printed.stdout.strip() == on, (env, printed.stderr[-500:])
+    # read when the module is imported: each setting imported afresh (reloaded), in a process of its own
+    script = """
+import importlib, os
+from softmax_bench.kernels import cross_entropy as k
+for env in ("", "0", "1"):
+    os.environ.pop("SOFTMAX_BENCH_FINISH_PDL", None)
+    os.environ.update({"SOFTMAX_BENCH_FINISH_PDL": env} if env else {})
+    print(importlib.reload(k).FINISH_PDL)
+"""
+    environ = {k: v for k, v in os.environ.items() if k != "SOFTMAX_BENCH_FINISH_PDL"}
+    printed = subprocess.run([sys.executable, "-c", script], env=environ, capture_output=True, text=True)
+    assert printed.stdout.split() == ["True", "False", "True"], printed.stderr[-500:]
     if interpreted():
         monkeypatch.setattr(kernel, "FINISH_PDL", True)
         assert kernel.dependent_launch() == {}
