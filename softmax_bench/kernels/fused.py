@@ -32,7 +32,8 @@ NUM_WARPS_BY_BLOCK = ((8192, 8), (2**62, 16))
 # scripts/fused-configs.py, % of a copy of the op's bytes, forward and log) its programs of 8 to 32 KB of input ran
 # best where each thread holds one 16-byte vector of the row and no less: fp32 8192 100.6 → 101.7 and 4096 101.2 →
 # 102.6 in 32 warps (8 the default), bf16 8192 101.8 → 102.2 in 32, bf16 4096 102.2 → 102.9 in 16 (4 the default;
-# 83 in 32, half a vector a thread). Wider biased rows keep NUM_WARPS_BY_BLOCK's warps (not measured).
+# 83 in 32, half a vector a thread); then fp32 2048 101.7 → 102.3 in 16 (4 the default), bf16 16384 102.0 → 102.2 in
+# 32 (16). Wider biased rows keep NUM_WARPS_BY_BLOCK's warps (not measured). On the H200: not measured.
 BIASED_WARPS_BYTES = (8192, 32768)
 VECTOR_BYTES_PER_WARP = 32 * 16
 # At 16 warps a thread may hold 128 registers (65536 per SM / 512 threads). BLOCK_N = 32768 is 64 fp32 values a
