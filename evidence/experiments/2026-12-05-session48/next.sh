@@ -19,6 +19,8 @@ if [[ $1 == host-bar ]]; then
       > $OUT/host-bar-$p.txt 2>&1
     echo "host-cost $p rc=$? at $SECONDS s"; python3 scripts/host-bar.py $OUT/host-bar-$p.csv
   done
+  # compiled_op's 8-10 µs over torch_compile are in C that cProfile does not see: which native profilers are here
+  for tool in perf py-spy nsys; do echo "$tool: $(command -v $tool || echo absent)"; done
   exit 0
 fi
 # biased-evict (issue 26): scripts/eviction.py at the biased forms' fp32 8192 (32 warps now), x's loads plain and
