@@ -211,7 +211,8 @@ def test_every_triton_kernel_compiles_a_bias_for_sm90_and_fused_reads_it_in_vect
     """Compiled, not interpreted (Triton's interpreter runs what its compiler may refuse: Triton 3.6 refused a None
     returned from a function, docs/perf-notes.md, thirteenth session): fused, two_pass, split and online with a
     bias, a shared one, a mask and causal; fused reads a bias on x's 16-byte grid in vectors, as many as x's (N,
-    the pointers and the strides divisible by 16, as a launch specializes them for N = 4096)."""
+    the pointers and the strides divisible by 16, as a launch specializes them for N = 4096), in the warps a biased
+    launch takes (launch_config's: one vector of x a thread)."""
     code = """
 import re
 import triton
@@ -219,6 +220,8 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from softmax_bench.kernels import fused, online, split, two_pass
 from tests.compile_sm90 import signature_of
+import torch
+biased_warps = fused.launch_config(1 << 20, 4096, torch.bfloat16, True)["num_warps"]  # one 16-byte vector a thread
 configs = {fused.fused_rows_kernel: {"BLOCK_N": 4096, "ROWS": 1}, two_pass.two_pass_kernel: {"BLOCK": 4096, "VEC": 8},
            split.split_kernel: {"BLOCK": 4096, "VEC": 8, "K_POW2": 8, "PHASE": 0}, online.online_kernel: {"BLOCK": 4096}}
 forms = {"plain": {}, "biased": {"HAS_BIAS": True, "BIAS_MIN": -3.0e38},
@@ -236,7 +239,8 @@ for kernel, config in configs.items():
                    if name in kernel.arg_names and name not in constexprs}
         source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, pointers), constexprs=constexprs,
                            attrs=aligned)
-        ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8}).asm["ptx"]
+        warps = biased_warps if kernel is fused.fused_rows_kernel else 8
+        ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps}).asm["ptx"]
         print(kernel.fn.__name__, form.replace(" ", ""), len(re.findall(r"ld\\.global[.\\w:]*\\.v4\\.", ptx)))
 """
     lines = [line.split() for line in printed_without_interpreter("-c", code, timeout=300)]
