@@ -33,7 +33,7 @@ def kernels(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
     """(name, pass, launch(input, config) for the forward or launch((y, dy), config), its config with plain loads,
     the same with evict_last, the label of the one the launch takes by default) of each kernel that runs rows of N."""
     if N <= fused.MAX_N:
-        plain = fused.launch_config(1 << 20, N, dtype, fusion.bias is not None)
+        plain = fused.launch_config(1 << 20, N, dtype, fusion)
         yield "fused", "forward", lambda x, c: fused.launch(x, fusion, c), plain, {**plain, "EVICT": "evict_last"}, \
             fused.forward_evict(N, fusion) or "plain"
     if cluster.VARIANT.supports(N, dtype):

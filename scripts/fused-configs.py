@@ -64,8 +64,7 @@ def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], ba
             else:  # loading as the launch does (kernels.FORWARD_EVICT: evict_last, but narrow causal rows)
                 fusion = ops.get_op(op).fusion_for(torch.empty(M, N, device="meta")) if op else PLAIN
                 evict = fused.forward_evict(N, fusion)
-                default = {**fused.launch_config(M, N, dtype, fusion.bias is not None),
-                           **({"EVICT": evict} if evict else {})}
+                default = {**fused.launch_config(M, N, dtype, fusion), **({"EVICT": evict} if evict else {})}
             # the backward and the fused ops also with twice the rows a program (more bytes in flight a thread)
             tiles = [default] + ([{**default, "ROWS": 2 * default["ROWS"]}] if backward or op else [])
             tried = [{**tile, "num_warps": warps} for tile, warps in itertools.product(tiles, WARPS)]

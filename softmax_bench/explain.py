@@ -123,8 +123,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
         bandwidth, source, gflops, gflops_source = _bandwidth(out_dir, dtype, interpret)
         auto = auto_choice(N, torch_dtype, form=form)
     evict = fused.forward_evict(N, meta_fusion)
-    config = {**fused.launch_config(M, N, torch_dtype, meta_fusion.bias is not None),
-              **({"EVICT": evict} if evict else {})}
+    config = {**fused.launch_config(M, N, torch_dtype, meta_fusion), **({"EVICT": evict} if evict else {})}
     # a block of fewer elements than threads still gives each thread one (Triton's layout wraps: copies)
     elems_per_thread = -(-config["BLOCK_N"] * config["ROWS"] // (32 * config["num_warps"]))
     result = Explanation(

@@ -221,7 +221,9 @@ from triton.compiler import ASTSource
 from softmax_bench.kernels import fused, online, split, two_pass
 from tests.compile_sm90 import signature_of
 import torch
-biased_warps = fused.launch_config(1 << 20, 4096, torch.bfloat16, True)["num_warps"]  # one 16-byte vector a thread
+from softmax_bench.ops import OPS
+biased = OPS["biased"].fusion_for(torch.empty(2, 4096, device="meta"))
+biased_warps = fused.launch_config(1 << 20, 4096, torch.bfloat16, biased)["num_warps"]  # a 16-byte vector a thread
 configs = {fused.fused_rows_kernel: {"BLOCK_N": 4096, "ROWS": 1}, two_pass.two_pass_kernel: {"BLOCK": 4096, "VEC": 8},
            split.split_kernel: {"BLOCK": 4096, "VEC": 8, "K_POW2": 8, "PHASE": 0}, online.online_kernel: {"BLOCK": 4096}}
 forms = {"plain": {}, "biased": {"HAS_BIAS": True, "BIAS_MIN": -3.0e38},

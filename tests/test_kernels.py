@@ -221,14 +221,16 @@ def test_biased_programs_of_8_to_32_kb_run_a_16_byte_vector_a_thread():
     16-byte vector of the row (at most 32); other programs, a plain row's warps. The launch runs them."""
     from softmax_bench.ops import OPS
 
-    def warps(N, dtype, biased):
-        return fused.launch_config(1 << 20, N, dtype, biased)["num_warps"]
+    biased = OPS["biased"].fusion_for(torch.empty(2, 8, device="meta"))  # launch_config reads that it has a bias
+
+    def warps(N, dtype, fusion=kernels.PLAIN):
+        return fused.launch_config(1 << 20, N, dtype, fusion)["num_warps"]
     widths = (1024, 2048, 4096, 8192, 16384, 32768)
-    assert [warps(N, torch.float32, True) for N in widths] == [4, 16, 32, 32, 16, 16]
-    assert [warps(N, torch.bfloat16, True) for N in widths] == [4, 4, 16, 32, 32, 16]
-    assert [warps(N, torch.float32, False) for N in widths] == [4, 4, 8, 8, 16, 16]
+    assert [warps(N, torch.float32, biased) for N in widths] == [4, 16, 32, 32, 16, 16]
+    assert [warps(N, torch.bfloat16, biased) for N in widths] == [4, 4, 16, 32, 32, 16]
+    assert [warps(N, torch.float32) for N in widths] == [4, 4, 8, 8, 16, 16]
     for N, dtype in ((2048, torch.float32), (4096, torch.bfloat16), (8192, torch.float32)):
-        config = fused.launch_config(1 << 20, N, dtype, True)
+        config = fused.launch_config(1 << 20, N, dtype, biased)
         assert config["BLOCK_N"] * config["ROWS"] * dtype.itemsize // (32 * config["num_warps"]) >= 16
     x = fresh_randn(4, 4096, dtype=torch.bfloat16)[0]
     assert fused.launch(x, OPS["biased"].fusion_for(x))[1].config["num_warps"] == 16

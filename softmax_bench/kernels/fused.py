@@ -174,11 +174,12 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
         return num * norm  # the exponentials already computed: no second exp
 
 
-def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, biased: bool = False) -> dict:
-    """BLOCK_N, ROWS and num_warps for an M×N input of `dtype`, with a bias added or not (also what `explain`
-    reports); one dict for every M of a class, shared: read it, do not change it."""
+def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, fusion: Fusion = PLAIN) -> dict:
+    """BLOCK_N, ROWS and num_warps for an M×N input of `dtype` under `fusion` (a bias added or not; also what
+    `explain` reports); one dict for every M of a class, shared: read it, do not change it."""
     # ROWS ≤ a program's elements: more rows change nothing
-    return _launch_config(*config_shape(M, N, MIN_BYTES_PER_PROGRAM // dtype.itemsize), dtype.itemsize, biased)
+    return _launch_config(*config_shape(M, N, MIN_BYTES_PER_PROGRAM // dtype.itemsize), dtype.itemsize,
+                          fusion.bias is not None)
 
 
 @lru_cache(maxsize=1024)
@@ -213,7 +214,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     causal_bits = {"CAUSAL_BITS": True} if CAUSAL_BITS and fusion.causal_m is not None and fusion.mask is None \
         and fusion.bias is None else {}
     if config is None:
-        config = launch_config(M, N, x.dtype, fusion.bias is not None)
+        config = launch_config(M, N, x.dtype, fusion)
         # (N is a SymInt while torch.compile traces a call: not hashable, and no cap is measured for it)
         cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits and isinstance(N, int) else None
         config = {**config, "maxnreg": cap} if cap else config
