@@ -6,9 +6,15 @@ profiler (cProfile's own cost is larger than the gap; perf and py-spy are not on
   no-launch  that `call` with each Triton kernel's launch (`.run`) replaced by one that does nothing
 
 whole - graph is what dynamo and AOTAutograd add; graph - no-launch the launches; no-launch the graph's own Python
-(allocations, views, the stream). softmax, 64x4000 bf16 by default; host-cost.py's timer and its interleaved rounds.
+(allocations, views, the stream). softmax, 64x4000 bf16; host-cost.py's timer and its interleaved rounds.
 
-    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py [ROWSxCOLS]
+Each peer's make() resets dynamo, so the peer made first recompiles at its first call after the second's make.
+`reverse` makes compiled_op first. `three` first makes both peers of scaled-masked and log-softmax too, as
+host-bar's `--op softmax --op scaled-masked --op log-softmax` does (one model code object, three cache entries),
+and calls each once. `eager` first calls softmax_bench.softmax(x, variant="fused") twice (a replay plan recorded),
+as host-cost.py's "replayed launch alone" row does when it is made. `torch` times torch.softmax's row beside them.
+
+    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py [reverse] [three] [eager] [torch]
 """
 
 import importlib.util
@@ -17,9 +23,11 @@ import sys
 from pathlib import Path
 
 import torch
+import softmax_bench
 from torch._inductor.codecache import PyCodeCache
 
 from softmax_bench.kernels import PLAIN
+from softmax_bench.ops import OPS
 from softmax_bench.peers import PEERS
 from softmax_bench.providers import cell_input
 
@@ -50,12 +58,21 @@ def launches_of(module) -> list:
 
 
 def main() -> None:
-    rows, cols = (int(v) for v in (sys.argv[1] if len(sys.argv) > 1 else "64x4000").split("x"))
+    rows, cols = 64, 4000
     device = "cuda" if host_cost.ON_GPU else "cpu"
     x = cell_input(rows, cols, torch.bfloat16 if host_cost.ON_GPU else torch.float32, device)
-    print(f"torch {torch.__version__}, {device}, {rows}x{cols}")
+    print(f"torch {torch.__version__}, {device}, {rows}x{cols}, {sys.argv[1:]}")
+    names = ["torch_compile", "compiled_op"] if host_cost.ON_GPU else ["torch_compile"]  # (CPU: a dry run)
+    if "reverse" in sys.argv:
+        names.reverse()
+    if "eager" in sys.argv:
+        for _ in range(2):
+            softmax_bench.softmax(x, variant="fused")
+    others = []
+    if "three" in sys.argv:
+        others = [PEERS[name].make(OPS[op].fusion_for(x)) for op in ("scaled-masked", "log-softmax") for name in names]
     fns = []
-    for name in ("torch_compile", "compiled_op") if host_cost.ON_GPU else ("torch_compile",):  # (CPU: a dry run)
+    for name in names:
         before = len(PyCodeCache.modules)
         whole = PEERS[name].make(PLAIN)
         want = whole(x)
@@ -73,8 +90,12 @@ def main() -> None:
         copy = load(Path(module.__file__), f"{name}_no_launch")  # the same code run again: kernels of its own
         for kernel in launches_of(copy):
             kernel.run = lambda *args, **kwargs: None
+        for other in others:
+            other(x)
         fns += [(name, "whole", lambda whole=whole: whole(x)), (name, "graph", lambda m=module: m.call([x])),
                 (name, "no-launch", lambda m=copy: m.call([x]))]
+    if "torch" in sys.argv:
+        fns.append(("torch.softmax", "eager", lambda: torch.softmax(x, -1)))
     times = host_cost.interleaved([fn for *_, fn in fns], calls=host_cost.LAUNCH_CALLS, warmup=50, rounds=7)
     for (name, part, _), (host, _) in zip(fns, times):
         print(f"{name:14s} {part:10s} {host:8.2f} µs host a call")

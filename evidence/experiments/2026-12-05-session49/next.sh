@@ -6,7 +6,25 @@
 #   whole, Inductor's graph `call` alone, and that call with its launches stubbed. Prediction: whole - graph (dynamo's
 #   guards and AOTAutograd's wrappers) is 1-3 µs larger for compiled_op (73 guard lines against 30); most of the
 #   8-10 µs gap is graph - no-launch, the launch of fused_rows_kernel through Triton's launcher (19 arguments).
+# compiled-order (issue 29): compiled-parts.py as made first, reversed, after the other two ops' peers, and both;
+#   then host-cost.py's compiled rows for softmax alone and for the three ops (host-bar's). Question: is host-bar's
+#   compiled_op 1.17-1.29x an artifact of the peers' make() order and of three cache entries on one code object? The
+#   first compiled-parts run (H100) had compiled_op's whole at 24-36 us against torch_compile's 36-53.
 set -u
+if [[ $1 == compiled-order ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  for how in ${HOWS:-plain reverse three reverse+three}; do  # HOWS: words of compiled-parts.py's, + joining two
+    f=$OUT/compiled-order-$how.txt
+    timeout 100 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py ${how//+/ } > $f 2>&1
+    echo "order '$how' rc=$? at $SECONDS s"; grep -E "µs|Error" $f
+  done
+  [[ -n ${HOWS:-} ]] && exit 0
+  for ops in "--op softmax" "--op softmax --op scaled-masked --op log-softmax"; do
+    timeout 150 python3 scripts/host-cost.py $OUT/host-order.csv $ops --rounds 5 --row compiled_op --row torch_compile \
+      > $OUT/host-order.txt 2>&1; echo "host-cost $ops rc=$? at $SECONDS s"; grep -E "peer (compiled_op|torch_compile)" $OUT/host-order.txt
+  done
+  exit 0
+fi
 case $1 in compiled-parts) ;; *) exec bash evidence/experiments/2026-12-05-session48/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
 for p in a b c; do
