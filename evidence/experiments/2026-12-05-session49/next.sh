@@ -10,7 +10,17 @@
 #   then host-cost.py's compiled rows for softmax alone and for the three ops (host-bar's). Question: is host-bar's
 #   compiled_op 1.17-1.29x an artifact of the peers' make() order and of three cache entries on one code object? The
 #   first compiled-parts run (H100) had compiled_op's whole at 24-36 us against torch_compile's 36-53.
+# host-bisect (issue 29): host-bisect.py's modes, each in its own process: which part of host-cost.py's making of
+#   its rows turns compiled_op from under torch_compile (compiled-parts.py) to over it; and Python's collector.
 set -u
+if [[ $1 == host-bisect ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  for how in peers launches all all+nogc peers+nogc launches+nogc peers launches all; do
+    timeout 90 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/host-bisect.py ${how//+/ } \
+      > $OUT/bisect.txt 2>&1 || tail -3 $OUT/bisect.txt; grep "µs host" $OUT/bisect.txt
+  done
+  exit 0
+fi
 if [[ $1 == compiled-order ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   for how in ${HOWS:-plain reverse three reverse+three}; do  # HOWS: words of compiled-parts.py's, + joining two
