@@ -12,7 +12,22 @@
 #   first compiled-parts run (H100) had compiled_op's whole at 24-36 us against torch_compile's 36-53.
 # host-bisect (issue 29): host-bisect.py's modes, each in its own process: which part of host-cost.py's making of
 #   its rows turns compiled_op from under torch_compile (compiled-parts.py) to over it; and Python's collector.
+# native (issue 29): py-spy --native over compiled_op's and torch_compile's calls (native-profile.py), each peer in
+#   its own process, 15 s of calls. Question: where in the wrappers (dynamo, AOTAutograd) and the launch do
+#   compiled_op's extra µs go? Carries py-spy's wheel in .ab/whl.
 set -u
+if [[ $1 == native ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  python3 -m pip install -q --no-deps .ab/whl/py_spy-*.whl 2>&1 | grep -v WARNING; command -v py-spy || exit 1
+  for peer in compiled_op torch_compile; do
+    timeout 120 py-spy record --native --rate 1000 --format raw -o $OUT/native-$peer.txt -- env PYTHONPATH=.:scripts \
+      python3 evidence/experiments/2026-12-05-session49/native-profile.py $peer 15 > $OUT/native-$peer.log 2>&1
+    echo "$peer rc=$? at $SECONDS s"; tail -4 $OUT/native-$peer.log
+    python3 evidence/experiments/2026-12-05-session49/native-profile.py --read $OUT/native-$peer.txt | head -40
+  done
+  gzip $OUT/native-*.txt
+  exit 0
+fi
 if [[ $1 == host-bisect ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   for how in peers launches all all+nogc peers+nogc launches+nogc peers launches all; do
@@ -24,7 +39,7 @@ fi
 if [[ $1 == compiled-order ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   for how in ${HOWS:-plain reverse three reverse+three}; do  # HOWS: words of compiled-parts.py's, + joining two
-    f=$OUT/compiled-order-$how.txt
+    f=$OUT/compiled-order-${how//+/_}.txt
     timeout 100 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py ${how//+/ } > $f 2>&1
     echo "order '$how' rc=$? at $SECONDS s"; grep -E "µs|Error" $f
   done
