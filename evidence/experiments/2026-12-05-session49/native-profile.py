@@ -1,10 +1,9 @@
 """Issue 29: a compiled call's host time by native stack, for py-spy (`--native` sees C frames: the guards' C++, the
-launchers, the CUDA driver). One peer a process, softmax 64x4000 bf16: warmed (then it prints "timing"), then
-host-cost.py's rounds (the GPU asleep behind each round of 400 calls) for SECONDS. Attach py-spy once it has printed
-"timing", as `next.sh native` does:
+launchers, the CUDA driver). One peer a process, softmax 64x4000 bf16: compiled and warmed, then host-cost.py's
+rounds (the GPU asleep behind each round of 400 calls) for SECONDS. As `next.sh native` records it:
 
-    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/native-profile.py PEER 30 &
-    py-spy record --native --rate 100 --duration 12 --format raw -o OUT.txt --pid $!
+    py-spy record --native --rate 100 --format raw -o OUT.txt -- \\
+        env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/native-profile.py PEER 15
 
 and read OUT.txt with `native-profile.py --read OUT.txt`: the share of the samples under the timed call that each
 part of it holds (a stack is counted under the innermost part it passes through).
@@ -62,11 +61,13 @@ def main() -> None:
     x = cell_input(64, 4000, torch.bfloat16, "cuda")
     compiled = PEERS[peer].make(PLAIN)
 
+    compiled(x)  # compiled here, not under one_call: only the timed calls' samples are read
+
     def one_call():
         return compiled(x)
 
     (warm, _), = host_cost.interleaved([one_call], host_cost.LAUNCH_CALLS, 100, 3)
-    print(f"timing: {warm:.2f} µs host a call before the profiler attaches", flush=True)
+    print(f"warm: {warm:.2f} µs host a call", flush=True)
     rounds, host = 0, []
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:

@@ -13,22 +13,20 @@
 # host-bisect (issue 29): host-bisect.py's modes, each in its own process: which part of host-cost.py's making of
 #   its rows turns compiled_op from under torch_compile (compiled-parts.py) to over it; and Python's collector.
 # native (issue 29): py-spy --native over compiled_op's and torch_compile's calls (native-profile.py), each peer in
-#   its own process, 12 s of its calls. Question: where in the wrappers (dynamo, AOTAutograd) and the launch do
+#   its own process, 15 s of its calls. The tree with
+#   the wheel passes run's 64 MiB: move evidence/runs aside for the call (git status shows it), and back after. Question: where in the wrappers (dynamo, AOTAutograd) and the launch do
 #   compiled_op's extra µs go? Carries py-spy's wheel in .ab/whl.
 set -u
 if [[ $1 == native ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   python3 -m pip install -q --no-deps .ab/whl/py_spy-*.whl 2>&1 | grep -v WARNING; command -v py-spy || exit 1
-  # py-spy attaches once the calls are warm (the script prints "timing"), for 12 s at 100 samples a second: at 1000
-  # a second, --native's unwinding fell a minute behind during the compile and nothing was written (this session)
+  # py-spy runs the script (tracing a process that is not its child may not be allowed in the container), at 100
+  # samples a second: at 1000, --native's unwinding fell a minute behind and nothing was written (this session).
+  # Only the samples under the timed calls are read; the script compiles before them.
   for peer in compiled_op torch_compile; do
-    PYTHONPATH=.:scripts timeout 150 python3 evidence/experiments/2026-12-05-session49/native-profile.py $peer 30 \
-      > $OUT/native-$peer.log 2>&1 &
-    pid=$!
-    for _ in $(seq 120); do grep -q "^timing" $OUT/native-$peer.log && break; sleep 1; done
-    timeout 60 py-spy record --native --rate 100 --duration 12 --format raw -o $OUT/native-$peer.txt --pid $pid \
-      > $OUT/native-$peer-spy.log 2>&1
-    echo "$peer py-spy rc=$? at $SECONDS s"; tail -2 $OUT/native-$peer-spy.log; wait $pid; tail -2 $OUT/native-$peer.log
+    timeout 200 py-spy record --native --rate 100 --format raw -o $OUT/native-$peer.txt -- env PYTHONPATH=.:scripts \
+      python3 evidence/experiments/2026-12-05-session49/native-profile.py $peer 15 > $OUT/native-$peer.log 2>&1
+    echo "$peer rc=$? at $SECONDS s"; grep -v "behind in sampling" $OUT/native-$peer.log | tail -3
     python3 evidence/experiments/2026-12-05-session49/native-profile.py --read $OUT/native-$peer.txt | head -40
   done
   gzip $OUT/native-*.txt
