@@ -15,11 +15,12 @@
 # native (issue 29): py-spy --native over compiled_op's and torch_compile's calls (native-profile.py), each peer in
 #   its own process, 15 s of its calls. The tree with
 #   the wheel passes run's 64 MiB: move evidence/runs aside for the call (git status shows it), and back after. Question: where in the wrappers (dynamo, AOTAutograd) and the launch do
-#   compiled_op's extra µs go? Carries py-spy's wheel in .ab/whl.
+#   compiled_op's extra µs go? Carry py-spy's wheel too (`pip download py-spy --no-deps -d .bundles`:
+#   .bundles/py_spy-0.4.3-py2.py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl).
 set -u
 if [[ $1 == native ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  python3 -m pip install -q --no-deps .ab/whl/py_spy-*.whl 2>&1 | grep -v WARNING; command -v py-spy || exit 1
+  python3 -m pip install -q --no-deps .bundles/py_spy-*.whl 2>&1 | grep -v WARNING; command -v py-spy || exit 1
   # py-spy runs the script (tracing a process that is not its child may not be allowed in the container), at 100
   # samples a second: at 1000, --native's unwinding fell a minute behind and nothing was written (this session).
   # Only the samples under the timed calls are read; the script compiles before them.
