@@ -13,10 +13,10 @@
 # host-bisect (issue 29): host-bisect.py's modes, each in its own process: which part of host-cost.py's making of
 #   its rows turns compiled_op from under torch_compile (compiled-parts.py) to over it; and Python's collector.
 # native (issue 29): py-spy --native over compiled_op's and torch_compile's calls (native-profile.py), each peer in
-#   its own process, 15 s of its calls. The tree with
-#   the wheel passes run's 64 MiB: move evidence/runs aside for the call (git status shows it), and back after. Question: where in the wrappers (dynamo, AOTAutograd) and the launch do
+#   its own process, 15 s of its calls. Question: where in the wrappers (dynamo, AOTAutograd) and the launch do
 #   compiled_op's extra µs go? Carry py-spy's wheel too (`pip download py-spy --no-deps -d .bundles`:
-#   .bundles/py_spy-0.4.3-py2.py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl).
+#   .bundles/py_spy-0.4.3-py2.py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl). With it the tree passes run's
+#   64 MiB: move evidence/runs aside for the call (git status shows it deleted meanwhile), and back after.
 set -u
 if [[ $1 == native ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
