@@ -16,6 +16,7 @@ import warnings
 from functools import lru_cache
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 from torch.autograd import forward_ad
 
 from . import kernels, replay
@@ -282,12 +283,19 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
     return as_rows(rows), group, period  # a view where the kept dims collapse, else a copy of the mask's own rows
 
 
+def traced(x) -> bool:
+    """Whether torch.compile is tracing this call. Dynamo writes a call of softmax or log_softmax into its graph
+    without tracing their Python (allow_in_graph, below); AOTAutograd then runs that Python on fake or functional
+    tensors, where torch.compiler.is_compiling() is True under torch 2.14 but False under 2.11 (the device's)."""
+    return torch.compiler.is_compiling() or (type(x) is not torch.Tensor and is_fake(x))
+
+
 def through_op(x, bias=None) -> bool:
     """Whether a call goes through the registered op (softmax_bench.library) or its autograd formula: only where it
     is needed, since the dispatcher costs tens of µs a call. The op while torch.compile traces; the formula, applied
     eagerly (with_autograd), when x or the bias needs a gradient, under torch.func's transforms, and in a forward-mode
     AD level (torch.autograd.forward_ad), where x may carry a tangent."""
-    return torch.compiler.is_compiling() or (
+    return traced(x) or (
         (getattr(x, "requires_grad", False) or getattr(bias, "requires_grad", False)) and torch.is_grad_enabled()
     ) or torch._C._are_functorch_transforms_active() or forward_ad._current_level >= 0
 
@@ -302,7 +310,7 @@ TRANSFORMED_AUTOGRAD: dict[bool, type] = {}
 def with_autograd(x, dim, scale, mask, causal, variant, log: bool, out_dtype, bias) -> torch.Tensor:
     """A call that goes through the registered op (through_op): the op itself while torch.compile traces, else its
     autograd formula applied eagerly."""
-    if torch.compiler.is_compiling():
+    if traced(x):
         op = torch.ops.softmax_bench.log_softmax if log else torch.ops.softmax_bench.softmax
         return op(x, dim, scale, mask, causal, variant, out_dtype, bias)
     if torch._C._are_functorch_transforms_active():
@@ -394,6 +402,14 @@ def log_softmax(
     if through_op(x, bias):
         return with_autograd(x, dim, scale, mask, causal, variant, True, out_dtype, bias)
     return replayed_or_forward(x, dim, scale, mask, causal, variant, log=True, out_dtype=out_dtype, bias=bias)
+
+
+# torch.compile's dynamo writes a call of either into its graph as it is, and AOTAutograd traces their Python (it
+# reaches the registered op: traced). Dynamo tracing that Python itself guarded each helper it passed through, and
+# each compiled call checked them: 68 guard lines against 22 (4.1 against 1.2 µs a check on a CPU, forty-ninth
+# session, docs/perf-notes.md). allow_in_graph returns the function itself: an eager call costs nothing more.
+torch.compiler.allow_in_graph(softmax)
+torch.compiler.allow_in_graph(log_softmax)
 
 
 def replayed_or_forward(x, dim, scale, mask, causal, variant: str, log: bool,
