@@ -2,6 +2,9 @@
 # The forty-ninth session's device steps: bash evidence/experiments/2026-12-05-session49/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA for the sweeps. Every other step as the forty-eighth
 # session's next.sh has it (biased, biased-rule, biased-evict, host-bar, parts, configs, grids, hard-cells, …).
+# First on any GPU (docs/perf-notes.md, forty-ninth session): `PART_TIMEOUT=250 next.sh parts kernels backward` (the
+# first GPU run of allow_in_graph, 7e13a56), then `HOWS="torch torch torch" next.sh compiled-order` (prediction:
+# compiled_op's whole - graph within ±2 µs of torch_compile's, from 3.7-6.9 over), then `next.sh host-bar`.
 # compiled-parts (issue 29): compiled-parts.py in three processes: compiled_op's and torch_compile's host µs a call,
 #   whole, Inductor's graph `call` alone, and that call with its launches stubbed. Prediction: whole - graph (dynamo's
 #   guards and AOTAutograd's wrappers) is 1-3 µs larger for compiled_op (73 guard lines against 30); most of the
