@@ -93,7 +93,8 @@ def test_a_compiled_model_follows_the_arguments_it_passes_from_call_to_call(dyna
     for s, m, d, v in ((0.5, None, -1, "auto"), (2.0, keep, -1, "auto"), (2.0, None, 1, "auto"),
                        (0.5, keep, -1, "eager"), (3.0, keep, -1, "two_pass")):
         expected = softmax_bench.log_softmax(x, d, scale=s, mask=m, variant=v)
-        torch.testing.assert_close(compiled(x, s, m, d, v), expected, msg=f"scale {s}, mask {m is not None}, dim {d}, {v}")
+        torch.testing.assert_close(compiled(x, s, m, d, v), expected,
+                                   msg=f"scale {s}, mask {m is not None}, dim {d}, {v}")
 
 
 def test_a_compiled_call_reaches_the_op_where_is_compiling_is_false_while_aotautograd_traces(monkeypatch):

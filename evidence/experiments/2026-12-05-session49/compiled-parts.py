@@ -14,7 +14,8 @@ host-bar's `--op softmax --op scaled-masked --op log-softmax` does (one model co
 and calls each once. `eager` first calls softmax_bench.softmax(x, variant="fused") twice (a replay plan recorded),
 as host-cost.py's "replayed launch alone" row does when it is made. `torch` times torch.softmax's row beside them.
 
-    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py [reverse] [three] [eager] [torch]
+    PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py \\
+        [reverse] [three] [eager] [torch]
 """
 
 import importlib.util
@@ -109,7 +110,8 @@ def main() -> None:
     for name, part, fn in fns:  # each row but no-launch still computes the softmax (the stubs reached no other row)
         if part != "no-launch":
             out = fn()
-            torch.testing.assert_close(out[0] if isinstance(out, (list, tuple)) else out, torch.softmax(x.float(), -1).to(x.dtype), atol=1e-2, rtol=0)
+            out = out[0] if isinstance(out, (list, tuple)) else out
+            torch.testing.assert_close(out, torch.softmax(x.float(), -1).to(x.dtype), atol=1e-2, rtol=0)
     print("checked: every row but no-launch gives the softmax after its timing")
 
 
