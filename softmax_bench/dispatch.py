@@ -16,12 +16,12 @@ import warnings
 from functools import lru_cache
 
 import torch
-from torch._subclasses.fake_tensor import is_fake
 from torch.autograd import forward_ad
 
 from . import kernels, replay
 from .auto_table import AutoTable, table_for, triton_version
-from .kernels import DTYPES, PLAIN, Backward, Fusion, Variant, backwards, dtype_name, interpreted, variants
+from .kernels import (DTYPES, PLAIN, Backward, Fusion, Variant, backwards, dtype_name, interpreted, traced,
+                      variants)
 
 
 class SoftmaxInputError(ValueError):
@@ -281,13 +281,6 @@ def shared_rows(mask: torch.Tensor, x: torch.Tensor, dim: int) -> tuple[torch.Te
     period = math.prod(dims[kept_from:kept_to]) if kept_from > 0 else 0
     rows = mask.reshape(sizes)[tuple(slice(None) if m == n != 1 else 0 for n, m in zip(x.shape[:-1], sizes[:-1]))]
     return as_rows(rows), group, period  # a view where the kept dims collapse, else a copy of the mask's own rows
-
-
-def traced(x) -> bool:
-    """Whether torch.compile is tracing this call. Dynamo writes a call of softmax or log_softmax into its graph
-    without tracing their Python (allow_in_graph, below); AOTAutograd then runs that Python on fake or functional
-    tensors, where torch.compiler.is_compiling() is True under torch 2.14 but False under 2.11 (the device's)."""
-    return torch.compiler.is_compiling() or (type(x) is not torch.Tensor and is_fake(x))
 
 
 def through_op(x, bias=None) -> bool:

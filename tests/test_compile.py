@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import softmax_bench
 from softmax_bench import library
-from softmax_bench.kernels import TOLERANCES
+from softmax_bench.dispatch import fusion_for
+from softmax_bench.kernels import TOLERANCES, eager, eager_backward
 
 from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE
@@ -106,6 +108,28 @@ def test_a_compiled_call_reaches_the_op_where_is_compiling_is_false_while_aotaut
     x, _ = fresh_randn(4, 40)
     compiled = torch.compile(lambda x: softmax_bench.softmax(x, scale=0.5), backend=BACKEND, fullgraph=True)
     torch.testing.assert_close(compiled(x), softmax_bench.softmax(x, scale=0.5))
+
+
+def test_a_causal_mask_built_on_fake_tensors_is_not_kept_for_the_next_eager_call(monkeypatch):
+    """AOTAutograd traces the eager variant's in-graph ops (forward and backward) on fake tensors, where torch 2.11's
+    is_compiling() is False. The causal mask built there is not kept, so the next eager call on those rows, forward
+    and backward, gets a real one (it had been handed the fake one)."""
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: False)  # as while torch 2.11's AOTAutograd traces
+    eager.kept_causal_mask.cache_clear()
+    x, _ = fresh_randn(16, 16)
+    fusion = fusion_for(x, -1, None, None, True)
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(x)
+        eager.prologue(fake, fusion)
+        eager_backward.launch(fake, fake, fusion)
+    monkeypatch.undo()
+    x.requires_grad_()
+    future = torch.ones(16, 16, dtype=torch.bool, device=DEVICE).triu(1)
+    y = softmax_bench.softmax(x, causal=True, variant="eager")
+    expected = torch.softmax(x.masked_fill(future, float("-inf")), -1)
+    torch.testing.assert_close(y, expected)
+    dy, _ = fresh_randn(16, 16)
+    torch.testing.assert_close(torch.autograd.grad(y, x, dy)[0], torch.autograd.grad(expected, x, dy)[0])
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="the default grid's 2^27-element shapes: a GPU's")

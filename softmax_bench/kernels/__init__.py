@@ -20,6 +20,7 @@ from functools import cache
 from typing import Callable
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from ..auto_table import table_form
 
@@ -344,6 +345,14 @@ def interpreted() -> bool:
     from . import fused
 
     return isinstance(fused.fused_rows_kernel, InterpretedFunction)
+
+
+def traced(x) -> bool:
+    """Whether torch.compile is tracing this call. Dynamo writes a call of softmax or log_softmax into its graph
+    without tracing their Python (dispatch's allow_in_graph); AOTAutograd then runs that Python, and the in-graph
+    variants' launches, on fake or functional tensors, where torch.compiler.is_compiling() is True under torch 2.14
+    but False under 2.11 (the device's)."""
+    return torch.compiler.is_compiling() or (type(x) is not torch.Tensor and is_fake(x))
 
 
 def elem_size(dtype: torch.dtype) -> int:

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import torch
 
-from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size
+from . import PLAIN, Fusion, Launch, Traffic, Variant, elem_size, traced
 
 
 def causal_mask(rows: int, N: int, causal_m: int, device: str) -> torch.Tensor:
@@ -20,6 +20,13 @@ def causal_mask(rows: int, N: int, causal_m: int, device: str) -> torch.Tensor:
 
 
 kept_causal_mask = lru_cache(maxsize=1)(causal_mask)  # built once and kept, as a model keeps its mask buffer
+
+
+def causal_mask_of(x: torch.Tensor, causal_m: int) -> torch.Tensor:
+    """The causal mask of x's rows: kept in eager; built from indices while torch.compile traces (inductor fuses it),
+    and never kept there, where a mask built on fake tensors would be handed to the next eager call."""
+    build = causal_mask if traced(x) else kept_causal_mask
+    return build(x.shape[0], x.shape[1], causal_m, str(x.device))
 
 
 def fill_masked_out(x: torch.Tensor, fusion: Fusion, value: float) -> torch.Tensor:
@@ -49,9 +56,7 @@ def prologue(x: torch.Tensor, fusion: Fusion) -> torch.Tensor:
     if fusion.mask is not None:
         x = fill_masked_out(x, fusion, float("-inf"))
     if fusion.causal_m is not None:
-        # under torch.compile the mask is computed from indices (inductor fuses it); eager keeps a buffer
-        build = causal_mask if torch.compiler.is_compiling() else kept_causal_mask
-        x = x.masked_fill(build(x.shape[0], x.shape[1], fusion.causal_m, str(x.device)), float("-inf"))
+        x = x.masked_fill(causal_mask_of(x, fusion.causal_m), float("-inf"))
     return x
 
 

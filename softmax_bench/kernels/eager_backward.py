@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from . import PLAIN, Backward, Fusion, Launch, Traffic, backward_traffic, elem_size
-from .eager import causal_mask, fill_masked_out, kept_causal_mask, mask_fill_passes
+from .eager import causal_mask_of, fill_masked_out, mask_fill_passes
 
 
 def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[torch.Tensor, Launch]:
@@ -16,8 +16,7 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN) -> tuple[t
     else:
         dx = torch.ops.aten._softmax_backward_data(dy, y, -1, y.dtype)
     if fusion.causal_m is not None:
-        build = causal_mask if torch.compiler.is_compiling() else kept_causal_mask
-        dx = dx.masked_fill(build(y.shape[0], y.shape[1], fusion.causal_m, str(y.device)), 0.0)
+        dx = dx.masked_fill(causal_mask_of(y, fusion.causal_m), 0.0)
     if fusion.mask is not None:
         dx = fill_masked_out(dx, fusion, 0.0)
     if fusion.scale != 1.0:
