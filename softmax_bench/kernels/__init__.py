@@ -347,12 +347,18 @@ def interpreted() -> bool:
     return isinstance(fused.fused_rows_kernel, InterpretedFunction)
 
 
+def fake(x) -> bool:
+    """Whether x is a tracer's tensor (fake, or functional around a fake one) rather than one with memory. A tensor
+    of no subclass is no fake one, asked first: is_fake costs 1.5 µs."""
+    return type(x) is not torch.Tensor and is_fake(x)
+
+
 def traced(x) -> bool:
     """Whether torch.compile is tracing this call. Dynamo writes a call of softmax or log_softmax into its graph
     without tracing their Python (dispatch's allow_in_graph); AOTAutograd then runs that Python, and the in-graph
     variants' launches, on fake or functional tensors, where torch.compiler.is_compiling() is True under torch 2.14
     but False under 2.11 (the device's)."""
-    return torch.compiler.is_compiling() or (type(x) is not torch.Tensor and is_fake(x))
+    return torch.compiler.is_compiling() or fake(x)
 
 
 def elem_size(dtype: torch.dtype) -> int:
