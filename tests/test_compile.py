@@ -132,6 +132,33 @@ def test_a_causal_mask_built_on_fake_tensors_is_not_kept_for_the_next_eager_call
     torch.testing.assert_close(torch.autograd.grad(y, x, dy)[0], torch.autograd.grad(expected, x, dy)[0])
 
 
+def test_a_launch_put_in_the_graph_hands_triton_none_for_a_pointer_left_at_its_default(monkeypatch):
+    """A plain call's launch in a compiled graph gets None for the bias pointer, as an eager launch does, not a
+    stand-in tensor: Triton's launcher pays for each tensor it is handed at every call (issue 29). A biased call's
+    gets its bias."""
+    from softmax_bench.kernels import fused, launches_traced
+
+    handed = []
+
+    class Recorded:  # torch.library.wrap_triton(kernel)[grid](**arguments), recorded rather than traced
+        def __init__(self, kernel):
+            pass
+
+        def __getitem__(self, grid):
+            return lambda **arguments: handed.append(arguments)
+
+    monkeypatch.setattr(torch.library, "wrap_triton", Recorded)
+    x, _ = fresh_randn(4, 64)
+    bias, _ = fresh_randn(4, 64)
+    biased = fusion_for(x, -1, None, None, False, bias=bias)
+    with launches_traced():
+        fused.launch(x, fusion_for(x, -1, None, None, False))
+        fused.launch(x, biased)
+    plain, with_bias = handed
+    assert plain["bias_ptr"] is None and not plain["HAS_BIAS"]
+    assert with_bias["bias_ptr"] is biased.bias and with_bias["HAS_BIAS"]
+
+
 @pytest.mark.skipif(DEVICE != "cuda", reason="the default grid's 2^27-element shapes: a GPU's")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_a_compiled_two_layer_model_with_a_mask_at_every_shape_of_the_default_grid(dtype):

@@ -13,6 +13,7 @@ keep-mask, a causal mask). `softmax_bench.dispatch` brings tensors of any rank t
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -420,13 +421,14 @@ def launch_kernel(kernel, grid: tuple, *args, **kwargs):
 
 def traced_arguments(kernel, args: tuple, kwargs: dict) -> dict:
     """Every argument of a launch of `kernel` by name, its defaults filled in: inductor launches a kernel from the
-    graph with the arguments the graph names and no others. A pointer left at its default None is given the
-    launch's first tensor (unused: the flag that would read it is off)."""
-    arguments = {param.name: value for param, value in zip(kernel.params, args)} | kwargs
-    first_tensor = next(a for a in args if isinstance(a, torch.Tensor))
-    for param in kernel.params:
-        if param.name not in arguments:
-            arguments[param.name] = first_tensor if param.default is None else param.default
+    graph with the arguments the graph names and no others. A pointer left at its default None stays None, as in an
+    eager launch: handed a tensor, Triton's launcher pays for it at every call (docs/perf-notes.md, fiftieth
+    session)."""
+    params = list(kernel.params if hasattr(kernel, "params") else  # (the interpreter's kernel: its function's)
+                  inspect.signature(kernel.fn).parameters.values())
+    arguments = {param.name: value for param, value in zip(params, args)} | kwargs
+    for param in params:
+        arguments.setdefault(param.name, param.default)
     return arguments
 
 
