@@ -66,10 +66,17 @@ def plan_from_meta(meta: dict) -> SweepPlan:
     )
 
 
+# Other projects' variables that change what a row of ours measures: Inductor's launch of user-defined Triton
+# kernels through its static launcher, softmax_bench's in a compiled graph (compiled_op's host µs a call).
+OTHER_SETTINGS = ("TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS",)
+
+
 def project_settings() -> dict[str, str]:
     """The SOFTMAX_BENCH_* variables of this process's environment: the switches that change what a variant runs
-    (IN_GRAPH, FAST_LAUNCHES, FORWARD_EVICT) or which table auto reads, so that a run says what it was made with."""
-    return {name: value for name, value in sorted(os.environ.items()) if name.startswith("SOFTMAX_BENCH_")}
+    (IN_GRAPH, FAST_LAUNCHES, FORWARD_EVICT) or which table auto reads, so that a run says what it was made with;
+    and those of OTHER_SETTINGS that are set."""
+    return {name: value for name, value in sorted(os.environ.items())
+            if name.startswith("SOFTMAX_BENCH_") or name in OTHER_SETTINGS}
 
 
 def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str,

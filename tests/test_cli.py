@@ -181,14 +181,18 @@ def test_a_failing_variant_is_reported_and_not_timed(tmp_path, monkeypatch):
 
 def test_a_run_records_the_projects_settings_it_was_made_with(tmp_path, monkeypatch):
     """meta.json's settings: the SOFTMAX_BENCH_* environment of the sweep (a run made with evict_last loads or the
-    opaque compiled path must say so), and nothing else."""
+    opaque compiled path must say so) and Inductor's static launch of user kernels (compiled_op's launch), and
+    nothing else of the environment (the Inductor cache's folder)."""
     monkeypatch.setenv("SOFTMAX_BENCH_IN_GRAPH", "0")
+    monkeypatch.setenv("TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS", "1")
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     result = invoke("sweep", *MODE, "--shape", "8x64", "--dtype", "fp32", "--variant", "fused", "--out", tmp_path)
     assert result.exit_code == 0, result.output
     (meta_path,) = tmp_path.glob("*/meta.json")
     settings = json.loads(meta_path.read_text())["settings"]
-    assert settings["SOFTMAX_BENCH_IN_GRAPH"] == "0" and all(name.startswith("SOFTMAX_BENCH_") for name in settings)
+    assert settings["SOFTMAX_BENCH_IN_GRAPH"] == "0"
+    assert settings["TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS"] == "1"
+    assert all(name.startswith("SOFTMAX_BENCH_") or name.startswith("TORCHINDUCTOR_STATIC") for name in settings)
     assert "SOFTMAX_BENCH_IN_GRAPH=0" in flat(result.stdout)  # the table's title says it too
 
 
