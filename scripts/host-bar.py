@@ -6,7 +6,9 @@ at ≤ 1.0× torch_compile's row of the same op.
 A host's speed moves between processes by more than these ratios (the fortieth session's torch.softmax: 10.02 µs in
 one process, 6.57 in the next), so a ratio is only taken within one CSV: one process of host-cost.py. A row of a
 CSV given later replaces the same row of one given earlier (name them oldest first). Rows of an interpreted run
-(no GPU) are left out. Exit 0 when every bar row was measured and is at or under its bar, 1 otherwise.
+(no GPU) are left out. A row made with settings (host-cost.py's `settings` column: SOFTMAX_BENCH_* switches,
+Inductor's static launch of user kernels) says so. Exit 0 when every bar row was measured and is at or under its
+bar, 1 otherwise.
 
     python3 scripts/host-bar.py evidence/experiments/2026-12-05-session40/host/host-fast1.csv \\
         evidence/experiments/2026-12-05-session40/host/host-compiled.csv
@@ -24,6 +26,13 @@ TORCH = ("torch.softmax", "softmax")
 BAR_ROWS = {("softmax_bench auto", "softmax"): TORCH, ("softmax_bench fused", "softmax"): TORCH,
             ("softmax_bench auto", "scaled-masked"): TORCH, ("softmax_bench auto", "log-softmax"): TORCH_LOG,
             **{("peer compiled_op", op): ("peer torch_compile", op) for op in ("softmax", "scaled-masked")}}
+
+
+def settings_of(path: Path) -> str:
+    """The settings host-cost.py's process ran with, as its CSV records them ("" where none was set, or the CSV is
+    older than the column)."""
+    with open(path, newline="") as f:
+        return next((row.get("settings") or "" for row in csv.DictReader(f)), "")
 
 
 def ratios(path: Path) -> dict[tuple[str, str], tuple[float, float, float]]:
@@ -56,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         host, versus, ratio, path = found[key]
         verdict = "met" if ratio <= BAR else "over the bar"
         met &= ratio <= BAR
+        settings = settings_of(path)
         print(f"  {verdict:14} {what} ({op}): {host:.2f} µs, {ratio:.2f}× {versus_what}'s {versus:.2f} "
-              f"(bar {BAR:.1f}×; {path})")
+              f"(bar {BAR:.1f}×; {path}" + (f"; made with {settings})" if settings else ")"))
     print("issue 29's bar: " + ("met" if met else "not met"))
     return 0 if met else 1
 

@@ -55,7 +55,8 @@ from softmax_bench.providers import cell_input, check  # noqa: E402
 from softmax_bench.run_life import project_settings  # noqa: E402
 from softmax_bench.sweep import error_line  # noqa: E402
 
-COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note"]
+COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note",
+           "settings"]  # settings: the process's project_settings() (SOFTMAX_BENCH_*, Inductor's static launch)
 CHEAP_CALLS = 20000  # a round of a row that runs no kernel
 # A round of calls that launch kernels stays under the ~1000 launches a CUDA stream queues before a launch blocks:
 # behind a sleep of 200 µs a call (~400 K cycles at the H200's 1.98 GHz), none waits for the GPU.
@@ -315,8 +316,9 @@ def main() -> None:
     todo += calls_without_launches(x, ops, args.dispatch_as)
     if args.row:
         todo = [row for row in todo if row.what.startswith("torch.") or any(text in row.what for text in args.row)]
+    settings = " ".join(f"{name}={value}" for name, value in project_settings().items())
     rows = [dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
-                 vs_torch=None, interpreted=interpreted, note=row.note) for row in todo]
+                 vs_torch=None, interpreted=interpreted, note=row.note, settings=settings) for row in todo]
     timed = []  # (row, its out) of the rows that launch kernels, checked: timed together, in turn
     new_kinds = []  # the same of the rows whose every call is of a new kind: timed together, after
     for row, out in zip(todo, rows):

@@ -22,15 +22,16 @@ COMPILED_ROWS = {("torch.softmax", "softmax"): 9.0, ("peer torch_compile", "soft
                  ("peer compiled_op", "scaled-masked"): 37.5}
 
 
-def write_csv(path: Path, rows: dict, interpreted: bool = False) -> Path:
-    """host-cost.py's CSV with these rows: (what, op) → host µs."""
+def write_csv(path: Path, rows: dict, interpreted: bool = False, settings: str | None = None) -> Path:
+    """host-cost.py's CSV with these rows: (what, op) → host µs; settings: its `settings` column (None: a CSV from
+    before the column)."""
     with open(path, "w", newline="") as f:
-        out = csv.DictWriter(f, fieldnames=COLUMNS)
+        out = csv.DictWriter(f, fieldnames=COLUMNS + ([] if settings is None else ["settings"]))
         out.writeheader()
         for (what, op), host_us in rows.items():
             out.writerow({"what": what, "op": op, "dtype": "bf16", "M": 64, "N": 4000, "calls": 400,
                           "host_us": host_us, "call_us": host_us, "vs_torch": "", "interpreted": interpreted,
-                          "note": ""})
+                          "note": ""} | ({} if settings is None else {"settings": settings}))
     return path
 
 
@@ -64,6 +65,40 @@ def test_a_later_csv_takes_a_rows_place_within_its_own_process_and_interpreted_r
     # a bar row whose divisor is in another process's CSV is not measured
     auto_alone = write_csv(tmp_path / "auto.csv", {("softmax_bench fused", "softmax"): 5.0})
     assert set(host_bar.ratios(auto_alone)) == set()
+
+
+def test_a_row_made_with_settings_says_which(tmp_path, capsys):
+    """compiled_op's rows with Inductor's static launch of user kernels are not the default's: the line says so."""
+    static = "TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS=1"
+    eager = write_csv(tmp_path / "eager.csv", EAGER_ROWS, settings="")
+    compiled = write_csv(tmp_path / "c.csv", COMPILED_ROWS, settings=static)
+    assert host_bar.main([str(eager), str(compiled)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.endswith(f"c.csv; made with {static})") for line in lines if "compiled_op" in line)
+    assert all(line.endswith("eager.csv)") for line in lines if "softmax_bench auto" in line)
+
+
+def test_host_costs_csv_records_the_settings_its_process_ran_with(tmp_path, monkeypatch):
+    """host-cost.py's `settings` column: SOFTMAX_BENCH_* and Inductor's static launch, as a sweep's meta.json has them
+    (torch's row alone, two calls: the CSV is what is tested)."""
+    import torch
+
+    spec = importlib.util.spec_from_file_location("host_cost", SCRIPT.parent / "host-cost.py")
+    host_cost = importlib.util.module_from_spec(spec)
+    threads = torch.get_num_threads()
+    spec.loader.exec_module(host_cost)  # (with no GPU it sets one thread: the other tests of this process keep theirs)
+    torch.set_num_threads(threads)
+    monkeypatch.setenv("TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS", "1")
+    monkeypatch.setenv("SOFTMAX_BENCH_IN_GRAPH", "0")
+    out = tmp_path / "host.csv"
+    monkeypatch.setattr("sys.argv", ["host-cost.py", str(out), "--op", "softmax", "--row", "torch", "--only-python",
+                                     "--rounds", "1", "--warmup", "1", "--calls", "2"])
+    host_cost.main()
+    with open(out, newline="") as f:
+        (row,) = csv.DictReader(f)
+    assert row["what"] == "torch.softmax"
+    assert row["settings"] == "SOFTMAX_BENCH_IN_GRAPH=0 TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS=1"
+    assert host_bar.settings_of(out) == row["settings"]
 
 
 def test_a_missing_csv_is_said_and_exits_2(tmp_path, capsys):
