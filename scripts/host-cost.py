@@ -61,6 +61,7 @@ CHEAP_CALLS = 20000  # a round of a row that runs no kernel
 # A round of calls that launch kernels stays under the ~1000 launches a CUDA stream queues before a launch blocks:
 # behind a sleep of 200 µs a call (~400 K cycles at the H200's 1.98 GHz), none waits for the GPU.
 LAUNCH_CALLS = 400
+STATIC_LAUNCH = "TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS"  # Inductor's: user kernels statically launched
 SLEEP_CYCLES_PER_CALL = 400_000
 KERNELS = {fused: "fused_rows_kernel", two_pass: "two_pass_kernel", online: "online_kernel", split: "split_kernel",
            cluster: "cluster_kernel"}
@@ -278,6 +279,17 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
                   note="the current stream's handle, as a replayed call asks for it")
 
 
+def static_launch_hint(rows: list[dict], on_gpu: bool) -> str | None:
+    """What to read beside compiled_op's timed rows on a GPU when Inductor launched our kernels through Triton's
+    launcher (its default), not its static one (README, "The launch inside a compiled graph")."""
+    timed = any(out["what"] == "peer compiled_op" and out["host_us"] is not None for out in rows)
+    if on_gpu and timed and os.environ.get(STATIC_LAUNCH) != "1":
+        return (f"compiled_op: Inductor launched softmax_bench's kernels through Triton's launcher, its own through "
+                f"its static launcher; {STATIC_LAUNCH}=1 launches both the static way (README, 'The launch inside a "
+                "compiled graph')")
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv", help="where to write the rows")
@@ -359,6 +371,9 @@ def main() -> None:
                        vs_torch=None if versus is None else round(out["host_us"] / versus, 2))
         shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch'] or 0:8.2f}"
         print(f"{row.what:34} {row.op:14} {shown:>28}  {out['note']}", flush=True)
+    hint = static_launch_hint(rows, ON_GPU)
+    if hint:
+        print(hint)
     with open(args.csv, "w", newline="") as f:
         writer = csv.DictWriter(f, COLUMNS)
         writer.writeheader()

@@ -22,6 +22,19 @@ COMPILED_ROWS = {("torch.softmax", "softmax"): 9.0, ("peer torch_compile", "soft
                  ("peer compiled_op", "scaled-masked"): 37.5}
 
 
+def load_host_cost():
+    """scripts/host-cost.py as a module. With no GPU it sets torch to one thread when loaded: the other tests of
+    this process keep theirs."""
+    import torch
+
+    spec = importlib.util.spec_from_file_location("host_cost", SCRIPT.parent / "host-cost.py")
+    host_cost = importlib.util.module_from_spec(spec)
+    threads = torch.get_num_threads()
+    spec.loader.exec_module(host_cost)
+    torch.set_num_threads(threads)
+    return host_cost
+
+
 def write_csv(path: Path, rows: dict, interpreted: bool = False, settings: str | None = None) -> Path:
     """host-cost.py's CSV with these rows: (what, op) → host µs; settings: its `settings` column (None: a CSV from
     before the column)."""
@@ -81,13 +94,7 @@ def test_a_row_made_with_settings_says_which(tmp_path, capsys):
 def test_host_costs_csv_records_the_settings_its_process_ran_with(tmp_path, monkeypatch):
     """host-cost.py's `settings` column: SOFTMAX_BENCH_* and Inductor's static launch, as a sweep's meta.json has them
     (torch's row alone, two calls: the CSV is what is tested)."""
-    import torch
-
-    spec = importlib.util.spec_from_file_location("host_cost", SCRIPT.parent / "host-cost.py")
-    host_cost = importlib.util.module_from_spec(spec)
-    threads = torch.get_num_threads()
-    spec.loader.exec_module(host_cost)  # (with no GPU it sets one thread: the other tests of this process keep theirs)
-    torch.set_num_threads(threads)
+    host_cost = load_host_cost()
     monkeypatch.setenv("TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS", "1")
     monkeypatch.setenv("SOFTMAX_BENCH_IN_GRAPH", "0")
     out = tmp_path / "host.csv"
@@ -99,6 +106,20 @@ def test_host_costs_csv_records_the_settings_its_process_ran_with(tmp_path, monk
     assert row["what"] == "torch.softmax"
     assert row["settings"] == "SOFTMAX_BENCH_IN_GRAPH=0 TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS=1"
     assert host_bar.settings_of(out) == row["settings"]
+
+
+def test_host_cost_says_how_compiled_ops_kernels_were_launched_where_it_timed_them_on_a_gpu(monkeypatch):
+    """compiled_op's rows on a GPU under Inductor's default launch of user kernels come with the setting that
+    launches them as Inductor launches its own; not with it set, not on a CPU, not where compiled_op was not timed."""
+    host_cost = load_host_cost()
+    monkeypatch.delenv(host_cost.STATIC_LAUNCH, raising=False)
+    timed = [{"what": "torch.softmax", "host_us": 5.0}, {"what": "peer compiled_op", "host_us": 30.0}]
+    hint = host_cost.static_launch_hint(timed, on_gpu=True)
+    assert hint and f"{host_cost.STATIC_LAUNCH}=1" in hint and "Triton's launcher" in hint
+    assert host_cost.static_launch_hint(timed, on_gpu=False) is None
+    assert host_cost.static_launch_hint([{"what": "peer compiled_op", "host_us": None}], on_gpu=True) is None
+    monkeypatch.setenv(host_cost.STATIC_LAUNCH, "1")
+    assert host_cost.static_launch_hint(timed, on_gpu=True) is None
 
 
 def test_a_missing_csv_is_said_and_exits_2(tmp_path, capsys):
