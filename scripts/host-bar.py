@@ -48,13 +48,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv", nargs="+", type=Path, help="host-cost.py's output, oldest first")
     args = parser.parse_args(argv)
-    found: dict[tuple[str, str], tuple[float, float, float, Path]] = {}
+    found: dict[tuple[str, str], tuple[float, float, float, Path, str]] = {}
     for path in args.csv:
         if not path.is_file():
             print(f"host-bar: no such file {path}", file=sys.stderr)
             return 2
+        settings = settings_of(path)
         for key, figures in ratios(path).items():
-            found[key] = (*figures, path)
+            found[key] = (*figures, path, settings)
     met = True
     for key, (versus_what, _) in BAR_ROWS.items():
         what, op = key
@@ -62,10 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  not measured   {what} ({op}): no CSV has it beside {versus_what}")
             met = False
             continue
-        host, versus, ratio, path = found[key]
+        host, versus, ratio, path, settings = found[key]
         verdict = "met" if ratio <= BAR else "over the bar"
         met &= ratio <= BAR
-        settings = settings_of(path)
         print(f"  {verdict:14} {what} ({op}): {host:.2f} µs, {ratio:.2f}× {versus_what}'s {versus:.2f} "
               f"(bar {BAR:.1f}×; {path}" + (f"; made with {settings})" if settings else ")"))
     print("issue 29's bar: " + ("met" if met else "not met"))

@@ -52,7 +52,7 @@ from softmax_bench.kernels.masking import fusion_args  # noqa: E402
 from softmax_bench.ops import OPS, call_kwargs, reference, user_call  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
 from softmax_bench.providers import cell_input, check  # noqa: E402
-from softmax_bench.run_life import project_settings  # noqa: E402
+from softmax_bench.run_life import INDUCTOR_STATIC_LAUNCH, project_settings, settings_text  # noqa: E402
 from softmax_bench.sweep import error_line  # noqa: E402
 
 COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note",
@@ -61,7 +61,6 @@ CHEAP_CALLS = 20000  # a round of a row that runs no kernel
 # A round of calls that launch kernels stays under the ~1000 launches a CUDA stream queues before a launch blocks:
 # behind a sleep of 200 µs a call (~400 K cycles at the H200's 1.98 GHz), none waits for the GPU.
 LAUNCH_CALLS = 400
-STATIC_LAUNCH = "TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS"  # Inductor's: user kernels statically launched
 SLEEP_CYCLES_PER_CALL = 400_000
 KERNELS = {fused: "fused_rows_kernel", two_pass: "two_pass_kernel", online: "online_kernel", split: "split_kernel",
            cluster: "cluster_kernel"}
@@ -283,10 +282,10 @@ def static_launch_hint(rows: list[dict], on_gpu: bool) -> str | None:
     """What to read beside compiled_op's timed rows on a GPU when Inductor launched our kernels through Triton's
     launcher (its default), not its static one (README, "The launch inside a compiled graph")."""
     timed = any(out["what"] == "peer compiled_op" and out["host_us"] is not None for out in rows)
-    if on_gpu and timed and os.environ.get(STATIC_LAUNCH) != "1":
+    if on_gpu and timed and os.environ.get(INDUCTOR_STATIC_LAUNCH) != "1":
         return (f"compiled_op: Inductor launched softmax_bench's kernels through Triton's launcher, its own through "
-                f"its static launcher; {STATIC_LAUNCH}=1 launches both the static way (README, 'The launch inside a "
-                "compiled graph')")
+                f"its static launcher; {INDUCTOR_STATIC_LAUNCH}=1 launches both the static way (README, 'The launch "
+                "inside a compiled graph')")
     return None
 
 
@@ -328,7 +327,7 @@ def main() -> None:
     todo += calls_without_launches(x, ops, args.dispatch_as)
     if args.row:
         todo = [row for row in todo if row.what.startswith("torch.") or any(text in row.what for text in args.row)]
-    settings = " ".join(f"{name}={value}" for name, value in project_settings().items())
+    settings = settings_text()
     rows = [dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
                  vs_torch=None, interpreted=interpreted, note=row.note, settings=settings) for row in todo]
     timed = []  # (row, its out) of the rows that launch kernels, checked: timed together, in turn

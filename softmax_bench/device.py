@@ -113,9 +113,9 @@ def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
             lines.append((package, metadata.version(package)))
         except metadata.PackageNotFoundError:
             lines.append((package, "not installed"))
-    from .run_life import project_settings
+    from .run_life import settings_text
 
-    settings = " ".join(f"{name}={value}" for name, value in project_settings().items())
+    settings = settings_text()
     lines.append(("settings", settings or "no SOFTMAX_BENCH_* variable set: the defaults"))
     if not interpret and not torch.cuda.is_available():
         lines.append(("GPU", "none visible: the kernels run only through Triton's interpreter (--interpret)"))

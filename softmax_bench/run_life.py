@@ -68,7 +68,8 @@ def plan_from_meta(meta: dict) -> SweepPlan:
 
 # Other projects' variables that change what a row of ours measures: Inductor's launch of user-defined Triton
 # kernels through its static launcher, softmax_bench's in a compiled graph (compiled_op's host µs a call).
-OTHER_SETTINGS = ("TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS",)
+INDUCTOR_STATIC_LAUNCH = "TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS"
+OTHER_SETTINGS = (INDUCTOR_STATIC_LAUNCH,)
 
 
 def project_settings() -> dict[str, str]:
@@ -77,6 +78,11 @@ def project_settings() -> dict[str, str]:
     and those of OTHER_SETTINGS that are set."""
     return {name: value for name, value in sorted(os.environ.items())
             if name.startswith("SOFTMAX_BENCH_") or name in OTHER_SETTINGS}
+
+
+def settings_text() -> str:
+    """project_settings() as one line, NAME=value separated by spaces ("" where none is set)."""
+    return " ".join(f"{name}={value}" for name, value in project_settings().items())
 
 
 def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, command: str,

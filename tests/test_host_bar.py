@@ -112,13 +112,13 @@ def test_host_cost_says_how_compiled_ops_kernels_were_launched_where_it_timed_th
     """compiled_op's rows on a GPU under Inductor's default launch of user kernels come with the setting that
     launches them as Inductor launches its own; not with it set, not on a CPU, not where compiled_op was not timed."""
     host_cost = load_host_cost()
-    monkeypatch.delenv(host_cost.STATIC_LAUNCH, raising=False)
+    monkeypatch.delenv(host_cost.INDUCTOR_STATIC_LAUNCH, raising=False)
     timed = [{"what": "torch.softmax", "host_us": 5.0}, {"what": "peer compiled_op", "host_us": 30.0}]
     hint = host_cost.static_launch_hint(timed, on_gpu=True)
-    assert hint and f"{host_cost.STATIC_LAUNCH}=1" in hint and "Triton's launcher" in hint
+    assert hint and f"{host_cost.INDUCTOR_STATIC_LAUNCH}=1" in hint and "Triton's launcher" in hint
     assert host_cost.static_launch_hint(timed, on_gpu=False) is None
     assert host_cost.static_launch_hint([{"what": "peer compiled_op", "host_us": None}], on_gpu=True) is None
-    monkeypatch.setenv(host_cost.STATIC_LAUNCH, "1")
+    monkeypatch.setenv(host_cost.INDUCTOR_STATIC_LAUNCH, "1")
     assert host_cost.static_launch_hint(timed, on_gpu=True) is None
 
 
