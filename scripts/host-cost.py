@@ -45,14 +45,14 @@ if not ON_GPU:
     torch.set_num_threads(1)  # tiny tensors: no thread pool to wake, only the Python and dispatch a call runs
 
 import softmax_bench  # noqa: E402
-from softmax_bench import dispatch, replay  # noqa: E402
+from softmax_bench import dispatch, library, replay  # noqa: E402
 from softmax_bench.kernels import (DTYPES, PLAIN, Fusion, cluster, fused, next_power_of_2, online, split,  # noqa: E402
                                    two_pass)
 from softmax_bench.kernels.masking import fusion_args  # noqa: E402
 from softmax_bench.ops import OPS, call_kwargs, reference, user_call  # noqa: E402
 from softmax_bench.peers import PEERS, PeerUnavailable  # noqa: E402
 from softmax_bench.providers import cell_input, check  # noqa: E402
-from softmax_bench.run_life import INDUCTOR_STATIC_LAUNCH, project_settings, settings_text  # noqa: E402
+from softmax_bench.run_life import project_settings, settings_text  # noqa: E402
 from softmax_bench.sweep import error_line  # noqa: E402
 
 COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note",
@@ -278,15 +278,18 @@ def calls_without_launches(x: torch.Tensor, ops: list[str], as_gpu: str | None):
                   note="the current stream's handle, as a replayed call asks for it")
 
 
-def static_launch_hint(rows: list[dict], on_gpu: bool) -> str | None:
-    """What to read beside compiled_op's timed rows on a GPU when Inductor launched our kernels through Triton's
-    launcher (its default), not its static one (README, "The launch inside a compiled graph")."""
+def launch_line(rows: list[dict], static: list[bool]) -> str | None:
+    """How Inductor launched our kernels in compiled_op's graphs (static: a bool a launcher, True for its static
+    launcher, False for Triton's: library.our_autotuners), beside compiled_op's timed rows (README, "The launch
+    inside a compiled graph"); None where compiled_op was not timed or no graph launched one of ours."""
     timed = any(out["what"] == "peer compiled_op" and out["host_us"] is not None for out in rows)
-    if on_gpu and timed and os.environ.get(INDUCTOR_STATIC_LAUNCH) != "1":
-        return (f"compiled_op: Inductor launched softmax_bench's kernels through Triton's launcher, its own through "
-                f"its static launcher; {INDUCTOR_STATIC_LAUNCH}=1 launches both the static way (README, 'The launch "
-                "inside a compiled graph')")
-    return None
+    if not timed or not static:
+        return None
+    if all(static):
+        return "compiled_op: Inductor launched softmax_bench's kernels through its static launcher, as its own"
+    return (f"compiled_op: Inductor launched {static.count(False)} of softmax_bench's {len(static)} kernel launchers "
+            "through Triton's launcher, its own through its static launcher (SOFTMAX_BENCH_STATIC_LAUNCH=0, or "
+            "Inductor's check for a static launch refused them)")
 
 
 def main() -> None:
@@ -370,9 +373,10 @@ def main() -> None:
                        vs_torch=None if versus is None else round(out["host_us"] / versus, 2))
         shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch'] or 0:8.2f}"
         print(f"{row.what:34} {row.op:14} {shown:>28}  {out['note']}", flush=True)
-    hint = static_launch_hint(rows, ON_GPU)
-    if hint:
-        print(hint)
+    line = launch_line(rows, [getattr(launcher, "_is_static", False)
+                              for tuner in library.our_autotuners() for launcher in tuner.launchers])
+    if line:
+        print(line)
     with open(args.csv, "w", newline="") as f:
         writer = csv.DictWriter(f, COLUMNS)
         writer.writeheader()

@@ -216,7 +216,9 @@ def fusion_for(x: torch.Tensor, dim: int, scale, mask, causal: bool, log: bool =
             got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
             raise TypeError(f"mask must be a bool tensor (True = keep), got {got}; e.g. mask = lengths_mask > 0")
         rows_mask, mask_group, mask_period = broadcast_rows(mask, x, dim, "mask")
-        if not kernels.traced_launches:  # (inductor cannot lower a bool's view as uint8; the kernels load either)
+        # traced, it stays bool: torch 2.11's inductor cannot lower a bool's view as uint8 (a compiled torch.func.grad
+        # of a masked call failed so), and the kernels load either, the eager variant compares either with 0
+        if not kernels.traced(x):
             rows_mask = rows_mask.view(torch.uint8)
     rows_bias, bias_group, bias_period = None, 1, 0
     if bias is not None:
@@ -303,11 +305,11 @@ TRANSFORMED_AUTOGRAD: dict[bool, type] = {}
 def with_autograd(x, dim, scale, mask, causal, variant, log: bool, out_dtype, bias) -> torch.Tensor:
     """A call that goes through the registered op (through_op): the op itself while torch.compile traces, else its
     autograd formula applied eagerly."""
+    if torch._C._are_functorch_transforms_active():
+        return TRANSFORMED_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)
     if traced(x):
         op = torch.ops.softmax_bench.log_softmax if log else torch.ops.softmax_bench.softmax
         return op(x, dim, scale, mask, causal, variant, out_dtype, bias)
-    if torch._C._are_functorch_transforms_active():
-        return TRANSFORMED_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)
     return EAGER_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)
 
 

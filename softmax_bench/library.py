@@ -21,7 +21,10 @@ call's. Under torch.func's transforms it applies TransformedAutograd, the same f
 from __future__ import annotations
 
 import functools
+import gc
 import os
+import re
+import sys
 from typing import Optional
 
 import torch
@@ -91,6 +94,79 @@ def declare_kernel_writes() -> None:
         wrap.identify_mutated_tensors = identify_mutated_tensors
 
 
+# On (SOFTMAX_BENCH_STATIC_LAUNCH=0 turns it off): inductor launches our kernels in a graph through its static
+# launcher, as it launches its own (launch_ours_statically). On an H100 (torch 2.11, Triton 3.8, fiftieth session)
+# Inductor's own setting for every user kernel of a process did that and took compiled_op's host µs a call from
+# 1.14–1.16× torch.compile of the eager code's to 0.99–1.01×.
+STATIC_LAUNCH = os.environ.get("SOFTMAX_BENCH_STATIC_LAUNCH", "1") != "0"
+
+
+def kernel_name(fn) -> str | None:
+    """A Triton kernel's def name, from its JITFunction (or an object that wraps one as .fn), without the suffix
+    inductor's unique_user_kernel_names gives a kernel it copies into a graph (fused_rows_kernel_0)."""
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", None)
+    return None if name is None else re.sub(r"_\d+$", "", name)
+
+
+def static_results(autotuner) -> list:
+    """An inductor kernel's compile results (CachingAutotuner.compile_results), those of one of our kernels in a
+    graph (KERNEL_WRITES's) made static where inductor's own check allows it under its setting for user kernels
+    (StaticTritonCompileResult.can_statically_launch with static_launch_user_defined_triton_kernels on: the
+    cubin on disk, no launch hooks, no launch attributes). A result it refuses, or one whose check fails, is kept:
+    Triton's launcher launches it as before."""
+    from torch._inductor import config
+    from torch._inductor.runtime import triton_heuristics as heuristics
+
+    if kernel_name(autotuner.fn) not in KERNEL_WRITES:
+        return autotuner.compile_results
+    results = []
+    for result in autotuner.compile_results:
+        static = None
+        if isinstance(result, heuristics.TritonCompileResult):
+            try:
+                with config.patch(static_launch_user_defined_triton_kernels=True):
+                    static = heuristics.StaticTritonCompileResult.can_statically_launch(
+                        result.kernel, autotuner.inductor_meta, autotuner.triton_meta, autotuner.heuristic_type)
+            except Exception:  # an inductor or a kernel this was not written against: Triton's launcher
+                static = None
+        results.append(result if static is None else heuristics.StaticTritonCompileResult(
+            static, result.config, result.compile_meta, result.inductor_meta))
+    return results
+
+
+@functools.cache
+def launch_ours_statically() -> None:
+    """Inductor launches our kernels in a graph through its static launcher (a launch from C with the arguments as
+    they come), not through Triton's (its launch_metadata, hooks and argument binding in Python): it does so for its
+    own kernels, and for user kernels only under its setting static_launch_user_defined_triton_kernels, which is
+    the whole process's (every project's kernels) and read where a kernel is compiled, in inductor's compile
+    workers, which only the environment reaches. So this process, where a compiled kernel's launchers are made
+    (CachingAutotuner._make_launchers, after a worker's compile or a cache's load), makes our kernels' compile
+    results static first (static_results); other kernels are left as they are."""
+    from torch._inductor.runtime import triton_heuristics as heuristics
+
+    make_launchers = heuristics.CachingAutotuner._make_launchers
+
+    @functools.wraps(make_launchers)
+    def _make_launchers(self):
+        if STATIC_LAUNCH and not self.launchers:
+            self.compile_results = static_results(self)
+        return make_launchers(self)
+
+    heuristics.CachingAutotuner._make_launchers = _make_launchers
+
+
+def our_autotuners() -> list:
+    """The kernels of ours that this process's compiled graphs launch (inductor's CachingAutotuners, with their
+    launchers made): a launcher with `_is_static` is inductor's static one, any other Triton's."""
+    heuristics = sys.modules.get("torch._inductor.runtime.triton_heuristics")
+    if heuristics is None:  # no graph compiled here, and not worth inductor's import to say so
+        return []
+    # type(), not isinstance: isinstance of a weak proxy whose object is gone raises ReferenceError
+    return [tuner for tuner in gc.get_objects() if issubclass(type(tuner), heuristics.CachingAutotuner)
+            and tuner.launchers and kernel_name(tuner.fn) in KERNEL_WRITES]
+
+
 def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = False, form: str = "softmax") -> bool:
     """Whether a traced call's kernels go into the graph: x's row width is a number, not a symbol of a dynamic
     shape (deciding would specialize it: a graph for each width, past dynamo's 8 recompiles in a model that
@@ -102,6 +178,7 @@ def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = Fals
     if not is_concrete_int(N):
         return False
     declare_kernel_writes()
+    launch_ours_statically()
     N = int(N)
     chosen = _resolve(variant, N, x.dtype, x.device, False, log, form)
     if backward:

@@ -466,6 +466,111 @@ def test_the_declared_writes_are_every_store_of_each_kernel_in_a_graph():
         assert stored <= set(inspect.signature(getattr(module, name).fn).parameters), name
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_torch_func_transforms_under_torch_compile_give_torchs_results(name):
+    """torch.compile(fullgraph=True) of torch.func's transforms of a scaled, masked call gives what torch's own ops
+    give: under the transforms the call takes their autograd formula (library.TransformedAutograd) while traced too,
+    not the op, whose autograd torch.func cannot apply (grad, jacrev and hessian raised; jvp's tangent was wrong),
+    and a traced mask stays bool (torch 2.11's inductor could not lower its view as uint8)."""
+    x = torch.randn(4, 16, device=DEVICE)
+    tangent = torch.randn_like(x)
+    keep = torch.rand(4, 16, device=DEVICE) > 0.2
+    keep[:, 0] = True
+    ours, torchs = getattr(softmax_bench, name), getattr(torch, name)
+
+    def transforms(f):
+        loss = lambda x: f(x).exp().pow(2).sum()  # noqa: E731  (exp: log_softmax's -inf where masked, finite)
+        return {"grad": torch.func.grad(loss), "jacrev": torch.func.jacrev(f),
+                "vmap": lambda x: torch.func.vmap(f)(torch.stack([x, -2 * x])),
+                "jvp": lambda x: torch.func.jvp(f, (x,), (tangent,))[1], "hessian": torch.func.hessian(loss)}
+
+    got = transforms(lambda x: ours(x, scale=0.5, mask=keep))
+    expected = transforms(lambda x: torchs((x * 0.5).masked_fill(~keep, float("-inf")), -1))
+    for transform, fn in got.items():
+        torch._dynamo.reset()
+        value, reference = torch.compile(fn, backend=BACKEND, fullgraph=True)(x), expected[transform](x)
+        finite = reference.isfinite()
+        assert torch.equal(finite, value.isfinite()), transform
+        torch.testing.assert_close(value[finite], reference[finite], atol=2e-5, rtol=2e-5, msg=transform)
+
+
+def test_our_kernels_in_a_graph_are_launched_statically_where_inductor_allows_it_and_no_other(monkeypatch):
+    """library.static_results: the compile results of one of our kernels in a graph become inductor's static ones
+    where inductor's own check passes with its setting for user kernels on (that setting is off here, as by
+    default); a result the check refuses or fails on keeps Triton's launcher, and another kernel's are left alone
+    (inductor's check is stood in for: on a CPU there is no cubin to launch)."""
+    from types import SimpleNamespace
+
+    from torch._inductor import config
+    from torch._inductor.runtime import triton_heuristics as heuristics
+    from triton import Config
+
+    from softmax_bench.kernels import fused, fused_backward
+
+    checked = []
+
+    def can_statically_launch(kernel, inductor_meta, triton_meta, heuristic_type):
+        checked.append(kernel)
+        if kernel == "fails":
+            raise RuntimeError("a kernel inductor's check cannot read")
+        allowed = heuristic_type != heuristics.HeuristicType.USER_AUTOTUNE or \
+            config.static_launch_user_defined_triton_kernels
+        return f"static {kernel}" if allowed and kernel != "refused" else None
+
+    monkeypatch.setattr(heuristics.StaticTritonCompileResult, "can_statically_launch",
+                        staticmethod(can_statically_launch))
+    assert not config.static_launch_user_defined_triton_kernels
+
+    def autotuner(fn, *kernels):
+        results = [heuristics.TritonCompileResult(kernel, Config({}), {"device": 0}, {"kernel_name": "k"})
+                   for kernel in kernels]
+        return SimpleNamespace(fn=fn, compile_results=results, inductor_meta={}, triton_meta={},
+                               heuristic_type=heuristics.HeuristicType.USER_AUTOTUNE)
+
+    ours = autotuner(fused.fused_rows_kernel, "a", "refused", "fails")
+    made = library.static_results(ours)
+    assert isinstance(made[0], heuristics.StaticTritonCompileResult) and made[0].kernel == "static a"
+    assert made[0].config is ours.compile_results[0].config and made[0].compile_meta == {"device": 0}
+    assert made[1:] == ours.compile_results[1:]  # refused, failed: Triton's launcher, as before
+    named_apart = SimpleNamespace(fn=SimpleNamespace(__name__="fused_backward_kernel_3"))  # unique_user_kernel_names
+    assert library.kernel_name(named_apart.fn) == "fused_backward_kernel"
+    assert library.kernel_name(fused_backward.fused_backward_kernel) in library.KERNEL_WRITES
+    checked.clear()
+    theirs = autotuner(SimpleNamespace(__name__="their_rows_kernel"), "b")
+    assert library.static_results(theirs) is theirs.compile_results and checked == []
+    assert not config.static_launch_user_defined_triton_kernels
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="inductor's launchers of a GPU kernel")
+@pytest.mark.parametrize("static", [True, False], ids=["static", "SOFTMAX_BENCH_STATIC_LAUNCH=0"])
+def test_a_graph_launches_our_kernels_as_inductor_launches_its_own(monkeypatch, static):
+    """The launchers inductor makes for our kernels in a compiled forward and backward are its static ones (with
+    SOFTMAX_BENCH_STATIC_LAUNCH=0, Triton's), and the results are the eager call's, bit for bit."""
+    from torch._inductor.utils import fresh_inductor_cache
+
+    monkeypatch.setattr(library, "IN_GRAPH", True)
+    monkeypatch.setattr(library, "STATIC_LAUNCH", static)
+    monkeypatch.setattr(torch._functorch.config, "enable_autograd_cache", False)
+    torch._dynamo.reset()
+    x = torch.randn(64, 4000, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    keep = torch.rand(4000, device="cuda") > 0.2
+    dy = torch.randn_like(x)
+
+    def scores(t, keep):
+        return softmax_bench.softmax(t, scale=0.125, mask=keep)
+
+    earlier = set(map(id, library.our_autotuners()))  # (kept alive by the graphs of tests before this one)
+    with fresh_inductor_cache():
+        y = torch.compile(scores, fullgraph=True)(x, keep)
+        dx = torch.autograd.grad(y, x, dy)[0]
+    expected = scores(x, keep)
+    assert torch.equal(y, expected) and torch.equal(dx, torch.autograd.grad(expected, x, dy)[0])
+    ours = [tuner for tuner in library.our_autotuners() if id(tuner) not in earlier]
+    assert {library.kernel_name(tuner.fn) for tuner in ours} == set(library.KERNEL_WRITES)
+    launchers = [launcher for tuner in ours for launcher in tuner.launchers]
+    assert all(getattr(launcher, "_is_static", False) == static for launcher in launchers), launchers
+
+
 @pytest.mark.parametrize("form", ["softmax", "scaled-masked", "biased"])
 def test_the_compiled_peers_are_compiled_and_called_alike(form, monkeypatch):
     """compiled_op and torch_compile differ in the softmax inside, not in how the harness compiles and calls them:

@@ -108,18 +108,18 @@ def test_host_costs_csv_records_the_settings_its_process_ran_with(tmp_path, monk
     assert host_bar.settings_of(out) == row["settings"]
 
 
-def test_host_cost_says_how_compiled_ops_kernels_were_launched_where_it_timed_them_on_a_gpu(monkeypatch):
-    """compiled_op's rows on a GPU under Inductor's default launch of user kernels come with the setting that
-    launches them as Inductor launches its own; not with it set, not on a CPU, not where compiled_op was not timed."""
+def test_host_cost_says_how_compiled_ops_kernels_were_launched_where_it_timed_them():
+    """Beside compiled_op's timed rows, which launcher Inductor made for our kernels in its graphs: its static one
+    (as its own), or Triton's for how many; nothing where compiled_op was not timed or no graph launched ours (a
+    CPU)."""
     host_cost = load_host_cost()
-    monkeypatch.delenv(host_cost.INDUCTOR_STATIC_LAUNCH, raising=False)
     timed = [{"what": "torch.softmax", "host_us": 5.0}, {"what": "peer compiled_op", "host_us": 30.0}]
-    hint = host_cost.static_launch_hint(timed, on_gpu=True)
-    assert hint and f"{host_cost.INDUCTOR_STATIC_LAUNCH}=1" in hint and "Triton's launcher" in hint
-    assert host_cost.static_launch_hint(timed, on_gpu=False) is None
-    assert host_cost.static_launch_hint([{"what": "peer compiled_op", "host_us": None}], on_gpu=True) is None
-    monkeypatch.setenv(host_cost.INDUCTOR_STATIC_LAUNCH, "1")
-    assert host_cost.static_launch_hint(timed, on_gpu=True) is None
+    assert host_cost.launch_line(timed, [True, True]).endswith("through its static launcher, as its own")
+    line = host_cost.launch_line(timed, [True, False])
+    assert "1 of softmax_bench's 2 kernel launchers through Triton's launcher" in line
+    assert "SOFTMAX_BENCH_STATIC_LAUNCH=0" in line
+    assert host_cost.launch_line(timed, []) is None
+    assert host_cost.launch_line([{"what": "peer compiled_op", "host_us": None}], [False]) is None
 
 
 def test_a_missing_csv_is_said_and_exits_2(tmp_path, capsys):

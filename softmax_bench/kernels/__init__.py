@@ -350,8 +350,9 @@ def interpreted() -> bool:
 
 def fake(x) -> bool:
     """Whether x is a tracer's tensor (fake, or functional around a fake one) rather than one with memory. A tensor
-    of no subclass is no fake one, asked first: is_fake costs 1.5 µs."""
-    return type(x) is not torch.Tensor and is_fake(x)
+    of no subclass is no fake one unless a torch.func transform wraps it (its wrapper's type is torch.Tensor: one
+    around a fake tensor where torch.compile traces a torch.func.grad), asked first: is_fake costs 1.5 µs."""
+    return (type(x) is not torch.Tensor or torch._C._functorch.is_functorch_wrapped_tensor(x)) and is_fake(x)
 
 
 def traced(x) -> bool:

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The fifty-first session's device steps: bash evidence/experiments/2026-12-05-session51/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA for the sweeps. Every other step passes to the
+# fiftieth session's next.sh (parts, step-trace) and through it to the earlier ones' (biased, biased-rule,
+# biased-evict, host-bar, configs, grids, hard-cells, …).
+# This session had no device. First on any GPU: `next.sh static-tests`, then `static-bar`, then `static-step`
+# (predictions in docs/perf-notes.md, fifty-first session), then the fiftieth session's list.
+# static-tests (issue 29): all of test_compile.py on the GPU, the new tests among them (our kernels' launchers
+#   static, and Triton's with SOFTMAX_BENCH_STATIC_LAUNCH=0; the results bit for bit the eager call's; torch.func's
+#   transforms compiled).
+# static-bar (issue 29): host-cost.py's bar rows in three processes with nothing set (our kernels launched statically
+#   by softmax_bench since this session), a fourth with SOFTMAX_BENCH_STATIC_LAUNCH=0; host-bar.py reads each, and
+#   host-cost.py says which launcher our kernels had.
+# static-step (issue 29, item 3): step-host.py (the compiled training step) with nothing set and with
+#   SOFTMAX_BENCH_STATIC_LAUNCH=0, then the fiftieth session's step-trace (what one step launches, by launcher).
+set -u
+case $1 in static-tests|static-bar|static-step) ;; *) exec bash evidence/experiments/2026-12-05-session50/next.sh "$@" ;; esac
+. .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+if [[ $1 == static-tests ]]; then
+  timeout 500 python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_compile.py > $OUT/static-tests.txt 2>&1
+  echo "static tests rc=$? at $SECONDS s"; tail -15 $OUT/static-tests.txt
+  exit 0
+fi
+if [[ $1 == static-bar ]]; then
+  for p in a b c off; do
+    setting=$([[ $p == off ]] && echo SOFTMAX_BENCH_STATIC_LAUNCH=0 || echo SOFTMAX_BENCH_STATIC_LAUNCH=1)
+    timeout 140 env $setting python3 scripts/host-cost.py $OUT/static-bar-$p.csv --op softmax --op scaled-masked \
+      --op log-softmax --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op \
+      --row torch_compile > $OUT/static-bar-$p.txt 2>&1
+    echo "host-cost $p ($setting) rc=$? at $SECONDS s"; grep "^compiled_op:" $OUT/static-bar-$p.txt
+    python3 scripts/host-bar.py $OUT/static-bar-$p.csv
+  done
+  exit 0
+fi
+for setting in SOFTMAX_BENCH_STATIC_LAUNCH=1 SOFTMAX_BENCH_STATIC_LAUNCH=0 SOFTMAX_BENCH_STATIC_LAUNCH=1; do
+  f=$OUT/step-${setting: -1}-$SECONDS.txt
+  timeout 120 env $setting PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session29/step-host.py \
+    > $f 2>&1; echo "step $setting rc=$? at $SECONDS s"; grep host_us $f
+done
+timeout 90 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session50/step-trace.py $OUT \
+  > $OUT/step-trace.txt 2>&1; echo "step-trace rc=$? at $SECONDS s"; grep -v Warning $OUT/step-trace.txt | tail -30
