@@ -319,6 +319,54 @@ def test_which_backward_runs():
     assert backward_for(forward["unfused"], 64, torch.float32) is registry["eager"]
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("batch, S, N", [(1, 300, 37), (2, 40, 70), (3, 70, 40), (2, 33, 33)], ids=str)
+def test_fused_causal_backward_reads_nothing_past_a_rows_diagonal_but_log_softmaxs_dy(batch, S, N, dtype, log):
+    """fused's causal backward: y past a row's diagonal (beyond its last kept 16-byte vector) is not read, nor dy
+    for softmax, and programs of rows that keep nothing (SKIP_MASKED_PROGRAMS) read neither: NaN put there changes
+    no bit of dx, which is the one the same rows give as an explicit keep-mask (every position read). log_softmax's
+    row sum is every dy of the row (torch's masked log_softmax backward): NaN in dy there reaches the row."""
+    from softmax_bench.kernels import fused
+
+    torch.manual_seed(0)
+    causal = Fusion(scale=0.5, causal_m=S, log=log)
+    y = fused.launch(torch.randn(batch * S, N, device=DEVICE).to(dtype), causal)[0]
+    dy = torch.randn_like(y)
+    keep = causal_keep(S, N).repeat(batch, 1).to(DEVICE)
+    vec = 16 // y.element_size()
+    last_kept = (torch.arange(batch * S, device=DEVICE) % S + (N - S))[:, None]
+    unread = (torch.arange(N, device=DEVICE)[None, :] // vec) * vec > last_kept  # past each row's last kept vector
+    assert bool(unread.any())
+    expected, _ = fused_backward.launch(y, dy, Fusion(scale=0.5, log=log, mask=keep.view(torch.uint8)))
+    poisoned_dy = dy if log else dy.masked_fill(unread, float("nan"))
+    dx, _ = fused_backward.launch(y.masked_fill(unread, float("nan")), poisoned_dy, causal)
+    assert torch.equal(dx, expected)
+    if log:  # every dy of a row is read: NaN past the diagonal reaches the row's kept positions
+        dx, _ = fused_backward.launch(y, dy.masked_fill(unread, float("nan")), causal)
+        reached = unread.any(dim=1) & keep.any(dim=1)
+        assert bool(dx[reached].masked_select(keep[reached]).isnan().all())
+
+
+def test_the_causal_backwards_floor_counts_what_a_causal_row_keeps():
+    """backward_traffic of causal rows: y read where kept (and dy too for softmax; all of it for log_softmax), dx
+    written whole; fused's backward skips the rest, cluster's and two_pass's read whole rows."""
+    from softmax_bench.kernels import causal_kept
+
+    M, N, causal_m = 4096, 4000, 4096
+    nbytes, kept = M * N * 2, causal_kept(M, N, causal_m) * 2
+    assert 0 < kept < nbytes / 2
+    registry = backwards()
+    for log, read in ((False, 2 * kept), (True, kept + nbytes)):
+        causal = Fusion(causal_m=causal_m, log=log)
+        assert backward_traffic(M, N, torch.bfloat16, causal).total_bytes == read + nbytes
+        assert registry["fused"].traffic(M, N, torch.bfloat16, causal).total_bytes == read + nbytes
+        for whole in ("cluster", "two_pass"):
+            assert registry[whole].traffic(M, N, torch.bfloat16, causal).total_bytes >= 3 * nbytes
+    narrow = backward_traffic(262144, 512, torch.bfloat16, Fusion(causal_m=262144))  # all but 512 rows keep none
+    assert narrow.total_bytes == 262144 * 512 * 2 + 2 * causal_kept(262144, 512, 262144) * 2
+
+
 def test_backward_traffic_models():
     M, N, nbytes = 1024, 4096, 1024 * 4096 * 2
     registry = backwards()
@@ -396,12 +444,14 @@ def test_fused_backward_tiles_give_a_thread_one_16_byte_vector_of_short_rows():
 def test_fused_backward_compiled_for_sm90_loads_evict_last():
     """Compiled for the H200 without a GPU, as launch_config configures it: y and dy each in one 16-byte vector a
     thread, marked evict_last for L1 and L2, and no spills (bf16 4096, fp32 128); a causal or masked log's rows of
-    1024 and 512 in two vectors of each a thread, no spills either."""
+    1024 and 512 in two vectors of each a thread, no spills either (the causal rows' y read only up to their
+    diagonal, whole vectors still)."""
     code = """
 import os, re, tempfile
 from tests.compile_sm90 import compiled_for_sm90, fused_backward_source
 for dtype, name, N, form in (("bf16", "bf16", 4096, {}), ("fp32", "fp32", 128, {}),
-                             ("bf16", "bf16-causal-log", 1024, {"CAUSAL": True, "LOG": True}),
+                             ("bf16", "bf16-causal-log", 1024, {"CAUSAL": True, "LOG": True, "READ_KEPT": True,
+                                                                "SKIP_MASKED": True}),
                              ("fp32", "fp32-masked-log", 512, {"HAS_MASK": True, "LOG": True})):
     source, warps = fused_backward_source(N, dtype, form, masked_log=bool(form))
     with tempfile.TemporaryDirectory() as out:

@@ -465,11 +465,21 @@ def causal_kept(M: int, N: int, causal_m: int) -> int:
     return (M // causal_m) * first_queries(causal_m) + first_queries(M % causal_m)
 
 
-def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
+def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN, skips_causal: bool = True
+                     ) -> Traffic:
     """Read y and dy once, write dx once (log_softmax also reads the mask, to zero what it masked out): the floor
-    for any softmax backward."""
+    for any softmax backward. A causal row's y past its diagonal is 0 (-inf for log_softmax) and its gradient
+    there is 0, so y is read only where kept, and dy too for softmax (log_softmax sums the whole row's dy), unless
+    the kernel reads them anyway (skips_causal=False)."""
     nbytes = M * N * elem_size(dtype)
     passes = (("read y and dy", 2 * nbytes, 0), ("write dx", 0, nbytes))
+    if fusion.causal_m is not None and skips_causal:
+        kept = causal_kept(M, N, fusion.causal_m) * elem_size(dtype)
+        share = f"{100 * kept / max(nbytes, 1):.0f} %"
+        read = ((f"read y's kept columns ({share}: causal rows skip the rest) and all of dy", kept + nbytes, 0)
+                if fusion.log else
+                (f"read y's and dy's kept columns ({share} of each: causal rows skip the rest)", 2 * kept, 0))
+        passes = (read, ("write dx", 0, nbytes))
     return Traffic(passes + (mask_pass(fusion.without_bias()) if fusion.log else ()))
 
 

@@ -13,7 +13,7 @@ Needs Triton ≥ 3.8 and an sm_90 GPU, as the forward; elsewhere it says so and 
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
+from functools import cache, partial
 
 import torch
 
@@ -430,11 +430,12 @@ def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
-    """backward_traffic; log_softmax's shared mask is written out to y's rows first (its kernel reads a row of
-    mask for each)."""
+    """backward_traffic, a causal row read whole; log_softmax's shared mask is written out to y's rows first (its
+    kernel reads a row of mask for each)."""
+    whole_rows = partial(backward_traffic, skips_causal=False)
     if fusion.log:
-        return expanded_mask_traffic(M, N, dtype, fusion, backward_traffic)
-    return backward_traffic(M, N, dtype, fusion)
+        return expanded_mask_traffic(M, N, dtype, fusion, whole_rows)
+    return whole_rows(M, N, dtype, fusion)
 
 
 def unsupported(N: int, dtype: torch.dtype) -> str | None:

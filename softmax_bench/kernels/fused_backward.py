@@ -15,7 +15,7 @@ import triton.language as tl
 from . import (PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, config_shape, launch_kernel,
                next_power_of_2, output_like)
 from .fused import MAX_N as FORWARD_MAX_N
-from .masking import fusion_args, input_gradient, mask_rows, row_sum_terms
+from .masking import fusion_args, input_gradient, last_kept, mask_rows, row_sum_terms
 
 MAX_N = FORWARD_MAX_N // 2
 # A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy. Shorter rows: warps enough that a
@@ -35,6 +35,14 @@ MASKED_LOG_HALVED_UP_TO = 1024
 # 1.3–2 % faster on the H200. They leave those lines there after the kernel, which costs a next kernel that
 # reuses 24–40 MB through L2 1–6 µs, as Inductor's does too (scripts/l2-after.py, docs/perf-notes.md).
 EVICT = "evict_last"
+# Causal rows whose queries keep no key (the first causal_m − N when causal_m > N): a program of only such rows
+# writes their zero gradient and reads nothing, as the forward's (fused.SKIP_MASKED_PROGRAMS). At the grid's narrow
+# causal cells (M ≫ N) that is all but the last N rows. Not yet timed on a GPU (docs/perf-notes.md, fifty-first
+# session): a prediction there.
+SKIP_MASKED_PROGRAMS = True
+# A causal row's y read only up to its diagonal (in whole 16-byte vectors), and its dy too for softmax: past it y
+# is 0 (-inf for log_softmax), as the forward wrote it, and the gradient is 0. Not yet timed on a GPU either.
+CAUSAL_READS_KEPT = True
 
 
 @triton.jit
@@ -42,20 +50,38 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
                           scale, mask_ptr, mask_stride, causal_m,
                           BLOCK_N: tl.constexpr, ROWS: tl.constexpr, EVICT: tl.constexpr,
                           HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
-                          mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+                          mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
+                          SKIP_MASKED: tl.constexpr = False, READ_KEPT: tl.constexpr = False):
+    first = tl.program_id(0) * ROWS
+    rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
     rows = rows.to(tl.int64)[:, None]  # 64-bit: row · stride passes 2^31 on large tensors
     cols = cols[None, :]
-    # Padding adds nothing to the sum: dy is 0 there, and y is 0 (softmax) or -inf (log_softmax: e^y = 0).
-    y_other = -float("inf") if LOG else 0.0
-    y = tl.load(y_ptr + rows * stride_y + cols, mask=inside, other=y_other, eviction_policy=EVICT).to(tl.float32)
-    dy = tl.load(dy_ptr + rows * stride_dy + cols, mask=inside, other=0.0, eviction_policy=EVICT).to(tl.float32)
-    row_sum = tl.sum(row_sum_terms(y, dy, LOG), axis=1)[:, None]  # fp32 whatever the dtype
-    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED)
-    dx = input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
-                        HAS_SCALE, HAS_MASK, CAUSAL, LOG)
+    skipped = False
+    if SKIP_MASKED:  # (CAUSAL) rows whose queries keep no key get no gradient: zeros written, nothing read (as the
+        # forward's programs of such rows: fused.SKIP_MASKED_PROGRAMS)
+        skipped = (first % causal_m) + (ROWS - 1) < causal_m - N
+    if skipped:
+        dx = tl.zeros([ROWS, BLOCK_N], tl.float32)
+    else:
+        # Padding adds nothing to the sum: dy is 0 there, and y is 0 (softmax) or -inf (log_softmax: e^y = 0).
+        y_other = -float("inf") if LOG else 0.0
+        read_y = inside
+        read_dy = inside
+        if READ_KEPT:  # (CAUSAL) y past a causal row's diagonal is what padding loads (0, -inf: the forward wrote
+            # it), so it is not read, in whole 16-byte vectors as the forward's x; nor is dy for softmax (its terms
+            # dy · y are 0 there), while log_softmax sums every dy of the row, as torch's backward does
+            vec = 128 // y_ptr.dtype.element_ty.primitive_bitwidth
+            read_y = inside & ((cols // vec) * vec <= last_kept(rows, causal_m, N))
+            if not LOG:
+                read_dy = read_y
+        y = tl.load(y_ptr + rows * stride_y + cols, mask=read_y, other=y_other, eviction_policy=EVICT).to(tl.float32)
+        dy = tl.load(dy_ptr + rows * stride_dy + cols, mask=read_dy, other=0.0, eviction_policy=EVICT).to(tl.float32)
+        row_sum = tl.sum(row_sum_terms(y, dy, LOG), axis=1)[:, None]  # fp32 whatever the dtype
+        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED)
+        dx = input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
+                            HAS_SCALE, HAS_MASK, CAUSAL, LOG)
     tl.store(dx_ptr + rows * stride_dx + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
 
 
@@ -89,16 +115,23 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     dx = output_like(y)
     config = config or launch_config(M, N, y.dtype, is_masked_log(fusion))
     grid = (cdiv(M, config["ROWS"]),)
+    skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
+    kept = {"READ_KEPT": True} if CAUSAL_READS_KEPT and fusion.causal_m is not None else {}
     compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
-                             **fusion_args(fusion, y), **config)
+                             **fusion_args(fusion, y), **config, **skip, **kept)
     return dx, Launch(config, [compiled])
+
+
+def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
+    """backward_traffic; a causal row read whole unless CAUSAL_READS_KEPT."""
+    return backward_traffic(M, N, dtype, fusion, skips_causal=CAUSAL_READS_KEPT)
 
 
 BACKWARD = Backward(
     name="fused",
     summary="the rows of y and dy in registers: one read of each, one write of dx",
     launch=launch,
-    traffic=backward_traffic,
+    traffic=traffic,
     triton=True,
     max_n=MAX_N,
 )

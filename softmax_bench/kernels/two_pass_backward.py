@@ -98,7 +98,7 @@ def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traff
     """Pass 1 reads y and dy; pass 2 reads them again — from L2 while both rows together take at most two_pass's
     L2_ROW_BYTES — and writes dx (log_softmax reads the mask there)."""
     nbytes = M * N * elem_size(dtype)
-    once = backward_traffic(M, N, dtype, fusion)
+    once = backward_traffic(M, N, dtype, fusion, skips_causal=False)  # a causal row read whole
     again = (("pass 2: read y and dy again", 2 * nbytes, 0),)
     if 2 * N * elem_size(dtype) <= L2_ROW_BYTES:
         return Traffic(once.passes, from_l2=again)
