@@ -371,7 +371,8 @@ def main() -> None:
             versus = torch_us.get((out["op"], bool(row.new_kinds)), torch_us[("softmax", False)])
             out.update(host_us=round(out["host_us"], 2), call_us=round(out["call_us"], 2),
                        vs_torch=None if versus is None else round(out["host_us"] / versus, 2))
-        shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {out['vs_torch'] or 0:8.2f}"
+        versus_shown = "-" if out.get("vs_torch") is None else f"{out['vs_torch']:.2f}"  # torch's row failed: no ratio
+        shown = "-" if out["host_us"] is None else f"{out['host_us']:9.2f} {out['call_us']:9.2f} {versus_shown:>8}"
         print(f"{row.what:34} {row.op:14} {shown:>28}  {out['note']}", flush=True)
     line = launch_line(rows, [getattr(launcher, "_is_static", False)
                               for tuner in library.our_autotuners() for launcher in tuner.launchers])

@@ -134,6 +134,25 @@ def static_results(autotuner) -> list:
     return results
 
 
+def static_first(make_launchers):
+    """CachingAutotuner._make_launchers, our kernels' compile results made static first (static_results); where
+    the static launchers will not load, made again from the results as they were (Triton's launcher)."""
+
+    @functools.wraps(make_launchers)
+    def _make_launchers(self):
+        if STATIC_LAUNCH and not self.launchers:
+            given = self.compile_results
+            self.compile_results = static_results(self)
+            if self.compile_results is not given:
+                try:
+                    return make_launchers(self)
+                except Exception:  # a static launcher that would not load: Triton's, as before
+                    self.launchers, self.compile_results = [], given
+        return make_launchers(self)
+
+    return _make_launchers
+
+
 @functools.cache
 def launch_ours_statically() -> None:
     """Inductor launches our kernels in a graph through its static launcher (a launch from C with the arguments as
@@ -142,18 +161,10 @@ def launch_ours_statically() -> None:
     the whole process's (every project's kernels) and read where a kernel is compiled, in inductor's compile
     workers, which only the environment reaches. So this process, where a compiled kernel's launchers are made
     (CachingAutotuner._make_launchers, after a worker's compile or a cache's load), makes our kernels' compile
-    results static first (static_results); other kernels are left as they are."""
+    results static first (static_first); other kernels are left as they are."""
     from torch._inductor.runtime import triton_heuristics as heuristics
 
-    make_launchers = heuristics.CachingAutotuner._make_launchers
-
-    @functools.wraps(make_launchers)
-    def _make_launchers(self):
-        if STATIC_LAUNCH and not self.launchers:
-            self.compile_results = static_results(self)
-        return make_launchers(self)
-
-    heuristics.CachingAutotuner._make_launchers = _make_launchers
+    heuristics.CachingAutotuner._make_launchers = static_first(heuristics.CachingAutotuner._make_launchers)
 
 
 def our_autotuners() -> list:

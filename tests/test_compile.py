@@ -497,8 +497,9 @@ def test_torch_func_transforms_under_torch_compile_give_torchs_results(name):
 def test_our_kernels_in_a_graph_are_launched_statically_where_inductor_allows_it_and_no_other(monkeypatch):
     """library.static_results: the compile results of one of our kernels in a graph become inductor's static ones
     where inductor's own check passes with its setting for user kernels on (that setting is off here, as by
-    default); a result the check refuses or fails on keeps Triton's launcher, and another kernel's are left alone
-    (inductor's check is stood in for: on a CPU there is no cubin to launch)."""
+    default); a result the check refuses or fails on keeps Triton's launcher, and another kernel's are left alone;
+    where the static launchers fail to load, static_first makes Triton's (inductor's check and launchers are
+    stood in for: on a CPU there is no cubin to launch)."""
     from types import SimpleNamespace
 
     from torch._inductor import config
@@ -539,6 +540,18 @@ def test_our_kernels_in_a_graph_are_launched_statically_where_inductor_allows_it
     theirs = autotuner(SimpleNamespace(__name__="their_rows_kernel"), "b")
     assert library.static_results(theirs) is theirs.compile_results and checked == []
     assert not config.static_launch_user_defined_triton_kernels
+
+    def make_launchers(tuner):  # inductor's, where a static launcher fails to load
+        if any(isinstance(result, heuristics.StaticTritonCompileResult) for result in tuner.compile_results):
+            tuner.launchers.append("half made")
+            raise RuntimeError("the static launcher would not load")
+        tuner.launchers = [f"Triton's {result.kernel}" for result in tuner.compile_results]
+
+    tuner = autotuner(fused.fused_rows_kernel, "a")
+    tuner.launchers = []
+    library.static_first(make_launchers)(tuner)
+    assert tuner.launchers == ["Triton's a"] and not isinstance(tuner.compile_results[0],
+                                                                 heuristics.StaticTritonCompileResult)
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="inductor's launchers of a GPU kernel")
