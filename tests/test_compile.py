@@ -554,6 +554,38 @@ def test_our_kernels_in_a_graph_are_launched_statically_where_inductor_allows_it
                                                                  heuristics.StaticTritonCompileResult)
 
 
+def test_inductors_own_check_makes_fuseds_kernel_compiled_for_sm90_static():
+    """Inductor's real StaticTritonCompileResult.can_statically_launch (this torch's), given fused's kernel compiled
+    for sm_90 without a GPU as a compile result of a user kernel: static_results makes it static, where inductor
+    alone (its setting for user kernels off) keeps Triton's launcher."""
+    code = """
+import os, tempfile
+os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp()  # where inductor compiles a kernel and looks for its cubin
+import types, triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from torch._inductor.runtime import triton_heuristics as heuristics
+from torch._inductor.runtime.hints import HeuristicType
+from softmax_bench import library
+from softmax_bench.kernels import fused
+from tests.compile_sm90 import signature_of
+kernel = fused.fused_rows_kernel
+constexprs = {"BLOCK_N": 4096, "ROWS": 1, "HAS_SCALE": True, "HAS_MASK": False, "CAUSAL": False, "LOG": False,
+              "bias_ptr": None}
+types_ = {"x_ptr": "*bf16", "y_ptr": "*bf16", "mask_ptr": "*u8", "scale": "fp32"}
+source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types_), constexprs=constexprs)
+compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+meta = {"device": 0, "device_type": "cuda"}
+result = heuristics.TritonCompileResult(compiled, triton.Config({}), meta, {})
+alone = heuristics.StaticTritonCompileResult.can_statically_launch(compiled, {}, meta, HeuristicType.USER_AUTOTUNE)
+tuner = types.SimpleNamespace(fn=kernel, compile_results=[result], inductor_meta={}, triton_meta=meta,
+                              heuristic_type=HeuristicType.USER_AUTOTUNE)
+print(alone is None, *(type(made).__name__ for made in library.static_results(tuner)))
+import shutil; shutil.rmtree(os.environ["TRITON_CACHE_DIR"])
+"""
+    assert printed_without_interpreter("-c", code, timeout=300) == ["True StaticTritonCompileResult"]
+
+
 @pytest.mark.skipif(DEVICE != "cuda", reason="inductor's launchers of a GPU kernel")
 @pytest.mark.parametrize("static", [True, False], ids=["static", "SOFTMAX_BENCH_STATIC_LAUNCH=0"])
 def test_a_graph_launches_our_kernels_as_inductor_launches_its_own(monkeypatch, static):
