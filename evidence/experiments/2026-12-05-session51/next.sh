@@ -6,9 +6,9 @@
 # This session had no device. First on any GPU: `next.sh static-tests`, `causal-backward-ab`, `static-bar`,
 # `static-step`, `causal-backward-grids` (predictions in docs/perf-notes.md, fifty-first session), then the
 # fiftieth session's list.
-# static-tests (issue 29): all of test_compile.py on the GPU, the new tests among them (our kernels' launchers
-#   static, and Triton's with SOFTMAX_BENCH_STATIC_LAUNCH=0; the results bit for bit the eager call's; torch.func's
-#   transforms compiled).
+# static-tests (issues 29, 26): test_compile.py and the backward part's causal tests on the GPU, the new ones among
+#   them (our kernels' launchers static, and Triton's with SOFTMAX_BENCH_STATIC_LAUNCH=0, the results bit for bit the
+#   eager call's; torch.func's transforms compiled; the causal backward's reads).
 # static-bar (issue 29): host-cost.py's bar rows in three processes with nothing set (our kernels launched statically
 #   by softmax_bench since this session), a fourth with SOFTMAX_BENCH_STATIC_LAUNCH=0; host-bar.py reads each, and
 #   host-cost.py says which launcher our kernels had.
@@ -42,7 +42,8 @@ fi
 case $1 in static-tests|static-bar|static-step) ;; *) exec bash evidence/experiments/2026-12-05-session50/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
 if [[ $1 == static-tests ]]; then
-  timeout 500 python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_compile.py > $OUT/static-tests.txt 2>&1
+  GPU_TEST_WORKERS=8 timeout 500 bash scripts/gpu-tests.sh backward -k "compile or causal or torch_func" -rfE \
+    > $OUT/static-tests.txt 2>&1
   echo "static tests rc=$? at $SECONDS s"; tail -15 $OUT/static-tests.txt
   exit 0
 fi
