@@ -48,7 +48,7 @@ if [[ $1 == static-tests ]]; then
   exit 0
 fi
 if [[ $1 == static-bar ]]; then
-  for p in a b c off; do
+  for p in ${PROCS:-a b c off}; do  # PROCS: fewer processes where device time is short
     setting=$([[ $p == off ]] && echo SOFTMAX_BENCH_STATIC_LAUNCH=0 || echo SOFTMAX_BENCH_STATIC_LAUNCH=1)
     timeout 140 env $setting python3 scripts/host-cost.py $OUT/static-bar-$p.csv --op softmax --op scaled-masked \
       --op log-softmax --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op \
