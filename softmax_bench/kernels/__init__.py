@@ -454,6 +454,13 @@ def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN,
     return Traffic(((read, kept * elem_size(dtype), written),) + mask_pass(fusion))
 
 
+def causal_rows_keeping(M: int, N: int, causal_m: int) -> int:
+    """Rows of an M×N x that keep at least one column under a bottom-right-aligned causal mask: queries
+    i ≥ causal_m − N of each block of causal_m rows."""
+    first = max(0, causal_m - N)  # the first query that keeps a column
+    return (M // causal_m) * (causal_m - first) + max(0, M % causal_m - first)
+
+
 def causal_kept(M: int, N: int, causal_m: int) -> int:
     """Elements of an M×N x that a bottom-right-aligned causal mask keeps: row r (query i = r mod causal_m) keeps
     columns j ≤ i + N − causal_m, that is max(0, i + N − causal_m + 1) of them (N for the last query)."""
@@ -476,7 +483,10 @@ def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN,
     if fusion.causal_m is not None and skips_causal:
         kept = causal_kept(M, N, fusion.causal_m) * elem_size(dtype)
         share = f"{100 * kept / max(nbytes, 1):.0f} %"
-        read = ((f"read y's kept columns ({share}: causal rows skip the rest) and all of dy", kept + nbytes, 0)
+        # log_softmax: dy of the rows that keep a column (a row that keeps none has no gradient to sum)
+        dy_rows = causal_rows_keeping(M, N, fusion.causal_m) * N * elem_size(dtype)
+        read = ((f"read y's kept columns ({share}: causal rows skip the rest) and dy of the rows that keep any",
+                 kept + dy_rows, 0)
                 if fusion.log else
                 (f"read y's and dy's kept columns ({share} of each: causal rows skip the rest)", 2 * kept, 0))
         passes = (read, ("write dx", 0, nbytes))

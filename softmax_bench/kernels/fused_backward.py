@@ -79,8 +79,10 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
         y = tl.load(y_ptr + rows * stride_y + cols, mask=read_y, other=y_other, eviction_policy=EVICT).to(tl.float32)
         dy = tl.load(dy_ptr + rows * stride_dy + cols, mask=read_dy, other=0.0, eviction_policy=EVICT).to(tl.float32)
         row_sum = tl.sum(row_sum_terms(y, dy, LOG), axis=1)[:, None]  # fp32 whatever the dtype
-        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED)
-        dx = input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
+        # (new names: a name set before `if skipped` keeps its type in either branch, and a shared mask's rows
+        # are a block of pointers)
+        row_mask_ptr, row_mask_stride = mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED)
+        dx = input_gradient(y, dy, row_sum, rows, cols, inside, scale, row_mask_ptr, row_mask_stride, causal_m, N,
                             HAS_SCALE, HAS_MASK, CAUSAL, LOG)
     tl.store(dx_ptr + rows * stride_dx + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
 
