@@ -14,8 +14,8 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
                next_power_of_2, one_pass_traffic, output_like)
-from .masking import (exp2_ftz, fusion_args, last_kept, mask_rows, normalized, normalizer, rows_differ,
-                      scale_and_mask)
+from .masking import (exp2_ftz, fusion_args, keeps_none, kept_vectors, mask_rows, normalized, normalizer,
+                      rows_differ, scale_and_mask)
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
 # share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
@@ -124,9 +124,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     # 64-bit row offsets: row · stride passes 2^31 on tensors of more than 2^31 elements.
     rows = rows.to(tl.int64)
     skipped = False
-    if SKIP_MASKED:  # (CAUSAL) a program whose rows all keep no column writes their zeros (-inf) and reads nothing:
-        # its last row's query keeps none, and no row wrapped past causal_m (there, a query keeping every column)
-        skipped = (first % causal_m) + (ROWS - 1) < causal_m - N
+    if SKIP_MASKED:  # (CAUSAL) a program whose rows all keep no column writes their zeros (-inf) and reads nothing
+        skipped = keeps_none(first, ROWS, causal_m, N)
     if skipped:
         y = tl.full([ROWS, BLOCK_N], -float("inf") if LOG else 0.0, tl.float32)
     else:
@@ -149,8 +148,7 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
     # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
     read = inside
     if CAUSAL:  # a causal row is not read past its diagonal: whole 16-byte vectors, masked below to the column
-        vec = 128 // x_ptr.dtype.element_ty.primitive_bitwidth
-        read = inside & ((cols[None, :] // vec) * vec <= last_kept(rows[:, None], causal_m, N))
+        read = kept_vectors(x_ptr, rows[:, None], cols[None, :], inside, causal_m, N)
     x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
                 eviction_policy=EVICT)
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype

@@ -15,7 +15,7 @@ import triton.language as tl
 from . import (PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, config_shape, launch_kernel,
                next_power_of_2, output_like)
 from .fused import MAX_N as FORWARD_MAX_N
-from .masking import fusion_args, input_gradient, last_kept, mask_rows, row_sum_terms
+from .masking import fusion_args, input_gradient, keeps_none, kept_vectors, mask_rows, row_sum_terms
 
 MAX_N = FORWARD_MAX_N // 2
 # A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy. Shorter rows: warps enough that a
@@ -63,7 +63,7 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
     skipped = False
     if SKIP_MASKED:  # (CAUSAL) rows whose queries keep no key get no gradient: zeros written, nothing read (as the
         # forward's programs of such rows: fused.SKIP_MASKED_PROGRAMS)
-        skipped = (first % causal_m) + (ROWS - 1) < causal_m - N
+        skipped = keeps_none(first, ROWS, causal_m, N)
     if skipped:
         dx = tl.zeros([ROWS, BLOCK_N], tl.float32)
     else:
@@ -74,8 +74,7 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
         if READ_KEPT:  # (CAUSAL) y past a causal row's diagonal is what padding loads (0, -inf: the forward wrote
             # it), so it is not read, in whole 16-byte vectors as the forward's x; nor is dy for softmax (its terms
             # dy · y are 0 there), while log_softmax sums every dy of the row, as torch's backward does
-            vec = 128 // y_ptr.dtype.element_ty.primitive_bitwidth
-            read_y = inside & ((cols // vec) * vec <= last_kept(rows, causal_m, N))
+            read_y = kept_vectors(y_ptr, rows, cols, inside, causal_m, N)
             if not LOG:
                 read_dy = read_y
         y = tl.load(y_ptr + rows * stride_y + cols, mask=read_y, other=y_other, eviction_policy=EVICT).to(tl.float32)

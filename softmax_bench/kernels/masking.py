@@ -86,6 +86,21 @@ def last_kept(rows, causal_m, N):
     return (rows.to(tl.int32) % causal_m) + (N - causal_m)
 
 
+@triton.jit
+def keeps_none(first, ROWS: tl.constexpr, causal_m, N):
+    """Whether causal rows first … first + ROWS − 1 (a program's) all keep no column: its last row's query keeps
+    none, and no row wrapped past causal_m (there, a query keeping every column)."""
+    return (first % causal_m) + (ROWS - 1) < causal_m - N
+
+
+@triton.jit
+def kept_vectors(ptr, rows, cols, inside, causal_m, N):
+    """Where a causal row is read through ptr: up to its diagonal in whole 16-byte vectors of ptr's dtype (what is
+    read past the diagonal within the last one is masked, or known, where it is used)."""
+    vec = 128 // ptr.dtype.element_ty.primitive_bitwidth
+    return inside & ((cols // vec) * vec <= last_kept(rows, causal_m, N))
+
+
 # 2^t flushing a subnormal result to 0 (ex2.approx.ftz.f32): tl.exp's ex2.approx.f32 is the same instruction with
 # ptxas's denormal fix-up around it, a compare, a select and two multiplies an element (sm_90: fused's bf16 4000-wide
 # causal tile, 32 elements a thread, takes 696 SASS instructions of which 164 FMUL, 36 FSETP, 35 FSEL). The two
