@@ -348,6 +348,34 @@ def test_fused_causal_backward_reads_nothing_past_a_rows_diagonal_but_log_softma
         assert bool(dx[reached].masked_select(keep[reached]).isnan().all())
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("batch, S, N", [(1, 300, 37), (3, 70, 40), (2, 33, 33), (1, 5, 64)], ids=str)
+def test_fused_causal_backward_runs_rows_last_to_first_bit_for_bit(batch, S, N, log, monkeypatch):
+    """fused_backward.HEAVIEST_FIRST: causal rows that read what they keep, in programs from the last row to the
+    first where their kept shares differ by more than N / 4 (rows_differ: all but 5×64 here, whose rows keep 60 to
+    64 columns), give, bit for bit, the dx of programs in row order, which is the dx of the same rows as an explicit
+    keep-mask: every row written once, none twice."""
+    from softmax_bench.kernels import fused
+
+    torch.manual_seed(0)
+    causal = Fusion(scale=0.5, causal_m=S, log=log)
+    y = fused.launch(torch.randn(batch * S, N, device=DEVICE), causal)[0]
+    dy = torch.randn_like(y)
+    launched = []
+    launch_kernel = fused_backward.launch_kernel
+    monkeypatch.setattr(fused_backward, "launch_kernel",
+                        lambda *args, **kwargs: launched.append(kwargs) or launch_kernel(*args, **kwargs))
+    outputs = []
+    for heaviest_first in (True, False):
+        monkeypatch.setattr(fused_backward, "HEAVIEST_FIRST", heaviest_first)
+        outputs.append(fused_backward.launch(y, dy, causal)[0])
+    assert [kwargs.get("REVERSED", False) for kwargs in launched] == [4 * S > N, False]
+    assert torch.equal(outputs[0], outputs[1])
+    keep = causal_keep(S, N).repeat(batch, 1).to(DEVICE)
+    assert torch.equal(outputs[0], fused_backward.launch(y, dy, Fusion(scale=0.5, log=log,
+                                                                       mask=keep.view(torch.uint8)))[0])
+
+
 def test_the_causal_backwards_floor_counts_what_a_causal_row_keeps():
     """backward_traffic of causal rows: y read where kept (and dy too for softmax; all of it for log_softmax), dx
     written whole; fused's backward skips the rest, cluster's and two_pass's read whole rows."""
@@ -453,7 +481,7 @@ import os, re, tempfile
 from tests.compile_sm90 import compiled_for_sm90, fused_backward_source
 for dtype, name, N, form in (("bf16", "bf16", 4096, {}), ("fp32", "fp32", 128, {}),
                              ("bf16", "bf16-causal-log", 1024, {"CAUSAL": True, "LOG": True, "READ_KEPT": True,
-                                                                "SKIP_MASKED": True}),
+                                                                "SKIP_MASKED": True, "REVERSED": True}),
                              ("fp32", "fp32-masked-log", 512, {"HAS_MASK": True, "LOG": True})):
     source, warps = fused_backward_source(N, dtype, form, masked_log=bool(form))
     with tempfile.TemporaryDirectory() as out:
@@ -478,7 +506,7 @@ def test_the_causal_backwards_skipping_forms_compile_for_sm90_with_a_mask_beside
     code = """
 import os, tempfile
 from tests.compile_sm90 import compiled_for_sm90, fused_backward_source
-skipping = {"CAUSAL": True, "HAS_MASK": True, "SKIP_MASKED": True, "READ_KEPT": True}
+skipping = {"CAUSAL": True, "HAS_MASK": True, "SKIP_MASKED": True, "READ_KEPT": True, "REVERSED": True}
 for name, form in (("shared", {"MASK_SHARED": True}), ("shared-log", {"MASK_SHARED": True, "LOG": True}),
                    ("log", {"LOG": True}), ("mask", {})):
     source, warps = fused_backward_source(1024, "bf16", {**skipping, **form}, masked_log=bool(form.get("LOG")))

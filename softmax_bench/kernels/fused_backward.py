@@ -15,7 +15,7 @@ import triton.language as tl
 from . import (PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, config_shape, launch_kernel,
                next_power_of_2, output_like)
 from .fused import MAX_N as FORWARD_MAX_N
-from .masking import fusion_args, input_gradient, keeps_none, kept_vectors, mask_rows, row_sum_terms
+from .masking import fusion_args, input_gradient, keeps_none, kept_vectors, mask_rows, row_sum_terms, rows_differ
 
 MAX_N = FORWARD_MAX_N // 2
 # A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy. Shorter rows: warps enough that a
@@ -45,6 +45,12 @@ SKIP_MASKED_PROGRAMS = True
 # 3.11× (log) faster than whole rows, bf16 32768×4096 2.63× and 2.48×, fp32 16384×8192 1.97× and 1.69×, bf16
 # 8192×16384 1.13× and 1.03×; no cell slower.
 CAUSAL_READS_KEPT = True
+# Causal rows that read what they keep (CAUSAL_READS_KEPT) cost their programs from nothing to whole rows of y and
+# dy: programs run them last to first, where their kept shares differ by more than a quarter of N (rows_differ),
+# so that the longest start first and the shortest fill the last wave, as the forward's (fused.HEAVIEST_FIRST:
+# fp32 4096×4000 98.7 → 107.3 % of a copy on the H200). Not yet measured here (fifty-second session's prediction,
+# docs/perf-notes.md: ab-heaviest-first-backward.py).
+HEAVIEST_FIRST = True
 
 
 @triton.jit
@@ -53,8 +59,12 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
                           BLOCK_N: tl.constexpr, ROWS: tl.constexpr, EVICT: tl.constexpr,
                           HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, LOG: tl.constexpr,
                           mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
-                          SKIP_MASKED: tl.constexpr = False, READ_KEPT: tl.constexpr = False):
-    first = tl.program_id(0) * ROWS
+                          SKIP_MASKED: tl.constexpr = False, READ_KEPT: tl.constexpr = False,
+                          REVERSED: tl.constexpr = False):
+    program = tl.program_id(0)
+    if REVERSED:  # (READ_KEPT, HEAVIEST_FIRST) the last rows first
+        program = tl.num_programs(0) - 1 - program
+    first = program * ROWS
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
@@ -120,6 +130,8 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     kept = {"READ_KEPT": True} if CAUSAL_READS_KEPT and fusion.causal_m is not None else {}
+    if kept and HEAVIEST_FIRST and rows_differ(fusion.causal_m, N):
+        kept["REVERSED"] = True
     compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
                              **fusion_args(fusion, y), **config, **skip, **kept)
     return dx, Launch(config, [compiled])
