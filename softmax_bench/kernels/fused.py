@@ -14,8 +14,8 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
                next_power_of_2, one_pass_traffic, output_like)
-from .masking import (exp2_ftz, fusion_args, keeps_none, kept_vectors, mask_rows, normalized, normalizer,
-                      rows_differ, scale_and_mask)
+from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, mask_rows, normalized,
+                      normalizer, rows_differ, scale_and_mask)
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
 # share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
@@ -114,10 +114,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
                       EXP_FTZ: tl.constexpr = False):
-    program = tl.program_id(0)
-    if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
-        program = tl.num_programs(0) - 1 - program
-    first = program * ROWS
+    first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]

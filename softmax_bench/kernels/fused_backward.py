@@ -15,7 +15,8 @@ import triton.language as tl
 from . import (PLAIN, Backward, Fusion, Launch, backward_traffic, cdiv, config_shape, launch_kernel,
                next_power_of_2, output_like)
 from .fused import MAX_N as FORWARD_MAX_N
-from .masking import fusion_args, input_gradient, keeps_none, kept_vectors, mask_rows, row_sum_terms, rows_differ
+from .masking import (first_row, fusion_args, input_gradient, keeps_none, kept_vectors, mask_rows, row_sum_terms,
+                      rows_differ)
 
 MAX_N = FORWARD_MAX_N // 2
 # A program takes rows enough for PROGRAM_ELEMS values of y and as many of dy. Shorter rows: warps enough that a
@@ -61,10 +62,7 @@ def fused_backward_kernel(y_ptr, dy_ptr, dx_ptr, M, N, stride_y, stride_dy, stri
                           mask_group=1, mask_period=0, MASK_SHARED: tl.constexpr = False,
                           SKIP_MASKED: tl.constexpr = False, READ_KEPT: tl.constexpr = False,
                           REVERSED: tl.constexpr = False):
-    program = tl.program_id(0)
-    if REVERSED:  # (READ_KEPT, HEAVIEST_FIRST) the last rows first
-        program = tl.num_programs(0) - 1 - program
-    first = program * ROWS
+    first = first_row(ROWS, REVERSED)  # (REVERSED: READ_KEPT, HEAVIEST_FIRST)
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]

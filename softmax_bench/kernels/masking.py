@@ -87,6 +87,16 @@ def last_kept(rows, causal_m, N):
 
 
 @triton.jit
+def first_row(ROWS: tl.constexpr, REVERSED: tl.constexpr):
+    """The first of this program's ROWS rows: programs in row order, or (REVERSED: causal rows' HEAVIEST_FIRST)
+    the last rows first."""
+    program = tl.program_id(0)
+    if REVERSED:
+        program = tl.num_programs(0) - 1 - program
+    return program * ROWS
+
+
+@triton.jit
 def keeps_none(first, ROWS: tl.constexpr, causal_m, N):
     """Whether causal rows first … first + ROWS − 1 (a program's) all keep no column: its last row's query keeps
     none, and no row wrapped past causal_m (there, a query keeping every column)."""
