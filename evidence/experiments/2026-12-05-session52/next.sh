@@ -18,7 +18,7 @@ if [[ $1 == heaviest-first ]]; then
 fi
 case $1 in step-parts) ;; *) exec bash evidence/experiments/2026-12-05-session51/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-for round in 1 2; do
+for round in $(seq ${ROUNDS:-1}); do  # ROUNDS: processes, one by default
   timeout 150 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session52/step-parts.py \
     > $OUT/step-parts-$round.txt 2>&1; echo "step-parts rc=$? at $SECONDS s"; grep -E "host_us|H100|H200|Error" \
     $OUT/step-parts-$round.txt
