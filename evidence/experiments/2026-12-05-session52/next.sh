@@ -7,12 +7,12 @@
 #   our log_softmax as its scale, and each layer alone, ours and torch's. Prediction (docs/perf-notes.md,
 #   fifty-second session).
 # heaviest-first (issue 26): ab-heaviest-first-backward.py, fused's causal backward run last row first against row
-#   order (bit for bit), % of its own roofline. Prediction (docs/perf-notes.md, fifty-second session).
+#   order (bit for bit), % of its own roofline; CELLS="4096x4000 8192 …" for fewer cells. Prediction (docs/perf-notes.md, fifty-second session).
 set -u
 if [[ $1 == heaviest-first ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   timeout 400 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session52/ab-heaviest-first-backward.py \
-    $OUT/ab-heaviest-first-backward.csv > $OUT/ab-heaviest-first-backward.txt 2>&1
+    $OUT/ab-heaviest-first-backward.csv ${CELLS:-} > $OUT/ab-heaviest-first-backward.txt 2>&1
   echo "ab rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/ab-heaviest-first-backward.txt | tail -60
   exit 0
 fi
