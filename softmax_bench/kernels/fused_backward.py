@@ -48,9 +48,11 @@ SKIP_MASKED_PROGRAMS = True
 CAUSAL_READS_KEPT = True
 # Causal rows that read what they keep (CAUSAL_READS_KEPT) cost their programs from nothing to whole rows of y and
 # dy: programs run them last to first, where their kept shares differ by more than a quarter of N (rows_differ),
-# so that the longest start first and the shortest fill the last wave, as the forward's (fused.HEAVIEST_FIRST:
-# fp32 4096×4000 98.7 → 107.3 % of a copy on the H200). Not yet measured here (fifty-second session's prediction,
-# docs/perf-notes.md: ab-heaviest-first-backward.py).
+# so that the longest start first and the shortest fill the last wave, as the forward's (fused.HEAVIEST_FIRST).
+# On an H100 (fifty-second session, ab-heaviest-first-backward.py, bit for bit row order's dx, % of the backward's
+# own roofline, softmax and log): bf16 4096×4000 100.3 → 101.8 and 102.0 → 104.5, 33554×4000 +5.3 and +5.6,
+# 16384×8192 +4.6 and +5.2; fp32 4096×4000 101.7 → 114.4 and 106.3 → 111.1, 33554×4000 +4.5 and +3.8, 16384×8192
+# +3.4 and +3.2. On the H200: not measured.
 HEAVIEST_FIRST = True
 
 
