@@ -3,6 +3,9 @@
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]. Every other step passes to the fifty-first session's next.sh
 # (static-tests, static-bar, static-step, causal-backward-grids) and through it to the earlier ones' (parts, biased,
 # host-bar, configs, grids, hard-cells, …).
+# Ran on an H100 this session (docs/perf-notes.md, fifty-second session): `parts backward`, `heaviest-first` with
+# CELLS="4096x4000 4000 8192", `step-parts` (three processes), `causal-backward-grids` (the log's stopped at 56 of 64).
+# Pass COMMIT as a literal SHA: the device copy's .git is stale.
 # step-parts (issue 29, item 3): step-parts.py, the compiled training step beside the same with its `* 4.0` given to
 #   our log_softmax as its scale, and each layer alone, ours and torch's. Prediction (docs/perf-notes.md,
 #   fifty-second session).
