@@ -130,10 +130,9 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     grid = (cdiv(M, config["ROWS"]),)
     skip = {"SKIP_MASKED": True} if SKIP_MASKED_PROGRAMS and (fusion.causal_m or 0) > N else {}
     kept = {"READ_KEPT": True} if CAUSAL_READS_KEPT and fusion.causal_m is not None else {}
-    if kept and HEAVIEST_FIRST and rows_differ(fusion.causal_m, N):
-        kept["REVERSED"] = True
+    reversed_rows = {"REVERSED": True} if kept and HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     compiled = launch_kernel(fused_backward_kernel, grid, y, dy, dx, M, N, y.stride(0), dy.stride(0), dx.stride(0),
-                             **fusion_args(fusion, y), **config, **skip, **kept)
+                             **fusion_args(fusion, y), **config, **skip, **kept, **reversed_rows)
     return dx, Launch(config, [compiled])
 
 
