@@ -2,8 +2,7 @@
 # The fifty-third session's device steps: bash evidence/experiments/2026-12-06-session53/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA (literal: the device copy's .git is stale).
 # Every other step passes to the fifty-second session's next.sh and on down.
-# first: by card. On an H200 the causal log forward's grid (not run since EXP_FTZ: 76.1 / 91.9 / 90.5 at its three
-#   cells under the bar) as causal-log-h200-f; on any other card session 52's heaviest-first at the cells it did not
+# first: by card. On an H200 bar-cells (below); on any other card session 52's heaviest-first at the cells it did not
 #   run (CELLS="512 1024 4096 16384"). Then, on either, floor2.
 # floor2 (issue 26's premise): causal-floor2.py, kernels that move causal bf16 4096×4000's modelled bytes and compute
 #   nothing (rows in order or last first, by elements or 16-byte vectors, persistent; the reads and the writes
@@ -55,7 +54,7 @@ CELLS
 fi
 if [[ $1 == first ]]; then
   if grep -qi h200 <<< "$card"; then
-    bash evidence/experiments/2026-12-04-session33/next.sh grid causal-log-h200-f --op causal --log
+    bash evidence/experiments/2026-12-06-session53/next.sh bar-cells
   else
     CELLS="512 1024 4096 16384" bash evidence/experiments/2026-12-05-session52/next.sh heaviest-first
   fi
