@@ -25,7 +25,7 @@ from .config import MEASURABLE, PASS_CHOICES, build_plan, preset_names
 from .distributed import RANK_TIMEOUT_S
 from .errors import BenchError, RankHung, RefusedByRank0
 from .kernels import DTYPES
-from .ops import OPS, op_label
+from .ops import OPS, get_op, laid_out_otherwise, op_label
 from .regression import DEFAULT_HOST_THRESHOLD, DEFAULT_THRESHOLD
 
 if signal.getsignal(signal.SIGINT) is _stop_while_starting:  # loaded: Ctrl-C is Python's again (__init__.py)
@@ -146,7 +146,8 @@ MaskShape = Annotated[
         help="How the mask of --op scaled-masked, or the bias of --op biased, lies over x's rows, as a user's "
         "broadcast one does: full (x's shape, the default), row (one row for all), rows/K (K consecutive rows share "
         "a row: a key-padding [B, 1, 1, S] mask over [B, H, S, S] scores, K = H·S), period/K (K rows repeated over "
-        "the batch: an [S, S] mask, K = S). Read as it is, not expanded; the traffic model counts its own bytes.",
+        "the batch: an [S, S] mask, K = S); a K that does not divide M is taken as gcd(M, K), as the sweep says and "
+        "rows.csv records. Read as it is, not expanded; the traffic model counts its own bytes.",
     ),
 ]
 Pass = Annotated[
@@ -472,11 +473,16 @@ def _say_dry_run(plan, interpret: bool) -> None:
     from .timing import SAMPLING_TIMEOUT_MS
 
     cells, seconds = dry_run(plan, interpret)
-    table = Table("dtype", "M×N", "variants and peers", "GPU memory", title=f"sweep --dry-run: {len(cells)} cells, "
-                  f"op {op_label(plan.op, plan.mask_shape, plan.log)}, {' and '.join(plan.passes)}")
+    shaped = get_op(plan.op).shaped
+    table = Table("dtype", "M×N", *(["mask shape"] if shaped else []), "variants and peers", "GPU memory",
+                  title=f"sweep --dry-run: {len(cells)} cells, op {op_label(plan.op, plan.mask_shape, plan.log)}, "
+                  f"{' and '.join(plan.passes)}")
     for cell in cells:
-        table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
+        table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", *([cell["mask_shape"]] if shaped else []),
+                      str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
     out.print(table)
+    if shaped and (note := laid_out_otherwise(plan.mask_shape, [cell["M"] for cell in cells])):
+        out.print(note, markup=False)
     if seconds is None:
         eta = "not estimated under --interpret (the CPU sets the pace)"
     else:

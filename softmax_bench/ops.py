@@ -68,6 +68,24 @@ def mask_layout(spec: str, M: int) -> tuple[int, int, int]:
     return (M // k, k, 0) if kind == "rows" else (k, 1, k)
 
 
+def laid_out(spec: str, M: int) -> str:
+    """The mask shape mask_layout lays out over M rows for spec: spec itself, or with gcd(M, K) for a K that does not
+    divide M (rows/64 over 100 rows: rows/4)."""
+    kind, _, k = check_mask_shape(spec).partition("/")
+    return f"{kind}/{math.gcd(M, int(k))}" if k else spec
+
+
+def laid_out_otherwise(spec: str, Ms) -> str | None:
+    """A line that says where a sweep's mask shape spec is laid out otherwise (laid_out) at some of its row counts
+    Ms, or None."""
+    other = {M: laid_out(spec, M) for M in sorted(set(Ms)) if laid_out(spec, M) != spec}
+    if not other:
+        return None
+    at = ", ".join(f"{shape} at M = {M}" for M, shape in other.items())
+    return (f"note: mask shape {spec}: K does not divide every M, so a row of mask is shared by gcd(M, K) rows there: "
+            f"{at} (rows.csv's mask_shape says each cell's)")
+
+
 @dataclass(frozen=True)
 class Op:
     name: str

@@ -28,7 +28,7 @@ COLUMNS = [
     "max_err", "status",
     "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
     "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "device",
-    "pass", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS, "copy_host_us",
+    "pass", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS, "copy_host_us", "mask_shape",
 ]
 KEY = ["variant", "pass", "dtype", "M", "N"]
 PASSES = ("forward", "backward")

@@ -13,7 +13,7 @@ import torch
 from . import device as devices
 from .config import SweepPlan
 from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, elem_size
-from .ops import get_op, masked_rows, pass_bytes, reference
+from .ops import get_op, laid_out, masked_rows, pass_bytes, reference
 from .peers import THEIRS, PeerUnavailable
 from .providers import Cell, Provider, cell_input, check, providers
 from .results import KEY, Run
@@ -105,8 +105,9 @@ def measure_cell(
     """Check, then time, each provider on one cell; `copies` keeps the run's copies of the same bytes, per (dtype,
     bytes): each cell is compared with a copy of its own bytes, timed the same way."""
     dtype = DTYPES[dtype_name]
-    base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op}
     op = get_op(plan.op)
+    base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op,
+            "mask_shape": laid_out(plan.mask_shape, M) if op.shaped else None}
     passes = list(dict.fromkeys(p.pass_ for p in todo))
 
     def store(provider: Provider, timing: Timing | None = None, **fields) -> None:
@@ -231,7 +232,8 @@ def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]
         copy_trials = TRIALS if trials > 1 else COPY_TRIALS
         seconds += per_measure * (trials * len(names) + copy_trials * len(plan.passes))
         cells.append({"dtype": dtype_name, "M": M, "N": N, "measures": len(names),
-                      "memory_gb": memory_needed(M, N, dtype, plan.passes, plan.op) / 1e9})
+                      "memory_gb": memory_needed(M, N, dtype, plan.passes, plan.op) / 1e9,
+                      "mask_shape": laid_out(plan.mask_shape, M) if get_op(plan.op).shaped else None})
     return cells, None if interpret else seconds
 
 

@@ -319,6 +319,28 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
     assert f"{_pct(fused['pct_of_roofline'])}r" in result.stdout
 
 
+def test_a_mask_shape_whose_k_does_not_divide_m_is_said_and_each_cells_is_recorded(tmp_path):
+    """rows/K over M rows that K does not divide is laid out with gcd(M, K) rows to a row of mask (ops.mask_layout):
+    the dry run's table and a line say so before anything is measured, the sweep says it again, and each row of
+    rows.csv holds the mask shape its cell was measured with, not only the one asked for."""
+    args = ["--op", "scaled-masked", "--mask-shape", "rows/4", "--shape", "6x40", "--shape", "8x40", "--dtype", "fp32"]
+    dry = invoke("sweep", *MODE, *args, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert re.search(r"6×40\s*│\s*rows/2\s*│", dry.stdout) and re.search(r"8×40\s*│\s*rows/4\s*│", dry.stdout)
+    note = "note: mask shape rows/4: K does not divide every M, so a row of mask is shared by gcd(M, K) rows there: " \
+           "rows/2 at M = 6"
+    assert note in flat(dry.stdout)
+    result = invoke("sweep", *MODE, *args, "--rep-ms", "5", "--variant", "fused", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert note in flat(result.output)
+    rows = pd.read_csv(next(tmp_path.glob("*/rows.csv")))
+    assert dict(zip(rows["M"], rows["mask_shape"])) == {6: "rows/2", 8: "rows/4"}
+    # the bytes counted are the mask's as laid out: three rows of mask for 6 rows of x, two for 8
+    assert dict(zip(rows["M"], rows["model_bytes"])) == {6: 2 * 6 * 40 * 4 + 3 * 40, 8: 2 * 8 * 40 * 4 + 2 * 40}
+    plain = invoke("sweep", *MODE, "--shape", "6x40", "--dtype", "fp32", "--dry-run")
+    assert "mask shape" not in plain.stdout and "note:" not in plain.stdout
+
+
 def test_a_broadcast_mask_or_bias_is_measured_as_it_is_and_recorded(tmp_path):
     """--mask-shape (or a config's mask_shape) lays the mask or bias over x's rows as a user's broadcast one lies:
     its own bytes are counted, every variant that takes it is checked against the reference, and the run says how
@@ -337,11 +359,13 @@ def test_a_broadcast_mask_or_bias_is_measured_as_it_is_and_recorded(tmp_path):
         runs[name] = pd.read_csv(run_dir / "rows.csv"), json.loads((run_dir / "meta.json").read_text())
     rows, meta = runs["bias rows/4"]
     assert meta["mask_shape"] == "rows/4" and (rows["status"] == "ok").all(), rows[["variant", "status", "reason"]]
+    assert set(rows["mask_shape"]) == {"rows/4"}
     # x and y, and the two bf16 rows of bias the 8 rows share four by four
     assert set(rows.loc[rows["variant"] != "eager", "model_bytes"]) == {8 * 300 * 4 + 2 * 300 * 2}
     rows, meta = runs["mask row"]
     assert meta["mask_shape"] == "row" and (rows["status"] == "ok").all(), rows[["variant", "status", "reason"]]
     assert set(rows.loc[rows["variant"] != "eager", "model_bytes"]) == {8 * 300 * 4 + 300}  # one row of mask
+    assert set(rows["mask_shape"]) == {"row"}
     assert_usage_error(invoke("sweep", *MODE, "--op", "causal", "--mask-shape", "rows/4", "--shape", "8x300"),
                        "op causal has no mask or bias to lay out")
     assert_usage_error(invoke("sweep", *MODE, "--op", "biased", "--mask-shape", "heads", "--shape", "8x300"),
