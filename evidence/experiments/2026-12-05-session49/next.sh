@@ -28,7 +28,7 @@ if [[ $1 == native ]]; then
   # samples a second: at 1000, --native's unwinding fell a minute behind and nothing was written (this session).
   # Only the samples under the timed calls are read; the script compiles before them.
   for peer in compiled_op torch_compile; do
-    timeout 200 py-spy record --native --rate 100 --format raw -o $OUT/native-$peer.txt -- env PYTHONPATH=.:scripts \
+    timeout 200 py-spy record --native --rate 100 --format raw -o $OUT/native-$peer.txt -- env PYTHONPATH=$PYTHONPATH:scripts \
       python3 evidence/experiments/2026-12-05-session49/native-profile.py $peer 15 > $OUT/native-$peer.log 2>&1
     echo "$peer rc=$? at $SECONDS s"; grep -v "behind in sampling" $OUT/native-$peer.log | tail -3
     python3 evidence/experiments/2026-12-05-session49/native-profile.py --read $OUT/native-$peer.txt | head -40
@@ -39,7 +39,7 @@ fi
 if [[ $1 == host-bisect ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   for how in peers launches all all+nogc peers+nogc launches+nogc peers launches all; do
-    timeout 90 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/host-bisect.py ${how//+/ } \
+    timeout 90 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session49/host-bisect.py ${how//+/ } \
       > $OUT/bisect.txt 2>&1 || tail -3 $OUT/bisect.txt; grep "µs host" $OUT/bisect.txt
   done
   exit 0
@@ -48,7 +48,7 @@ if [[ $1 == compiled-order ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   for how in ${HOWS:-plain reverse three reverse+three}; do  # HOWS: words of compiled-parts.py's, + joining two
     f=$OUT/compiled-order-${how//+/_}.txt
-    timeout 100 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py ${how//+/ } > $f 2>&1
+    timeout 100 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py ${how//+/ } > $f 2>&1
     echo "order '$how' rc=$? at $SECONDS s"; grep -E "µs|Error" $f
   done
   [[ -n ${HOWS:-} ]] && exit 0
@@ -61,7 +61,7 @@ fi
 case $1 in compiled-parts) ;; *) exec bash evidence/experiments/2026-12-05-session48/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
 for p in a b c; do
-  timeout 150 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py \
+  timeout 150 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session49/compiled-parts.py \
     > $OUT/compiled-parts-$p.txt 2>&1
   echo "compiled-parts $p rc=$? at $SECONDS s"; grep -E "µs|kernels|Error" $OUT/compiled-parts-$p.txt
 done

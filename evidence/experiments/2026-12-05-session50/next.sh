@@ -8,7 +8,7 @@
 # `step-trace`: one compiled training step of each traced (issue 29 item 3; prediction in docs/perf-notes.md).
 if [[ $1 == step-trace ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  timeout 60 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session50/step-trace.py $OUT \
+  timeout 60 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session50/step-trace.py $OUT \
     > $OUT/step-trace.txt 2>&1; echo "step-trace rc=$? at $SECONDS s"; grep -v Warning $OUT/step-trace.txt | tail -30
   exit 0
 fi

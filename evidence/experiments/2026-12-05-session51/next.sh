@@ -26,7 +26,7 @@
 set -u
 if [[ $1 == causal-backward-ab ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  timeout 560 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session51/ab-causal-backward.py \
+  timeout 560 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session51/ab-causal-backward.py \
     $OUT/ab-causal-backward.csv > $OUT/ab-causal-backward.txt 2>&1
   echo "ab rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/ab-causal-backward.txt | tail -80
   exit 0
@@ -60,8 +60,8 @@ if [[ $1 == static-bar ]]; then
 fi
 for setting in SOFTMAX_BENCH_STATIC_LAUNCH=1 SOFTMAX_BENCH_STATIC_LAUNCH=0 SOFTMAX_BENCH_STATIC_LAUNCH=1; do
   f=$OUT/step-${setting: -1}-$SECONDS.txt
-  timeout 120 env $setting PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-04-session29/step-host.py \
+  timeout 120 env $setting PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-04-session29/step-host.py \
     > $f 2>&1; echo "step $setting rc=$? at $SECONDS s"; grep host_us $f
 done
-timeout 90 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session50/step-trace.py $OUT \
+timeout 90 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session50/step-trace.py $OUT \
   > $OUT/step-trace.txt 2>&1; echo "step-trace rc=$? at $SECONDS s"; grep -v Warning $OUT/step-trace.txt | tail -30

@@ -14,7 +14,7 @@
 set -u
 if [[ $1 == heaviest-first ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  timeout 400 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session52/ab-heaviest-first-backward.py \
+  timeout 400 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session52/ab-heaviest-first-backward.py \
     $OUT/ab-heaviest-first-backward.csv ${CELLS:-} > $OUT/ab-heaviest-first-backward.txt 2>&1
   echo "ab rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/ab-heaviest-first-backward.txt | tail -60
   exit 0
@@ -22,7 +22,7 @@ fi
 case $1 in step-parts) ;; *) exec bash evidence/experiments/2026-12-05-session51/next.sh "$@" ;; esac
 . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
 for round in $(seq ${ROUNDS:-1}); do  # ROUNDS: processes, one by default
-  timeout 150 env PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-05-session52/step-parts.py \
+  timeout 150 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-05-session52/step-parts.py \
     > $OUT/step-parts-$round.txt 2>&1; echo "step-parts rc=$? at $SECONDS s"; grep -E "host_us|H100|H200|Error" \
     $OUT/step-parts-$round.txt
 done

@@ -17,7 +17,7 @@ card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
 if [[ $1 == floor2 ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  timeout 170 env PYTHONPATH=. python3 evidence/experiments/2026-12-06-session53/causal-floor2.py ${CELLS:-} \
+  timeout 170 python3 evidence/experiments/2026-12-06-session53/causal-floor2.py ${CELLS:-} \
     > $OUT/causal-floor2.txt 2>&1; echo "floor2 rc=$? at $SECONDS s"; grep -v Warning $OUT/causal-floor2.txt | tail -70
   exit 0
 fi
