@@ -11,6 +11,8 @@
 # bisect (issue 26): causal-bisect.py, the floor grown toward the softmax one piece at a time at causal bf16
 #   4096×4000 (the scale and select, the max, a second reduction, the exponentials), the softmax in 1 and 2 warps,
 #   and fused, ROUNDS=3 rounds in turn. Prediction in docs/perf-notes.md (fifty-third session, the outcomes' end).
+# sweeps-part: scripts/gpu-tests.sh sweeps in its default 8 workers (16, as session 33's `parts` runs them, ran out of
+#   the H100's memory in 7 tests this session).
 # bar-cells (issue 26; COMMIT=SHA): every cell bar-status.py has under the bar (or a peer ahead or level), auto beside
 #   torch.compile, one sweep a form and dtype (runs bar-<form>-<dtype>-<card>-s53, `tar` in runs-bar-cells.tgz);
 #   the grids of those forms were run before the changes since (STAGED_AT, EXP_FTZ, the scale's fma, BIASED,
@@ -22,6 +24,12 @@ if [[ $1 == floor2 ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   timeout 170 python3 evidence/experiments/2026-12-06-session53/causal-floor2.py ${CELLS:-} \
     > $OUT/causal-floor2.txt 2>&1; echo "floor2 rc=$? at $SECONDS s"; grep -v Warning $OUT/causal-floor2.txt | tail -70
+  exit 0
+fi
+if [[ $1 == sweeps-part ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  timeout 500 bash scripts/gpu-tests.sh sweeps --durations=5 -rfE > $OUT/tests-sweeps.txt 2>&1
+  echo "sweeps rc=$? at $SECONDS s: $(tail -1 $OUT/tests-sweeps.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-sweeps.txt
   exit 0
 fi
 if [[ $1 == bisect ]]; then
