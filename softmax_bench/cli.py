@@ -473,7 +473,8 @@ def _say_dry_run(plan, interpret: bool) -> None:
     from .timing import SAMPLING_TIMEOUT_MS
 
     cells, seconds = dry_run(plan, interpret)
-    shaped = get_op(plan.op).shaped
+    spec = get_op(plan.op).mask_spec(plan.mask_shape)
+    shaped = spec is not None
     table = Table("dtype", "M×N", *(["mask shape"] if shaped else []), "variants and peers", "GPU memory",
                   title=f"sweep --dry-run: {len(cells)} cells, op {op_label(plan.op, plan.mask_shape, plan.log)}, "
                   f"{' and '.join(plan.passes)}")
@@ -481,7 +482,7 @@ def _say_dry_run(plan, interpret: bool) -> None:
         table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", *([cell["mask_shape"]] if shaped else []),
                       str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
     out.print(table)
-    if shaped and (note := laid_out_otherwise(plan.mask_shape, [cell["M"] for cell in cells])):
+    if shaped and (note := laid_out_otherwise(spec, [cell["M"] for cell in cells])):
         out.print(note, markup=False)
     if seconds is None:
         eta = "not estimated under --interpret (the CPU sets the pace)"

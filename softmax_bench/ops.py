@@ -95,6 +95,12 @@ class Op:
     fusion: Callable[..., Fusion]
     measures: tuple[str, ...] | None = None  # the variants and peers a sweep of the op can run (None: all)
     shaped: bool = False
+    mask_shape: str | None = None  # the mask shape an op lays out of its own (key-padded's), never another
+
+    def mask_spec(self, asked: str) -> str | None:
+        """The mask shape a sweep of the op lays out: the one asked for (shaped), its own, or None (no mask or bias
+        laid out over rows)."""
+        return asked if self.shaped else self.mask_shape
 
     def check_mask_shape(self, spec: str) -> str:
         """spec, if it is one of MASK_SHAPES and the op has a mask or bias to lay out (any op takes "full"), else a
@@ -132,7 +138,7 @@ KEY_PADDING_ROWS = 64  # the rows (queries of a head) that share a row of a key-
 
 
 def _key_padded(x: torch.Tensor) -> Fusion:
-    return _scaled_masked(x, *mask_layout(f"rows/{KEY_PADDING_ROWS}", x.shape[0]))
+    return _scaled_masked(x, *mask_layout(OPS["key-padded"].mask_shape, x.shape[0]))
 
 
 def _biased(x: torch.Tensor, rows: int, group: int, period: int) -> Fusion:
@@ -154,7 +160,7 @@ OPS = {
         Op("log-softmax", "log_softmax(x)", lambda x: Fusion(log=True)),
         Op("key-padded", f"softmax(x · {ATTENTION_SCALE}, a key-padding mask: {KEY_PADDING_ROWS} consecutive rows share "
            f"a row of it, {KEPT_FRACTION:.0%} kept; a [B, 1, 1, S] mask over [B, H, S, S] scores, called as such)",
-           _key_padded),
+           _key_padded, mask_shape=f"rows/{KEY_PADDING_ROWS}"),
         Op("cross-entropy", "the mean cross-entropy of x's rows as logits (N: the vocabulary) against random targets, "
            "every 7th ignored; backward: a training step, the forward with the gradient and its backward",
            lambda x: Fusion(), measures=("fused", "eager", "torch_compile", "liger", "quack")),

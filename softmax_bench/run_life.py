@@ -232,7 +232,8 @@ def carry_out(request: SweepRequest, hooks: SweepHooks) -> SweepOutcome:
                                        True)
         run, meta = start_run(plan, request.out_dir, baseline, request.interpret, request.command, request.run_id)
     hooks.say(f"run {run.id} → {run.path}")
-    if get_op(plan.op).shaped and (note := laid_out_otherwise(plan.mask_shape, [M for _, M, _ in plan.cells()])):
+    spec = get_op(plan.op).mask_spec(plan.mask_shape)
+    if spec and (note := laid_out_otherwise(spec, [M for _, M, _ in plan.cells()])):
         hooks.say(note)
     try:
         with hooks.progress("sweep", True) as (on_start, advance):

@@ -339,6 +339,10 @@ def test_a_mask_shape_whose_k_does_not_divide_m_is_said_and_each_cells_is_record
     assert dict(zip(rows["M"], rows["model_bytes"])) == {6: 2 * 6 * 40 * 4 + 3 * 40, 8: 2 * 8 * 40 * 4 + 2 * 40}
     plain = invoke("sweep", *MODE, "--shape", "6x40", "--dtype", "fp32", "--dry-run")
     assert "mask shape" not in plain.stdout and "note:" not in plain.stdout
+    # key-padded lays out its own rows/64 (64 rows a head): over 100 rows, rows/4, said the same way
+    padded = invoke("sweep", *MODE, "--op", "key-padded", "--shape", "100x40", "--dtype", "fp32", "--dry-run")
+    assert re.search(r"100×40\s*│\s*rows/4\s*│", padded.stdout), padded.stdout
+    assert "note: mask shape rows/64: K does not divide every M" in flat(padded.stdout)
 
 
 def test_a_broadcast_mask_or_bias_is_measured_as_it_is_and_recorded(tmp_path):
