@@ -25,7 +25,7 @@ from .config import MEASURABLE, PASS_CHOICES, build_plan, preset_names
 from .distributed import RANK_TIMEOUT_S
 from .errors import BenchError, RankHung, RefusedByRank0
 from .kernels import DTYPES
-from .ops import OPS, get_op, laid_out_otherwise, op_label
+from .ops import OPS, laid_out_otherwise, op_label
 from .regression import DEFAULT_HOST_THRESHOLD, DEFAULT_THRESHOLD
 
 if signal.getsignal(signal.SIGINT) is _stop_while_starting:  # loaded: Ctrl-C is Python's again (__init__.py)
@@ -473,8 +473,7 @@ def _say_dry_run(plan, interpret: bool) -> None:
     from .timing import SAMPLING_TIMEOUT_MS
 
     cells, seconds = dry_run(plan, interpret)
-    spec = get_op(plan.op).mask_spec(plan.mask_shape)
-    shaped = spec is not None
+    shaped = any(cell["mask_shape"] for cell in cells)  # an op that lays a mask or bias out over rows
     table = Table("dtype", "M×N", *(["mask shape"] if shaped else []), "variants and peers", "GPU memory",
                   title=f"sweep --dry-run: {len(cells)} cells, op {op_label(plan.op, plan.mask_shape, plan.log)}, "
                   f"{' and '.join(plan.passes)}")
@@ -482,7 +481,7 @@ def _say_dry_run(plan, interpret: bool) -> None:
         table.add_row(cell["dtype"], f"{cell['M']}×{cell['N']}", *([cell["mask_shape"]] if shaped else []),
                       str(cell["measures"]), f"{cell['memory_gb']:.2f} GB")
     out.print(table)
-    if shaped and (note := laid_out_otherwise(spec, [cell["M"] for cell in cells])):
+    if note := laid_out_otherwise(plan.op, plan.mask_shape, [cell["M"] for cell in cells]):
         out.print(note, markup=False)
     if seconds is None:
         eta = "not estimated under --interpret (the CPU sets the pace)"

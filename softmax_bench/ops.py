@@ -69,16 +69,22 @@ def mask_layout(spec: str, M: int) -> tuple[int, int, int]:
 
 
 def laid_out(spec: str, M: int) -> str:
-    """The mask shape mask_layout lays out over M rows for spec: spec itself, or with gcd(M, K) for a K that does not
-    divide M (rows/64 over 100 rows: rows/4)."""
+    """The mask shape mask_layout lays out over M rows for spec: spec itself, or its kind with the K mask_layout takes
+    (gcd(M, K) for a K that does not divide M: rows/64 over 100 rows is rows/4)."""
     kind, _, k = check_mask_shape(spec).partition("/")
-    return f"{kind}/{math.gcd(M, int(k))}" if k else spec
+    if not k:
+        return spec
+    _, group, period = mask_layout(spec, M)
+    return f"{kind}/{group if kind == 'rows' else period}"
 
 
-def laid_out_otherwise(spec: str, Ms) -> str | None:
-    """A line that says where a sweep's mask shape spec is laid out otherwise (laid_out) at some of its row counts
-    Ms, or None."""
-    other = {M: laid_out(spec, M) for M in sorted(set(Ms)) if laid_out(spec, M) != spec}
+def laid_out_otherwise(op: str, asked: str, Ms) -> str | None:
+    """A line that says where a sweep of op with --mask-shape `asked` lays its mask or bias out otherwise (laid_out)
+    at some of its row counts Ms, or None."""
+    spec = get_op(op).mask_spec(asked)
+    if spec is None:
+        return None
+    other = {M: shape for M in sorted(set(Ms)) if (shape := laid_out(spec, M)) != spec}
     if not other:
         return None
     at = ", ".join(f"{shape} at M = {M}" for M, shape in other.items())
@@ -135,10 +141,11 @@ def _scaled_masked(x: torch.Tensor, rows: int, group: int, period: int) -> Fusio
 
 
 KEY_PADDING_ROWS = 64  # the rows (queries of a head) that share a row of a key-padding mask
+KEY_PADDING_MASK = f"rows/{KEY_PADDING_ROWS}"
 
 
 def _key_padded(x: torch.Tensor) -> Fusion:
-    return _scaled_masked(x, *mask_layout(OPS["key-padded"].mask_shape, x.shape[0]))
+    return _scaled_masked(x, *mask_layout(KEY_PADDING_MASK, x.shape[0]))
 
 
 def _biased(x: torch.Tensor, rows: int, group: int, period: int) -> Fusion:
@@ -160,7 +167,7 @@ OPS = {
         Op("log-softmax", "log_softmax(x)", lambda x: Fusion(log=True)),
         Op("key-padded", f"softmax(x · {ATTENTION_SCALE}, a key-padding mask: {KEY_PADDING_ROWS} consecutive rows share "
            f"a row of it, {KEPT_FRACTION:.0%} kept; a [B, 1, 1, S] mask over [B, H, S, S] scores, called as such)",
-           _key_padded, mask_shape=f"rows/{KEY_PADDING_ROWS}"),
+           _key_padded, mask_shape=KEY_PADDING_MASK),
         Op("cross-entropy", "the mean cross-entropy of x's rows as logits (N: the vocabulary) against random targets, "
            "every 7th ignored; backward: a training step, the forward with the gradient and its backward",
            lambda x: Fusion(), measures=("fused", "eager", "torch_compile", "liger", "quack")),

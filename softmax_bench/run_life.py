@@ -16,7 +16,7 @@ from . import device as devices
 from .config import SweepPlan, parse_shape
 from .dispatch import table_in_use
 from .errors import BenchError
-from .ops import get_op, laid_out_otherwise
+from .ops import laid_out_otherwise
 from .providers import providers
 from .results import Run, new_run, open_run
 from .timing import TimingSettings
@@ -232,8 +232,7 @@ def carry_out(request: SweepRequest, hooks: SweepHooks) -> SweepOutcome:
                                        True)
         run, meta = start_run(plan, request.out_dir, baseline, request.interpret, request.command, request.run_id)
     hooks.say(f"run {run.id} → {run.path}")
-    spec = get_op(plan.op).mask_spec(plan.mask_shape)
-    if spec and (note := laid_out_otherwise(spec, [M for _, M, _ in plan.cells()])):
+    if note := laid_out_otherwise(plan.op, plan.mask_shape, [M for _, M, _ in plan.cells()]):
         hooks.say(note)
     try:
         with hooks.progress("sweep", True) as (on_start, advance):
