@@ -14,7 +14,7 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
                next_power_of_2, one_pass_traffic, output_like)
-from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, mask_rows, normalized,
+from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, last_kept, mask_rows, normalized,
                       normalizer, rows_differ, scale_and_mask)
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
@@ -96,6 +96,13 @@ CAUSAL_EVICT_FROM = 16384
 # forms did not (four cells within 0.4; softmax bf16 4096×4000 101.6 → 100.0 inside tl.exp's own spread, 95.5–101.6).
 # So causal rows only (None); True takes it everywhere, False nowhere.
 EXP_FTZ: bool | None = None
+# A causal row (CAUSAL_BITS' rows, one a program, rows_differ) that keeps no column of its tile's second half is
+# computed in a tile of half the width, and the second half written as zeros (-inf) with no compute: the rows of a
+# causal square keep from none to all of their columns, and fused's bf16 4096×4000 tile issues some 592 SASS
+# instructions a thread (sm_90) where a bytes-only kernel of its rows ran 93.5 % of its roofline and fused 87.2 on
+# the H100 (fifty-third session, causal-floor2.py). Both widths are compiled into the kernel; which one runs is
+# the row's. Not measured yet: off until an A/B says (evidence/experiments/2026-12-06-session54/ab-half-tiles.py).
+HALF_TILES = False
 
 
 def exp_ftz(fusion: Fusion) -> bool:
@@ -113,8 +120,39 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
-                      EXP_FTZ: tl.constexpr = False):
+                      EXP_FTZ: tl.constexpr = False, HALF_TILES: tl.constexpr = False):
     first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
+    if HALF_TILES:  # (HALF_TILES: one causal row a program) a row kept within the tile's first half computes that
+        if last_kept(first, causal_m, N) < BLOCK_N // 2:
+            _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
+                  BLOCK_N // 2, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
+                  bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
+                  CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
+            rows = first + tl.arange(0, ROWS)
+            cols = BLOCK_N // 2 + tl.arange(0, BLOCK_N // 2)
+            fill = tl.full([ROWS, BLOCK_N // 2], -float("inf") if LOG else 0.0, tl.float32)
+            tl.store(y_ptr + rows.to(tl.int64)[:, None] * stride_y + cols[None, :], fill.to(y_ptr.dtype.element_ty),
+                     mask=(rows < M)[:, None] & (cols < N)[None, :])
+        else:
+            _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
+                  BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
+                  bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
+                  CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
+    else:
+        _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
+              BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
+              bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
+              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
+
+
+@triton.jit
+def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
+          BLOCK_N: tl.constexpr, ROWS: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr,
+          CAUSAL: tl.constexpr, LOG: tl.constexpr, EVICT: tl.constexpr, mask_group, mask_period,
+          MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr,
+          bias_group, bias_period, BIAS_SHARED: tl.constexpr, SKIP_MASKED: tl.constexpr, CAUSAL_BITS: tl.constexpr,
+          POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr):
+    """y's rows first … first + ROWS − 1, columns 0 … BLOCK_N − 1 (what of them lies inside the row)."""
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     inside = (rows < M)[:, None] & (cols < N)[None, :]
@@ -220,8 +258,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     positive = {"POSITIVE_SCALE": True} if POSITIVE_SCALES and scaled_alone(fusion) and fusion.scale > 0 else {}
     ftz = {"EXP_FTZ": True} if exp_ftz(fusion) else {}
+    half = {"HALF_TILES": True} if HALF_TILES and causal_bits and config["ROWS"] == 1 and reversed_rows else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz)
+                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **half)
     return y, Launch(config, [compiled])
 
 

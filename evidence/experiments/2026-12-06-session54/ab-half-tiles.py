@@ -1,0 +1,43 @@
+"""fused's causal forward with rows that keep no column of their tile's second half computed in a half-width tile
+(fused.HALF_TILES) against the whole tile, on the default grid's causal cells fused runs one row a program (M =
+2^27 / N rows as queries, bottom-right aligned; and the grid's 4096×4000), softmax and log_softmax, in alternating
+rounds after a copy of the same bytes (config_timing.in_rounds). Each y is checked against the whole tile's
+(torch.equal). % of a copy of the op's own bytes (one_pass_traffic: kept x read, y written whole): the % of its
+roofline the grids report.
+    PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session54/ab-half-tiles.py OUT.csv [N|MxN ...]
+Written in the fifty-fourth session, with no device lent."""
+import sys
+
+import torch
+
+from config_timing import csv_rows, in_rounds, input_copies
+from softmax_bench import ops
+from softmax_bench.kernels import fused, one_pass_traffic
+
+print("Triton", __import__("triton").__version__, torch.cuda.get_device_name(), flush=True)
+CELLS = sys.argv[2:] or ["4096x4000", "4000", "8192", "16384", "2048"]
+FORMS = {"whole tile": False, "half tiles": True}
+write = csv_rows(sys.argv[1], ["dtype", "M", "N", "log", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
+for dtype in (torch.bfloat16, torch.float32):
+    for cell in CELLS:
+        for log in (False, True):
+            if "x" in cell:
+                M, N = map(int, cell.split("x"))
+                x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
+            else:
+                N = int(cell)
+                M, [x] = input_copies(N, dtype, 1)
+            fusion = ops.get_op("causal").fusion_for(x, log=log)
+
+            def launch(half: bool, x=x, fusion=fusion):
+                fused.HALF_TILES = half  # read at each launch
+                return fused.launch(x, fusion)[0]
+
+            whole = launch(False)
+            same = torch.equal(launch(True), whole)
+            print(str(dtype), M, N, "log" if log else "softmax", "bit for bit" if same else "DIFFERENT", flush=True)
+            nbytes = one_pass_traffic(M, N, dtype, fusion).total_bytes
+            in_rounds({form: (lambda h=half: launch(h)) for form, half in FORMS.items()}, 5, dtype, nbytes,
+                      write, [str(dtype).split(".")[1], M, N, int(log)], marked="half tiles")
+            del x, whole
+fused.HALF_TILES = False
