@@ -180,11 +180,12 @@ def test_causal_rows_masked_as_bits_match_the_select_bit_for_bit(shape, scale, m
         assert bool(outputs[1][..., -1, :].isnan().all()) and not bool(outputs[1][..., -2, :].isnan().any())
 
 
-@pytest.mark.parametrize("shape, dtype", [((2, 300, 1100), torch.float32), ((300, 1100), torch.bfloat16)], ids=str)
-def test_causal_rows_kept_within_half_their_tile_are_computed_in_half_bit_for_bit(shape, dtype, monkeypatch):
-    """fused.HALF_TILES: a causal row (one a program) whose last kept column lies in its tile's first half, computed
-    in a tile of half the width and the rest written as zeros (-inf), is bit for bit the whole tile's, softmax and
-    log_softmax, NaN in a row; the launch takes it exactly where rows differ."""
+@pytest.mark.parametrize("shape, dtype", [((300, 520), torch.float32), ((300, 1100), torch.bfloat16)], ids=str)
+def test_causal_rows_computed_in_the_narrowest_tile_holding_what_they_keep_bit_for_bit(shape, dtype, monkeypatch):
+    """fused.TILE_HALVINGS: a causal row (one a program) whose last kept column lies in its tile's first half (or
+    quarter: fp32 300×520's first 36 rows), computed in a tile of that width and the rest written as zeros (-inf), is
+    bit for bit the whole tile's, softmax and log_softmax, NaN in a row; the launch halves exactly where rows
+    differ."""
     from softmax_bench.kernels import fused
 
     x, seed = fresh_randn(*shape, dtype=dtype)
@@ -192,26 +193,26 @@ def test_causal_rows_kept_within_half_their_tile_are_computed_in_half_bit_for_bi
     launched = []
 
     def spied(*args, **kwargs):
-        launched.append(kwargs.get("HALF_TILES", False))
+        launched.append(kwargs.get("HALVINGS", 0))
         return launch_kernel(*args, **kwargs)
 
     launch_kernel = fused.launch_kernel
     monkeypatch.setattr(fused, "launch_kernel", spied)
     for call in (softmax_bench.log_softmax, softmax_bench.softmax):
         outputs = []
-        for half in (False, True):
-            monkeypatch.setattr(fused, "HALF_TILES", half)
+        for halvings in (0, 1, 2):
+            monkeypatch.setattr(fused, "TILE_HALVINGS", halvings)
             softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
             outputs.append(call(x, causal=True, scale=0.125, variant="fused"))
-        torch.testing.assert_close(outputs[1], outputs[0], rtol=0, atol=0, equal_nan=True,
-                                   msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
-    assert launched == [False, True, False, True]
+        for narrowed in outputs[1:]:
+            torch.testing.assert_close(narrowed, outputs[0], rtol=0, atol=0, equal_nan=True,
+                                       msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
+    assert launched == [0, 1, 2] * 2
     M, N = shape[-2:]
-    assert_matches(outputs[1][..., :-1, :], x[..., :-1, :], 0.125, causal_keep(M, N)[:-1])  # the NaN row aside
-    monkeypatch.setattr(fused, "HALF_TILES", True)
+    assert_matches(outputs[2][..., :-1, :], x[..., :-1, :], 0.125, causal_keep(M, N)[:-1])  # the NaN row aside
     softmax_bench.dispatch.clear_caches()
     softmax_bench.softmax(x[..., : N // 4 - 1, :], causal=True, variant="fused")  # rows that differ by < N / 4
-    assert launched[-1] is False
+    assert launched[-1] == 0
 
 
 @SM90_CODE_OF_TRITON_38

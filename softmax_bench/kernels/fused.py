@@ -97,12 +97,13 @@ CAUSAL_EVICT_FROM = 16384
 # So causal rows only (None); True takes it everywhere, False nowhere.
 EXP_FTZ: bool | None = None
 # A causal row (CAUSAL_BITS' rows, one a program, rows_differ) that keeps no column of its tile's second half is
-# computed in a tile of half the width, and the second half written as zeros (-inf) with no compute: the rows of a
-# causal square keep from none to all of their columns, and fused's bf16 4096×4000 tile issues some 592 SASS
-# instructions a thread (sm_90) where a bytes-only kernel of its rows ran 93.5 % of its roofline and fused 87.2 on
-# the H100 (fifty-third session, causal-floor2.py). Both widths are compiled into the kernel; which one runs is
-# the row's. Not measured yet: off until an A/B says (evidence/experiments/2026-12-06-session54/ab-half-tiles.py).
-HALF_TILES = False
+# computed in a tile of half the width (with 2 halvings, of a quarter where it keeps none of the second quarter
+# either), and the rest written as zeros (-inf) with no compute: the rows of a causal square keep from none to all of
+# their columns, and fused's bf16 4096×4000 tile issues some 592 SASS instructions a thread (sm_90) where a
+# bytes-only kernel of its rows ran 93.5 % of its roofline and fused 87.2 on the H100 (fifty-third session,
+# causal-floor2.py). Every width is compiled into the kernel; which one runs is the row's. Not measured yet: 0 (off)
+# until an A/B says (evidence/experiments/2026-12-06-session54/ab-half-tiles.py).
+TILE_HALVINGS = 0
 
 
 def exp_ftz(fusion: Fusion) -> bool:
@@ -120,29 +121,44 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
-                      EXP_FTZ: tl.constexpr = False, HALF_TILES: tl.constexpr = False):
+                      EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0):
     first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
-    if HALF_TILES:  # (HALF_TILES: one causal row a program) a row kept within the tile's first half computes that
-        if last_kept(first, causal_m, N) < BLOCK_N // 2:
-            _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
-                  BLOCK_N // 2, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
-                  bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
-                  CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
-            rows = first + tl.arange(0, ROWS)
-            cols = BLOCK_N // 2 + tl.arange(0, BLOCK_N // 2)
-            fill = tl.full([ROWS, BLOCK_N // 2], -float("inf") if LOG else 0.0, tl.float32)
-            tl.store(y_ptr + rows.to(tl.int64)[:, None] * stride_y + cols[None, :], fill.to(y_ptr.dtype.element_ty),
-                     mask=(rows < M)[:, None] & (cols < N)[None, :])
+    if HALVINGS > 0:  # (TILE_HALVINGS: a causal row a program, CAUSAL_BITS) in the narrowest tile holding what it keeps
+        last = last_kept(first, causal_m, N)
+        if last < BLOCK_N // 2:
+            _fill(y_ptr, M, N, stride_y, first, BLOCK_N // 2, LOG)
+            if HALVINGS > 1 and last < BLOCK_N // 4:
+                _fill(y_ptr, M, N, stride_y, first, BLOCK_N // 4, LOG)
+                _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N // 4, HAS_SCALE,
+                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ)
+            else:
+                _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N // 2, HAS_SCALE,
+                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ)
         else:
-            _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
-                  BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
-                  bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
-                  CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
+            _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N, HAS_SCALE, LOG,
+                        EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ)
     else:
         _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
               BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
               CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
+
+
+@triton.jit
+def _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, WIDTH: tl.constexpr,
+                HAS_SCALE: tl.constexpr, LOG: tl.constexpr, EVICT: tl.constexpr, SKIP_MASKED: tl.constexpr,
+                POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr):
+    """Row `first`'s columns 0 … WIDTH − 1, causal (CAUSAL_BITS), no keep-mask or bias."""
+    _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, x_ptr, 0, causal_m, first, WIDTH, 1, HAS_SCALE, False, True,
+          LOG, EVICT, 1, 0, False, None, 0, False, 0.0, 1, 0, False, SKIP_MASKED, True, POSITIVE_SCALE, EXP_FTZ)
+
+
+@triton.jit
+def _fill(y_ptr, M, N, stride_y, first, WIDTH: tl.constexpr, LOG: tl.constexpr):
+    """Row `first`'s columns WIDTH … 2 · WIDTH − 1 (what of them lies inside the row) as zeros (-inf for LOG)."""
+    cols = WIDTH + tl.arange(0, WIDTH)
+    fill = tl.full([WIDTH], -float("inf") if LOG else 0.0, tl.float32)
+    tl.store(y_ptr + first.to(tl.int64) * stride_y + cols, fill.to(y_ptr.dtype.element_ty), mask=(cols < N) & (first < M))
 
 
 @triton.jit
@@ -258,9 +274,10 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     positive = {"POSITIVE_SCALE": True} if POSITIVE_SCALES and scaled_alone(fusion) and fusion.scale > 0 else {}
     ftz = {"EXP_FTZ": True} if exp_ftz(fusion) else {}
-    half = {"HALF_TILES": True} if HALF_TILES and causal_bits and config["ROWS"] == 1 and reversed_rows else {}
+    halvings = {"HALVINGS": TILE_HALVINGS} if TILE_HALVINGS and causal_bits and config["ROWS"] == 1 and reversed_rows \
+        else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **half)
+                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings)
     return y, Launch(config, [compiled])
 
 

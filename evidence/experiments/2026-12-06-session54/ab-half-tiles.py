@@ -1,5 +1,5 @@
-"""fused's causal forward with rows that keep no column of their tile's second half computed in a half-width tile
-(fused.HALF_TILES) against the whole tile, on the default grid's causal cells fused runs one row a program (M =
+"""fused's causal forward with rows computed in the narrowest tile holding what they keep, of one halving (a
+half-width tile) or two (a quarter's too) (fused.TILE_HALVINGS) against the whole tile, on the default grid's causal cells fused runs one row a program (M =
 2^27 / N rows as queries, bottom-right aligned; and the grid's 4096×4000), softmax and log_softmax, in alternating
 rounds after a copy of the same bytes (config_timing.in_rounds). Each y is checked against the whole tile's
 (torch.equal). % of a copy of the op's own bytes (one_pass_traffic: kept x read, y written whole): the % of its
@@ -16,7 +16,7 @@ from softmax_bench.kernels import fused, one_pass_traffic
 
 print("Triton", __import__("triton").__version__, torch.cuda.get_device_name(), flush=True)
 CELLS = sys.argv[2:] or ["4096x4000", "4000", "8192", "16384", "2048"]
-FORMS = {"whole tile": False, "half tiles": True}
+FORMS = {"whole tile": 0, "half tiles": 1, "quarter tiles": 2}
 write = csv_rows(sys.argv[1], ["dtype", "M", "N", "log", "form", "round", "ms", "pct_of_copy", "copy_gbps"])
 for dtype in (torch.bfloat16, torch.float32):
     for cell in CELLS:
@@ -29,15 +29,15 @@ for dtype in (torch.bfloat16, torch.float32):
                 M, [x] = input_copies(N, dtype, 1)
             fusion = ops.get_op("causal").fusion_for(x, log=log)
 
-            def launch(half: bool, x=x, fusion=fusion):
-                fused.HALF_TILES = half  # read at each launch
+            def launch(halvings: int, x=x, fusion=fusion):
+                fused.TILE_HALVINGS = halvings  # read at each launch
                 return fused.launch(x, fusion)[0]
 
-            whole = launch(False)
-            same = torch.equal(launch(True), whole)
+            whole = launch(0)
+            same = all(torch.equal(launch(h), whole) for h in (1, 2))
             print(str(dtype), M, N, "log" if log else "softmax", "bit for bit" if same else "DIFFERENT", flush=True)
             nbytes = one_pass_traffic(M, N, dtype, fusion).total_bytes
             in_rounds({form: (lambda h=half: launch(h)) for form, half in FORMS.items()}, 5, dtype, nbytes,
                       write, [str(dtype).split(".")[1], M, N, int(log)], marked="half tiles")
             del x, whole
-fused.HALF_TILES = False
+fused.TILE_HALVINGS = 0

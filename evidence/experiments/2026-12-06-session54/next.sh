@@ -3,7 +3,7 @@
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA (literal: the device copy's .git is stale).
 # Every other step passes to the fifty-third session's next.sh and on down.
 # half-tiles (issue 26): ab-half-tiles.py, fused's causal rows kept within their tile's first half computed in a
-#   half-width tile (fused.HALF_TILES) against the whole tile, bit for bit, % of the op's own roofline; CELLS="4096x4000
+#   half- or quarter-width tile (fused.TILE_HALVINGS: 1, 2) against the whole tile, bit for bit, % of the op's own roofline; CELLS="4096x4000
 #   …" for fewer cells. Prediction in docs/perf-notes.md (fifty-fourth session).
 set -u
 if [[ $1 == half-tiles ]]; then
