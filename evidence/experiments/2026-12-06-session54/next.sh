@@ -9,7 +9,7 @@ set -u
 if [[ $1 == half-tiles ]]; then
   echo "card: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  timeout 300 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session54/ab-half-tiles.py \
+  timeout 330 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session54/ab-half-tiles.py \
     $OUT/ab-half-tiles.csv ${CELLS:-} > $OUT/ab-half-tiles.txt 2>&1
   echo "ab rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/ab-half-tiles.txt | tail -80
   exit 0
