@@ -149,8 +149,11 @@ def _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, 
                 HAS_SCALE: tl.constexpr, LOG: tl.constexpr, EVICT: tl.constexpr, SKIP_MASKED: tl.constexpr,
                 POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr):
     """Row `first`'s columns 0 … WIDTH − 1, causal (CAUSAL_BITS), no keep-mask or bias."""
-    _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, x_ptr, 0, causal_m, first, WIDTH, 1, HAS_SCALE, False, True,
-          LOG, EVICT, 1, 0, False, None, 0, False, 0.0, 1, 0, False, SKIP_MASKED, True, POSITIVE_SCALE, EXP_FTZ)
+    _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr=x_ptr, mask_stride=0, causal_m=causal_m,
+          first=first, BLOCK_N=WIDTH, ROWS=1, HAS_SCALE=HAS_SCALE, HAS_MASK=False, CAUSAL=True, LOG=LOG, EVICT=EVICT,
+          mask_group=1, mask_period=0, MASK_SHARED=False, bias_ptr=None, bias_stride=0, HAS_BIAS=False, BIAS_MIN=0.0,
+          bias_group=1, bias_period=0, BIAS_SHARED=False, SKIP_MASKED=SKIP_MASKED, CAUSAL_BITS=True,
+          POSITIVE_SCALE=POSITIVE_SCALE, EXP_FTZ=EXP_FTZ)
 
 
 @triton.jit
