@@ -180,12 +180,12 @@ def test_causal_rows_masked_as_bits_match_the_select_bit_for_bit(shape, scale, m
         assert bool(outputs[1][..., -1, :].isnan().all()) and not bool(outputs[1][..., -2, :].isnan().any())
 
 
-@pytest.mark.parametrize("shape, dtype", [((300, 520), torch.float32), ((300, 1100), torch.bfloat16)], ids=str)
+@pytest.mark.parametrize("shape, dtype", [((600, 520), torch.float32), ((300, 1100), torch.bfloat16)], ids=str)
 def test_causal_rows_computed_in_the_narrowest_tile_holding_what_they_keep_bit_for_bit(shape, dtype, monkeypatch):
     """fused.TILE_HALVINGS: a causal row (one a program) whose last kept column lies in its tile's first half (or
-    quarter: fp32 300×520's first 36 rows), computed in a tile of that width and the rest written as zeros (-inf), is
-    bit for bit the whole tile's, softmax and log_softmax, NaN in a row; the launch halves exactly where rows
-    differ."""
+    quarter: fp32 600×520's rows 80 … 335; its first 80 keep none), computed in a tile of that width and the rest
+    written as zeros (-inf), is bit for bit the whole tile's, softmax and log_softmax, NaN in a row; the launch
+    halves exactly where rows differ."""
     from softmax_bench.kernels import fused
 
     x, seed = fresh_randn(*shape, dtype=dtype)
