@@ -201,7 +201,7 @@ def test_causal_rows_computed_in_the_narrowest_tile_holding_what_they_keep_bit_f
     for call in (softmax_bench.log_softmax, softmax_bench.softmax):
         outputs = []
         for halvings in (0, 1, 2):
-            monkeypatch.setattr(fused, "TILE_HALVINGS", halvings)
+            monkeypatch.setattr(fused, "TILE_HALVINGS", {x.element_size(): halvings})
             softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
             outputs.append(call(x, causal=True, scale=0.125, variant="fused"))
         for narrowed in outputs[1:]:
@@ -213,6 +213,11 @@ def test_causal_rows_computed_in_the_narrowest_tile_holding_what_they_keep_bit_f
     softmax_bench.dispatch.clear_caches()
     softmax_bench.softmax(x[..., : N // 4 - 1, :], causal=True, variant="fused")  # rows that differ by < N / 4
     assert launched[-1] == 0
+    monkeypatch.undo()
+    softmax_bench.dispatch.clear_caches()
+    monkeypatch.setattr(fused, "launch_kernel", spied)
+    softmax_bench.softmax(x, causal=True, scale=0.125, variant="fused")  # as measured: 16-bit rows halve once
+    assert launched[-1] == (1 if dtype == torch.bfloat16 else 0)
 
 
 @SM90_CODE_OF_TRITON_38

@@ -99,11 +99,15 @@ EXP_FTZ: bool | None = None
 # A causal row (CAUSAL_BITS' rows, one a program, rows_differ) that keeps no column of its tile's second half is
 # computed in a tile of half the width (with 2 halvings, of a quarter where it keeps none of the second quarter
 # either), and the rest written as zeros (-inf) with no compute: the rows of a causal square keep from none to all of
-# their columns, and fused's bf16 4096×4000 tile issues some 592 SASS instructions a thread (sm_90) where a
-# bytes-only kernel of its rows ran 93.5 % of its roofline and fused 87.2 on the H100 (fifty-third session,
-# causal-floor2.py). Every width is compiled into the kernel; which one runs is the row's. Not measured yet: 0 (off)
-# until an A/B says (evidence/experiments/2026-12-06-session54/ab-half-tiles.py).
-TILE_HALVINGS = 0
+# their columns, and fused's bf16 4096×4000 tile issues 592 SASS instructions a thread (sm_90) whatever its row
+# keeps, a half row's branch some 360. Every width is compiled into the kernel; which one runs is the row's. On the
+# H200 (fifty-fourth session, evidence/experiments/2026-12-06-session54/ab-half-tiles.py, alternating rounds, bit
+# for bit, % of a copy of the op's bytes, whole / half / quarter tiles): bf16 4096×4000 98.9 / 111.0 / 110.1, its log
+# 102.3 / 108.1 / 107.7; 16384×8192 95.2 / 98.7 / 99.6, its log 92.3 / 96.6 / 96.0; 8192×16384 79.2 / 79.4 / 79.9,
+# its log 77.9 / 80.0 / 80.5; but fp32 (8 and 16 warps, 16 values a thread) lost: 4096×4000 110.0 / 105.3 / 103.6,
+# 16384×8192 100.2 / 98.9 / 98.8, 8192×16384 98.8 / 89.0 / 88.5 (its log's quarter 66.6). So 16-bit rows halve once
+# (fp16 as bf16, not measured), fp32 rows not at all. By bytes an element: halvings.
+TILE_HALVINGS: dict[int, int] = {2: 1}
 
 
 def exp_ftz(fusion: Fusion) -> bool:
@@ -277,8 +281,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     reversed_rows = {"REVERSED": True} if HEAVIEST_FIRST and rows_differ(fusion.causal_m, N) else {}
     positive = {"POSITIVE_SCALE": True} if POSITIVE_SCALES and scaled_alone(fusion) and fusion.scale > 0 else {}
     ftz = {"EXP_FTZ": True} if exp_ftz(fusion) else {}
-    halvings = {"HALVINGS": TILE_HALVINGS} if TILE_HALVINGS and causal_bits and config["ROWS"] == 1 and reversed_rows \
-        else {}
+    halving = TILE_HALVINGS.get(x.element_size(), 0) if causal_bits and config["ROWS"] == 1 and reversed_rows else 0
+    halvings = {"HALVINGS": halving} if halving else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings)
     return y, Launch(config, [compiled])

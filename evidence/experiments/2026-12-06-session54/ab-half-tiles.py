@@ -1,11 +1,13 @@
 """fused's causal forward with rows computed in the narrowest tile holding what they keep, of one halving (a
-half-width tile) or two (a quarter's too) (fused.TILE_HALVINGS) against the whole tile, on the default grid's causal cells fused runs one row a program (M =
-2^27 / N rows as queries, bottom-right aligned; and the grid's 4096×4000), softmax and log_softmax, in alternating
-rounds after a copy of the same bytes (config_timing.in_rounds). Each y is checked against the whole tile's
-(torch.equal). % of a copy of the op's own bytes (one_pass_traffic: kept x read, y written whole): the % of its
-roofline the grids report.
+half-width tile) or two (a quarter's too) (fused.TILE_HALVINGS) against the whole tile, on the default grid's causal
+cells fused runs one row a program (M = 2^27 / N rows as queries, bottom-right aligned; and the grid's 4096×4000),
+softmax and log_softmax, in alternating rounds after a copy of the same bytes (config_timing.in_rounds). Each y is
+checked against the whole tile's (torch.equal). % of a copy of the op's own bytes (one_pass_traffic: kept x read, y
+written whole), timed in-process beside each other: compare forms within a cell, not with a sweep's % of the
+roofline (on the H200 bf16 4096×4000's whole tile read 98.9 here and 81.9 in a sweep).
     PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session54/ab-half-tiles.py OUT.csv [N|MxN ...]
-Written in the fifty-fourth session, with no device lent."""
+Written in the fifty-fourth session; it ran there on an H200 with TILE_HALVINGS an int (the same halvings whatever
+the dtype), as the launch read it then."""
 import sys
 
 import torch
@@ -30,7 +32,7 @@ for dtype in (torch.bfloat16, torch.float32):
             fusion = ops.get_op("causal").fusion_for(x, log=log)
 
             def launch(halvings: int, x=x, fusion=fusion):
-                fused.TILE_HALVINGS = halvings  # read at each launch
+                fused.TILE_HALVINGS = {x.element_size(): halvings}  # read at each launch
                 return fused.launch(x, fusion)[0]
 
             whole = launch(0)
@@ -40,4 +42,4 @@ for dtype in (torch.bfloat16, torch.float32):
             in_rounds({form: (lambda h=half: launch(h)) for form, half in FORMS.items()}, 5, dtype, nbytes,
                       write, [str(dtype).split(".")[1], M, N, int(log)], marked="half tiles")
             del x, whole
-fused.TILE_HALVINGS = 0
+fused.TILE_HALVINGS = {2: 1}  # as the fifty-fourth session set it after this run
