@@ -238,7 +238,8 @@ def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path)
 def test_causal_tiles_whose_registers_cost_a_program_an_sm_are_capped(tmp_path):
     """fused.CAUSAL_REGISTERS: causal bf16 rows of 8192 (softmax and log) and 4000 (softmax: its log measured
     slower capped) launch capped at 48 registers, the same output; other rows, a keep-mask beside the causal one,
-    and a configuration given by the caller are not capped. Compiled for sm_90, the capped tiles spill nothing."""
+    and a configuration given by the caller are not capped. Compiled for sm_90, the capped tiles spill nothing,
+    whole or halved (TILE_HALVINGS, as 16-bit rows launch)."""
     from softmax_bench.kernels import fused
 
     from .compile_sm90 import compile_in_subprocess
@@ -257,7 +258,7 @@ def test_causal_tiles_whose_registers_cost_a_program_an_sm_are_capped(tmp_path):
         assert cap_of(x, Fusion(causal_m=2, mask=torch.ones(2, N, dtype=torch.bool, device=DEVICE))) is None
         assert cap_of(x, causal, fused.launch_config(2, N, x.dtype)) is None
     cases = [{"kernel": "fused", "dtype": "bf16", "N": N, "causal": True, "skip": True, "causal_bits": True,
-              "max_registers": 48} for N in (8192, 4000)]
+              "max_registers": 48, "halvings": halvings} for N in (8192, 4000) for halvings in (0, 1)]
     for compiled in compile_in_subprocess(cases, tmp_path):
         assert compiled["registers"] <= 48 and compiled["spill_bytes"] == 0, compiled
 

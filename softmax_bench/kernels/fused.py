@@ -14,8 +14,8 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
                next_power_of_2, one_pass_traffic, output_like)
-from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, last_kept, mask_rows, normalized,
-                      normalizer, rows_differ, scale_and_mask)
+from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, last_kept, mask_rows,
+                      normalized, normalizer, rows_differ, scale_and_mask)
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
 # share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
@@ -127,7 +127,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
                       EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0):
     first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
-    if HALVINGS > 0:  # (TILE_HALVINGS: a causal row a program, CAUSAL_BITS) in the narrowest tile holding what it keeps
+    if HALVINGS > 0:  # (TILE_HALVINGS: one causal row a program) the narrowest tile holding what the row keeps
         last = last_kept(first, causal_m, N)
         if last < BLOCK_N // 2:
             _fill(y_ptr, M, N, stride_y, first, BLOCK_N // 2, LOG)
@@ -165,7 +165,8 @@ def _fill(y_ptr, M, N, stride_y, first, WIDTH: tl.constexpr, LOG: tl.constexpr):
     """Row `first`'s columns WIDTH … 2 · WIDTH − 1 (what of them lies inside the row) as zeros (-inf for LOG)."""
     cols = WIDTH + tl.arange(0, WIDTH)
     fill = tl.full([WIDTH], -float("inf") if LOG else 0.0, tl.float32)
-    tl.store(y_ptr + first.to(tl.int64) * stride_y + cols, fill.to(y_ptr.dtype.element_ty), mask=(cols < N) & (first < M))
+    tl.store(y_ptr + first.to(tl.int64) * stride_y + cols, fill.to(y_ptr.dtype.element_ty),
+             mask=(cols < N) & (first < M))
 
 
 @triton.jit
