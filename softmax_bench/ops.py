@@ -81,10 +81,11 @@ def laid_out(spec: str, M: int) -> str:
 def laid_out_otherwise(op: str, asked: str, Ms) -> str | None:
     """A line that says where a sweep of op with --mask-shape `asked` lays its mask or bias out otherwise (laid_out)
     at some of its row counts Ms, or None."""
-    spec = get_op(op).mask_spec(asked)
+    swept = get_op(op)
+    spec = swept.mask_spec(asked)
     if spec is None:
         return None
-    other = {M: shape for M in sorted(set(Ms)) if (shape := laid_out(spec, M)) != spec}
+    other = {M: shape for M in sorted(set(Ms)) if (shape := swept.mask_shape_at(asked, M)) != spec}
     if not other:
         return None
     at = ", ".join(f"{shape} at M = {M}" for M, shape in other.items())
@@ -107,6 +108,12 @@ class Op:
         """The mask shape a sweep of the op lays out: the one asked for (shaped), its own, or None (no mask or bias
         laid out over rows)."""
         return asked if self.shaped else self.mask_shape
+
+    def mask_shape_at(self, asked: str, M: int) -> str | None:
+        """The mask shape a sweep of the op with --mask-shape `asked` lays out over M rows (laid_out of mask_spec),
+        or None."""
+        spec = self.mask_spec(asked)
+        return spec and laid_out(spec, M)
 
     def check_mask_shape(self, spec: str) -> str:
         """spec, if it is one of MASK_SHAPES and the op has a mask or bias to lay out (any op takes "full"), else a

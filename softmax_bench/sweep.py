@@ -13,7 +13,7 @@ import torch
 from . import device as devices
 from .config import SweepPlan
 from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, elem_size
-from .ops import get_op, laid_out, masked_rows, pass_bytes, reference
+from .ops import get_op, masked_rows, pass_bytes, reference
 from .peers import THEIRS, PeerUnavailable
 from .providers import Cell, Provider, cell_input, check, providers
 from .results import KEY, Run
@@ -106,8 +106,7 @@ def measure_cell(
     bytes): each cell is compared with a copy of its own bytes, timed the same way."""
     dtype = DTYPES[dtype_name]
     op = get_op(plan.op)
-    spec = op.mask_spec(plan.mask_shape)
-    base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op, "mask_shape": spec and laid_out(spec, M)}
+    base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op, "mask_shape": op.mask_shape_at(plan.mask_shape, M)}
     passes = list(dict.fromkeys(p.pass_ for p in todo))
 
     def store(provider: Provider, timing: Timing | None = None, **fields) -> None:
@@ -224,7 +223,7 @@ def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]
     and about how long it would take on a GPU (None under the interpreter, whose speed is the CPU's): each variant
     and each copy timed for warm-up + repetitions + the call rounds, in TRIALS trials for a small cell."""
     names = [p.name for p in providers(plan.variants, plan.passes, plan.op)]
-    spec = get_op(plan.op).mask_spec(plan.mask_shape)
+    op = get_op(plan.op)
     cells, seconds = [], 0.0
     per_measure = (plan.timing.warmup_ms + plan.timing.rep_ms + CALL_ROUNDS * CALL_ROUND_MS) / 1000
     for dtype_name, M, N in plan.cells():
@@ -234,7 +233,7 @@ def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]
         seconds += per_measure * (trials * len(names) + copy_trials * len(plan.passes))
         cells.append({"dtype": dtype_name, "M": M, "N": N, "measures": len(names),
                       "memory_gb": memory_needed(M, N, dtype, plan.passes, plan.op) / 1e9,
-                      "mask_shape": spec and laid_out(spec, M)})
+                      "mask_shape": op.mask_shape_at(plan.mask_shape, M)})
     return cells, None if interpret else seconds
 
 

@@ -130,9 +130,9 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
     if HALVINGS > 0:  # (TILE_HALVINGS: one causal row a program) the narrowest tile holding what the row keeps
         last = last_kept(first, causal_m, N)
         if last < BLOCK_N // 2:
-            _fill(y_ptr, M, N, stride_y, first, BLOCK_N // 2, LOG)
+            _fill(y_ptr, N, stride_y, first, BLOCK_N // 2, LOG)
             if HALVINGS > 1 and last < BLOCK_N // 4:
-                _fill(y_ptr, M, N, stride_y, first, BLOCK_N // 4, LOG)
+                _fill(y_ptr, N, stride_y, first, BLOCK_N // 4, LOG)
                 _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N // 4, HAS_SCALE,
                             LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ)
             else:
@@ -161,12 +161,12 @@ def _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, 
 
 
 @triton.jit
-def _fill(y_ptr, M, N, stride_y, first, WIDTH: tl.constexpr, LOG: tl.constexpr):
-    """Row `first`'s columns WIDTH … 2 · WIDTH − 1 (what of them lies inside the row) as zeros (-inf for LOG)."""
+def _fill(y_ptr, N, stride_y, first, WIDTH: tl.constexpr, LOG: tl.constexpr):
+    """Row `first`'s columns WIDTH … 2 · WIDTH − 1 (what of them lies inside the row) as zeros (-inf for LOG); a
+    program of one row (ROWS = 1) is only launched for a row < M."""
     cols = WIDTH + tl.arange(0, WIDTH)
     fill = tl.full([WIDTH], -float("inf") if LOG else 0.0, tl.float32)
-    tl.store(y_ptr + first.to(tl.int64) * stride_y + cols, fill.to(y_ptr.dtype.element_ty),
-             mask=(cols < N) & (first < M))
+    tl.store(y_ptr + first.to(tl.int64) * stride_y + cols, fill.to(y_ptr.dtype.element_ty), mask=cols < N)
 
 
 @triton.jit
