@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The fifty-fifth session's device steps: bash evidence/experiments/2026-12-06-session55/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA (literal: the device copy's .git is stale).
+# Every other step passes to the fifty-fourth session's next.sh and on down.
+# wide-a / wide-b (issue 26, the H200's wide cluster rows under the bar): scripts/cluster-configs.py on the H200 at
+#   the cells bar-status has under it (session 42's `configs` step: compiled side by side, then timed in turn),
+#   after fusion-tests. wide-a: bf16 biased 262144 and its log, bf16 causal 151936, fp32 causal 262144 and its log
+#   (session 46's H100 call ran one spec in about a minute); wide-b: the fp32 two alone, if wide-a ran out of time. Every configuration's % of a copy of the op's bytes, in-process. Prediction in docs/perf-notes.md
+#   (fifty-fifth session). On a card that is not an H200 (whose configurations were measured already), sweeps-part.
+set -u
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+configs() { bash evidence/experiments/2026-12-05-session42/next.sh configs "$@"; }
+case $1 in
+  wide-a)
+    bash evidence/experiments/2026-12-06-session54/next.sh fusion-tests
+    if grep -qi h200 <<< "$card"; then
+      configs "bf16 biased 262144" "bf16 biased log 262144" "bf16 causal 151936" "fp32 causal 262144" \
+        "fp32 causal log 262144"
+    else
+      exec bash evidence/experiments/2026-12-06-session54/next.sh sweeps-part
+    fi ;;
+  wide-b)
+    echo "card: $card"; grep -qi h200 <<< "$card" || exit 0
+    configs "fp32 causal 262144" "fp32 causal log 262144" ;;
+  *) exec bash evidence/experiments/2026-12-06-session54/next.sh "$@" ;;
+esac
