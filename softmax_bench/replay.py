@@ -221,7 +221,49 @@ def own_replay(launches: list, plan: Plan):
     return module.Replay(own, plan, plan.stream_of, plan.device_index, None if plan.like_x else plan.out_dtype)
 
 
-PLANS: dict[tuple, Plan] = {}  # with OWN_LAUNCHER, launcher.Replays where it takes the launches
+class PlanTable(dict):
+    """PLANS: a dict that tells replayed.cpp of every change, so that its memo of the last plans it found never
+    serves one PLANS no longer holds under that key. replayed.cpp's configure(table, …) gives the table its forget()."""
+
+    tells_changes = True  # what replayed.cpp's configure asks before it keeps a memo
+
+    def forget(self) -> None:
+        """Nothing, until replayed.cpp is configured with this table."""
+
+    def __setitem__(self, key, plan) -> None:
+        super().__setitem__(key, plan)
+        self.forget()
+
+    def __delitem__(self, key) -> None:
+        super().__delitem__(key)
+        self.forget()
+
+    def clear(self) -> None:
+        super().clear()
+        self.forget()
+
+    def pop(self, *args):
+        self.forget()
+        return super().pop(*args)
+
+    def popitem(self):
+        self.forget()
+        return super().popitem()
+
+    def setdefault(self, key, default=None):
+        self.forget()
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs) -> None:
+        super().update(*args, **kwargs)
+        self.forget()
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+
+PLANS: dict[tuple, Plan] = PlanTable()  # with OWN_LAUNCHER, launcher.Replays where it takes the launches
 # The keys of kinds called once: a kind's plan is made at its second call, so that a kind called only once (a
 # decoding step's rows, a column wider each step) costs no plan (the recording, make_plan and the launcher's
 # Launches: make_plan alone 12 µs of a CPU's host, docs/perf-notes.md, thirty-ninth and fortieth sessions).

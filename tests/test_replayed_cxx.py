@@ -28,7 +28,8 @@ def cxx():
         if any(map(shutil.which, [os.environ.get("CXX", "g++"), "g++", "clang++"])):
             pytest.fail("replayed.cpp was not built, with a C++ compiler here")
         pytest.skip("no C++ compiler here: replayed.cpp cannot be built")
-    return built
+    yield built
+    built.configure(replay.PLANS, replay.FUSED_CASTS)  # the tests' own tables given back
 
 
 def helper_building_cxx(src, name, library_dirs=None, include_dirs=None, libraries=None, ccflags=None, language="c"):
@@ -90,11 +91,18 @@ def recorded_key(args) -> tuple | None:
     return key
 
 
-@pytest.mark.parametrize("grad", [True, False], ids=["grad mode", "no_grad"])
-def test_it_serves_the_calls_the_python_serves_with_the_same_plan(cxx, monkeypatch, grad):
-    plans = {}
+def with_plans(cxx, monkeypatch, plans):
+    """plans as replay.PLANS and replayed.cpp's (which gives a PlanTable its forget)."""
     monkeypatch.setattr(replay, "PLANS", plans)
     cxx.configure(plans, replay.FUSED_CASTS)
+    return plans
+
+
+@pytest.mark.parametrize("memo", [False, True], ids=["a dict", "a PlanTable (the memo)"])
+@pytest.mark.parametrize("grad", [True, False], ids=["grad mode", "no_grad"])
+def test_it_serves_the_calls_the_python_serves_with_the_same_plan(cxx, monkeypatch, grad, memo):
+    """Each call twice in turn, with more kinds than the memo holds: a PlanTable's memo serves what the key would."""
+    plans = with_plans(cxx, monkeypatch, replay.PlanTable() if memo else {})
     cases = calls()
     for name, args in cases:
         if (key := recorded_key(args)) is not None:
@@ -102,15 +110,48 @@ def test_it_serves_the_calls_the_python_serves_with_the_same_plan(cxx, monkeypat
     assert len(plans) >= 15  # the calls' kinds, of which some share a key (dim True and 1, scale 2 and 2.0)
     served = 0
     with torch.set_grad_enabled(grad):
-        for name, args in cases:
+        for name, args in cases * 2:
             expected, got = replay.python_replayed(*args), cxx.replayed(*args)
             assert (got is None) == (expected is None), name
             if got is not None:
                 served += 1
                 assert got[0] == expected[0] and all(a is b for a, b in zip(got[1:], expected[1:])), name
+    served //= 2
     # not served: x and the mask lists, the unhashable scale, fp16 and a string for dtype; with grad mode on, the
     # gradients x's and the bias's
     assert served == len(cases) - (7 if grad else 5)
+
+
+def test_its_memo_serves_no_plan_plans_no_longer_holds(cxx, monkeypatch):
+    """replayed.cpp remembers the last plans it found (a PlanTable's), and forgets them at every change of PLANS: a
+    plan replaced, deleted, cleared, popped, updated; a float scale is matched by value, as the key's tuple matches it,
+    and a NaN never, as the tuple never finds a NaN equal to another."""
+    plans = with_plans(cxx, monkeypatch, replay.PlanTable())
+    x = torch.randn(4, 8)
+    key = replay.plan_key(x, -1, 0.5, None, False, "auto")
+
+    def served(scale=0.5):
+        got = [cxx.replayed(x, -1, None, scale, None, False, "auto", False, None) for _ in range(2)]
+        assert got[0] == got[1]  # the first found by its key, the second by the memo
+        return got[0] and got[0][0]
+
+    plans[key] = Served("first")
+    assert served() == "first" and served(float("0.25") * 2) == "first"  # another float of that value
+    plans[key] = Served("replaced")
+    assert served() == "replaced"
+    del plans[key]
+    assert served() is None
+    for change in (lambda: plans.clear(), lambda: plans.pop(key), lambda: plans.popitem(),
+                   lambda: plans.update({key: Served("updated")}), lambda: plans.__ior__({key: Served("or")})):
+        plans[key] = Served("kept")
+        assert served() == "kept"
+        change()
+        assert served() == (plans[key].name if key in plans else None)
+    plans.clear()
+    assert plans.setdefault(key, Served("set")) is plans[key] and served() == "set"
+    nan = float("nan")
+    plans[replay.plan_key(x, -1, nan, None, False, "auto")] = Served("nan")
+    assert served(nan) == "nan" and served(float("nan")) is None
 
 
 def test_a_tensor_subclass_or_one_without_storage_goes_the_long_way(cxx, monkeypatch):

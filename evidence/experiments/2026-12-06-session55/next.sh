@@ -7,6 +7,9 @@
 #   after fusion-tests. wide-a: bf16 biased 262144 and its log, bf16 causal 151936, fp32 causal 262144 and its log
 #   (session 46's H100 call ran one spec in about a minute); wide-b: the fp32 two alone, if wide-a ran out of time. Every configuration's % of a copy of the op's bytes, in-process. Prediction in docs/perf-notes.md
 #   (fifty-fifth session). On a card that is not an H200 (whose configurations were measured already), sweeps-part.
+# memo (issue 29): replayed.cpp's memo of its last plans found (replay.PlanTable): test_replayed_cxx, test_launcher
+#   and test_replay on the GPU, then session 48's host-bar (three processes of host-cost.py's bar rows, each read by
+#   host-bar.py). Prediction in docs/perf-notes.md (fifty-fifth session).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 configs() { bash evidence/experiments/2026-12-05-session42/next.sh configs "$@"; }
@@ -22,5 +25,11 @@ case $1 in
   wide-b)
     echo "card: $card"; grep -qi h200 <<< "$card" || exit 0
     configs "fp32 causal 262144" "fp32 causal log 262144" ;;
+  memo)
+    . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_replayed_cxx.py tests/test_launcher.py \
+      tests/test_replay.py -n 8 -rfE > $OUT/tests-memo.txt 2>&1
+    echo "memo tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-memo.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-memo.txt
+    exec bash evidence/experiments/2026-12-05-session48/next.sh host-bar ;;
   *) exec bash evidence/experiments/2026-12-06-session54/next.sh "$@" ;;
 esac
