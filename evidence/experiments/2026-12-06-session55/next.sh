@@ -10,6 +10,9 @@
 # memo (issue 29): replayed.cpp's memo of its last plans found (replay.PlanTable): test_replayed_cxx, test_launcher
 #   and test_replay on the GPU, then session 48's host-bar (three processes of host-cost.py's bar rows, each read by
 #   host-bar.py). Prediction in docs/perf-notes.md (fifty-fifth session).
+# wide-bar (issue 26; COMMIT=SHA; TAG=a name's end): session 53's bar-cells sweep at the wide cluster rows alone
+#   (biased bf16 512x262144 and its log, causal bf16 2048x151936, causal fp32 512x262144 and its log), auto beside
+#   torch.compile, runs bar-<form>-<dtype>-<card>-s55${TAG} (`tar` in runs-wide-bar.tgz).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 configs() { bash evidence/experiments/2026-12-05-session42/next.sh configs "$@"; }
@@ -31,5 +34,24 @@ case $1 in
       tests/test_replay.py -n 8 -rfE > $OUT/tests-memo.txt 2>&1
     echo "memo tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-memo.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-memo.txt
     exec bash evidence/experiments/2026-12-05-session48/next.sh host-bar ;;
+  wide-bar)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s55
+    tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
+    while read -r id args; do
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 120 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id bar-$id-$tag-s55${TAG:-} $args --variant auto --variant torch_compile > $OUT/wide-bar.txt 2>&1
+      echo "bar-$id rc=$? at $SECONDS s"; grep -E "Error" $OUT/wide-bar.txt | head -3
+      python3 -c 'import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(" ", r["variant"], r["dtype"], r["M"] + "x" + r["N"], r["status"], "pct_of_roofline", r["pct_of_roofline"][:5],
+          "ms", r["ms"][:8], "p20-p80", r["ms_p20"][:8], r["ms_p80"][:8])' $OUT/runs/bar-$id-$tag-s55${TAG:-}/rows.csv
+    done <<'CELLS'
+biased-bf16 --op biased --dtype bf16 --shape 512x262144
+biased-log-bf16 --op biased --log --dtype bf16 --shape 512x262144
+causal-bf16 --op causal --dtype bf16 --shape 2048x151936
+causal-fp32 --op causal --dtype fp32 --shape 512x262144
+causal-log-fp32 --op causal --log --dtype fp32 --shape 512x262144
+CELLS
+    tar czf $OUT/runs-wide-bar.tgz -C $OUT runs && rm -rf $OUT/runs ;;
   *) exec bash evidence/experiments/2026-12-06-session54/next.sh "$@" ;;
 esac
