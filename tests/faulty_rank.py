@@ -10,19 +10,34 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 from softmax_bench import sweep
 from softmax_bench.cli import app
 
 FAULTS = dict(pair.split("=") for pair in sys.argv.pop(1).split(","))  # rank → fault
+OUT = Path(sys.argv[sys.argv.index("--out") + 1])
 measure_cell = sweep.measure_cell
 cells_started = 0
+
+
+def every_rank_began() -> None:
+    """Wait (up to a minute) until every rank has begun its first cell, each saying so by a file in the --out
+    folder: a rank still importing when another dies is stopped before the sweep could say what it kept (the
+    test's check of that message failed so on a loaded machine)."""
+    waited = time.monotonic() + 60
+    while time.monotonic() < waited and len(list(OUT.glob(".rank-*-began"))) < int(os.environ["WORLD_SIZE"]):
+        time.sleep(0.05)
 
 
 def faulty_measure_cell(*args, **kwargs):
     global cells_started
     cells_started += 1
+    if cells_started == 1:
+        (OUT / f".rank-{os.environ['RANK']}-began").touch()
     fault = FAULTS.get(os.environ["RANK"])
+    if cells_started == 2 and fault is not None:
+        every_rank_began()
     if cells_started == 2 and fault == "raise":
         raise RuntimeError("CUDA error: an illegal memory access was encountered (injected)")
     if cells_started == 2 and fault == "die":
