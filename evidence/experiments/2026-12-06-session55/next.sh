@@ -7,6 +7,7 @@
 #   after fusion-tests. wide-a: bf16 biased 262144 and its log, bf16 causal 151936, fp32 causal 262144 and its log
 #   (session 46's H100 call ran one spec in about a minute); wide-b: the fp32 two alone, if wide-a ran out of time. Every configuration's % of a copy of the op's bytes, in-process. Prediction in docs/perf-notes.md
 #   (fifty-fifth session). On a card that is not an H200 (whose configurations were measured already), sweeps-part.
+# first: wide-a on an H200; on another card fusion-tests, then memo.
 # memo (issue 29): replayed.cpp's memo of its last plans found (replay.PlanTable): test_replayed_cxx, test_launcher
 #   and test_replay on the GPU, then session 48's host-bar (three processes of host-cost.py's bar rows, each read by
 #   host-bar.py). Prediction in docs/perf-notes.md (fifty-fifth session).
@@ -53,5 +54,9 @@ causal-fp32 --op causal --dtype fp32 --shape 512x262144
 causal-log-fp32 --op causal --log --dtype fp32 --shape 512x262144
 CELLS
     tar czf $OUT/runs-wide-bar.tgz -C $OUT runs && rm -rf $OUT/runs ;;
+  first)  # by card: wide-a on an H200, else memo with the causal fusion tests before its host-bar
+    grep -qi h200 <<< "$card" && exec bash "$0" wide-a
+    bash evidence/experiments/2026-12-06-session54/next.sh fusion-tests
+    exec bash "$0" memo ;;
   *) exec bash evidence/experiments/2026-12-06-session54/next.sh "$@" ;;
 esac
