@@ -7,7 +7,7 @@
 #   after fusion-tests. wide-a: bf16 biased 262144 and its log, bf16 causal 151936, fp32 causal 262144 and its log
 #   (session 46's H100 call ran one spec in about a minute); wide-b: the fp32 two alone, if wide-a ran out of time. Every configuration's % of a copy of the op's bytes, in-process. Prediction in docs/perf-notes.md
 #   (fifty-fifth session). On a card that is not an H200 (whose configurations were measured already), sweeps-part.
-# first: wide-a on an H200; on another card fusion-tests, then memo.
+# first: the GPU tests (memo's and the causal fusion tests); on an H200 then three wide specs and one host-bar process.
 # memo (issue 29): replayed.cpp's memo of its last plans found (replay.PlanTable): test_replayed_cxx, test_launcher
 #   and test_replay on the GPU, then session 48's host-bar (three processes of host-cost.py's bar rows, each read by
 #   host-bar.py). Prediction in docs/perf-notes.md (fifty-fifth session).
@@ -54,19 +54,17 @@ causal-fp32 --op causal --dtype fp32 --shape 512x262144
 causal-log-fp32 --op causal --log --dtype fp32 --shape 512x262144
 CELLS
     tar czf $OUT/runs-wide-bar.tgz -C $OUT runs && rm -rf $OUT/runs ;;
-  first)  # by card: on an H200 the GPU tests, three of wide-a's specs, one process of host-bar; else fusion-tests, memo
+  first)  # the GPU tests; then on an H200 three of wide-a's specs and one process of host-bar
+    . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_replayed_cxx.py tests/test_launcher.py \
+      tests/test_replay.py "tests/test_fusion.py" -k "not test_fusion or causal" -n 8 -rfE > $OUT/tests-first.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-first.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-first.txt
     if grep -qi h200 <<< "$card"; then
-      . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl
-      timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_replayed_cxx.py tests/test_launcher.py \
-        tests/test_replay.py "tests/test_fusion.py" -k "not test_fusion or causal" -n 8 -rfE > $OUT/tests-first.txt 2>&1
-      echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-first.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-first.txt
       configs "bf16 biased 262144" "bf16 causal 151936" "fp32 causal 262144"
       timeout 150 python3 scripts/host-cost.py $OUT/host-bar-a.csv --op softmax --op scaled-masked --op log-softmax \
         --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op --row torch_compile \
         > $OUT/host-bar-a.txt 2>&1
-      echo "host-cost rc=$? at $SECONDS s"; python3 scripts/host-bar.py $OUT/host-bar-a.csv; exit 0
-    fi
-    bash evidence/experiments/2026-12-06-session54/next.sh fusion-tests
-    exec bash "$0" memo ;;
+      echo "host-cost rc=$? at $SECONDS s"; python3 scripts/host-bar.py $OUT/host-bar-a.csv
+    fi ;;
   *) exec bash evidence/experiments/2026-12-06-session54/next.sh "$@" ;;
 esac
