@@ -7,6 +7,7 @@
 #   after fusion-tests. wide-a: bf16 biased 262144 and its log, bf16 causal 151936, fp32 causal 262144 and its log
 #   (session 46's H100 call ran one spec in about a minute); wide-b: the fp32 two alone, if wide-a ran out of time. Every configuration's % of a copy of the op's bytes, in-process. Prediction in docs/perf-notes.md
 #   (fifty-fifth session). On a card that is not an H200 (whose configurations were measured already), sweeps-part.
+# h200-only: on an H200 alone, configs of bf16 biased 262144 and fp32 causal 262144, then one host-bar process.
 # first: the GPU tests (memo's and the causal fusion tests); on an H200 then three wide specs and one host-bar process.
 # memo (issue 29): replayed.cpp's memo of its last plans found (replay.PlanTable): test_replayed_cxx, test_launcher
 #   and test_replay on the GPU, then session 48's host-bar (three processes of host-cost.py's bar rows, each read by
@@ -66,5 +67,13 @@ CELLS
         > $OUT/host-bar-a.txt 2>&1
       echo "host-cost rc=$? at $SECONDS s"; python3 scripts/host-bar.py $OUT/host-bar-a.csv
     fi ;;
+  h200-only)  # on an H200 alone (else nothing): two wide specs, one host-bar process
+    grep -qi h200 <<< "$card" || { echo "not an H200: nothing run"; exit 0; }
+    . .ab/device-setup.sh > /dev/null
+    configs "bf16 biased 262144" "fp32 causal 262144"
+    timeout 100 python3 scripts/host-cost.py $OUT/host-bar-a.csv --op softmax --op scaled-masked --op log-softmax \
+      --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op --row torch_compile \
+      > $OUT/host-bar-a.txt 2>&1
+    echo "host-cost rc=$? at $SECONDS s"; python3 scripts/host-bar.py $OUT/host-bar-a.csv ;;
   *) exec bash evidence/experiments/2026-12-06-session54/next.sh "$@" ;;
 esac
