@@ -5,10 +5,12 @@
 // up in replay.PLANS itself, so the Python and this find the same plans.
 #include <Python.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/Dtype.h>
@@ -245,6 +247,18 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   return y;
 }
 
+// Whether t's strides are exactly a contiguous tensor's of its sizes (those of its size-1 dims too), where
+// empty_like, which keeps a dense tensor's strides, gives what at::empty gives.
+static bool contiguous_strides(const at::Tensor &t) {
+  int64_t expected = 1;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    if (t.strides()[d] != expected)
+      return false;
+    expected *= std::max<int64_t>(t.sizes()[d], 1);
+  }
+  return true;
+}
+
 // empty_like(x) or empty_like(x, dtype=, memory_format=): what launcher.Replay asks of torch.empty_like, for an x
 // that is exactly a tensor; anything else is torch.empty_like's (taken when the module is loaded).
 static PyObject *torch_empty_like;
@@ -266,14 +280,16 @@ static PyObject *empty_like(PyObject *, PyObject *const *args, size_t nargsf, Py
   if (x == nullptr)
     return PyObject_Vectorcall(torch_empty_like, args, nargsf, kwnames);
   try {
-    if (dtype == NULL && memory_format == NULL)
-      return THPVariable_Wrap(at::empty_like(*x));
     at::TensorOptions options = x->options();
     if (dtype != NULL)
       options = options.dtype(reinterpret_cast<THPDtype *>(dtype)->scalar_type);
     std::optional<at::MemoryFormat> format;
     if (memory_format != NULL)
       format = reinterpret_cast<THPMemoryFormat *>(memory_format)->memory_format;
+    // y contiguous, as empty_like makes it here: at::empty, one dispatch fewer (0.11–0.14 µs of a replayed call on a
+    // CPU, fifty-fifth session)
+    if (format == at::MemoryFormat::Contiguous || (!format && contiguous_strides(*x)))
+      return THPVariable_Wrap(at::empty(x->sizes(), options));
     return THPVariable_Wrap(at::empty_like(*x, options, format));
   } catch (const std::exception &e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());

@@ -170,14 +170,20 @@ def test_a_tensor_subclass_or_one_without_storage_goes_the_long_way(cxx, monkeyp
 
 
 def test_its_empty_like_gives_torchs_layout(cxx):
+    """Its own at::empty where y is contiguous, at::empty_like elsewhere: either way torch.empty_like's layout, for
+    a size-1 dim's stride that is not a contiguous tensor's (x contiguous all the same) and an empty x too."""
     x = torch.randn(6, 5, dtype=torch.bfloat16)
+    odd_unit_stride = torch.randn(6, 5).as_strided((6, 1, 5), (5, 7, 1))
     for given, kwargs in [(x, {}), (x.t(), {}), (torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last), {}),
                           (x.t(), dict(dtype=torch.float32, memory_format=torch.contiguous_format)),
-                          (x, dict(dtype=torch.float16)), (x.t(), dict(memory_format=torch.contiguous_format))]:
+                          (x, dict(dtype=torch.float16)), (x.t(), dict(memory_format=torch.contiguous_format)),
+                          (odd_unit_stride, {}), (odd_unit_stride, dict(dtype=torch.float16)),
+                          (torch.randn(2, 3, 1, 1).to(memory_format=torch.channels_last), {}), (x[:0], {}),
+                          (torch.randn(4, 0, 3), {}), (torch.tensor(2.0), {}), (x[:, :4], {})]:
         expected, got = torch.empty_like(given, **kwargs), cxx.empty_like(given, **kwargs)
         assert (got.shape, got.stride(), got.dtype, got.device, got.requires_grad) == \
             (expected.shape, expected.stride(), expected.dtype, expected.device, expected.requires_grad), kwargs
-        assert got.data_ptr() != given.data_ptr()
+        assert got.data_ptr() != given.data_ptr() or given.numel() == 0
     # what it does not take itself is torch.empty_like's, with torch's own errors
     assert cxx.empty_like(x, requires_grad=True).requires_grad
     with pytest.raises(TypeError):

@@ -8,7 +8,8 @@
 #   (session 46's H100 call ran one spec in about a minute); wide-b: the fp32 two alone, if wide-a ran out of time. Every configuration's % of a copy of the op's bytes, in-process. Prediction in docs/perf-notes.md
 #   (fifty-fifth session). On a card that is not an H200 (whose configurations were measured already), sweeps-part.
 # h200-only: on an H200 alone, configs of bf16 biased 262144 and fp32 causal 262144, then one host-bar process.
-# first: the GPU tests (memo's and the causal fusion tests); on an H200 then three wide specs and one host-bar process.
+# first: the GPU tests (memo's and the causal fusion tests); on an H200 then three wide specs (ONE_SPEC=1: the biased
+#   bf16 one alone) and one host-bar process.
 # memo (issue 29): replayed.cpp's memo of its last plans found (replay.PlanTable): test_replayed_cxx, test_launcher
 #   and test_replay on the GPU, then session 48's host-bar (three processes of host-cost.py's bar rows, each read by
 #   host-bar.py). Prediction in docs/perf-notes.md (fifty-fifth session).
@@ -61,7 +62,8 @@ CELLS
       tests/test_replay.py "tests/test_fusion.py" -k "not test_fusion or causal" -n 8 -rfE > $OUT/tests-first.txt 2>&1
     echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-first.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-first.txt
     if grep -qi h200 <<< "$card"; then
-      configs "bf16 biased 262144" "bf16 causal 151936" "fp32 causal 262144"
+      if [[ ${ONE_SPEC:-} ]]; then configs "bf16 biased 262144"
+      else configs "bf16 biased 262144" "bf16 causal 151936" "fp32 causal 262144"; fi
       timeout 150 python3 scripts/host-cost.py $OUT/host-bar-a.csv --op softmax --op scaled-masked --op log-softmax \
         --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op --row torch_compile \
         > $OUT/host-bar-a.txt 2>&1
