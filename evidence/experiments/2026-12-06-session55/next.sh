@@ -72,7 +72,7 @@ CELLS
   h200-only)  # on an H200 alone (else nothing): two wide specs, one host-bar process
     grep -qi h200 <<< "$card" || { echo "not an H200: nothing run"; exit 0; }
     . .ab/device-setup.sh > /dev/null
-    configs "bf16 biased 262144" "fp32 causal 262144"
+    if [[ ${ONE_SPEC:-} ]]; then configs "bf16 biased 262144"; else configs "bf16 biased 262144" "fp32 causal 262144"; fi
     timeout 100 python3 scripts/host-cost.py $OUT/host-bar-a.csv --op softmax --op scaled-masked --op log-softmax \
       --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op --row torch_compile \
       > $OUT/host-bar-a.txt 2>&1
