@@ -2,6 +2,9 @@
 # The fifty-fifth session's device steps: bash evidence/experiments/2026-12-06-session55/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA (literal: the device copy's .git is stale).
 # Every other step passes to the fifty-fourth session's next.sh and on down.
+# Ran this session, on an H100 each time (no H200 came): first (the GPU tests and memo's host-bar), first again after
+#   the test-order fix and after at::empty (the GPU tests), two host-bar calls by hand (out-h100*/). Not run: wide-a,
+#   wide-b, wide-bar, h200-only (they need an H200).
 # wide-a / wide-b (issue 26, the H200's wide cluster rows under the bar): scripts/cluster-configs.py on the H200 at
 #   the cells bar-status has under it (session 42's `configs` step: compiled side by side, then timed in turn),
 #   after fusion-tests. wide-a: bf16 biased 262144 and its log, bf16 causal 151936, fp32 causal 262144 and its log
