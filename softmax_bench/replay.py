@@ -222,8 +222,9 @@ def own_replay(launches: list, plan: Plan):
 
 
 class PlanTable(dict):
-    """PLANS: a dict that tells replayed.cpp of every change, so that its memo of the last plans it found never
-    serves one PLANS no longer holds under that key. replayed.cpp's configure(table, …) gives the table its forget()."""
+    """PLANS: a dict that tells replayed.cpp of every change, so that its memo of the calls whose plans it found
+    never serves one PLANS no longer holds under that key. replayed.cpp's configure(table, …) gives the table its
+    forget()."""
 
     tells_changes = True  # what replayed.cpp's configure asks before it keeps a memo
 

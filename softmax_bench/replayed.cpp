@@ -83,11 +83,14 @@ static PyObject *plan_key(PyObject *const *args, const at::Tensor &x, const at::
   return key;
 }
 
-// The memo: the calls of the last few plans found, held as plain values, so that a call like one of them is served
-// without building its key tuple and hashing it (on a CPU that is 0.3 µs of a plain call's 1.3, 0.5 of a scaled and
-// masked one's: docs/perf-notes.md, fifty-fifth session). Kept only for a PLANS that says of every change
-// (replay.PlanTable calls forget()), so it never serves a plan PLANS no longer holds under that key.
-constexpr int MEMO_DIMS = 6, MEMO_CALLS = 8;
+// The memo: calls whose plans were found, held as plain values, so that a call like one of them is served without
+// building its key tuple and hashing it (on a CPU that is 0.3 µs of a plain call's 1.3, 0.5 of a scaled and masked
+// one's: docs/perf-notes.md, fifty-fifth session). A call has one entry it may take, by its x's sizes, whether it
+// has a mask or a bias and whether it is a log_softmax: kinds called in turn displace one another only where they
+// share an entry (round robin over 8, a ninth kind in turn cost every call 0.1–0.25 µs). Kept only for a PLANS that
+// says of every change (replay.PlanTable calls forget()), so it never serves a plan PLANS no longer holds under that
+// key.
+constexpr int MEMO_DIMS = 6, MEMO_CALLS = 32;
 
 struct MemoLayout {  // replay._layout's values; ndim -1: None
   int64_t sizes[MEMO_DIMS], strides[MEMO_DIMS];
@@ -103,7 +106,6 @@ struct MemoCall {  // zeroed before it is filled: compared whole, with memcmp
 
 static struct {
   bool on;
-  int next;  // the entry the next plan found replaces
   MemoCall calls[MEMO_CALLS];
   PyObject *plans[MEMO_CALLS];  // nullptr: an empty entry
 } memo;
@@ -116,7 +118,6 @@ static void forget_all() {
     for (PyObject *&object : memo.calls[i].objects)
       Py_CLEAR(object);
   }
-  memo.next = 0;
 }
 
 static bool describe(MemoLayout &layout, const at::Tensor *t) {
@@ -155,16 +156,24 @@ static bool describe(MemoCall &call, PyObject *const *args, const at::Tensor &x,
   return describe(call.x, &x) && describe(call.mask, mask_tensor) && describe(call.bias, bias_tensor);
 }
 
+// The entry a call may take.
+static int entry_of(const MemoCall &call) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a over x's sizes, the mask's and bias's ranks, log
+  for (int d = 0; d < call.x.ndim; ++d)
+    h = (h ^ static_cast<uint64_t>(call.x.sizes[d])) * 1099511628211ULL;
+  h = (h ^ static_cast<uint64_t>(4 * (call.mask.ndim + 1) + call.bias.ndim + 1)) * 1099511628211ULL;
+  h = (h ^ (call.objects[5] == Py_True)) * 1099511628211ULL;
+  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL;  // murmur3's finalizer: every input bit reaches the low ones
+  return static_cast<int>((h ^ (h >> 33)) % MEMO_CALLS);
+}
+
 static PyObject *memo_plan(const MemoCall &call) {
-  for (int i = 0; i < MEMO_CALLS; ++i)
-    if (memo.plans[i] != nullptr && memcmp(&memo.calls[i], &call, sizeof call) == 0)
-      return memo.plans[i];
-  return nullptr;
+  int i = entry_of(call);
+  return memo.plans[i] != nullptr && memcmp(&memo.calls[i], &call, sizeof call) == 0 ? memo.plans[i] : nullptr;
 }
 
 static void memo_keep(const MemoCall &call, PyObject *plan) {
-  int i = memo.next;
-  memo.next = (i + 1) % MEMO_CALLS;
+  int i = entry_of(call);
   if (memo.plans[i] != nullptr) {
     Py_CLEAR(memo.plans[i]);
     for (PyObject *&object : memo.calls[i].objects)

@@ -101,7 +101,8 @@ def with_plans(cxx, monkeypatch, plans):
 @pytest.mark.parametrize("memo", [False, True], ids=["a dict", "a PlanTable (the memo)"])
 @pytest.mark.parametrize("grad", [True, False], ids=["grad mode", "no_grad"])
 def test_it_serves_the_calls_the_python_serves_with_the_same_plan(cxx, monkeypatch, grad, memo):
-    """Each call twice in turn, with more kinds than the memo holds: a PlanTable's memo serves what the key would."""
+    """Each call twice in turn (kinds whose x's sizes share a memo entry displace one another): a PlanTable's memo
+    serves what the key would."""
     plans = with_plans(cxx, monkeypatch, replay.PlanTable() if memo else {})
     cases = calls()
     for name, args in cases:
@@ -123,9 +124,9 @@ def test_it_serves_the_calls_the_python_serves_with_the_same_plan(cxx, monkeypat
 
 
 def test_its_memo_serves_no_plan_plans_no_longer_holds(cxx, monkeypatch):
-    """replayed.cpp remembers the last plans it found (a PlanTable's), and forgets them at every change of PLANS: a
-    plan replaced, deleted, cleared, popped, updated; a float scale is matched by value, as the key's tuple matches it,
-    and a NaN never, as the tuple never finds a NaN equal to another."""
+    """replayed.cpp remembers the calls whose plans it found (a PlanTable's), and forgets them at every change of
+    PLANS: a plan replaced, deleted, cleared, popped, updated; a float scale is matched by value, as the key's tuple
+    matches it, and a NaN never, as the tuple never finds a NaN equal to another."""
     plans = with_plans(cxx, monkeypatch, replay.PlanTable())
     x = torch.randn(4, 8)
     key = replay.plan_key(x, -1, 0.5, None, False, "auto")
