@@ -110,14 +110,18 @@ static struct {
   PyObject *plans[MEMO_CALLS];  // nullptr: an empty entry
 } memo;
 
+// Entry i emptied: its plan and the objects its call holds given up.
+static void release(int i) {
+  if (memo.plans[i] == nullptr)
+    return;
+  Py_CLEAR(memo.plans[i]);
+  for (PyObject *&object : memo.calls[i].objects)
+    Py_CLEAR(object);
+}
+
 static void forget_all() {
-  for (int i = 0; i < MEMO_CALLS; ++i) {
-    if (memo.plans[i] == nullptr)
-      continue;
-    Py_CLEAR(memo.plans[i]);
-    for (PyObject *&object : memo.calls[i].objects)
-      Py_CLEAR(object);
-  }
+  for (int i = 0; i < MEMO_CALLS; ++i)
+    release(i);
 }
 
 static bool describe(MemoLayout &layout, const at::Tensor *t) {
@@ -167,18 +171,13 @@ static int entry_of(const MemoCall &call) {
   return static_cast<int>((h ^ (h >> 33)) % MEMO_CALLS);
 }
 
-static PyObject *memo_plan(const MemoCall &call) {
-  int i = entry_of(call);
+// The plan of entry i where its call is this one, else nullptr.
+static PyObject *memo_plan(int i, const MemoCall &call) {
   return memo.plans[i] != nullptr && memcmp(&memo.calls[i], &call, sizeof call) == 0 ? memo.plans[i] : nullptr;
 }
 
-static void memo_keep(const MemoCall &call, PyObject *plan) {
-  int i = entry_of(call);
-  if (memo.plans[i] != nullptr) {
-    Py_CLEAR(memo.plans[i]);
-    for (PyObject *&object : memo.calls[i].objects)
-      Py_CLEAR(object);
-  }
+static void memo_keep(int i, const MemoCall &call, PyObject *plan) {
+  release(i);
   memo.calls[i] = call;
   for (PyObject *object : memo.calls[i].objects)
     Py_XINCREF(object);
@@ -203,6 +202,7 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   PyObject *key = NULL, *plan = nullptr;
   MemoCall call;
   bool described = false;
+  int entry = 0;
   try {
     if ((x->requires_grad() || (bias_tensor != nullptr && bias_tensor->requires_grad())) &&
         c10::GradMode::is_enabled())
@@ -225,8 +225,10 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
       }
     }
     described = memo.on && describe(call, args, *x, mask_tensor, bias_tensor);
-    if (described)
-      plan = memo_plan(call);
+    if (described) {
+      entry = entry_of(call);
+      plan = memo_plan(entry, call);
+    }
     if (plan == nullptr)
       key = plan_key(args, *x, mask_tensor, bias_tensor, out_dtype);
   } catch (const std::exception &) {  // a tensor with no storage (torch.func's): the long way
@@ -247,7 +249,7 @@ static PyObject *replayed(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
       Py_RETURN_NONE;
     }
     if (described)
-      memo_keep(call, plan);
+      memo_keep(entry, call, plan);
   }
   Py_INCREF(plan);
   PyObject *tensors[3] = {args[0], mask, bias};
