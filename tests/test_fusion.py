@@ -169,6 +169,7 @@ def test_causal_rows_masked_as_bits_match_the_select_bit_for_bit(shape, scale, m
 
     x, seed = fresh_randn(*shape)
     x[..., -1, 0] = float("nan")  # the last query keeps every key
+    monkeypatch.setattr(fused, "FOLD_SCALES", False)  # bits alone (folded, the exponent rounds otherwise)
     for call in (softmax_bench.softmax, softmax_bench.log_softmax):
         outputs = []
         for bits in (False, True):
@@ -218,6 +219,55 @@ def test_causal_rows_computed_in_the_narrowest_tile_holding_what_they_keep_bit_f
     monkeypatch.setattr(fused, "launch_kernel", spied)
     softmax_bench.softmax(x, causal=True, scale=0.125, variant="fused")  # as measured: 16-bit rows halve once
     assert launched[-1] == (1 if dtype == torch.bfloat16 else 0)
+
+
+@pytest.mark.parametrize("shape, dtype", [((600, 520), torch.float32), ((300, 1100), torch.bfloat16),
+                                          ((2, 70, 300), torch.float32)], ids=str)
+def test_causal_rows_fold_a_positive_scale_into_their_exponent(shape, dtype, monkeypatch):
+    """fused.FOLD_SCALES: a causal row's positive scale taken in its exponent (the max of x unscaled, then one
+    multiply-add an element) gives softmax and log_softmax within rounding of the unfolded form and of float64,
+    zeros (-inf) past each diagonal and NaN only in a NaN row; a negative scale (whose max would be x's min) and the
+    forms without EXP_FTZ are launched unfolded."""
+    from softmax_bench.kernels import fused
+
+    x, seed = fresh_randn(*shape, dtype=dtype)
+    x[..., -1, 0] = float("nan")  # the last query keeps every key
+    M, N = shape[-2:]
+    keep = causal_keep(M, N).to(DEVICE)
+    folded = []
+
+    def spied(*args, **kwargs):
+        folded.append(kwargs.get("FOLD_SCALE", False))
+        return launch_kernel(*args, **kwargs)
+
+    launch_kernel = fused.launch_kernel
+    monkeypatch.setattr(fused, "launch_kernel", spied)
+    for scale in (0.125, 0.37):
+        for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+            outputs = []
+            for fold in (False, True):
+                monkeypatch.setattr(fused, "FOLD_SCALES", fold)
+                softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
+                outputs.append(call(x, causal=True, scale=scale, variant="fused"))
+            unfolded, y = outputs
+            assert bool(y[..., -1, :].isnan().all()) and not bool(y[..., :-1, :].isnan().any())
+            assert bool((y[..., :-1, :][~keep[:-1].expand(y[..., :-1, :].shape)] ==
+                         (float("-inf") if call is softmax_bench.log_softmax else 0.0)).all())
+            y, unfolded, x_kept = y[..., :-1, :], unfolded[..., :-1, :], x[..., :-1, :]  # the NaN row aside
+            if call is softmax_bench.softmax:
+                assert_matches(y, x_kept, scale, keep[:-1])
+            else:
+                assert_matches(y.float().exp().to(dtype), x_kept, scale, keep[:-1])
+                y, unfolded = y.masked_fill(~keep[:-1], 0.0), unfolded.masked_fill(~keep[:-1], 0.0)
+            atol, rtol = TOLERANCES[dtype]  # an eighth of float64's, or one rounding of a 16-bit output
+            torch.testing.assert_close(y, unfolded, atol=atol / 8, rtol=max(rtol / 8, torch.finfo(dtype).eps),
+                                       msg=lambda m: f"{call.__name__}, scale {scale}, x's seed {seed}: {m}")
+    assert folded == [False, True] * 4
+    softmax_bench.dispatch.clear_caches()
+    softmax_bench.softmax(x, causal=True, scale=-0.5, variant="fused")
+    monkeypatch.setattr(fused, "EXP_FTZ", False)
+    softmax_bench.softmax(x, causal=True, scale=0.125, variant="fused")
+    assert folded[-2:] == [False, False]
 
 
 @SM90_CODE_OF_TRITON_38

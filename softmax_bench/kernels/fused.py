@@ -108,6 +108,12 @@ EXP_FTZ: bool | None = None
 # 16384×8192 100.2 / 98.9 / 98.8, 8192×16384 98.8 / 89.0 / 88.5 (its log's quarter 66.6). So 16-bit rows halve once
 # (fp16 as bf16, not measured), fp32 rows not at all. By bytes an element: halvings.
 TILE_HALVINGS: dict[int, int] = {2: 1}
+# A causal row's scale (> 0) folded into its exponent (CAUSAL_BITS' rows, EXP_FTZ): the max taken of x unscaled, then
+# 2^(x · scale · log2 e − max · scale · log2 e), one FFMA an element where the scale's multiply, the shift's
+# subtract and log2 e's multiply were three (sm_90: fused's bf16 4000-wide tile, 32 elements a thread, spent 100
+# FMUL and 70 FADD of its 592 SASS instructions); log_softmax's scale · x − (scale · max + log s) likewise. Not
+# bit for bit the unfolded form: the exponent rounds once where it rounded twice.
+FOLD_SCALES = True
 
 
 def exp_ftz(fusion: Fusion) -> bool:
@@ -125,7 +131,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
-                      EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0):
+                      EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0, FOLD_SCALE: tl.constexpr = False):
     first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
     if HALVINGS > 0:  # (TILE_HALVINGS: one causal row a program) the narrowest tile holding what the row keeps
         last = last_kept(first, causal_m, N)
@@ -134,30 +140,30 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
             if HALVINGS > 1 and last < BLOCK_N // 4:
                 _fill(y_ptr, N, stride_y, first, BLOCK_N // 4, LOG)
                 _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N // 4, HAS_SCALE,
-                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ)
+                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
             else:
                 _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N // 2, HAS_SCALE,
-                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ)
+                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
         else:
             _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N, HAS_SCALE, LOG,
-                        EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ)
+                        EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
     else:
         _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
               BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
-              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
+              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
 
 
 @triton.jit
 def _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, WIDTH: tl.constexpr,
                 HAS_SCALE: tl.constexpr, LOG: tl.constexpr, EVICT: tl.constexpr, SKIP_MASKED: tl.constexpr,
-                POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr):
+                POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr):
     """Row `first`'s columns 0 … WIDTH − 1, causal (CAUSAL_BITS), no keep-mask or bias."""
     _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr=x_ptr, mask_stride=0, causal_m=causal_m,
           first=first, BLOCK_N=WIDTH, ROWS=1, HAS_SCALE=HAS_SCALE, HAS_MASK=False, CAUSAL=True, LOG=LOG, EVICT=EVICT,
           mask_group=1, mask_period=0, MASK_SHARED=False, bias_ptr=None, bias_stride=0, HAS_BIAS=False, BIAS_MIN=0.0,
           bias_group=1, bias_period=0, BIAS_SHARED=False, SKIP_MASKED=SKIP_MASKED, CAUSAL_BITS=True,
-          POSITIVE_SCALE=POSITIVE_SCALE, EXP_FTZ=EXP_FTZ)
+          POSITIVE_SCALE=POSITIVE_SCALE, EXP_FTZ=EXP_FTZ, FOLD_SCALE=FOLD_SCALE)
 
 
 @triton.jit
@@ -175,7 +181,7 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
           CAUSAL: tl.constexpr, LOG: tl.constexpr, EVICT: tl.constexpr, mask_group, mask_period,
           MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr,
           bias_group, bias_period, BIAS_SHARED: tl.constexpr, SKIP_MASKED: tl.constexpr, CAUSAL_BITS: tl.constexpr,
-          POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr):
+          POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr = False):
     """y's rows first … first + ROWS − 1, columns 0 … BLOCK_N − 1 (what of them lies inside the row)."""
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
@@ -191,7 +197,7 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
         y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                           HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
                           bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
-                          CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ)
+                          CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
     tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
@@ -201,7 +207,7 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
                   EVICT: tl.constexpr, mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride,
                   HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
-                  EXP_FTZ: tl.constexpr = False):
+                  EXP_FTZ: tl.constexpr = False, FOLD_SCALE: tl.constexpr = False):
     """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
@@ -214,12 +220,21 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
     mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period, MASK_SHARED)
     if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
         bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period, BIAS_SHARED)
+    # (FOLD_SCALE: a scale > 0 and EXP_FTZ) x stays unscaled, its max too: scale · (x − max) is one FFMA an element
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
-                       HAS_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, CAUSAL_BITS,
+                       HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, CAUSAL_BITS,
                        POSITIVE_SCALE)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
+    if FOLD_SCALE:
+        to_exponent = tl.cast(scale, tl.float32) * 1.4426950408889634
+        num = exp2_ftz(x * to_exponent - shift * to_exponent)
+        norm = normalizer(tl.sum(num, axis=1), LOG)[:, None]
+        if LOG:  # scale · x − (scale · shift + log s): one FFMA an element
+            return x * tl.cast(scale, tl.float32) - (shift * tl.cast(scale, tl.float32) + norm)
+        else:
+            return num * norm
     if EXP_FTZ:  # (EXP_FTZ) no denormal fix-up: a probability under 2^-126 is 0
         num = exp2_ftz((x - shift) * 1.4426950408889634)
     else:
@@ -284,8 +299,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     ftz = {"EXP_FTZ": True} if exp_ftz(fusion) else {}
     halving = TILE_HALVINGS.get(x.element_size(), 0) if causal_bits and config["ROWS"] == 1 and reversed_rows else 0
     halvings = {"HALVINGS": halving} if halving else {}
+    fold = {"FOLD_SCALE": True} if FOLD_SCALES and causal_bits and ftz and fusion.scale > 0 else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings)
+                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold)
     return y, Launch(config, [compiled])
 
 
