@@ -169,7 +169,8 @@ def test_causal_rows_masked_as_bits_match_the_select_bit_for_bit(shape, scale, m
 
     x, seed = fresh_randn(*shape)
     x[..., -1, 0] = float("nan")  # the last query keeps every key
-    monkeypatch.setattr(fused, "FOLD_SCALES", False)  # bits alone (folded, the exponent rounds otherwise)
+    # bits alone: folded, the exponent rounds otherwise
+    monkeypatch.setattr(fused, "FOLD_SCALES", {False: False, True: False})
     for call in (softmax_bench.softmax, softmax_bench.log_softmax):
         outputs = []
         for bits in (False, True):
@@ -227,9 +228,10 @@ def test_causal_rows_fold_a_positive_scale_into_their_exponent(shape, dtype, mon
     """fused.FOLD_SCALES: a causal row's positive scale taken in its exponent (the max of x unscaled, then one
     multiply-add an element) gives softmax and log_softmax within rounding of the unfolded form and of float64,
     zeros (-inf) past each diagonal and NaN only in a NaN row; a negative scale (whose max would be x's min) and the
-    forms without EXP_FTZ are launched unfolded."""
+    forms without EXP_FTZ are launched unfolded; as measured, log_softmax's rows fold and softmax's do not."""
     from softmax_bench.kernels import fused
 
+    assert fused.FOLD_SCALES == {False: False, True: True}
     x, seed = fresh_randn(*shape, dtype=dtype)
     x[..., -1, 0] = float("nan")  # the last query keeps every key
     M, N = shape[-2:]
@@ -246,7 +248,7 @@ def test_causal_rows_fold_a_positive_scale_into_their_exponent(shape, dtype, mon
         for call in (softmax_bench.softmax, softmax_bench.log_softmax):
             outputs = []
             for fold in (False, True):
-                monkeypatch.setattr(fused, "FOLD_SCALES", fold)
+                monkeypatch.setattr(fused, "FOLD_SCALES", {False: fold, True: fold})
                 softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
                 outputs.append(call(x, causal=True, scale=scale, variant="fused"))
             unfolded, y = outputs
@@ -263,11 +265,18 @@ def test_causal_rows_fold_a_positive_scale_into_their_exponent(shape, dtype, mon
             torch.testing.assert_close(y, unfolded, atol=atol / 8, rtol=max(rtol / 8, torch.finfo(dtype).eps),
                                        msg=lambda m: f"{call.__name__}, scale {scale}, x's seed {seed}: {m}")
     assert folded == [False, True] * 4
+    monkeypatch.setattr(fused, "FOLD_SCALES", {False: True, True: True})
     softmax_bench.dispatch.clear_caches()
     softmax_bench.softmax(x, causal=True, scale=-0.5, variant="fused")
     monkeypatch.setattr(fused, "EXP_FTZ", False)
     softmax_bench.softmax(x, causal=True, scale=0.125, variant="fused")
     assert folded[-2:] == [False, False]
+    monkeypatch.undo()
+    monkeypatch.setattr(fused, "launch_kernel", spied)
+    softmax_bench.dispatch.clear_caches()
+    softmax_bench.softmax(x, causal=True, scale=0.125, variant="fused")
+    softmax_bench.log_softmax(x, causal=True, scale=0.125, variant="fused")
+    assert folded[-2:] == [False, True]
 
 
 @SM90_CODE_OF_TRITON_38
@@ -373,6 +382,7 @@ def test_exponentials_without_the_denormal_fix_up_match_tl_exp(op, monkeypatch):
     x[3, :500] = -100.0  # e^-100 / row sum: under 2^-126
     kwargs = {"plain": {}, "causal": {"scale": 0.5, "causal": True},
               "scaled-masked": {"scale": 0.125, "mask": torch.rand(1000, device=DEVICE) > 0.2}}[op]
+    monkeypatch.setattr(fused, "FOLD_SCALES", {False: False, True: False})  # (it folds only with EXP_FTZ)
     for call in (softmax_bench.softmax, softmax_bench.log_softmax):
         outputs = []
         for ftz in (False, True):

@@ -110,10 +110,14 @@ EXP_FTZ: bool | None = None
 TILE_HALVINGS: dict[int, int] = {2: 1}
 # A causal row's scale (> 0) folded into its exponent (CAUSAL_BITS' rows, EXP_FTZ): the max taken of x unscaled, then
 # 2^(x · scale · log2 e − max · scale · log2 e), one FFMA an element where the scale's multiply, the shift's
-# subtract and log2 e's multiply were three (sm_90: fused's bf16 4000-wide tile, 32 elements a thread, spent 100
-# FMUL and 70 FADD of its 592 SASS instructions); log_softmax's scale · x − (scale · max + log s) likewise. Not
-# bit for bit the unfolded form: the exponent rounds once where it rounded twice.
-FOLD_SCALES = True
+# subtract and log2 e's multiply were three (sm_90: fused's bf16 4000-wide tile, 32 elements a thread, 592 → 536 SASS
+# instructions); log_softmax's scale · x − (scale · max + log s) likewise (bf16 8192's, capped at 48 registers, 40
+# bytes spilled → none). Not bit for bit the unfolded form: the exponent rounds once where it rounded twice. On the
+# H100 (fifty-sixth session, evidence/experiments/2026-12-06-session56/ab-fold-scale.py, alternating rounds, % of a
+# copy of the op's bytes, unfolded → folded): log_softmax bf16 16384×8192 98.3 → 101.7 (its spill gone), 4096×4000
+# 109.6 → 109.1, 8192×16384 96.3 → 96.7, fp32 within ±0.2; but softmax bf16 4096×4000 112.4 → 107.7, 16384×8192 101.9
+# → 101.2, fp32 4096×4000 107.8 → 106.4. So log_softmax rows only. By LOG: whether to fold.
+FOLD_SCALES: dict[bool, bool] = {False: False, True: True}
 
 
 def exp_ftz(fusion: Fusion) -> bool:
@@ -299,7 +303,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     ftz = {"EXP_FTZ": True} if exp_ftz(fusion) else {}
     halving = TILE_HALVINGS.get(x.element_size(), 0) if causal_bits and config["ROWS"] == 1 and reversed_rows else 0
     halvings = {"HALVINGS": halving} if halving else {}
-    fold = {"FOLD_SCALE": True} if FOLD_SCALES and causal_bits and ftz and fusion.scale > 0 else {}
+    fold = {"FOLD_SCALE": True} if FOLD_SCALES[fusion.log] and causal_bits and ftz and fusion.scale > 0 else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold)
     return y, Launch(config, [compiled])
