@@ -114,9 +114,10 @@ TILE_HALVINGS: dict[int, int] = {2: 1}
 # instructions); log_softmax's scale · x − (scale · max + log s) likewise (bf16 8192's, capped at 48 registers, 40
 # bytes spilled → none). Not bit for bit the unfolded form: the exponent rounds once where it rounded twice. On the
 # H100 (fifty-sixth session, evidence/experiments/2026-12-06-session56/ab-fold-scale.py, alternating rounds, % of a
-# copy of the op's bytes, unfolded → folded): log_softmax bf16 16384×8192 98.3 → 101.7 (its spill gone), 4096×4000
-# 109.6 → 109.1, 8192×16384 96.3 → 96.7, fp32 within ±0.2; but softmax bf16 4096×4000 112.4 → 107.7, 16384×8192 101.9
-# → 101.2, fp32 4096×4000 107.8 → 106.4. So log_softmax rows only. By LOG: whether to fold.
+# copy of the op's bytes, unfolded → folded; two runs at 4096×4000): log_softmax bf16 16384×8192 98.3 → 101.7 (its
+# spill gone), 4096×4000 109.6 → 109.1 and 109.2 → 112.6, fp32 4096×4000 107.5 → 107.7 and 104.6 → 107.2, the
+# others within ±0.4; but softmax fp32 4096×4000 107.8 → 106.4 and 107.8 → 104.8, bf16 4096×4000 112.4 → 107.7 and
+# 111.7 → 112.2, 16384×8192 101.9 → 101.2. So log_softmax rows only. By LOG: whether to fold.
 FOLD_SCALES: dict[bool, bool] = {False: False, True: True}
 
 
