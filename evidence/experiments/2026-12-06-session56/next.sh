@@ -6,6 +6,11 @@
 #   positive scale in its exponent, one FFMA an element) at CELLS (default 4096x4000 8192 16384), then the causal
 #   cells of bar-status swept with it (auto beside torch.compile, runs causal-fold-<fwd|log>-<card>-s56${TAG}).
 #   Prediction in docs/perf-notes.md (fifty-sixth session).
+# biased-floor (issue 26's premise at the wide biased cells): biased-floor.py, bf16 and fp32 512x262144: torch's
+#   and a Triton kernel's y = x + bias (biased softmax's three tensors) and copy, the cluster kernel's biased softmax
+#   and its log, as % of the cell's roofline. Prediction in docs/perf-notes.md (fifty-sixth session).
+# h200 (a plain call that may find either card): on an H200 biased-floor, session 55's three wide specs of
+#   cluster-configs.py and one host-bar process; on another card biased-floor alone (its reference).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
@@ -31,5 +36,18 @@ for r in csv.DictReader(open(sys.argv[1])):
     print(" ", r["variant"], r["dtype"], r["M"] + "x" + r["N"], r["status"], "pct_of_roofline", r["pct_of_roofline"][:5],
           "ms", r["ms"][:8], "p20-p80", r["ms_p20"][:8], r["ms_p80"][:8])' $OUT/runs/$id/rows.csv
     done ;;
+  biased-floor)
+    echo "card: $card"; . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 150 python3 evidence/experiments/2026-12-06-session56/biased-floor.py ${CELLS:-} > $OUT/biased-floor-$tag.txt 2>&1
+    echo "biased-floor rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/biased-floor-$tag.txt | tail -20 ;;
+  h200)
+    bash evidence/experiments/2026-12-06-session56/next.sh biased-floor
+    grep -qi h200 <<< "$card" || exit 0
+    bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" "bf16 causal 151936" \
+      "fp32 causal 262144"
+    timeout 100 python3 scripts/host-cost.py $OUT/host-bar-a.csv --op softmax --op scaled-masked --op log-softmax \
+      --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op --row torch_compile \
+      > $OUT/host-bar-a.txt 2>&1
+    echo "host-cost rc=$? at $SECONDS s"; python3 scripts/host-bar.py $OUT/host-bar-a.csv ;;
   *) exec bash evidence/experiments/2026-12-06-session55/next.sh "$@" ;;
 esac
