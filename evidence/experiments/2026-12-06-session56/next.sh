@@ -9,8 +9,8 @@
 # biased-floor (issue 26's premise at the wide biased cells): biased-floor.py, bf16 and fp32 512x262144: torch's
 #   and a Triton kernel's y = x + bias (biased softmax's three tensors) and copy, the cluster kernel's biased softmax
 #   and its log, as % of the cell's roofline. Prediction in docs/perf-notes.md (fifty-sixth session).
-# h200 (a plain call that may find either card): on an H200 biased-floor, session 55's three wide specs of
-#   cluster-configs.py and one host-bar process; on another card biased-floor alone (its reference).
+# h200: on an H200 biased-floor, session 55's three wide specs of cluster-configs.py and one host-bar process; on
+#   another card nothing (biased-floor ran on an H100 this session: out-h100/biased-floor-h100.txt).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
@@ -41,8 +41,8 @@ for r in csv.DictReader(open(sys.argv[1])):
     timeout 150 python3 evidence/experiments/2026-12-06-session56/biased-floor.py ${CELLS:-} > $OUT/biased-floor-$tag.txt 2>&1
     echo "biased-floor rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/biased-floor-$tag.txt | tail -20 ;;
   h200)
+    grep -qi h200 <<< "$card" || { echo "$card: not an H200, nothing run"; exit 0; }
     bash evidence/experiments/2026-12-06-session56/next.sh biased-floor
-    grep -qi h200 <<< "$card" || exit 0
     bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" "bf16 causal 151936" \
       "fp32 causal 262144"
     timeout 100 python3 scripts/host-cost.py $OUT/host-bar-a.csv --op softmax --op scaled-masked --op log-softmax \
