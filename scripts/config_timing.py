@@ -35,6 +35,15 @@ def input_copies(N: int, dtype: torch.dtype, copies: int) -> tuple[int, list[tor
     return M, [torch.randn(M, N, dtype=dtype, device="cuda") * 3 for _ in range(copies)]
 
 
+def cell_input(cell: str, dtype: torch.dtype) -> tuple[int, int, torch.Tensor]:
+    """(M, N, a random M×N input on the GPU) of a cell named "MxN", or "N" for the grid's rows of that width."""
+    if "x" in cell:
+        M, N = map(int, cell.split("x"))
+        return M, N, torch.randn(M, N, dtype=dtype, device="cuda") * 3
+    M, [x] = input_copies(int(cell), dtype, 1)
+    return M, int(cell), x
+
+
 def copy_gbps(dtype: torch.dtype, nbytes: int) -> float:
     """A copy's bandwidth over the bytes a kernel moves (half read, half written)."""
     return measure_copy(dtype, nbytes // 2 // dtype.itemsize, SETTINGS, interpret=False)["gbps"]

@@ -12,7 +12,7 @@ import sys
 
 import torch
 
-from config_timing import checked_forms, csv_rows, in_rounds, input_copies
+from config_timing import cell_input, checked_forms, csv_rows, in_rounds
 from softmax_bench import ops
 from softmax_bench.kernels import fused, one_pass_traffic
 
@@ -23,12 +23,7 @@ caps = dict(fused.CAUSAL_REGISTERS)
 for dtype in (torch.bfloat16, torch.float32):
     for cell in CELLS:
         for log in (False, True):
-            if "x" in cell:
-                M, N = map(int, cell.split("x"))
-                x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
-            else:
-                N = int(cell)
-                M, [x] = input_copies(N, dtype, 1)
+            M, N, x = cell_input(cell, dtype)
             fusion = ops.get_op("causal").fusion_for(x, log=log)
             key = (x.element_size(), N, log)
             forms = ["unfolded", "folded"] + (["folded, capped 48"] if key not in caps and dtype == torch.bfloat16
