@@ -47,11 +47,26 @@ def copy_sizes(dtype: torch.dtype, interpret: bool) -> list[int]:
     return [grid] + [nbytes // elem_size(dtype) for nbytes in extra]
 
 
+# torch's copy_ between contiguous tensors of one dtype is the driver's device-to-device memcpy, which runs slower
+# where a buffer is not a whole number of 4096-byte pages: on the H100 24–31 % slower at 16–48 MiB and 3.3 % at 256
+# MiB, 1 … 1024 bf16 elements past a multiple of 2048 (docs/perf-notes.md, fifty-sixth session, copy-numel.py). A
+# cell of such a size (1000×1000) would be compared with that slower copy. So the copies timed here move their
+# buffers rounded up to whole pages: at most a page more each.
+COPY_PAGE_BYTES = 4096
+
+
+def copy_buffers(numel: int, dtype: torch.dtype, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(source, destination) of a copy of at least `numel` elements of `dtype`: random (never time on zeros), each
+    a whole number of COPY_PAGE_BYTES."""
+    per_page = max(1, COPY_PAGE_BYTES // elem_size(dtype))
+    source = torch.empty(-(-numel // per_page) * per_page, dtype=dtype, device=device).normal_()
+    return source, torch.empty_like(source)
+
+
 def measure_copy(dtype: torch.dtype, numel: int, settings: TimingSettings, interpret: bool) -> dict:
-    device = "cpu" if interpret else "cuda"
-    src = torch.randn(numel, dtype=torch.float32, device=device).to(dtype)  # never time on zeros
-    dst = torch.empty_like(src)
+    src, dst = copy_buffers(numel, dtype, "cpu" if interpret else "cuda")
     timing = measure(lambda: dst.copy_(src), settings, interpret)
+    numel = src.numel()
     nbytes = 2 * numel * elem_size(dtype)  # read + write
     del src, dst
     return {

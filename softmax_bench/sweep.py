@@ -11,6 +11,7 @@ import pandas as pd
 import torch
 
 from . import device as devices
+from .baseline import copy_buffers
 from .config import SweepPlan
 from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, elem_size
 from .ops import get_op, masked_rows, pass_bytes, reference
@@ -54,13 +55,13 @@ TRIALS = 5
 
 def copy_timing(nbytes: int, dtype: torch.dtype, device: str, settings: TimingSettings, interpret: bool) -> Timing:
     """The copy a cell is compared with: one that reads and writes `nbytes` in all (the cell's own bytes), timed as
-    the cell's calls are, in COPY_TRIALS trials (a small cell's: TRIALS) with fresh buffers each; the trial with the
+    the cell's calls are, in COPY_TRIALS trials (a small cell's: TRIALS) with fresh buffers each (whole pages:
+    baseline.copy_buffers); the trial with the
     fastest median is the ceiling. One trial's median moved by ±1 % between two runs on the H200
     (docs/perf-notes.md), and every cell of its size with it."""
     trials = []
     for _ in range(TRIALS if nbytes < TRIALS_BELOW_BYTES else COPY_TRIALS):
-        source = torch.empty(nbytes // 2 // elem_size(dtype), dtype=dtype, device=device).normal_()
-        out = torch.empty_like(source)
+        source, out = copy_buffers(nbytes // 2 // elem_size(dtype), dtype, device)  # whole pages: a memcpy's pace
         trials.append(measure(lambda: out.copy_(source), settings, interpret))
         del source, out
     return min(trials, key=lambda t: t.ms)
