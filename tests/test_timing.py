@@ -123,7 +123,7 @@ def test_the_copies_a_cell_is_compared_with_move_whole_pages(dtype, monkeypatch)
     monkeypatch.setattr(torch.Tensor, "copy_", lambda dst, src: copied.append((dst.nbytes, src.nbytes)) or
                         real_copy(dst, src))
     settings = TimingSettings(warmup_ms=1, rep_ms=1)
-    cell_bytes = 2 * 1000 * 1000 * dtype.itemsize  # a 1000×1000 cell's x read and y written
+    cell_bytes = 2 * 1000 * 1000 * dtype.itemsize  # a 1000×1000 cell's x read and y written (off a page)
     sweep.copy_timing(cell_bytes, dtype, "cpu", settings, interpret=True)
     record = baseline.measure_copy(dtype, 1000 * 1000, settings, interpret=True)
     assert copied and all(dst == src and src % 4096 == 0 and 0 <= src - cell_bytes // 2 < 4096 for dst, src in copied)
