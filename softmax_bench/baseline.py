@@ -50,8 +50,8 @@ def copy_sizes(dtype: torch.dtype, interpret: bool) -> list[int]:
 # torch's copy_ between contiguous tensors of one dtype is the driver's device-to-device memcpy, which runs slower
 # where a buffer is not a whole number of 4096-byte pages: on the H100 24–31 % slower at 16–48 MiB and 3.3 % at 256
 # MiB, 1 … 1024 bf16 elements past a multiple of 2048 (docs/perf-notes.md, fifty-sixth session, copy-numel.py). A
-# cell of such a size (3000×4000 bf16: 768 elements past one) would be compared with that slower copy. So the copies timed here move their
-# buffers rounded up to whole pages: at most a page more each.
+# cell of such a size (3000×4000 bf16: 768 elements past one) would be compared with that slower copy. So the
+# copies timed here move their buffers rounded up to whole pages: at most a page more each.
 COPY_PAGE_BYTES = 4096
 
 
