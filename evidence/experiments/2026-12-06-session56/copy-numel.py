@@ -3,8 +3,10 @@ multiple of 2048 (12,193,000, 12,192,768, 12,500,000 bf16 elements) than where i
 contiguous copy_ is the driver's device-to-device memcpy. Here, in one process, copies of k · 2048 elements and of
 k · 2048 + d (d = 1, 8, 64, 1024) at three sizes, torch's copy_ beside a Triton copy kernel of the same tensors, each
 the median of 3 timings (L2 cleared before every call, as the sweep's timer does).
-    PYTHONPATH=. python3 evidence/experiments/2026-12-06-session56/copy-numel.py
+    PYTHONPATH=. python3 evidence/experiments/2026-12-06-session56/copy-numel.py [d ...]
 Written in the fifty-sixth session."""
+import sys
+
 import torch
 import triton
 import triton.language as tl
@@ -23,7 +25,7 @@ def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
 print(torch.cuda.get_device_name(), flush=True)
 for base_mib in (8, 24, 128):
     k = base_mib * 2**20 // 2 // 2048  # bf16 elements / 2048
-    for extra in (0, 1, 8, 64, 1024):
+    for extra in [int(d) for d in sys.argv[1:]] or (0, 1, 8, 64, 1024):
         numel = k * 2048 + extra
         src = torch.randn(numel, device="cuda").to(torch.bfloat16)
         dst = torch.empty_like(src)
