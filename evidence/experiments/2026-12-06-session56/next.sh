@@ -9,7 +9,7 @@
 # biased-floor (issue 26's premise at the wide biased cells): biased-floor.py, bf16 and fp32 512x262144: torch's
 #   and a Triton kernel's y = x + bias (biased softmax's three tensors) and copy, the cluster kernel's biased softmax
 #   and its log, as % of the cell's roofline. Prediction in docs/perf-notes.md (fifty-sixth session).
-# h200: on an H200 biased-floor, copy-numel.py (the memcpy's pages), session 55's three wide specs of cluster-configs.py and one host-bar process; on
+# h200: on an H200 biased-floor, copy-numel.py (the memcpy's pages), session 55's three wide specs of cluster-configs.py (ONE_SPEC=1: the biased one) and one host-bar process; on
 #   another card nothing (biased-floor ran on an H100 this session: out-h100/biased-floor-h100.txt).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -46,8 +46,9 @@ for r in csv.DictReader(open(sys.argv[1])):
     bash evidence/experiments/2026-12-06-session56/next.sh biased-floor
     timeout 60 python3 evidence/experiments/2026-12-06-session56/copy-numel.py 0 1 2048 > $OUT/copy-numel-h200.txt 2>&1
     echo "copy-numel rc=$? at $SECONDS s"; grep -v Warn $OUT/copy-numel-h200.txt
-    bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" "bf16 causal 151936" \
-      "fp32 causal 262144"
+    if [[ ${ONE_SPEC:-} ]]; then bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144"
+    else bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" "bf16 causal 151936" \
+      "fp32 causal 262144"; fi
     timeout 100 python3 scripts/host-cost.py $OUT/host-bar-a.csv --op softmax --op scaled-masked --op log-softmax \
       --rounds 5 --row "softmax_bench auto" --row "softmax_bench fused" --row compiled_op --row torch_compile \
       > $OUT/host-bar-a.txt 2>&1
