@@ -56,9 +56,8 @@ TRIALS = 5
 def copy_timing(nbytes: int, dtype: torch.dtype, device: str, settings: TimingSettings, interpret: bool) -> Timing:
     """The copy a cell is compared with: one that reads and writes `nbytes` in all (the cell's own bytes), timed as
     the cell's calls are, in COPY_TRIALS trials (a small cell's: TRIALS) with fresh buffers each (whole pages:
-    baseline.copy_buffers); the trial with the
-    fastest median is the ceiling. One trial's median moved by ±1 % between two runs on the H200
-    (docs/perf-notes.md), and every cell of its size with it."""
+    baseline.copy_buffers); the trial with the fastest median is the ceiling. One trial's median moved by ±1 %
+    between two runs on the H200 (docs/perf-notes.md), and every cell of its size with it."""
     trials = []
     for _ in range(TRIALS if nbytes < TRIALS_BELOW_BYTES else COPY_TRIALS):
         source, out = copy_buffers(nbytes // 2 // elem_size(dtype), dtype, device)  # whole pages: a memcpy's pace

@@ -6,8 +6,8 @@ import shutil
 import statistics
 
 import pandas as pd
-import torch
 import pytest
+import torch
 
 from softmax_bench.results import Run
 from softmax_bench.timing import SAMPLING_TIMEOUT_MS, TimingSettings, median_noise_pct, sampled

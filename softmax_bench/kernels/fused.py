@@ -227,8 +227,8 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
         bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period, BIAS_SHARED)
     # (FOLD_SCALE: a scale > 0 and EXP_FTZ) x stays unscaled, its max too: scale · (x − max) is one FFMA an element
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
-                       HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, CAUSAL_BITS,
-                       POSITIVE_SCALE)
+                       HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN,
+                       CAUSAL_BITS, POSITIVE_SCALE)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
