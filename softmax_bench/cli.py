@@ -778,7 +778,8 @@ def check(
     band of the two runs, in % of its median) with the p20–p80 bands apart. A run on several GPUs is taken by
     each cell's median over its GPUs, so it can be checked against a run of one GPU (and the other way round); a
     FAIL on any GPU counts. A cell timed while the GPU throttled (its SM clock under 75 % of its maximum, in either
-    run) is named and not gated. The host's cost of a call is gated as well, per variant and pass: each cell's
+    run) is named and not gated; so is one whose copy moved buffers off a 4096-byte page in an older run (up to 30 %
+    slower) and whole pages in the other. The host's cost of a call is gated as well, per variant and pass: each cell's
     host µs is taken per µs of its copy's host time in the same run, and a variant whose median over its cells of
     that ratio's rise is past --host-threshold regressed (one cell's host time is too noisy to gate; runs from
     before copy_host_us are not host-gated). Exit 0: nothing regressed; 1: a regression, a FAIL, a lost cell or an
@@ -804,6 +805,10 @@ def check(
     if result.throttled:
         err.print(f"not gated, the GPU throttled while they were timed: {listed(result.throttled)}; "
                   "measure them again on a cool, unthrottled GPU", markup=False, highlight=False)
+    if result.repriced:
+        err.print(f"not gated, their copy was timed on buffers off a 4096-byte page in one run (a memcpy up to 30 % "
+                  f"slower) and on whole pages in the other: {listed(result.repriced)}; measure the older run again "
+                  "with this softmax-bench to compare them", markup=False, highlight=False)
     if result.exit_code:
         names = ", ".join(c.cell for c in result.regressions) or "none"
         host_groups = [f"{g.name} ({g.change:+.0f} %, the median of {len(g.cells)} cells)"

@@ -11,7 +11,8 @@ A cell that was ok in the baseline and
 is missing, skipped or FAIL in the run fails the check too, unless the caller says why (`allow_missing`); so does
 a FAIL of softmax_bench's code anywhere, while a new FAIL of torch's or a peer's code is reported only.
 Interpreted runs time the CPU, not a kernel: check refuses them. A cell timed while the GPU throttled, in the run or
-the baseline (clocks.py), is not gated: check names it.
+the baseline (clocks.py), is not gated: check names it. Nor is a cell whose copy was timed on buffers off a 4096-byte
+page in one run (before baseline.copy_buffers: a memcpy up to 30 % slower) and on whole pages in the other.
 
 The host's cost of a call is gated too (issue 29), per variant and pass: each cell's host_us is taken per µs of its
 copy's host time in the same run (a torch launch: a slower host slows both), and the variant fails when the median
@@ -33,7 +34,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .across_devices import devices_of, median_over_devices
+from .baseline import COPY_PAGE_BYTES
 from .errors import BenchError
+from .kernels import DTYPES
+from .ops import pass_bytes
 from .peers import THEIRS
 from .results import KEY, CellFilter, Run, cell_label, pct_band, wide_band
 
@@ -168,6 +172,7 @@ class CheckResult:
     their_failures: list[str] = field(default_factory=list)  # FAIL cells of torch's or a peer's code: reported
     missing: list[str] = field(default_factory=list)  # ok in the baseline; missing, skipped or FAIL in the run
     throttled: list[str] = field(default_factory=list)  # timed while the GPU throttled, in the run or baseline
+    repriced: list[str] = field(default_factory=list)  # its copy off a page in one run, whole pages in the other
     new: list[str] = field(default_factory=list)  # in the run, not in the baseline
     allow_missing: str | None = None  # why missing cells are accepted
     empty: bool = False  # the run has no rows
@@ -178,6 +183,12 @@ class CheckResult:
     def exit_code(self) -> int:
         lost = self.missing and not self.allow_missing
         return 1 if self.regressions or self.host_regressions or self.failures or lost or self.empty else 0
+
+
+def copy_off_a_page(op: str, pass_: str, dtype: str, M: int, N: int) -> bool:
+    """Whether a cell's copy (sweep.copy_timing: two buffers of half its bytes) was off a whole number of pages in
+    a run from before baseline.copy_buffers."""
+    return pass_bytes(op, pass_)[0] * M * N * DTYPES[dtype].itemsize // 2 % COPY_PAGE_BYTES != 0
 
 
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, names: tuple[str, str] = ("", "")
@@ -269,6 +280,7 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
     ok, base_ok = rows[rows["status"] == "ok"], base_rows[base_rows["status"] == "ok"]
     status = {tuple(k): st for k, st in zip(rows[KEY].astype(str).itertuples(index=False), rows["status"])}
     merged = base_ok.merge(ok, on=KEY, how="outer", suffixes=("_base", ""), indicator="side")
+    repriced, op = bool(meta.get("copy_pages")) != bool(base_meta.get("copy_pages")), meta.get("op", "softmax")
     host_cells: dict[tuple[str, str], list[HostChange]] = {}
     for r in merged.rename(columns=as_fields).itertuples():
         if r.side == "left_only":
@@ -287,6 +299,9 @@ def check(run: Run, baseline: Run, threshold: float = DEFAULT_THRESHOLD,
         host = host_change(change.cell, r)  # the host's cost does not follow the GPU's clock: gated throttled too
         if host is not None:
             host_cells.setdefault((str(r.variant), str(r.pass_)), []).append(host)
+        if repriced and copy_off_a_page(op, r.pass_, r.dtype, int(r.M), int(r.N)):  # the copy's pace, not the code
+            result.repriced.append(change.cell)
+            continue
         if 1 in (getattr(r, "throttled_base", 0), getattr(r, "throttled", 0)):  # a slow clock, not slow code
             which = " and ".join(w for w, t in (("the baseline", r.throttled_base), ("the run", r.throttled)) if t == 1)
             result.throttled.append(f"{change.cell} (throttled in {which})")
@@ -332,6 +347,7 @@ def check_markdown(result: CheckResult, run: Run, baseline: Run) -> str:
                          ("Correctness failures of torch's or a peer's code (not gated)", result.their_failures),
                          (missing_title, result.missing),
                          ("Not gated: the GPU throttled while they were timed", result.throttled),
+                         ("Not gated: their copy was timed off a 4096-byte page in one run", result.repriced),
                          ("New in the run", result.new)):
         lines.append(f"### {title}: {len(items)}")
         lines += [f"- {item}" for item in items] + [""]

@@ -411,3 +411,32 @@ def test_a_cell_whose_kernel_spilled_is_marked_in_the_table(tmp_path):
     assert "§" in shown.split("GB/s =")[0] and "§ its kernel spilled registers to local memory" in shown
     clean = flat(invoke("show", clone(tmp_path, "clean"), "--dtype", "fp32", "--variant", "fused").stdout)
     assert "§" not in clean
+
+
+def test_a_cell_whose_copy_was_off_a_page_in_the_older_run_is_named_and_not_gated(tmp_path):
+    """Runs from before baseline.copy_buffers timed a cell's copy on buffers of exactly half its bytes: off a 4096-byte
+    page (a cell of M·N not a multiple of 2048 bf16 elements) the driver's memcpy ran up to 30 % slower, and the cell
+    read that much higher. Against a run whose copies move whole pages, such a cell is named, not gated; a cell on
+    whole pages in both is gated as ever, and two runs of the same copies gate every cell."""
+    from softmax_bench.regression import copy_off_a_page
+
+    rows = pd.read_csv(REFERENCE / "rows.csv")
+    ok = rows[rows["status"] == "ok"]
+    first, other = ok.iloc[0], ok[(ok["M"] != ok.iloc[0]["M"]) | (ok["N"] != ok.iloc[0]["N"])].iloc[0]
+    off_page = lambda r: (r["M"] == first["M"]) & (r["N"] == first["N"])  # noqa: E731
+    on_page = lambda r: (r["M"] == other["M"]) & (r["N"] == other["N"])  # noqa: E731
+    as_off_page = lambda r: r.assign(M=r["M"].where(~off_page(r), first["M"] + 1))  # noqa: E731
+    assert copy_off_a_page("softmax", "forward", first["dtype"], int(first["M"]) + 1, int(first["N"]))
+    assert not copy_off_a_page("softmax", "forward", other["dtype"], int(other["M"]), int(other["N"]))
+    older = clone(tmp_path, "older", edit=as_off_page)
+    newer = clone(tmp_path, "newer", edit=lambda r: slower(slower(as_off_page(r), 0.75, off_page(r)), 0.9, on_page(r)),
+                  meta_edit=lambda meta: meta.update(copy_pages=True))
+    result = invoke("check", newer, "--baseline", older)
+    assert result.exit_code == 1, result.output
+    flat_output = flat(result.output)
+    assert "not gated, their copy was timed on buffers off a 4096-byte page" in flat_output
+    assert f"{int(first['M']) + 1}×{int(first['N'])}" in flat_output.split("not gated")[1]
+    assert f"{int(other['M'])}×{int(other['N'])}" in flat_output.split("not gated")[0]  # regressed, named as such
+    same = clone(tmp_path, "same", edit=lambda r: slower(as_off_page(r), 0.75, off_page(r)))
+    result = invoke("check", same, "--baseline", older)
+    assert result.exit_code == 1 and "off a 4096-byte page" not in flat(result.output), result.output
