@@ -37,9 +37,9 @@ from .across_devices import devices_of, median_over_devices
 from .baseline import COPY_PAGE_BYTES
 from .errors import BenchError
 from .kernels import DTYPES
-from .ops import pass_bytes
 from .peers import THEIRS
 from .results import KEY, CellFilter, Run, cell_label, pct_band, wide_band
+from .sweep import moved_bytes
 
 DEFAULT_THRESHOLD = 2.0  # % of the baseline's pct_of_copy, before the cell's own noise or spread is added
 # A median's noise is its standard error: a drop of NOISE_Z of them (two runs' in quadrature) past the threshold is
@@ -188,7 +188,7 @@ class CheckResult:
 def copy_off_a_page(op: str, pass_: str, dtype: str, M: int, N: int) -> bool:
     """Whether a cell's copy (sweep.copy_timing: two buffers of half its bytes) was off a whole number of pages in
     a run from before baseline.copy_buffers."""
-    return pass_bytes(op, pass_)[0] * M * N * DTYPES[dtype].itemsize // 2 % COPY_PAGE_BYTES != 0
+    return moved_bytes(M, N, DTYPES[dtype], pass_, op) // 2 % COPY_PAGE_BYTES != 0
 
 
 def check_comparable(meta: dict, base_meta: dict, allow_device_mismatch: bool, names: tuple[str, str] = ("", "")

@@ -232,20 +232,18 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
-    if FOLD_SCALE:
+    if FOLD_SCALE:  # 2^(x · scale · log2 e − shift · scale · log2 e), without the fix-up as EXP_FTZ's
         to_exponent = tl.cast(scale, tl.float32) * 1.4426950408889634
         num = exp2_ftz(x * to_exponent - shift * to_exponent)
-        norm = normalizer(tl.sum(num, axis=1), LOG)[:, None]
-        if LOG:  # scale · x − (scale · shift + log s): one FFMA an element
-            return x * tl.cast(scale, tl.float32) - (shift * tl.cast(scale, tl.float32) + norm)
-        else:
-            return num * norm
-    if EXP_FTZ:  # (EXP_FTZ) no denormal fix-up: a probability under 2^-126 is 0
+    elif EXP_FTZ:  # (EXP_FTZ) no denormal fix-up: a probability under 2^-126 is 0
         num = exp2_ftz((x - shift) * 1.4426950408889634)
     else:
         num = tl.exp(x - shift)
     norm = normalizer(tl.sum(num, axis=1), LOG)[:, None]
-    if LOG:
+    if LOG and FOLD_SCALE:  # scale · x − (scale · shift + log s): one FFMA an element
+        scale = tl.cast(scale, tl.float32)
+        return x * scale - (shift * scale + norm)
+    elif LOG:
         return normalized(x, shift, norm, LOG)
     else:
         return num * norm  # the exponentials already computed: no second exp
