@@ -16,7 +16,7 @@ from .results import KEY
 OUTLIER_PCT = 2.0
 MEDIAN_COLUMNS = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_gbps", "expected_ms", "copy_ms", "copy_p20",
                   "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "pct_of_roofline",
-                  "samples", "noise_pct", "copy_host_us"]
+                  "samples", "noise_pct", "copy_host_us", "roofline_copy_ms"]
 
 
 def devices_of(meta: dict) -> list[dict]:

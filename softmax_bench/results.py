@@ -28,7 +28,7 @@ COLUMNS = [
     "max_err", "status",
     "model_gbps", "reason", "n_regs", "n_spills", "config", "op",
     "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms", "call_p20", "call_p80", "host_us", "device",
-    "pass", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS, "copy_host_us", "mask_shape",
+    "pass", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS, "copy_host_us", "mask_shape", "roofline_copy_ms",
 ]
 KEY = ["variant", "pass", "dtype", "M", "N"]
 PASSES = ("forward", "backward")
@@ -36,7 +36,7 @@ REQUIRED = COLUMNS[:13]  # older runs lack some of the later columns: they read 
 NUMERIC = ["M", "N", "ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy", "model_bytes", "expected_ms", "max_err",
            "model_gbps", "n_regs", "n_spills", "copy_ms", "copy_p20", "copy_p80", "pct_of_device_copy", "call_ms",
            "call_p20", "call_p80", "host_us", "pct_of_roofline", "samples", "noise_pct", *CLOCK_COLUMNS,
-           "copy_host_us"]
+           "copy_host_us", "roofline_copy_ms"]
 STATUSES = ("ok", "FAIL", "skipped")
 TIMED = ["ms", "ms_p20", "ms_p80", "gbps", "pct_of_copy"]  # what an ok row must hold
 ROWS_FILE, META_FILE = "rows.csv", "meta.json"

@@ -110,6 +110,9 @@ def start_run(plan: SweepPlan, out_dir: Path, baseline: dict, interpret: bool, c
         "copy_gbps": dict(baseline["reference_gbps"]),
         "copy_per_cell": True,  # pct_of_copy: against a copy of each cell's bytes, timed in the run
         "copy_pages": True,  # that copy's buffers whole 4096-byte pages (baseline.copy_buffers)
+        # a fused op's expected_ms: its bytes at the bandwidth of a copy of its floor's bytes (sweep.roofline_bytes),
+        # timed in the run; before, at the bandwidth of the copy of x and y, prorated
+        "roofline": "copy of the floor's bytes",
         "auto_table": table_in_use(),
         "settings": project_settings(),
         "copy_baseline": {k: baseline[k] for k in ("measured_at", "copies", "reference_gbps", "fp32_flops")},

@@ -13,8 +13,8 @@ import torch
 from . import device as devices
 from .baseline import copy_buffers
 from .config import SweepPlan
-from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, elem_size
-from .ops import get_op, masked_rows, pass_bytes, reference
+from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, Fusion, backward_traffic, elem_size, one_pass_traffic
+from .ops import FUSED_OPS, get_op, masked_rows, pass_bytes, reference
 from .peers import THEIRS, PeerUnavailable
 from .providers import Cell, Provider, cell_input, check, providers
 from .results import KEY, Run
@@ -43,6 +43,15 @@ def moved_bytes(M: int, N: int, dtype: torch.dtype, pass_: str, op: str = "softm
     dy, write dx (3). Cross-entropy: its forward reads the logits (1), its step reads them and writes their
     gradient, one copy (2)."""
     return pass_bytes(op, pass_)[0] * M * N * elem_size(dtype)
+
+
+def roofline_bytes(M: int, N: int, dtype: torch.dtype, pass_: str, fusion: Fusion) -> int:
+    """The least a pass of a fused op must move (x's kept columns and its mask or bias read, y written; the
+    backward's floor): the bytes its roofline copy moves, so that a fused cell is priced at what a copy of its own
+    bytes reaches, not at a copy of x and y's bandwidth prorated. A copy's bandwidth falls with its size below
+    some 64 MiB (causal bf16 4096×4000's 48.8 MB at 2904–2999 GB/s on the H100, its x-and-y copy of 65.5 MB at
+    3112: docs/perf-notes.md, fifty-seventh session)."""
+    return (backward_traffic if pass_ == "backward" else one_pass_traffic)(M, N, dtype, fusion).total_bytes
 
 
 COPY_TRIALS = 3
@@ -103,11 +112,13 @@ def measure_cell(
     copies: dict,
 ) -> None:
     """Check, then time, each provider on one cell; `copies` keeps the run's copies of the same bytes, per (dtype,
-    bytes): each cell is compared with a copy of its own bytes, timed the same way."""
+    bytes): each cell is compared with a copy of its own bytes, timed the same way, and a fused op's cell is
+    priced at a copy of its floor's bytes (roofline_bytes)."""
     dtype = DTYPES[dtype_name]
     op = get_op(plan.op)
     base = {"dtype": dtype_name, "M": M, "N": N, "op": plan.op, "mask_shape": op.mask_shape_at(plan.mask_shape, M)}
     passes = list(dict.fromkeys(p.pass_ for p in todo))
+    fused = plan.op in FUSED_OPS
 
     def store(provider: Provider, timing: Timing | None = None, **fields) -> None:
         # `fusion` is the cell's, assigned below before the first store
@@ -118,6 +129,10 @@ def measure_cell(
             nbytes = moved_bytes(M, N, dtype, provider.pass_, plan.op)
             copy = copies[(dtype_name, nbytes)]
             cell_copy_gbps = nbytes / copy.ms / 1e6
+            if fused:
+                floor = roofline_bytes(M, N, dtype, provider.pass_, fusion)
+                cell_copy_gbps = floor / copies[(dtype_name, floor)].ms / 1e6
+                row["roofline_copy_ms"] = copies[(dtype_name, floor)].ms
             row.update(ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, call_ms=timing.call_ms,
                        call_p20=timing.call_p20, call_p80=timing.call_p80, host_us=timing.host_us,
                        copy_host_us=copy.host_us, samples=timing.samples, noise_pct=timing.noise_pct, copy_ms=copy.ms, copy_p20=copy.ms_p20,
@@ -145,11 +160,12 @@ def measure_cell(
             return
 
     x = cell_input(M, N, dtype, device)
-    for pass_ in passes:
-        nbytes = moved_bytes(M, N, dtype, pass_, plan.op)
-        if (dtype_name, nbytes) not in copies:
-            copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
     fusion = op.fusion_for(x, plan.mask_shape, plan.log)
+    for pass_ in passes:
+        for nbytes in (moved_bytes(M, N, dtype, pass_, plan.op),) + (
+                (roofline_bytes(M, N, dtype, pass_, fusion),) if fused else ()):
+            if (dtype_name, nbytes) not in copies:
+                copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
     cell = Cell(x, fusion, torch.float64 if interpret else torch.float32)
     if plan.op == "cross-entropy":
         from .cross_entropy_providers import loss_cell

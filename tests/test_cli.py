@@ -304,19 +304,42 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
     assert eager["model_bytes"] > fused["model_bytes"]  # eager's scale and masked_fill are passes of their own
     if op == "scaled-masked":
         assert fused["model_bytes"] == 8 * 300 * (2 + 2 + 1)  # x, y and a byte of mask an element
-        # judged by its own bytes: a copy of x's moves 4 of the 5 bytes an element the masked softmax must
-        assert fused["pct_of_roofline"] == pytest.approx(fused["pct_of_copy"] * 5 / 4)
     elif op == "causal":  # 8 queries of 300 keys: query i reads its i + 293 kept columns, and y is written whole
         assert fused["model_bytes"] == 2 * sum(i + 293 for i in range(8)) + 2 * 8 * 300
     elif op == "key-padded":  # the 8 rows share one row of key-padding mask, read once
         assert fused["model_bytes"] == 8 * 300 * (2 + 2) + 300
     else:  # x, y and a bf16 bias of x's shape
         assert fused["model_bytes"] == 8 * 300 * (2 + 2 + 2)
+    # judged by its own bytes: priced at a copy of exactly the floor's bytes (fused's), timed in the run, and a
+    # variant that moves more at that copy's bandwidth
+    assert fused["expected_ms"] == pytest.approx(fused["roofline_copy_ms"])
+    assert fused["pct_of_roofline"] == pytest.approx(100 * fused["roofline_copy_ms"] / fused["ms"])
+    assert eager["expected_ms"] == pytest.approx(fused["roofline_copy_ms"] * eager["model_bytes"] / fused["model_bytes"])
+    assert mine["roofline_copy_ms"].nunique() == 1
     # the table shows each cell as % of its own roofline, and says so
     from softmax_bench.report import _pct
 
     assert "% of the roofline of the bytes each moves" in flat(result.stdout)
     assert f"{_pct(fused['pct_of_roofline'])}r" in result.stdout
+
+
+@pytest.mark.parametrize("op", ["softmax", "causal"])
+def test_a_fused_cell_is_priced_at_a_copy_of_its_floors_bytes(tmp_path, monkeypatch, op):
+    """Beside the copy of x and y (pct_of_copy), a fused op's cell times a copy of exactly the bytes its floor
+    moves (causal: x's kept columns read, y written), and prices expected_ms at it; a plain softmax times one."""
+    from softmax_bench import sweep
+
+    copied = []
+    timed_copy = sweep.copy_timing
+    monkeypatch.setattr(sweep, "copy_timing", lambda nbytes, *args: copied.append(nbytes) or timed_copy(nbytes, *args))
+    result = invoke("sweep", *MODE, "--op", op, "--shape", "8x300", "--dtype", "bf16", "--variant", "fused",
+                    "--rep-ms", "5", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    x_and_y = 2 * 8 * 300 * 2
+    floor = 2 * sum(i + 293 for i in range(8)) + 8 * 300 * 2  # 8 queries of 300 keys, bottom-right: i + 293 kept
+    assert sorted(copied) == ([floor, x_and_y] if op == "causal" else [x_and_y])
+    meta = json.loads(next(tmp_path.glob("*/meta.json")).read_text())
+    assert meta["roofline"] == "copy of the floor's bytes"
 
 
 def test_a_mask_shape_whose_k_does_not_divide_m_is_said_and_each_cells_is_recorded(tmp_path):

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The fifty-seventh session's device steps: bash evidence/experiments/2026-12-06-session57/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA (literal: the device copy's .git is stale).
+# Every other step passes to the fifty-sixth session's next.sh and on down.
+# roofline (issue 26): the sweep's own-bytes roofline (sweep.roofline_bytes, roofline_copy_ms) on the GPU: its
+#   tests, then the bar cells of causal (and its log), scaled-masked and biased at 4096x4000 and 16384x8192, auto
+#   beside torch.compile (runs <op>[-log]-roofline-<card>-s57${TAG}), each row's % of the new roofline printed
+#   beside the prorated one its columns give. Prediction in docs/perf-notes.md (fifty-seventh session).
+set -u
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
+case $1 in
+  roofline)
+    echo "card: $card"
+    . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl && export PYTHONUNBUFFERED=1
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cli.py -k "priced_at_a_copy or op_sweeps_check" \
+      -n 8 -rfE > $OUT/tests-roofline.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-roofline.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-roofline.txt
+    export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s57
+    for spec in "causal" "causal --log" "scaled-masked" "biased"; do
+      id=$(sed 's/ --/-/' <<< "$spec")-roofline-$tag-s57${TAG:-}
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 110 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id $id --op $spec --dtype bf16 --dtype fp32 --shape 4096x4000 --shape 16384x8192 \
+        --variant auto --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+      echo "$id rc=$? at $SECONDS s"; grep -E "Error" $OUT/sweep-$id.txt | head -3
+      python3 - $OUT/runs/$id/rows.csv <<'PY'
+import sys
+import pandas as pd
+r = pd.read_csv(sys.argv[1])
+r = r[r.status == "ok"]
+moved = r.gbps * r.ms * 1e6
+prorated = 100 * r.model_bytes * r.copy_ms / moved / r.ms
+for (_, row), old in zip(r.iterrows(), prorated):
+    print(f"  {row.variant:14} {row.dtype} {row.M}x{row.N}: roofline {row.pct_of_roofline:6.1f}  prorated {old:6.1f}"
+          f"  ms {row.ms:.5f} p20-p80 {row.ms_p20:.5f}-{row.ms_p80:.5f}  copies x+y {row.copy_ms:.5f} floor "
+          f"{row.roofline_copy_ms:.5f}")
+PY
+    done ;;
+  *) exec bash evidence/experiments/2026-12-06-session56/next.sh "$@" ;;
+esac
