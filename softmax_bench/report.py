@@ -186,8 +186,9 @@ def sweep_grids(rows: pd.DataFrame, meta: dict) -> list[SweepGrid]:
         if own_bytes:
             caption.append("r: % of the roofline of the bytes each moves (its traffic model: ours read x and the "
                            "mask or bias once, a causal row's columns up to its diagonal, and write y; eager's and "
-                           "unfused's passes count too, so compare them by GB/s or ★) at the copy's bandwidth: "
-                           "expected_ms / ms in rows.csv, pct_of_copy beside it")
+                           "unfused's passes count too, so compare them by GB/s or ★) at the bandwidth of "
+                           + ("a copy of the op's own bytes timed in the run (roofline_copy_ms)" if meta.get("roofline")
+                              else "the copy of x and y") + ": expected_ms / ms in rows.csv, pct_of_copy beside it")
         if replicas:
             caption.append(f"median over the {replicas} devices, each against its own copy; Δ: how far the slowest "
                            "device's GB/s is under the fastest's")

@@ -320,6 +320,7 @@ def test_op_sweeps_check_and_time_every_variant(tmp_path, op):
     from softmax_bench.report import _pct
 
     assert "% of the roofline of the bytes each moves" in flat(result.stdout)
+    assert "a copy of the op's own bytes timed in the run" in flat(result.stdout)
     assert f"{_pct(fused['pct_of_roofline'])}r" in result.stdout
 
 

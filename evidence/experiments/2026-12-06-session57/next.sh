@@ -31,10 +31,11 @@ r = r[r.status == "ok"]
 moved = r.gbps * r.ms * 1e6
 prorated = 100 * r.model_bytes * r.copy_ms / moved / r.ms
 for (_, row), old in zip(r.iterrows(), prorated):
-    print(f"  {row.variant:14} {row.dtype} {row.M}x{row.N}: roofline {row.pct_of_roofline:6.1f}  prorated {old:6.1f}"
+    print(f"  {row.variant:14} {row['dtype']} {row.M}x{row.N}: roofline {row.pct_of_roofline:6.1f}  prorated {old:6.1f}"
           f"  ms {row.ms:.5f} p20-p80 {row.ms_p20:.5f}-{row.ms_p80:.5f}  copies x+y {row.copy_ms:.5f} floor "
           f"{row.roofline_copy_ms:.5f}")
 PY
-    done ;;
+    done
+    tar czf $OUT/runs-roofline.tgz -C $OUT runs && rm -rf $OUT/runs ;;  # one file: the tool returns few
   *) exec bash evidence/experiments/2026-12-06-session56/next.sh "$@" ;;
 esac
