@@ -6,6 +6,7 @@
 #   tests, then the bar cells of causal (and its log), scaled-masked and biased at 4096x4000 and 16384x8192, auto
 #   beside torch.compile (runs <op>[-log]-roofline-<card>-s57${TAG}), each row's % of the new roofline printed
 #   beside the prorated one its columns give. Prediction in docs/perf-notes.md (fifty-seventh session).
+# h200-roofline: roofline on an H200; on another card nothing.
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
@@ -37,5 +38,8 @@ for (_, row), old in zip(r.iterrows(), prorated):
 PY
     done
     tar czf $OUT/runs-roofline.tgz -C $OUT runs && rm -rf $OUT/runs ;;  # one file: the tool returns few
+  h200-roofline)  # roofline on an H200 only; on another card nothing (the machine's start is all it costs)
+    grep -qi h200 <<< "$card" || { echo "$card: not an H200, nothing run"; exit 0; }
+    exec bash $0 roofline ;;
   *) exec bash evidence/experiments/2026-12-06-session56/next.sh "$@" ;;
 esac
