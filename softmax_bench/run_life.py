@@ -16,7 +16,7 @@ from . import device as devices
 from .config import SweepPlan, parse_shape
 from .dispatch import table_in_use
 from .errors import BenchError
-from .ops import laid_out_otherwise
+from .ops import FUSED_OPS, laid_out_otherwise
 from .providers import providers
 from .results import Run, new_run, open_run
 from .timing import TimingSettings
@@ -143,6 +143,10 @@ def resume_run(ref: str, out_dir: Path, interpret: bool,
     except (KeyError, TypeError, AttributeError, BenchError) as err:
         raise BenchError(f"{run.meta_path} is damaged ({type(err).__name__}: {err}): run {run.id} cannot be resumed; "
                          "start a new sweep") from None
+    if meta.get("op", "softmax") in FUSED_OPS and "roofline" not in meta:
+        raise BenchError(f"run {run.id} priced its cells at the bandwidth of the copy of x and y (a run from before "
+                         "meta.json's roofline); the rest would be priced at a copy of each cell's own bytes: start "
+                         "a new sweep")
     if meta.get("interpreted") != interpret:
         mode = "with" if meta.get("interpreted") else "without"
         raise BenchError(f"run {run.id} was measured {mode} --interpret; resume it the same way")

@@ -177,6 +177,21 @@ def test_a_run_whose_metadata_lacks_its_plan_cannot_be_resumed(run_dir):
     assert_usage_error(invoke("sweep", *MODE, "--resume", run_dir), "meta.json is damaged", "cannot be resumed")
 
 
+def test_a_fused_run_priced_at_the_older_roofline_is_not_resumed(tmp_path):
+    """A fused op's run from before its cells were priced at a copy of their own bytes (no roofline in meta.json)
+    would mix the two prices in one rows.csv: resuming it is refused, and says what to do."""
+    assert invoke("sweep", *MODE, "--op", "causal", "--shape", "8x300", "--shape", "8x96", "--dtype", "bf16",
+                  "--variant", "fused", "--rep-ms", "5", "--out", tmp_path).exit_code == 0
+    run_dir = next(tmp_path.glob("*/meta.json")).parent
+    meta = json.loads((run_dir / "meta.json").read_text())
+    del meta["roofline"]
+    (run_dir / "meta.json").write_text(json.dumps({**meta, "status": "running"}))
+    rows = (run_dir / "rows.csv").read_text().splitlines()
+    (run_dir / "rows.csv").write_text("\n".join(rows[:2]) + "\n")
+    assert_usage_error(invoke("sweep", *MODE, "--resume", run_dir, "--out", tmp_path),
+                       "priced its cells at the bandwidth of the copy of x and y", "start a new sweep")
+
+
 def test_a_damaged_copy_baseline_store(tmp_path):
     (tmp_path / "copy-baseline.json").write_text("[1, 2]")
     assert_usage_error(invoke("sweep", *MODE, "--shape", "4x32", "--out", tmp_path),
