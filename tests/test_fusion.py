@@ -279,6 +279,46 @@ def test_causal_rows_fold_a_positive_scale_into_their_exponent(shape, dtype, mon
     assert folded[-2:] == [False, True]
 
 
+@pytest.mark.parametrize("shape, dtype", [((260, 200), torch.float32), ((120, 600), torch.bfloat16),
+                                          ((2, 70, 300), torch.float32)], ids=str)
+def test_causal_rows_unshifted_match_the_shifted_form_and_fall_back_outside_their_range(shape, dtype, monkeypatch):
+    """fused.SHIFTLESS: a causal row's exponentials of x unshifted give softmax and log_softmax within rounding of
+    the shifted form and of float64; a row whose sum leaves the range — every x far below 0, an x past 88, a NaN —
+    and a row that keeps nothing are computed shifted, bit for bit the shifted form's."""
+    from softmax_bench.kernels import fused
+
+    x, seed = fresh_randn(*shape, dtype=dtype)
+    M, N = shape[-2:]
+    rows = {"far below 0": M - 1, "past 88": M - 2, "nan": M - 3}
+    x[..., rows["far below 0"], :] -= 300  # its sum ~e^-300: under 2^-40
+    x[..., rows["past 88"], 0] = 200 / 0.37  # 200 once scaled: exp overflows
+    x[..., rows["nan"], 1] = float("nan")
+    keep = causal_keep(M, N).to(DEVICE)
+    scale = 0.37
+    for call in (softmax_bench.softmax, softmax_bench.log_softmax):
+        outputs = []
+        for on in (False, True):
+            monkeypatch.setattr(fused, "SHIFTLESS", {False: on, True: on})
+            softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
+            outputs.append(call(x, causal=True, scale=scale, variant="fused"))
+        shifted, y = outputs
+        fell_back = list(rows.values())
+        torch.testing.assert_close(y[..., fell_back, :], shifted[..., fell_back, :], rtol=0, atol=0, equal_nan=True,
+                                   msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")  # bit for bit
+        assert bool(y[..., rows["nan"], :].isnan().all())
+        kept = [row for row in range(M) if row not in fell_back]
+        y, shifted, x_kept, keep_kept = y[..., kept, :], shifted[..., kept, :], x[..., kept, :], keep[kept]
+        if call is softmax_bench.softmax:
+            assert_matches(y, x_kept, scale, keep_kept)
+        else:
+            assert bool((y[..., ~keep_kept] == float("-inf")).all())
+            assert_matches(y.float().exp().to(dtype), x_kept, scale, keep_kept)
+            y, shifted = y.masked_fill(~keep_kept, 0.0), shifted.masked_fill(~keep_kept, 0.0)
+        atol, rtol = TOLERANCES[dtype]
+        torch.testing.assert_close(y, shifted, atol=atol / 8, rtol=max(rtol / 8, torch.finfo(dtype).eps),
+                                   msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
+
+
 @SM90_CODE_OF_TRITON_38
 def test_causal_rows_masked_as_bits_have_their_loads_in_flight_at_once(tmp_path):
     """fused.CAUSAL_BITS, compiled for sm_90 (ptxas, then cuobjdump): a causal tile's loads all issued before any is

@@ -14,8 +14,8 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
                next_power_of_2, one_pass_traffic, output_like)
-from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, last_kept, mask_rows,
-                      normalized, normalizer, rows_differ, scale_and_mask)
+from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, last_kept, log_of_sum,
+                      mask_rows, normalized, normalizer, rows_differ, scale_and_mask)
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
 # share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
@@ -119,6 +119,14 @@ TILE_HALVINGS: dict[int, int] = {2: 1}
 # others within ±0.4; but softmax fp32 4096×4000 107.8 → 106.4 and 107.8 → 104.8, bf16 4096×4000 112.4 → 107.7 and
 # 111.7 → 112.2, 16384×8192 101.9 → 101.2. So log_softmax rows only. By LOG: whether to fold.
 FOLD_SCALES: dict[bool, bool] = {False: False, True: True}
+# A causal row (EXP_FTZ's rows) whose exponentials are taken of x unshifted: one row reduction (the sum) where there
+# were two (the max, then the sum), and the max's round trip across the program's warps gone. exp(x) neither
+# overflows nor loses what the output keeps while the row's sum s lies in [2^-40, 2^120]: a term flushed to 0 (x
+# under -87.3) is then under 2^-126 / (2^-40 / N) of the row's largest, and 1/s a normal float; a row outside it (a
+# NaN, a row of -inf, x past 88) is loaded again and shifted by its max, as before. By log (the dict's key): on or
+# off. (Not bit for bit the shifted form: exp(x) rounds its argument at x's magnitude, up to 2^-24 · |x| · log2 e.)
+SHIFTLESS: dict[bool, bool] = {False: False, True: False}
+SHIFTLESS_LOW, SHIFTLESS_HIGH = tl.constexpr(2.0 ** -40), tl.constexpr(2.0 ** 120)
 
 
 def exp_ftz(fusion: Fusion) -> bool:
@@ -136,7 +144,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       bias_group=1, bias_period=0, BIAS_SHARED: tl.constexpr = False,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
-                      EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0, FOLD_SCALE: tl.constexpr = False):
+                      EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0, FOLD_SCALE: tl.constexpr = False,
+                      SHIFTLESS: tl.constexpr = False):
     first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
     if HALVINGS > 0:  # (TILE_HALVINGS: one causal row a program) the narrowest tile holding what the row keeps
         last = last_kept(first, causal_m, N)
@@ -145,30 +154,31 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
             if HALVINGS > 1 and last < BLOCK_N // 4:
                 _fill(y_ptr, N, stride_y, first, BLOCK_N // 4, LOG)
                 _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N // 4, HAS_SCALE,
-                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
+                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS)
             else:
                 _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N // 2, HAS_SCALE,
-                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
+                            LOG, EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS)
         else:
             _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, BLOCK_N, HAS_SCALE, LOG,
-                        EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
+                        EVICT, SKIP_MASKED, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS)
     else:
         _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
               BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
-              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
+              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS)
 
 
 @triton.jit
 def _causal_row(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, causal_m, first, WIDTH: tl.constexpr,
                 HAS_SCALE: tl.constexpr, LOG: tl.constexpr, EVICT: tl.constexpr, SKIP_MASKED: tl.constexpr,
-                POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr):
+                POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr,
+                SHIFTLESS: tl.constexpr):
     """Row `first`'s columns 0 … WIDTH − 1, causal (CAUSAL_BITS), no keep-mask or bias."""
     _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr=x_ptr, mask_stride=0, causal_m=causal_m,
           first=first, BLOCK_N=WIDTH, ROWS=1, HAS_SCALE=HAS_SCALE, HAS_MASK=False, CAUSAL=True, LOG=LOG, EVICT=EVICT,
           mask_group=1, mask_period=0, MASK_SHARED=False, bias_ptr=None, bias_stride=0, HAS_BIAS=False, BIAS_MIN=0.0,
           bias_group=1, bias_period=0, BIAS_SHARED=False, SKIP_MASKED=SKIP_MASKED, CAUSAL_BITS=True,
-          POSITIVE_SCALE=POSITIVE_SCALE, EXP_FTZ=EXP_FTZ, FOLD_SCALE=FOLD_SCALE)
+          POSITIVE_SCALE=POSITIVE_SCALE, EXP_FTZ=EXP_FTZ, FOLD_SCALE=FOLD_SCALE, SHIFTLESS=SHIFTLESS)
 
 
 @triton.jit
@@ -186,7 +196,8 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
           CAUSAL: tl.constexpr, LOG: tl.constexpr, EVICT: tl.constexpr, mask_group, mask_period,
           MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr,
           bias_group, bias_period, BIAS_SHARED: tl.constexpr, SKIP_MASKED: tl.constexpr, CAUSAL_BITS: tl.constexpr,
-          POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr = False):
+          POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr = False,
+          SHIFTLESS: tl.constexpr = False):
     """y's rows first … first + ROWS − 1, columns 0 … BLOCK_N − 1 (what of them lies inside the row)."""
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
@@ -196,14 +207,45 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
     skipped = False
     if SKIP_MASKED:  # (CAUSAL) a program whose rows all keep no column writes their zeros (-inf) and reads nothing
         skipped = keeps_none(first, ROWS, causal_m, N)
-    if skipped:
-        y = tl.full([ROWS, BLOCK_N], -float("inf") if LOG else 0.0, tl.float32)
+    if SHIFTLESS:  # (EXP_FTZ) a pass of exp(x) unshifted: the sum its one row reduction, where the sums allow it
+        y_ptrs = y_ptr + rows[:, None] * stride_y + cols[None, :]
+        if skipped:
+            y = tl.full([ROWS, BLOCK_N], -float("inf") if LOG else 0.0, tl.float32)
+            tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=inside)
+        else:
+            x = _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
+                            HAS_SCALE, HAS_MASK, CAUSAL, EVICT, mask_group, mask_period, MASK_SHARED, bias_ptr,
+                            bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, CAUSAL_BITS,
+                            POSITIVE_SCALE, FOLD_SCALE)
+            to_exponent = 1.4426950408889634
+            if FOLD_SCALE:
+                to_exponent = tl.cast(scale, tl.float32) * 1.4426950408889634
+            num = exp2_ftz(x * to_exponent)
+            s = tl.sum(num, axis=1)
+            # (each branch stores its own y: one y for both kept the fallback's registers live in the first pass)
+            if tl.min(((s >= SHIFTLESS_LOW) & (s <= SHIFTLESS_HIGH)).to(tl.int32), axis=0) > 0:
+                if LOG and FOLD_SCALE:
+                    y = x * tl.cast(scale, tl.float32) - log_of_sum(s)[:, None]
+                elif LOG:
+                    y = x - log_of_sum(s)[:, None]
+                else:
+                    y = num * (1.0 / s)[:, None]
+                tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=inside)
+            else:  # loaded again and shifted by its max
+                y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
+                                  HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
+                                  bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
+                                  CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
+                tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=inside)
     else:
-        y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
-                          HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
-                          bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
-                          CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
-    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
+        if skipped:
+            y = tl.full([ROWS, BLOCK_N], -float("inf") if LOG else 0.0, tl.float32)
+        else:
+            y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
+                              HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
+                              bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
+                              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
+        tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
 @triton.jit
@@ -213,22 +255,10 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
                   HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
                   EXP_FTZ: tl.constexpr = False, FOLD_SCALE: tl.constexpr = False):
-    """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32."""
-    # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
-    # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
-    read = inside
-    if CAUSAL:  # a causal row is not read past its diagonal: whole 16-byte vectors, masked below to the column
-        read = kept_vectors(x_ptr, rows[:, None], cols[None, :], inside, causal_m, N)
-    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
-                eviction_policy=EVICT)
-    x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
-    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period, MASK_SHARED)
-    if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
-        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period, BIAS_SHARED)
-    # (FOLD_SCALE: a scale > 0 and EXP_FTZ) x stays unscaled, its max too: scale · (x − max) is one FFMA an element
-    x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
-                       HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN,
-                       CAUSAL_BITS, POSITIVE_SCALE)
+    """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32, shifted by each row's max."""
+    x = _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside, HAS_SCALE,
+                    HAS_MASK, CAUSAL, EVICT, mask_group, mask_period, MASK_SHARED, bias_ptr, bias_stride, HAS_BIAS,
+                    BIAS_MIN, bias_group, bias_period, BIAS_SHARED, CAUSAL_BITS, POSITIVE_SCALE, FOLD_SCALE)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
@@ -247,6 +277,31 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
         return normalized(x, shift, norm, LOG)
     else:
         return num * norm  # the exponentials already computed: no second exp
+
+
+@triton.jit
+def _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
+                HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, EVICT: tl.constexpr,
+                mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr,
+                BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
+                CAUSAL_BITS: tl.constexpr, POSITIVE_SCALE: tl.constexpr, FOLD_SCALE: tl.constexpr):
+    """The tile's x in fp32, scaled (not under FOLD_SCALE), masked and biased: -inf where a row keeps nothing."""
+    # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
+    # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
+    read = inside
+    if CAUSAL:  # a causal row is not read past its diagonal: whole 16-byte vectors, masked below to the column
+        read = kept_vectors(x_ptr, rows[:, None], cols[None, :], inside, causal_m, N)
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
+                eviction_policy=EVICT)
+    x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
+    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period, MASK_SHARED)
+    if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
+        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period, BIAS_SHARED)
+    # (FOLD_SCALE: a scale > 0 and EXP_FTZ) x stays unscaled, its max too: scale · (x − max) is one FFMA an element
+    x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
+                       HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN,
+                       CAUSAL_BITS, POSITIVE_SCALE)
+    return x
 
 
 def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, fusion: Fusion = PLAIN) -> dict:
@@ -303,8 +358,10 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     halving = TILE_HALVINGS.get(x.element_size(), 0) if causal_bits and config["ROWS"] == 1 and reversed_rows else 0
     halvings = {"HALVINGS": halving} if halving else {}
     fold = {"FOLD_SCALE": True} if FOLD_SCALES[fusion.log] and causal_bits and ftz and fusion.scale > 0 else {}
+    shiftless = {"SHIFTLESS": True} if SHIFTLESS[fusion.log] and causal_bits and ftz else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold)
+                             **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold,
+                             **shiftless)
     return y, Launch(config, [compiled])
 
 

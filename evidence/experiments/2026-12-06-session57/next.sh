@@ -7,6 +7,8 @@
 #   beside torch.compile (runs <op>[-log]-roofline-<card>-s57${TAG}), each row's % of the new roofline printed
 #   beside the prorated one its columns give. Prediction in docs/perf-notes.md (fifty-seventh session).
 # h200-roofline: roofline on an H200; on another card nothing.
+# shiftless (issue 26): fused.SHIFTLESS's GPU tests, then ab-shiftless.py (the shifted form, the unshifted pass
+#   with its fallback, and without) at CELLS (default 4096x4000 8192 16384). Prediction in docs/perf-notes.md.
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
@@ -38,6 +40,15 @@ for (_, row), old in zip(r.iterrows(), prorated):
 PY
     done
     tar czf $OUT/runs-roofline.tgz -C $OUT runs && rm -rf $OUT/runs ;;  # one file: the tool returns few
+  shiftless)
+    echo "card: $card"
+    . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_fusion.py -k "unshifted" -n 8 -rfE \
+      > $OUT/tests-shiftless.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-shiftless.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-shiftless.txt
+    timeout 300 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session57/ab-shiftless.py \
+      $OUT/ab-shiftless.csv ${CELLS:-} > $OUT/ab-shiftless.txt 2>&1
+    echo "ab rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/ab-shiftless.txt | tail -40 ;;
   h200-roofline)  # roofline on an H200 only; on another card nothing (the machine's start is all it costs)
     grep -qi h200 <<< "$card" || { echo "$card: not an H200, nothing run"; exit 0; }
     exec bash $0 roofline ;;
