@@ -123,9 +123,16 @@ FOLD_SCALES: dict[bool, bool] = {False: False, True: True}
 # were two (the max, then the sum), and the max's round trip across the program's warps gone. exp(x) neither
 # overflows nor loses what the output keeps while the row's sum s lies in [2^-40, 2^120]: a term flushed to 0 (x
 # under -87.3) is then under 2^-126 / (2^-40 / N) of the row's largest, and 1/s a normal float; a row outside it (a
-# NaN, a row of -inf, x past 88) is loaded again and shifted by its max, as before. By log (the dict's key): on or
-# off. (Not bit for bit the shifted form: exp(x) rounds its argument at x's magnitude, up to 2^-24 · |x| · log2 e.)
-SHIFTLESS: dict[bool, bool] = {False: False, True: False}
+# NaN, a row of -inf, x past 88) is loaded again and shifted by its max, bit for bit as before. Not bit for bit the
+# shifted form elsewhere: exp(x) rounds its argument at x's magnitude (up to 2^-24 · |x| · log2 e). The fallback's
+# code holds registers through the first pass where ptxas keeps its masks and addresses live (fp32 4000: 32 → 53).
+# On the H100 (fifty-seventh session, evidence/experiments/2026-12-06-session57/ab-shiftless.py, five alternating
+# rounds, % of a copy of the op's bytes, shifted → unshifted): bf16 4096×4000 97.1 → 100.0, its log 88.8 → 94.0;
+# bf16 8192×16384 96.0 → 99.8; but bf16 16384×8192 101.9 → 100.7 (2 bytes spilled), fp32 4096×4000 98.5 → 93.1,
+# 16384×8192 101.2 → 86.0, 8192×16384 99.9 → 72.4 (64 → 101 registers). So the tiles measured faster: (bytes an
+# element, BLOCK_N, log). SHIFTLESS None takes SHIFTLESS_TILES; True every causal row, False none.
+SHIFTLESS: bool | None = None
+SHIFTLESS_TILES = {(2, 4096, False), (2, 4096, True), (2, 16384, False)}
 SHIFTLESS_LOW, SHIFTLESS_HIGH = tl.constexpr(2.0 ** -40), tl.constexpr(2.0 ** 120)
 
 
@@ -358,11 +365,16 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     halving = TILE_HALVINGS.get(x.element_size(), 0) if causal_bits and config["ROWS"] == 1 and reversed_rows else 0
     halvings = {"HALVINGS": halving} if halving else {}
     fold = {"FOLD_SCALE": True} if FOLD_SCALES[fusion.log] and causal_bits and ftz and fusion.scale > 0 else {}
-    shiftless = {"SHIFTLESS": True} if SHIFTLESS[fusion.log] and causal_bits and ftz else {}
+    shiftless = {"SHIFTLESS": True} if unshifted(x, config["BLOCK_N"], fusion) and causal_bits and ftz else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold,
                              **shiftless)
     return y, Launch(config, [compiled])
+
+
+def unshifted(x: torch.Tensor, block_n: int, fusion: Fusion) -> bool:
+    """Whether a causal row's tile takes its exponentials of x unshifted (SHIFTLESS)."""
+    return (x.element_size(), block_n, fusion.log) in SHIFTLESS_TILES if SHIFTLESS is None else SHIFTLESS
 
 
 def scaled_alone(fusion: Fusion) -> bool:

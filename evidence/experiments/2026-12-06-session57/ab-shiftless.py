@@ -6,7 +6,8 @@ bottom-right aligned, at the grid's 4096×4000 and M = 2^27 / N rows of N; in al
 same bytes (config_timing.in_rounds), % of a copy of the op's own bytes (one_pass_traffic), in-process: compare
 forms within a cell. Each y checked against float64.
     PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session57/ab-shiftless.py OUT.csv [N|MxN ...]
-Written in the fifty-seventh session."""
+Written in the fifty-seventh session; it ran there at 91897f4, where fused.SHIFTLESS was a dict by log (on or off
+for every causal row), set here at each launch; fused.SHIFTLESS is now True, False or None (SHIFTLESS_TILES)."""
 import importlib.util
 import pathlib
 import sys
@@ -51,7 +52,7 @@ for dtype in (torch.bfloat16, torch.float32):
 
             def launched(form: str, x=x, fusion=fusion):
                 module = bare if "no fallback" in form else fused
-                module.SHIFTLESS = {log: form != "shifted", not log: False}  # read at each launch
+                module.SHIFTLESS = form != "shifted"  # read at each launch
                 return module.launch(x, fusion)
 
             z = (x.double() * fusion.scale).masked_fill(
@@ -70,4 +71,4 @@ for dtype in (torch.bfloat16, torch.float32):
             in_rounds({form: (lambda form=form: launched(form)) for form in forms}, 5, dtype, nbytes, write, prefix,
                       marked="shifted")
             del x, z, expected
-fused.SHIFTLESS = {False: False, True: False}
+fused.SHIFTLESS = None

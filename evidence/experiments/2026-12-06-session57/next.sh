@@ -9,6 +9,7 @@
 # h200-roofline: roofline on an H200; on another card nothing.
 # shiftless (issue 26): fused.SHIFTLESS's GPU tests, then ab-shiftless.py (the shifted form, the unshifted pass
 #   with its fallback, and without) at CELLS (default 4096x4000 8192 16384). Prediction in docs/perf-notes.md.
+# shiftless-sweep: the causal GPU tests (fusion, kernels, dispatch), then roofline's causal sweeps (TAG -shiftless).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
@@ -16,11 +17,14 @@ case $1 in
   roofline)
     echo "card: $card"
     . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl && export PYTHONUNBUFFERED=1
-    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cli.py -k "priced_at_a_copy or op_sweeps_check" \
-      -n 8 -rfE > $OUT/tests-roofline.txt 2>&1
-    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-roofline.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-roofline.txt
+    if [[ -z ${SKIP_TESTS:-} ]]; then
+      timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cli.py -k "priced_at_a_copy or op_sweeps_check" \
+        -n 8 -rfE > $OUT/tests-roofline.txt 2>&1
+      echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-roofline.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-roofline.txt
+    fi
     export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-s57
-    for spec in "causal" "causal --log" "scaled-masked" "biased"; do
+    specs=("causal" "causal --log" "scaled-masked" "biased"); [[ ${CAUSAL_ONLY:-} ]] && specs=("causal" "causal --log")
+    for spec in "${specs[@]}"; do
       id=$(sed 's/ --/-/' <<< "$spec")-roofline-$tag-s57${TAG:-}
       SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 110 python3 -m softmax_bench sweep --out $OUT/runs \
         --run-id $id --op $spec --dtype bf16 --dtype fp32 --shape 4096x4000 --shape 16384x8192 \
@@ -40,6 +44,13 @@ for (_, row), old in zip(r.iterrows(), prorated):
 PY
     done
     tar czf $OUT/runs-roofline.tgz -C $OUT runs && rm -rf $OUT/runs ;;  # one file: the tool returns few
+  shiftless-sweep)  # the causal GPU tests, then roofline's causal sweeps, with SHIFTLESS_TILES (TAG=-shiftless)
+    echo "card: $card"
+    . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl && export PYTHONUNBUFFERED=1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_fusion.py tests/test_kernels.py \
+      tests/test_dispatch.py -k "causal or unshifted" -n 8 -rfE > $OUT/tests-causal.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-causal.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-causal.txt
+    SKIP_TESTS=1 CAUSAL_ONLY=1 TAG=${TAG:--shiftless} bash $0 roofline 2>&1 | grep -v "^card" ;;
   shiftless)
     echo "card: $card"
     . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl && export PYTHONUNBUFFERED=1
