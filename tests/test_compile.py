@@ -52,6 +52,20 @@ def test_compiled_forward_and_backward_match_eager_in_one_graph(fn, dynamic):
     assert explained.graph_count == 1 and explained.graph_break_count == 0
 
 
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compiled_causal_rows_taken_unshifted_match_eager(fn, dynamic):
+    """Causal 16-bit rows of a 4096-wide tile (fused.SHIFTLESS_TILES): inductor copies fused's kernel and what it
+    calls into its own code (the unshifted pass, its fallback, their constants) and gives the eager call's y, bit for
+    bit where the width is static (a traced width launches the shifted form: within rounding)."""
+    torch._dynamo.reset()
+    causal = lambda x: fn(x, scale=0.125, causal=True)  # noqa: E731
+    x, _ = fresh_randn(2, 8, 4000, dtype=torch.bfloat16)
+    x[0, 3] -= 2000  # a row whose sum leaves the unshifted range: its fallback
+    y = torch.compile(causal, fullgraph=True, backend=BACKEND, dynamic=dynamic)(x)
+    torch.testing.assert_close(y, causal(x), equal_nan=True, **({} if dynamic else {"atol": 0, "rtol": 0}))
+
+
 def test_compiled_model_with_any_dim_and_a_variant():
     torch._dynamo.reset()
 

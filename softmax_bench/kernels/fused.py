@@ -373,8 +373,11 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
 
 
 def unshifted(x: torch.Tensor, block_n: int, fusion: Fusion) -> bool:
-    """Whether a causal row's tile takes its exponentials of x unshifted (SHIFTLESS)."""
-    return (x.element_size(), block_n, fusion.log) in SHIFTLESS_TILES if SHIFTLESS is None else SHIFTLESS
+    """Whether a causal row's tile takes its exponentials of x unshifted (SHIFTLESS); not where torch.compile traces
+    a width (a SymInt: not hashable, and its tile not measured)."""
+    if SHIFTLESS is not None:
+        return SHIFTLESS
+    return isinstance(block_n, int) and (x.element_size(), block_n, fusion.log) in SHIFTLESS_TILES
 
 
 def scaled_alone(fusion: Fusion) -> bool:

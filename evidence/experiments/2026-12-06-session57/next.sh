@@ -9,6 +9,7 @@
 # h200-roofline: roofline on an H200; on another card nothing.
 # shiftless (issue 26): fused.SHIFTLESS's GPU tests, then ab-shiftless.py (the shifted form, the unshifted pass
 #   with its fallback, and without) at CELLS (default 4096x4000 8192 16384). Prediction in docs/perf-notes.md.
+# gpu-suite: the whole test suite on the GPU (SUITE_S seconds at most, default 480).
 # shiftless-sweep: the causal GPU tests (fusion, kernels, dispatch), then roofline's causal sweeps (TAG -shiftless).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -51,6 +52,12 @@ PY
       tests/test_dispatch.py -k "causal or unshifted" -n 8 -rfE > $OUT/tests-causal.txt 2>&1
     echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-causal.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-causal.txt
     SKIP_TESTS=1 CAUSAL_ONLY=1 TAG=${TAG:--shiftless} bash $0 roofline 2>&1 | grep -v "^card" ;;
+  gpu-suite)  # the whole suite on the GPU (the slim bundle has no cuobjdump: the sm_90 SASS tests fail to start)
+    echo "card: $card"
+    . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl && export PYTHONUNBUFFERED=1
+    timeout ${SUITE_S:-480} python3 -m pytest -q -p no:cacheprovider -n 12 -rfE > $OUT/gpu-suite.txt 2>&1
+    echo "suite rc=$? at $SECONDS s: $(tail -1 $OUT/gpu-suite.txt)"
+    grep -E "^(FAILED|ERROR)" $OUT/gpu-suite.txt | cut -c1-220 ;;
   shiftless)
     echo "card: $card"
     . .ab/device-setup.sh > /dev/null && pip install -q --no-deps .ab/whl/*.whl && export PYTHONUNBUFFERED=1
