@@ -92,7 +92,8 @@ def sass_of(case: dict, out_dir) -> str:
 def compile_fused_case(case: dict, out_dir: str) -> dict:
     """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED), "causal_bits",
     "positive_scale", "exp_ftz", "halvings", "fold_scale", "shiftless" (CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ,
-    HALVINGS, FOLD_SCALE, SHIFTLESS), "log", "max_registers" (ptxas's maxnreg; absent: none), "rows", "warps" (absent: launch_config's),
+    HALVINGS, FOLD_SCALE, SHIFTLESS), "log", "max_registers" (ptxas's maxnreg; absent: none), "rows", "warps"
+    (absent: launch_config's),
     "evict" (the loads' EVICT; absent: plain)}): launch_config's tile for 2^27 / N rows unless given, a scale, the
     pointers and N's multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
@@ -108,7 +109,8 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
                   "SKIP_MASKED": bool(case.get("skip")), "CAUSAL_BITS": bool(case.get("causal_bits")),
                   "POSITIVE_SCALE": bool(case.get("positive_scale")), "EVICT": case.get("evict", ""),
                   "EXP_FTZ": bool(case.get("exp_ftz")), "HALVINGS": case.get("halvings", 0),
-                  "FOLD_SCALE": bool(case.get("fold_scale")), **({"SHIFTLESS": True} if case.get("shiftless") else {})}
+                  "FOLD_SCALE": bool(case.get("fold_scale")),
+                  **({"SHIFTLESS": True} if case.get("shiftless") else {})}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*u8", "scale": "fp32"}
     divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m") if N % 16 == 0 else ()
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,

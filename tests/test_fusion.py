@@ -328,8 +328,12 @@ def test_causal_rows_unshifted_where_measured_faster(monkeypatch):
 
     taken = []
     launch_kernel = fused.launch_kernel
-    monkeypatch.setattr(fused, "launch_kernel",
-                        lambda *args, **kwargs: taken.append(kwargs.get("SHIFTLESS", False)) or launch_kernel(*args, **kwargs))
+
+    def spied(*args, **kwargs):
+        taken.append(kwargs.get("SHIFTLESS", False))
+        return launch_kernel(*args, **kwargs)
+
+    monkeypatch.setattr(fused, "launch_kernel", spied)
     mask = torch.rand(2, 4000, device=DEVICE) > 0.5
     for dtype, N, call, kwargs in ((torch.bfloat16, 4000, softmax_bench.softmax, {}),
                                    (torch.bfloat16, 4000, softmax_bench.log_softmax, {}),
