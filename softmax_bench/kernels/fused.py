@@ -291,7 +291,8 @@ def _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows
                 mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr,
                 BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
                 CAUSAL_BITS: tl.constexpr, POSITIVE_SCALE: tl.constexpr, FOLD_SCALE: tl.constexpr):
-    """The tile's x in fp32, scaled (not under FOLD_SCALE), masked and biased: -inf where a row keeps nothing."""
+    """The tile's x in fp32, scaled (not under FOLD_SCALE), masked and biased: -inf in every column not kept
+    (masked out, past a causal row's diagonal, past the row's end)."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
     read = inside
