@@ -6,7 +6,8 @@ A cell is taken from the newest run that timed auto there among the runs of its 
 few cells measured after a grid supersedes the grid's rows for those cells): on one GPU of one device (default the
 NVIDIA H200), not interpreted, under one Triton (default 3.8.0). Cells outside the default grid are left out. A
 peer is ahead where its p20–p80 band of time lies wholly under auto's (both from one run, so the copy they are
-divided by is the same); a peer whose median alone is ahead is level (a tie), listed apart.
+divided by is the same); a peer whose median alone is ahead is level (a tie), listed apart. A cell from a run made
+before a fused cell's roofline became a copy of its own bytes (no "roofline" in its meta.json) is marked *.
 
     python3 scripts/bar-status.py [--out evidence/runs] [--device "NVIDIA H200"] [--triton 3.8.0] [--op OP ...]
 """
@@ -20,6 +21,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from softmax_bench.config import build_plan  # noqa: E402
+from softmax_bench.ops import FUSED_OPS  # noqa: E402
 from softmax_bench.peers import PEERS as PEER_REGISTRY  # noqa: E402
 from softmax_bench.results import BenchError, stored_runs  # noqa: E402
 
@@ -56,7 +58,8 @@ def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...], gri
             ours = cell[cell["variant"].isin(OURS)]
             if ours.empty or (dtype, M, N) not in grid or (dtype, M, N) in taken.setdefault(key, {}):
                 continue
-            taken[key][(dtype, M, N)] = figures(run.id, ours.iloc[0], cell[cell["variant"].isin(PEERS)], op)
+            taken[key][(dtype, M, N)] = {**figures(run.id, ours.iloc[0], cell[cell["variant"].isin(PEERS)], op),
+                                         "prorated": op in FUSED_OPS and "roofline" not in meta}
     return {key: pd.DataFrame(sorted(cells.values(), key=lambda c: (c["dtype"], c["M"], c["N"])))
             for key, cells in taken.items() if cells}
 
@@ -109,10 +112,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{'met' if met else 'not met'} (runs: {', '.join(sorted(set(cells['run'])))})")
         if len(cells) < len(grid):
             print(f"  only {len(cells)} of the default grid's {len(grid)} cells measured")
+        if cells["prorated"].any():
+            print(f"  {int(cells['prorated'].sum())} cells priced at the copy of x and y's bandwidth, prorated (runs "
+                  "from before a fused cell's roofline was a copy of its own bytes: marked *)")
         for title, table in (("under the bar", under), ("a peer ahead", ahead), ("a peer level (a tie)", level)):
             for c in table.itertuples():
                 print(f"  {title:22} {c.dtype} {c.M}×{c.N}: auto {c.auto:.1f}, {c.peer or 'no peer'} "
-                      f"{c.peer_pct:.1f} ({c.run})")
+                      f"{c.peer_pct:.1f} ({c.run}){' *' if c.prorated else ''}")
     return 1 if missed else 0
 
 

@@ -15,12 +15,15 @@ GRID = build_plan([], [], [], None, "default", [], []).cells()
 H200 = {"name": "NVIDIA H200", "triton": "3.8.0"}
 
 
-def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = H200, op: str = "causal") -> None:
-    """A stored forward run of `op`: per (dtype, M, N), {variant: (% of the roofline, p20 ms, median ms, p80 ms)}."""
+def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = H200, op: str = "causal",
+              own_bytes: bool = True) -> None:
+    """A stored forward run of `op`: per (dtype, M, N), {variant: (% of the roofline, p20 ms, median ms, p80 ms)};
+    own_bytes: priced at a copy of each cell's own bytes (meta.json's roofline), else at the older prorated copy."""
     run = Run(out / run_id)
     run.path.mkdir(parents=True)
     run.write_meta({"run_id": run_id, "started_at": started, "device": device, "interpreted": False, "op": op,
-                    "log": False, "mask_shape": "full"})
+                    "log": False, "mask_shape": "full",
+                    **({"roofline": "copy of the floor's bytes"} if own_bytes else {})})
     for (dtype, M, N), variants in cells.items():
         for variant, (pct, p20, ms, p80) in variants.items():
             run.append({"variant": variant, "dtype": dtype, "M": M, "N": N, "ms": ms, "ms_p20": p20, "ms_p80": p80,
@@ -83,3 +86,14 @@ def test_a_form_measured_at_some_cells_only_is_not_met_and_no_run_is_exit_1(tmp_
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "no run of causal on NVIDIA H200 under Triton 3.8.0" in result.stdout
+
+
+def test_cells_from_runs_priced_at_the_older_roofline_are_counted_and_marked(tmp_path, capsys):
+    grid = {cell: {"auto": (95.0, 0.99, 1.0, 1.01)} for cell in GRID}
+    grid[GRID[0]] = {"auto": (85.0, 0.99, 1.0, 1.01)}
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid, own_bytes=False)
+    write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {GRID[1]: {"auto": (95.0, 0.99, 1.0, 1.01)}})
+    result = bar_status(tmp_path, capsys)
+    assert f"{len(GRID) - 1} cells priced at the copy of x and y's bandwidth, prorated" in result.stdout
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "under the bar {} {}×{}: auto 85.0, no peer nan (causal-grid) *".format(*GRID[0]) in lines
