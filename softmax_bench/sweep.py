@@ -54,6 +54,14 @@ def roofline_bytes(M: int, N: int, dtype: torch.dtype, pass_: str, fusion: Fusio
     return (backward_traffic if pass_ == "backward" else one_pass_traffic)(M, N, dtype, fusion).total_bytes
 
 
+def copied_bytes(M: int, N: int, dtype: torch.dtype, passes: list[str], op: str, fusion: Fusion) -> set[int]:
+    """The bytes of each copy a cell is compared with: x and y's (every GB/s's bytes) for each pass, and a fused
+    op's floor (its roofline)."""
+    return {nbytes for pass_ in passes
+            for nbytes in (moved_bytes(M, N, dtype, pass_, op),)
+            + ((roofline_bytes(M, N, dtype, pass_, fusion),) if op in FUSED_OPS else ())}
+
+
 COPY_TRIALS = 3
 # A cell moving fewer bytes than this, and its copy, are timed in TRIALS trials from fresh memory, the trial with the
 # fastest median kept: on the H200 one process measured fp32 4096×4000 (131 MB) 3 % slower than two others and its
@@ -161,11 +169,9 @@ def measure_cell(
 
     x = cell_input(M, N, dtype, device)
     fusion = op.fusion_for(x, plan.mask_shape, plan.log)
-    for pass_ in passes:
-        for nbytes in (moved_bytes(M, N, dtype, pass_, plan.op),) + (
-                (roofline_bytes(M, N, dtype, pass_, fusion),) if fused else ()):
-            if (dtype_name, nbytes) not in copies:
-                copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
+    for nbytes in sorted(copied_bytes(M, N, dtype, passes, plan.op, fusion)):
+        if (dtype_name, nbytes) not in copies:
+            copies[(dtype_name, nbytes)] = copy_timing(nbytes, dtype, device, plan.timing, interpret)
     cell = Cell(x, fusion, torch.float64 if interpret else torch.float32)
     if plan.op == "cross-entropy":
         from .cross_entropy_providers import loss_cell
@@ -237,7 +243,8 @@ def todo_cells(plan: SweepPlan, rows: pd.DataFrame) -> list[TodoCell]:
 def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]:
     """What a sweep of the plan would measure, cell by cell — its variants and peers, the GPU memory it needs —
     and about how long it would take on a GPU (None under the interpreter, whose speed is the CPU's): each variant
-    and each copy timed for warm-up + repetitions + the call rounds, in TRIALS trials for a small cell."""
+    and each copy (copied_bytes) timed for warm-up + repetitions + the call rounds, in TRIALS trials for a small
+    cell."""
     names = [p.name for p in providers(plan.variants, plan.passes, plan.op)]
     op = get_op(plan.op)
     cells, seconds = [], 0.0
@@ -246,7 +253,9 @@ def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]
         dtype = DTYPES[dtype_name]
         trials = TRIALS if moved_bytes(M, N, dtype, "forward", plan.op) < TRIALS_BELOW_BYTES else 1
         copy_trials = TRIALS if trials > 1 else COPY_TRIALS
-        seconds += per_measure * (trials * len(names) + copy_trials * len(plan.passes))
+        shapes_only = op.fusion_for(torch.empty(M, N, device="meta", dtype=dtype), plan.mask_shape, plan.log)
+        copies = len(copied_bytes(M, N, dtype, plan.passes, plan.op, shapes_only))
+        seconds += per_measure * (trials * len(names) + copy_trials * copies)
         cells.append({"dtype": dtype_name, "M": M, "N": N, "measures": len(names),
                       "memory_gb": memory_needed(M, N, dtype, plan.passes, plan.op) / 1e9,
                       "mask_shape": op.mask_shape_at(plan.mask_shape, M)})

@@ -586,6 +586,21 @@ def test_dry_run_lists_the_cells_their_memory_and_a_time_and_measures_nothing(tm
     assert_usage_error(invoke("sweep", *MODE, "--dry-run", "--resume", "x", "--out", tmp_path), "--dry-run")
 
 
+def test_a_dry_runs_time_counts_a_fused_cells_copy_of_its_own_bytes():
+    """A causal cell times two copies (x and y's, and its floor's), a scaled one, moving x and y alone, one: the
+    dry run's estimate has one copy's trials more for the causal cell."""
+    from dataclasses import replace
+
+    from softmax_bench import sweep
+    from softmax_bench.config import build_plan
+
+    plan = build_plan(["4096x4000"], [], [], None, None, ["bf16"], ["fused"])
+    estimates = {op: sweep.dry_run(replace(plan, op=op), interpret=False)[1] for op in ("scaled", "causal")}
+    timing = plan.timing
+    one_copy = sweep.TRIALS * (timing.warmup_ms + timing.rep_ms + sweep.CALL_ROUNDS * sweep.CALL_ROUND_MS) / 1000
+    assert estimates["causal"] - estimates["scaled"] == pytest.approx(one_copy)
+
+
 def test_a_sweep_into_a_log_says_each_finished_measurement_on_a_line_of_its_own(tmp_path):
     """Output that is not a terminal (a CI log) gets one plain line a measurement, with the count and time left."""
     result = invoke("sweep", *MODE, "--shape", "4x32", "--dtype", "fp32", "--variant", "fused", "--variant", "eager",
