@@ -115,7 +115,7 @@ def explain(M: int, N: int, dtype: str, out_dir: Path, interpret: bool, measure_
     With a stored run: at that run's copy bandwidth and for its GPU, compiling and timing nothing here."""
     torch_dtype = DTYPES[dtype]
     # the traffic model's fusion (masks made on meta: no memory)
-    meta_fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=torch_dtype), mask_shape)
+    meta_fusion = op.shapes_fusion(M, N, torch_dtype, mask_shape)
     form = meta_fusion.table_form
     if run is not None:
         bandwidth, source, gflops, gflops_source, auto = _from_run(run, N, dtype, form)

@@ -134,6 +134,11 @@ class Op:
             fusion = self.fusion(x)
         return replace(fusion, log=True) if log else fusion
 
+    def shapes_fusion(self, M: int, N: int, dtype: torch.dtype, mask_shape: str = "full", log: bool = False) -> Fusion:
+        """fusion_for an M×N input of dtype, its masks made on the meta device: their shapes and bytes (the traffic
+        model's), no memory."""
+        return self.fusion_for(torch.empty(M, N, device="meta", dtype=dtype), mask_shape, log)
+
 
 def _rows(make: Callable, x: torch.Tensor, rows: int, group: int, period: int) -> torch.Tensor:
     """`rows` rows of x's width made by make(shape); a row that no rows share (mask_layout's "row") expanded to

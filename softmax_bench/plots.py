@@ -17,14 +17,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-import torch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from .across_devices import median_over_devices  # noqa: E402
 from .errors import BenchError  # noqa: E402
 from .kernels import (BACKWARD_FLOPS_PER_ELEMENT, DTYPES, REGISTER_BUDGET, SOFTMAX_FLOPS_PER_ELEMENT,  # noqa: E402
-                      backward_traffic, backwards, one_pass_traffic, variants)
+                      backwards, floor_traffic, variants)
 from .ops import get_op, judged_by_roofline, pass_bytes  # noqa: E402
 from .peers import PEERS  # noqa: E402
 from .report import device_text, number  # noqa: E402
@@ -109,11 +108,9 @@ def flops_and_hbm_bytes(row, op: str, pass_: str = "forward", mask_shape: str = 
     if op == "cross-entropy":  # the loss's own providers: the bytes their model gave the row (sweep.measure_cell)
         return useful_flops_per_element(op, pass_) * M * N, int(row.model_bytes)
     registered = _registered(row.variant, row.config, pass_)
-    fusion = get_op(op).fusion_for(torch.empty(M, N, device="meta", dtype=DTYPES[row.dtype]), mask_shape, log)
-    if pass_ == "backward":
-        traffic = (registered.traffic if registered else backward_traffic)(M, N, DTYPES[row.dtype], fusion)
-    else:
-        traffic = (registered.traffic if registered else one_pass_traffic)(M, N, DTYPES[row.dtype], fusion)
+    dtype = DTYPES[row.dtype]
+    fusion = get_op(op).shapes_fusion(M, N, dtype, mask_shape, log)
+    traffic = registered.traffic(M, N, dtype, fusion) if registered else floor_traffic(M, N, dtype, fusion, pass_)
     return useful_flops_per_element(op, pass_) * M * N, traffic.total_bytes
 
 

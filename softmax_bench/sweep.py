@@ -13,7 +13,7 @@ import torch
 from . import device as devices
 from .baseline import copy_buffers
 from .config import SweepPlan
-from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, Fusion, backward_traffic, elem_size, one_pass_traffic
+from .kernels import DTYPES, GRAD_TOLERANCES, TOLERANCES, Fusion, elem_size, floor_traffic
 from .ops import FUSED_OPS, get_op, masked_rows, pass_bytes, reference
 from .peers import THEIRS, PeerUnavailable
 from .providers import Cell, Provider, cell_input, check, providers
@@ -51,7 +51,7 @@ def roofline_bytes(M: int, N: int, dtype: torch.dtype, pass_: str, fusion: Fusio
     bytes reaches, not at a copy of x and y's bandwidth prorated. A copy's bandwidth falls with its size below
     some 64 MiB (causal bf16 4096×4000's 48.8 MB at 2904–2999 GB/s on the H100, its x-and-y copy of 65.5 MB at
     3112: docs/perf-notes.md, fifty-seventh session)."""
-    return (backward_traffic if pass_ == "backward" else one_pass_traffic)(M, N, dtype, fusion).total_bytes
+    return floor_traffic(M, N, dtype, fusion, pass_).total_bytes
 
 
 def copied_bytes(M: int, N: int, dtype: torch.dtype, passes: list[str], op: str, fusion: Fusion) -> set[int]:
@@ -139,8 +139,8 @@ def measure_cell(
             cell_copy_gbps = nbytes / copy.ms / 1e6
             if fused:
                 floor = roofline_bytes(M, N, dtype, provider.pass_, fusion)
-                cell_copy_gbps = floor / copies[(dtype_name, floor)].ms / 1e6
                 row["roofline_copy_ms"] = copies[(dtype_name, floor)].ms
+                cell_copy_gbps = floor / row["roofline_copy_ms"] / 1e6
             row.update(ms=timing.ms, ms_p20=timing.ms_p20, ms_p80=timing.ms_p80, call_ms=timing.call_ms,
                        call_p20=timing.call_p20, call_p80=timing.call_p80, host_us=timing.host_us,
                        copy_host_us=copy.host_us, samples=timing.samples, noise_pct=timing.noise_pct, copy_ms=copy.ms, copy_p20=copy.ms_p20,
@@ -162,7 +162,7 @@ def measure_cell(
         if needed > free:
             reason = f"needs ~{needed / 1e9:.1f} GB of GPU memory, {free / 1e9:.1f} GB free"
             # shapes only, for the traffic model
-            fusion = op.fusion_for(torch.empty(M, N, device="meta", dtype=dtype), plan.mask_shape, plan.log)
+            fusion = op.shapes_fusion(M, N, dtype, plan.mask_shape, plan.log)
             for provider in todo:
                 store(provider, status="skipped", reason=reason)
             return
@@ -253,8 +253,8 @@ def dry_run(plan: SweepPlan, interpret: bool) -> tuple[list[dict], float | None]
         dtype = DTYPES[dtype_name]
         trials = TRIALS if moved_bytes(M, N, dtype, "forward", plan.op) < TRIALS_BELOW_BYTES else 1
         copy_trials = TRIALS if trials > 1 else COPY_TRIALS
-        shapes_only = op.fusion_for(torch.empty(M, N, device="meta", dtype=dtype), plan.mask_shape, plan.log)
-        copies = len(copied_bytes(M, N, dtype, plan.passes, plan.op, shapes_only))
+        copies = len(copied_bytes(M, N, dtype, plan.passes, plan.op, op.shapes_fusion(M, N, dtype, plan.mask_shape,
+                                                                                       plan.log)))
         seconds += per_measure * (trials * len(names) + copy_trials * copies)
         cells.append({"dtype": dtype_name, "M": M, "N": N, "measures": len(names),
                       "memory_gb": memory_needed(M, N, dtype, plan.passes, plan.op) / 1e9,

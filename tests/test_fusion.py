@@ -42,6 +42,19 @@ def assert_matches(y, x, scale=None, keep=None, skip_nan_rows=False):
     torch.testing.assert_close(y64, ref, atol=atol, rtol=rtol)
 
 
+def fused_causal_under(monkeypatch, switch: str, settings, call, x, scale) -> list[torch.Tensor]:
+    """call(x, causal=True, scale=scale, variant="fused") with fused.<switch> set to each of `settings` in turn,
+    each launched afresh (a call like an earlier one replays its launch)."""
+    from softmax_bench.kernels import fused
+
+    outputs = []
+    for setting in settings:
+        monkeypatch.setattr(fused, switch, setting)
+        softmax_bench.dispatch.clear_caches()
+        outputs.append(call(x, causal=True, scale=scale, variant="fused"))
+    return outputs
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_scale_and_random_mask(variant, dtype):
@@ -172,11 +185,7 @@ def test_causal_rows_masked_as_bits_match_the_select_bit_for_bit(shape, scale, m
     # bits alone: folded, the exponent rounds otherwise
     monkeypatch.setattr(fused, "FOLD_SCALES", {False: False, True: False})
     for call in (softmax_bench.softmax, softmax_bench.log_softmax):
-        outputs = []
-        for bits in (False, True):
-            monkeypatch.setattr(fused, "CAUSAL_BITS", bits)
-            softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
-            outputs.append(call(x, causal=True, scale=scale, variant="fused"))
+        outputs = fused_causal_under(monkeypatch, "CAUSAL_BITS", (False, True), call, x, scale)
         torch.testing.assert_close(outputs[1], outputs[0], rtol=0, atol=0, equal_nan=True,
                                    msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")
         assert bool(outputs[1][..., -1, :].isnan().all()) and not bool(outputs[1][..., -2, :].isnan().any())
@@ -246,12 +255,8 @@ def test_causal_rows_fold_a_positive_scale_into_their_exponent(shape, dtype, mon
     monkeypatch.setattr(fused, "launch_kernel", spied)
     scale = 0.37  # not a power of two: x · scale rounds
     for call in (softmax_bench.softmax, softmax_bench.log_softmax):
-        outputs = []
-        for fold in (False, True):
-            monkeypatch.setattr(fused, "FOLD_SCALES", {False: fold, True: fold})
-            softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
-            outputs.append(call(x, causal=True, scale=scale, variant="fused"))
-        unfolded, y = outputs
+        folds = [{False: fold, True: fold} for fold in (False, True)]
+        unfolded, y = fused_causal_under(monkeypatch, "FOLD_SCALES", folds, call, x, scale)
         assert bool(y[..., -1, :].isnan().all()) and not bool(y[..., :-1, :].isnan().any())
         assert bool((y[..., :-1, :][~keep[:-1].expand(y[..., :-1, :].shape)] ==
                      (float("-inf") if call is softmax_bench.log_softmax else 0.0)).all())
@@ -285,8 +290,6 @@ def test_causal_rows_unshifted_match_the_shifted_form_and_fall_back_outside_thei
     """fused.SHIFTLESS: a causal row's exponentials of x unshifted give softmax and log_softmax within rounding of
     the shifted form and of float64; a row whose sum leaves the range — every x far below 0, an x past 88, a NaN —
     and a row that keeps nothing are computed shifted, bit for bit the shifted form's."""
-    from softmax_bench.kernels import fused
-
     x, seed = fresh_randn(*shape, dtype=dtype)
     M, N = shape[-2:]
     rows = {"far below 0": M - 1, "past 88": M - 2, "nan": M - 3}
@@ -296,12 +299,7 @@ def test_causal_rows_unshifted_match_the_shifted_form_and_fall_back_outside_thei
     keep = causal_keep(M, N).to(DEVICE)
     scale = 0.37
     for call in (softmax_bench.softmax, softmax_bench.log_softmax):
-        outputs = []
-        for on in (False, True):
-            monkeypatch.setattr(fused, "SHIFTLESS", on)
-            softmax_bench.dispatch.clear_caches()  # a call like an earlier one replays its launch
-            outputs.append(call(x, causal=True, scale=scale, variant="fused"))
-        shifted, y = outputs
+        shifted, y = fused_causal_under(monkeypatch, "SHIFTLESS", (False, True), call, x, scale)
         fell_back = list(rows.values())
         torch.testing.assert_close(y[..., fell_back, :], shifted[..., fell_back, :], rtol=0, atol=0, equal_nan=True,
                                    msg=lambda m: f"{call.__name__}, x's seed {seed}: {m}")  # bit for bit

@@ -493,6 +493,11 @@ def backward_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN,
     return Traffic(passes + (mask_pass(fusion.without_bias()) if fusion.log else ()))
 
 
+def floor_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion, pass_: str) -> Traffic:
+    """The floor of a pass: one_pass_traffic forward, backward_traffic backward."""
+    return (backward_traffic if pass_ == "backward" else one_pass_traffic)(M, N, dtype, fusion)
+
+
 def expanded_mask_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion, traffic: Callable) -> Traffic:
     """`traffic` of a kernel that takes a mask row for each row of x: a shared mask (Fusion.mask_shared) is first
     written out to x's M rows (masking.mask_expanded), then read whole."""
