@@ -33,9 +33,12 @@ NUM_WARPS_BY_BLOCK = ((8192, 8), (2**62, 16))
 # best where each thread holds one 16-byte vector of the row and no less: fp32 8192 100.6 → 101.7 and 4096 101.2 →
 # 102.6 in 32 warps (8 the default), bf16 8192 101.8 → 102.2 in 32, bf16 4096 102.2 → 102.9 in 16 (4 the default;
 # 83 in 32, half a vector a thread); then fp32 2048 101.7 → 102.3 in 16 (4 the default), bf16 16384 102.0 → 102.2 in
-# 32 (16). Wider biased rows keep NUM_WARPS_BY_BLOCK's warps (not measured). On the H200: not measured.
+# 32 (16). Wider biased rows keep NUM_WARPS_BY_BLOCK's warps (not measured). On the H200 (fifty-eighth session) a
+# vector a thread lost 9–12 points at 16 KB programs (bf16 8192 91.1 against 103.2 in 16 warps, fp32 4000 91.3
+# against 101.1) and 3 at 8 KB (bf16 4000 97.0 against 99.7 in 8): a program holds two vectors a thread, which cost
+# the H100 at most 1.2 points (fp32 4096 102.6 → 101.4).
 BIASED_WARPS_BYTES = (8192, 32768)
-VECTOR_BYTES_PER_WARP = 32 * 16
+BIASED_BYTES_PER_WARP = 32 * 16 * 2
 # At 16 warps a thread may hold 128 registers (65536 per SM / 512 threads). BLOCK_N = 32768 is 64 fp32 values a
 # thread and compiles without spills on the H200; BLOCK_N = 65536 is 128 values, spills, and its compiled code
 # (and speed: 40 % then 28 % of copy) changed from one process to the next (docs/perf-notes.md). Wider rows go
@@ -327,7 +330,7 @@ def _launch_config(M: int, N: int, itemsize: int = 4, biased: bool = False) -> d
         rows = min(program_elems // block_n, next_power_of_2(M))
     program_bytes = block_n * rows * itemsize
     if biased and BIASED_WARPS_BYTES[0] <= program_bytes <= BIASED_WARPS_BYTES[1]:
-        num_warps = min(32, program_bytes // VECTOR_BYTES_PER_WARP)
+        num_warps = min(32, program_bytes // BIASED_BYTES_PER_WARP)
     elif program_bytes <= FOUR_WARPS_BYTES:
         num_warps = 4
     else:
