@@ -4,7 +4,11 @@ of the op (torch.log_softmax for log-softmax, torch.softmax for the others). Com
 at ≤ 1.0× torch_compile's row of the same op.
 
 A host's speed moves between processes by more than these ratios (the fortieth session's torch.softmax: 10.02 µs in
-one process, 6.57 in the next), so a ratio is only taken within one CSV: one process of host-cost.py. A row of a
+one process, 6.57 in the next), so a ratio is only taken within one CSV: one process of host-cost.py. Within it the
+host's speed moves too (the fifty-eighth session's H200: auto's softmax over torch's 0.84× to 1.23× from the medians
+of 5 rounds): where both rows have each round's host µs (host-cost.py's host_us_rounds, taken in turn), the ratio is
+the median of the rounds' ratios, round k of one row over round k of the other, and its 20th–80th percentiles are
+printed; otherwise the ratio of the two medians. A row of a
 CSV given later replaces the same row of one given earlier (name them oldest first). Rows of an interpreted run
 (no GPU) are left out. A row made with settings (host-cost.py's `settings` column: SOFTMAX_BENCH_* switches,
 Inductor's static launch of user kernels) says so. Exit 0 when every bar row was measured and is at or under its
@@ -35,20 +39,46 @@ def settings_of(path: Path) -> str:
         return next((row.get("settings") or "" for row in csv.DictReader(f)), "")
 
 
-def ratios(path: Path) -> dict[tuple[str, str], tuple[float, float, float]]:
-    """(what, op) → (host µs, the divisor row's host µs, their ratio) for each bar row a CSV has with its divisor."""
+def quantile(values: list[float], q: float) -> float:
+    """The q-quantile of values, the nearest rank's (q = 0.5: the median of an odd count)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def paired(rounds: str, versus_rounds: str) -> list[float] | None:
+    """Each round's host µs of one row over the same round's of another, where both rows have their rounds, as many
+    of them (taken in turn by one host-cost.py process); None otherwise."""
+    mine, theirs = (rounds or "").split(), (versus_rounds or "").split()
+    if not mine or len(mine) != len(theirs):
+        return None
+    return [float(a) / float(b) for a, b in zip(mine, theirs)]
+
+
+def ratios(path: Path) -> dict[tuple[str, str], tuple[float, float, float, tuple[float, float, int] | None]]:
+    """(what, op) → (host µs, the divisor row's host µs, their ratio, the rounds' ratios' (p20, p80, count) or None)
+    for each bar row a CSV has with its divisor: the ratio is the median of the rounds' ratios where both rows have
+    their rounds, the ratio of the medians otherwise."""
     with open(path, newline="") as f:
         rows = [row for row in csv.DictReader(f) if row.get("interpreted") != "True" and row.get("host_us")]
-    host = {(row["what"], row["op"]): float(row["host_us"]) for row in rows}
-    return {key: (host[key], host[versus], host[key] / host[versus])
-            for key, versus in BAR_ROWS.items() if key in host and versus in host}
+    by_key = {(row["what"], row["op"]): row for row in rows}
+    found = {}
+    for key, versus in BAR_ROWS.items():
+        if key not in by_key or versus not in by_key:
+            continue
+        host, versus_host = float(by_key[key]["host_us"]), float(by_key[versus]["host_us"])
+        each = paired(by_key[key].get("host_us_rounds"), by_key[versus].get("host_us_rounds"))
+        if each is None:
+            found[key] = (host, versus_host, host / versus_host, None)
+        else:
+            found[key] = (host, versus_host, quantile(each, 0.5), (quantile(each, 0.2), quantile(each, 0.8), len(each)))
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv", nargs="+", type=Path, help="host-cost.py's output, oldest first")
     args = parser.parse_args(argv)
-    found: dict[tuple[str, str], tuple[float, float, float, Path, str]] = {}
+    found: dict[tuple[str, str], tuple] = {}
     for path in args.csv:
         if not path.is_file():
             print(f"host-bar: no such file {path}", file=sys.stderr)
@@ -63,10 +93,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  not measured   {what} ({op}): no CSV has it beside {versus_what}")
             met = False
             continue
-        host, versus, ratio, path, settings = found[key]
+        host, versus, ratio, spread, path, settings = found[key]
         verdict = "met" if ratio <= BAR else "over the bar"
         met &= ratio <= BAR
-        print(f"  {verdict:14} {what} ({op}): {host:.2f} µs, {ratio:.2f}× {versus_what}'s {versus:.2f} "
+        rounds = "" if spread is None else f", round by round over {spread[2]}: p20–p80 {spread[0]:.2f}–{spread[1]:.2f}×"
+        print(f"  {verdict:14} {what} ({op}): {host:.2f} µs, {ratio:.2f}× {versus_what}'s {versus:.2f}{rounds} "
               f"(bar {BAR:.1f}×; {path}" + (f"; made with {settings})" if settings else ")"))
     print("issue 29's bar: " + ("met" if met else "not met"))
     return 0 if met else 1

@@ -56,7 +56,10 @@ from softmax_bench.run_life import project_settings, settings_text  # noqa: E402
 from softmax_bench.sweep import error_line  # noqa: E402
 
 COLUMNS = ["what", "op", "dtype", "M", "N", "calls", "host_us", "call_us", "vs_torch", "interpreted", "note",
-           "settings"]  # settings: the process's project_settings() (SOFTMAX_BENCH_*, Inductor's static launch)
+           "settings", "host_us_rounds"]
+# settings: the process's project_settings() (SOFTMAX_BENCH_*, Inductor's static launch). host_us_rounds: a launching
+# row's host µs in each round, in the order taken (its group's rows took theirs in turn: round k of one row and of
+# another ran within one pass, so scripts/host-bar.py divides them round by round).
 CHEAP_CALLS = 20000  # a round of a row that runs no kernel
 # A round of calls that launch kernels stays under the ~1000 launches a CUDA stream queues before a launch blocks:
 # behind a sleep of 200 µs a call (~400 K cycles at the H200's 1.98 GHz), none waits for the GPU.
@@ -99,9 +102,11 @@ def one_round(fn, calls: int, launches: bool) -> tuple[float, float]:
     return host, (time.perf_counter() - start) / calls * 1e6
 
 
-def interleaved(fns: list, calls: int, warmup: int, rounds: int, launches: bool = True) -> list[tuple[float, float]]:
-    """(host µs, call µs) of each fn, each the median of `rounds` rounds; the rounds of all fns taken in turn (round
-    1 of each, then round 2, ...), so that a slow spell of the machine falls on every row alike, torch's too."""
+def interleaved(fns: list, calls: int, warmup: int, rounds: int,
+                launches: bool = True) -> list[tuple[float, float, list[float]]]:
+    """(host µs, call µs, each round's host µs) of each fn, the first two the median of `rounds` rounds; the rounds
+    of all fns taken in turn (round 1 of each, then round 2, ...), so that a slow spell of the machine falls on every
+    row alike, torch's too."""
     for fn in fns:
         for _ in range(warmup):
             fn()
@@ -110,7 +115,7 @@ def interleaved(fns: list, calls: int, warmup: int, rounds: int, launches: bool 
         for fn, kept in zip(fns, times):
             kept.append(one_round(fn, calls, launches))
     median = lambda values: sorted(values)[len(values) // 2]  # noqa: E731
-    return [(median([h for h, _ in kept]), median([c for _, c in kept])) for kept in times]
+    return [(median([h for h, _ in kept]), median([c for _, c in kept]), [h for h, _ in kept]) for kept in times]
 
 
 @contextmanager
@@ -300,7 +305,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=None,
                         help=f"timed calls a round (default {LAUNCH_CALLS}; 30 interpreted)")
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="rounds a row (default 15: on the H200's host, auto's median of 5 rounds over torch's "
+                             "was 0.84×, 0.94× and 1.23× in three processes)")
     parser.add_argument("--op", action="append", choices=list(OPS), help="ops to time (default: all)")
     parser.add_argument("--only-python", action="store_true", help="torch.softmax and the rows that run no kernel")
     parser.add_argument("--dispatch-as", metavar="GPU_NAME", help="dispatch as on this GPU (e.g. 'NVIDIA H200')")
@@ -332,7 +339,8 @@ def main() -> None:
         todo = [row for row in todo if row.what.startswith("torch.") or any(text in row.what for text in args.row)]
     settings = settings_text()
     rows = [dict(what=row.what, op=row.op, dtype=args.dtype, M=M, N=N, calls=0, host_us=None, call_us=None,
-                 vs_torch=None, interpreted=interpreted, note=row.note, settings=settings) for row in todo]
+                 vs_torch=None, interpreted=interpreted, note=row.note, settings=settings, host_us_rounds="")
+            for row in todo]
     timed = []  # (row, its out) of the rows that launch kernels, checked: timed together, in turn
     new_kinds = []  # the same of the rows whose every call is of a new kind: timed together, after
     for row, out in zip(todo, rows):
@@ -349,7 +357,7 @@ def main() -> None:
                 if stubbed:
                     row.fn()  # compiled, and split's occupancy known, before the launches are stubbed
                 with no_launch() if stubbed else nullcontext():
-                    (host, call), = interleaved([row.fn], CHEAP_CALLS, args.warmup, args.rounds, launches=False)
+                    (host, call, _), = interleaved([row.fn], CHEAP_CALLS, args.warmup, args.rounds, launches=False)
                 out.update(calls=CHEAP_CALLS, host_us=host, call_us=call)
             else:
                 row.fn()
@@ -360,8 +368,9 @@ def main() -> None:
         if group:
             print(f"timing {len(group)} rows that launch kernels, round by round ...", flush=True)
             fns = [row.fn for row, _ in group]
-            for (row, out), (host, call) in zip(group, interleaved(fns, group_calls, args.warmup, args.rounds)):
-                out.update(calls=group_calls, host_us=host, call_us=call)
+            for (row, out), (host, call, each) in zip(group, interleaved(fns, group_calls, args.warmup, args.rounds)):
+                out.update(calls=group_calls, host_us=host, call_us=call,
+                           host_us_rounds=" ".join(f"{us:.3f}" for us in each))
     # against torch's own call of the op: torch.log_softmax for log-softmax's rows, torch.softmax for the others
     # (of new widths for the rows of new widths)
     torch_us = {(out["op"], bool(row.new_kinds)): out["host_us"] for row, out in zip(todo, rows)
