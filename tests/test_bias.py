@@ -212,7 +212,7 @@ def test_every_triton_kernel_compiles_a_bias_for_sm90_and_fused_reads_it_in_vect
     returned from a function, docs/perf-notes.md, thirteenth session): fused, two_pass, split and online with a
     bias, a shared one, a mask and causal; fused reads a bias on x's 16-byte grid in vectors, as many as x's (N,
     the pointers and the strides divisible by 16, as a launch specializes them for N = 4096), in the warps a biased
-    launch takes (launch_config's: one vector of x a thread)."""
+    launch takes (launch_config's: two vectors of x a thread)."""
     code = """
 import re
 import triton
@@ -223,7 +223,7 @@ from tests.compile_sm90 import signature_of
 import torch
 from softmax_bench.ops import OPS
 biased = OPS["biased"].fusion_for(torch.empty(2, 4096, device="meta"))
-biased_warps = fused.launch_config(1 << 20, 4096, torch.bfloat16, biased)["num_warps"]  # a 16-byte vector a thread
+biased_warps = fused.launch_config(1 << 20, 4096, torch.bfloat16, biased)["num_warps"]  # two 16-byte vectors a thread
 configs = {fused.fused_rows_kernel: {"BLOCK_N": 4096, "ROWS": 1}, two_pass.two_pass_kernel: {"BLOCK": 4096, "VEC": 8},
            split.split_kernel: {"BLOCK": 4096, "VEC": 8, "K_POW2": 8, "PHASE": 0}, online.online_kernel: {"BLOCK": 4096}}
 forms = {"plain": {}, "biased": {"HAS_BIAS": True, "BIAS_MIN": -3.0e38},
