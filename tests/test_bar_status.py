@@ -17,18 +17,19 @@ H200 = {"name": "NVIDIA H200", "triton": "3.8.0"}
 
 def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = H200, op: str = "causal",
               own_bytes: bool = True) -> None:
-    """A stored forward run of `op`: per (dtype, M, N), {variant: (% of the roofline, p20 ms, median ms, p80 ms)};
-    own_bytes: priced at a copy of each cell's own bytes (meta.json's roofline), else at the older prorated copy."""
+    """A stored forward run of `op`: per (dtype, M, N), {variant: (% of the roofline, p20 ms, median ms, p80 ms[,
+    the launch's config column])}; own_bytes: priced at a copy of each cell's own bytes (meta.json's roofline), else
+    at the older prorated copy."""
     run = Run(out / run_id)
     run.path.mkdir(parents=True)
     run.write_meta({"run_id": run_id, "started_at": started, "device": device, "interpreted": False, "op": op,
                     "log": False, "mask_shape": "full",
                     **({"roofline": "copy of the floor's bytes"} if own_bytes else {})})
     for (dtype, M, N), variants in cells.items():
-        for variant, (pct, p20, ms, p80) in variants.items():
+        for variant, (pct, p20, ms, p80, *config) in variants.items():
             run.append({"variant": variant, "dtype": dtype, "M": M, "N": N, "ms": ms, "ms_p20": p20, "ms_p80": p80,
                         "gbps": 1.0, "pct_of_copy": pct, "pct_of_roofline": pct, "status": "ok", "op": op,
-                        "pass": "forward"})
+                        "pass": "forward", "config": config[0] if config else None})
 
 
 def bar_status(out: Path, capsys) -> SimpleNamespace:
@@ -97,3 +98,36 @@ def test_cells_from_runs_priced_at_the_older_roofline_are_counted_and_marked(tmp
     assert f"{len(GRID) - 1} cells priced at the copy of x and y's bandwidth, prorated" in result.stdout
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
     assert "under the bar {} {}×{}: auto 85.0, no peer nan (causal-grid) *".format(*GRID[0]) in lines
+
+
+def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_says_what_changed(tmp_path, capsys):
+    """The forty-eighth session's biased warps moved two H200 cells under the bar while an older run still read them
+    as met: a cell whose run recorded auto's fused launch in other warps than launch_config now gives is marked !
+    and not counted, one in the same launch (or another kernel's, or none recorded) is."""
+    import torch
+
+    from softmax_bench.kernels import DTYPES, fused
+    from softmax_bench.ops import OPS
+
+    def recorded(cell, warps=None):
+        dtype, M, N = cell
+        config = fused.launch_config(M, N, DTYPES[dtype], OPS["causal"].shapes_fusion(M, N, DTYPES[dtype]))
+        return (f"picked=fused BLOCK_N={config['BLOCK_N']} ROWS={config['ROWS']} "
+                f"num_warps={warps or config['num_warps']} maxnreg=48")
+
+    changed = next(cell for cell in GRID if cell[2] == 4000 and cell[0] == "bf16")
+    grid = {cell: {"auto": (95.0, 0.99, 1.0, 1.01, recorded(cell))} for cell in GRID}
+    grid[GRID[0]] = {"auto": (95.0, 0.99, 1.0, 1.01, "picked=two_pass BLOCK=4096")}  # not read: taken as it is
+    grid[GRID[1]] = {"auto": (95.0, 0.99, 1.0, 1.01)}  # a run from before the config column: taken as it is
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    assert bar_status(tmp_path, capsys).returncode == 0
+
+    now = fused.launch_config(4096, 4000, torch.bfloat16, OPS["causal"].shapes_fusion(4096, 4000, torch.bfloat16))
+    grid[changed] = {"auto": (95.0, 0.99, 1.0, 1.01, recorded(changed, warps=2 * now["num_warps"]))}
+    write_run(tmp_path, "causal-grid-b", "2026-12-02T00:00:00+0000", grid)
+    result = bar_status(tmp_path, capsys)
+    assert result.returncode == 1
+    assert "1 cells measured in a launch the code no longer makes (marked !): measure them again" in result.stdout
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert (f"launched otherwise now bf16 4096×4000: auto 95.0, no peer nan (causal-grid-b) ! num_warps "
+            f"{2 * now['num_warps']} → {now['num_warps']}") in lines
