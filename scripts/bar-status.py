@@ -28,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from softmax_bench.config import build_plan  # noqa: E402
 from softmax_bench.kernels import DTYPES, cluster, fused  # noqa: E402
-from softmax_bench.ops import OPS  # noqa: E402
-from softmax_bench.ops import FUSED_OPS  # noqa: E402
+from softmax_bench.ops import FUSED_OPS, OPS  # noqa: E402
 from softmax_bench.peers import PEERS as PEER_REGISTRY  # noqa: E402
 from softmax_bench.results import BenchError, stored_runs  # noqa: E402
 

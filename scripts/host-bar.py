@@ -8,8 +8,8 @@ one process, 6.57 in the next), so a ratio is only taken within one CSV: one pro
 host's speed moves too (the fifty-eighth session's H200: auto's softmax over torch's 0.84× to 1.23× from the medians
 of 5 rounds): where both rows have each round's host µs (host-cost.py's host_us_rounds, taken in turn), the ratio is
 the median of the rounds' ratios, round k of one row over round k of the other, and its 20th–80th percentiles are
-printed; otherwise the ratio of the two medians. A row of a
-CSV given later replaces the same row of one given earlier (name them oldest first). Rows of an interpreted run
+printed; otherwise the ratio of the two medians. A row of a CSV given later replaces the same row of one given
+earlier (name them oldest first). Rows of an interpreted run
 (no GPU) are left out. A row made with settings (host-cost.py's `settings` column: SOFTMAX_BENCH_* switches,
 Inductor's static launch of user kernels) says so. Exit 0 when every bar row was measured and is at or under its
 bar, 1 otherwise.
@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         host, versus, ratio, spread, path, settings = found[key]
         verdict = "met" if ratio <= BAR else "over the bar"
         met &= ratio <= BAR
-        rounds = "" if spread is None else f", round by round over {spread[2]}: p20–p80 {spread[0]:.2f}–{spread[1]:.2f}×"
+        rounds = "" if spread is None else \
+            f", round by round over {spread[2]}: p20–p80 {spread[0]:.2f}–{spread[1]:.2f}×"
         print(f"  {verdict:14} {what} ({op}): {host:.2f} µs, {ratio:.2f}× {versus_what}'s {versus:.2f}{rounds} "
               f"(bar {BAR:.1f}×; {path}" + (f"; made with {settings})" if settings else ")"))
     print("issue 29's bar: " + ("met" if met else "not met"))

@@ -44,10 +44,13 @@ def write_csv(path: Path, rows: dict, interpreted: bool = False, settings: str |
         out = csv.DictWriter(f, fieldnames=COLUMNS + extra)
         out.writeheader()
         for (what, op), host_us in rows.items():
-            out.writerow({"what": what, "op": op, "dtype": "bf16", "M": 64, "N": 4000, "calls": 400,
-                          "host_us": host_us, "call_us": host_us, "vs_torch": "", "interpreted": interpreted,
-                          "note": ""} | ({} if settings is None else {"settings": settings})
-                         | ({} if rounds is None else {"host_us_rounds": " ".join(map(str, rounds.get((what, op), ())))}))
+            row = {"what": what, "op": op, "dtype": "bf16", "M": 64, "N": 4000, "calls": 400, "host_us": host_us,
+                   "call_us": host_us, "vs_torch": "", "interpreted": interpreted, "note": ""}
+            if settings is not None:
+                row["settings"] = settings
+            if rounds is not None:
+                row["host_us_rounds"] = " ".join(map(str, rounds.get((what, op), ())))
+            out.writerow(row)
     return path
 
 
@@ -94,15 +97,16 @@ def test_where_both_rows_have_their_rounds_the_ratio_is_the_median_of_the_rounds
                ("softmax_bench fused", "softmax"): 6.5}
     path = write_csv(tmp_path / "eager.csv", medians, rounds=rounds)
     found = host_bar.ratios(path)
-    each = sorted(a / b for a, b in zip(rounds[("softmax_bench auto", "softmax")], rounds[("torch.softmax", "softmax")]))
+    auto, torch_rounds = rounds[("softmax_bench auto", "softmax")], rounds[("torch.softmax", "softmax")]
+    each = sorted(a / b for a, b in zip(auto, torch_rounds))
     host, versus, ratio, spread = found[("softmax_bench auto", "softmax")]
     assert (host, versus, ratio, spread) == (7.0, 6.7, pytest.approx(each[2]), pytest.approx((each[1], each[4], 5)))
     assert ratio < 1 < 7.0 / 6.7
     assert found[("softmax_bench fused", "softmax")] == pytest.approx((6.5, 6.7, 6.5 / 6.7, None))
     host_bar.main([str(path), str(write_csv(tmp_path / "c.csv", COMPILED_ROWS))])
     printed = capsys.readouterr().out
-    assert (f"met            softmax_bench auto (softmax): 7.00 µs, {each[2]:.2f}× torch.softmax's 6.70, round by round "
-            f"over 5: p20–p80 {each[1]:.2f}–{each[4]:.2f}×") in printed
+    assert (f"met            softmax_bench auto (softmax): 7.00 µs, {each[2]:.2f}× torch.softmax's 6.70, round by "
+            f"round over 5: p20–p80 {each[1]:.2f}–{each[4]:.2f}×") in printed
     assert "softmax_bench fused (softmax): 6.50 µs, 0.97× torch.softmax's 6.70 (bar" in printed
 
 
