@@ -7,12 +7,12 @@
 # first: on an H200 the bar cells (session 57's roofline); on another card the suite's second half of files with
 #   names, then again the first half's failures of this session's first call (cuobjdump and two OOMs).
 # next (COMMIT=SHA): on an H200, h200; on another card, h100.
-# h200 (issue 26 and 29): session 55's wide-a configurations (scripts/cluster-configs.py at the five wide cluster
-#   specs under the bar: is there a configuration that meets it on the H200?), then one host-cost process of the
-#   bar's rows, 15 rounds, read round by round by host-bar.py. Predictions in docs/perf-notes.md.
+# h200 (issue 26): session 55's wide-a configurations (scripts/cluster-configs.py at the five wide cluster specs
+#   under the bar: is there a configuration that meets it on the H200?), then waves. Predictions in
+#   docs/perf-notes.md.
 # waves (issue 26; H200): waves.py, the wide cluster rows and a copy of their bytes at M = 16 … 2048: paid once a
 #   launch or row by row? Prediction in docs/perf-notes.md (fifty-eighth session).
-# h200-host: two more host-cost processes (issue 29's bar on the H200's host, round by round).
+# h200-host (issue 29): three host-cost processes of the bar's rows, 15 rounds, read round by round by host-bar.py.
 # h100: the biased sweep at the cells whose warps changed (4ece3d3: 2048–8192 wide, forward and log, runs
 #   biased[-log]-warps-h100-s58${TAG}), then the suite's first half again under 12 workers (the OOM fix, b1fe752).
 set -u
@@ -31,15 +31,15 @@ case $1 in
     if grep -qi h200 <<< "$card"; then exec bash $0 h200; else exec bash $0 h100; fi ;;
   h200)
     echo "card: $card"; grep -qi h200 <<< "$card" || exit 0
-    timeout 360 bash evidence/experiments/2026-12-06-session55/next.sh wide-a
-    bash $0 waves; exec bash $0 host-bar a ;;
+    timeout 400 bash evidence/experiments/2026-12-06-session55/next.sh wide-a
+    exec bash $0 waves ;;
   waves)
     . .ab/device-setup.sh > /dev/null
     timeout 120 env PYTHONPATH=$PYTHONPATH:scripts python3 $here/waves.py $OUT/waves.csv > $OUT/waves.txt 2>&1
     echo "waves rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/waves.txt | tail -40 ;;
   h200-host)
     echo "card: $card"; grep -qi h200 <<< "$card" || exit 0
-    bash $0 host-bar b; exec bash $0 host-bar c ;;
+    bash $0 host-bar a; bash $0 host-bar b; exec bash $0 host-bar c ;;
   host-bar)  # one host-cost.py process of issue 29's bar rows (15 rounds), read round by round; $2 names it
     . .ab/device-setup.sh > /dev/null
     timeout 150 python3 scripts/host-cost.py $OUT/host-bar-$2.csv --op softmax --op scaled-masked --op log-softmax \
