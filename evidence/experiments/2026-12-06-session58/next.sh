@@ -31,11 +31,11 @@ case $1 in
     if grep -qi h200 <<< "$card"; then exec bash $0 h200; else exec bash $0 h100; fi ;;
   h200)
     echo "card: $card"; grep -qi h200 <<< "$card" || exit 0
-    timeout 400 bash evidence/experiments/2026-12-06-session55/next.sh wide-a
+    timeout 380 bash evidence/experiments/2026-12-06-session55/next.sh wide-a
     exec bash $0 waves ;;
   waves)
     . .ab/device-setup.sh > /dev/null
-    timeout 120 env PYTHONPATH=$PYTHONPATH:scripts python3 $here/waves.py $OUT/waves.csv > $OUT/waves.txt 2>&1
+    timeout 160 env PYTHONPATH=$PYTHONPATH:scripts python3 $here/waves.py $OUT/waves.csv > $OUT/waves.txt 2>&1
     echo "waves rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/waves.txt | tail -40 ;;
   h200-host)
     echo "card: $card"; grep -qi h200 <<< "$card" || exit 0
