@@ -20,13 +20,12 @@ import torch
 from config_timing import SETTINGS, csv_rows
 from softmax_bench import ops
 from softmax_bench.baseline import measure_copy
-from softmax_bench.kernels import PLAIN, cluster, one_pass_traffic
+from softmax_bench.kernels import DTYPES, PLAIN, cluster, one_pass_traffic
 from softmax_bench.timing import measure
 
 ROWS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 SPECS = (("bf16", "biased", 262144), ("bf16", "plain", 262144), ("fp32", "causal", 262144),
          ("bf16", "causal", 151936))
-DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 
 def line(points: list[tuple[int, float]]) -> tuple[float, float]:
