@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The fifty-ninth session's device steps: bash evidence/experiments/2026-12-06-session59/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal where a step sweeps.
+# Every other step passes to the fifty-eighth session's next.sh and on down.
+# Ran this session on an H100 (no H200 came in six tries): session 58's h100 (out-h100/), three host-bar processes
+#   (out-h100/host-bar/), session 50's call-trace.py with Inductor's output code (out-h100/call-trace/).
+# h200 (issue 26; an H200 only, ~550 s): session 58's waves first (paid once a launch or row by row?), then
+#   session 42's cluster-configs at the three wide cells furthest under the bar. Predictions in docs/perf-notes.md
+#   (fifty-eighth session, waves; fifty-fifth, the configurations).
+# h200-host (issue 29; an H200 only, ~200 s): three host-cost processes of the bar's rows read round by round, then
+#   the scaled-masked log backward fp32 512x262144 (87.2 in the fifty-fourth session, not measured since).
+set -u
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+s58=evidence/experiments/2026-12-06-session58/next.sh
+case $1 in
+  h200)
+    grep -qi h200 <<< "$card" || exit 0
+    bash $s58 waves
+    timeout 380 bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" \
+      "fp32 causal 262144" "bf16 causal 151936" ;;
+  h200-host)
+    grep -qi h200 <<< "$card" || exit 0
+    for p in a b c; do timeout 90 bash $s58 host-bar h200$p; done
+    . .ab/device-setup.sh > /dev/null
+    id=sm-log-backward-fp32-512x262144-h200-s59
+    SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 120 python3 -m softmax_bench sweep --out $OUT/runs \
+      --run-id $id --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144 --variant auto \
+      --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+    echo "$id rc=$? at $SECONDS s"; tail -15 $OUT/sweep-$id.txt; tar czf $OUT/runs-s59.tgz -C $OUT runs ;;
+  *) exec bash $s58 "$@" ;;
+esac
