@@ -4,7 +4,7 @@
 # Every other step passes to the fifty-eighth session's next.sh and on down.
 # Ran this session on an H100 (no H200 came in six tries): session 58's h100 (out-h100/), three host-bar processes
 #   (out-h100/host-bar/), session 50's call-trace.py with Inductor's output code (out-h100/call-trace/).
-# h200 (issue 26; an H200 only, ~550 s): session 58's waves first (paid once a launch or row by row?), then
+# h200 (issue 26; an H200 only, ~470 s): session 58's waves first (paid once a launch or row by row?), then
 #   session 42's cluster-configs at the three wide cells furthest under the bar. Predictions in docs/perf-notes.md
 #   (fifty-eighth session, waves; fifty-fifth, the configurations).
 # h200-host (issue 29; an H200 only, ~200 s): three host-cost processes of the bar's rows read round by round, then
@@ -17,7 +17,7 @@ case $1 in
   h200)
     grep -qi h200 <<< "$card" || exit 0
     bash $s58 waves
-    timeout 380 bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" \
+    timeout 300 bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" \
       "fp32 causal 262144" "bf16 causal 151936" ;;
   h200-host)
     grep -qi h200 <<< "$card" || exit 0
