@@ -165,3 +165,34 @@ def test_the_committed_h200_csvs_give_the_fortieth_sessions_ratios():
     assert eager[("softmax_bench auto", "softmax")][:3] == pytest.approx((7.67, 6.57, 1.167), abs=1e-3)
     assert compiled[("peer compiled_op", "softmax")][:3] == pytest.approx((45.38, 35.37, 1.283), abs=1e-3)
     assert eager[("softmax_bench auto", "softmax")][3] is None  # made before host_us_rounds
+
+
+def test_pooled_processes_give_the_median_of_all_their_rounds_ratios(tmp_path, capsys):
+    """--pool: three processes of the same code, each ratio still round k over round k of its own process; the
+    bar row's ratio is the median of all 9, where without it the last CSV's replaces the others'."""
+    torch_rounds = {("peer torch_compile", "softmax"): [30.0, 30.0, 30.0]}
+    # over 30: 0.90 0.95 0.99, 1.003 1.05 1.08, 1.004 1.005 1.10; the median 1.004, printed so, not as 1.00
+    ours = ([27.0, 28.5, 29.7], [30.09, 31.5, 32.4], [30.12, 30.15, 33.0])
+    paths = [write_csv(tmp_path / f"c{i}.csv", COMPILED_ROWS,
+                       rounds={**torch_rounds, ("peer compiled_op", "softmax"): r}) for i, r in enumerate(ours)]
+    each = sorted(a / 30.0 for r in ours for a in r)
+    host, versus, ratio, spread = host_bar.pooled(paths)[("peer compiled_op", "softmax")]
+    assert (host, versus, ratio, spread) == (34.0, 35.0, pytest.approx(each[4]), pytest.approx((each[1], each[7], 9)))
+    assert host_bar.main(["--pool", *map(str, paths)]) == 1
+    printed = capsys.readouterr().out
+    assert (f"at the bar     peer compiled_op (softmax): 34.00 µs, {each[4]:.3f}× peer torch_compile's 35.00, round "
+            f"by round over 9: p20–p80 {each[1]:.2f}–{each[7]:.2f}× (bar 1.0×; 3 processes pooled)") in printed
+    assert "(1 row at the bar: over it by the median of its rounds, under it in a fifth or more of them)" in printed
+    host_bar.main(list(map(str, paths)))
+    assert "1.005× peer torch_compile's 35.00, round by round over 3: p20–p80 1.00–1.10× (bar 1.0×; " + str(
+        paths[-1]) in capsys.readouterr().out
+
+
+def test_a_row_over_its_bar_in_four_fifths_of_its_rounds_is_over_it_not_at_it(tmp_path, capsys):
+    torch_rounds = {("peer torch_compile", "softmax"): [30.0] * 5,
+                    ("peer compiled_op", "softmax"): [29.0, 31.5, 32.0, 33.0, 34.0]}
+    path = write_csv(tmp_path / "c.csv", COMPILED_ROWS, rounds=torch_rounds)
+    assert host_bar.main([str(path)]) == 1
+    printed = capsys.readouterr().out
+    assert "over the bar   peer compiled_op (softmax): 34.00 µs, 1.07×" in printed
+    assert printed.rstrip().endswith("issue 29's bar: not met")
