@@ -7,7 +7,8 @@
 # h200 (issue 26; an H200 only, ~470 s): session 58's waves first (paid once a launch or row by row?), then
 #   session 42's cluster-configs at the three wide cells furthest under the bar. Predictions in docs/perf-notes.md
 #   (fifty-eighth session, waves; fifty-fifth, the configurations).
-# h200-host (issue 29; an H200 only, ~200 s): three host-cost processes of the bar's rows read round by round, then
+# h200-host (issue 29; an H200 only, ~200 s): three host-cost processes of the bar's rows read round by round and
+#   pooled (host-bar.py --pool), then
 #   the scaled-masked log backward fp32 512x262144 (87.2 in the fifty-fourth session, not measured since).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -22,6 +23,7 @@ case $1 in
   h200-host)
     grep -qi h200 <<< "$card" || exit 0
     for p in a b c; do timeout 90 bash $s58 host-bar h200$p; done
+    python3 scripts/host-bar.py --pool $OUT/host-bar-h200?.csv
     . .ab/device-setup.sh > /dev/null
     id=sm-log-backward-fp32-512x262144-h200-s59
     SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 120 python3 -m softmax_bench sweep --out $OUT/runs \
