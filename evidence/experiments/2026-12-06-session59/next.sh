@@ -7,6 +7,7 @@
 # h200 (issue 26; an H200 only, ~470 s): session 58's waves first (paid once a launch or row by row?), then
 #   session 42's cluster-configs at the three wide cells furthest under the bar. Predictions in docs/perf-notes.md
 #   (fifty-eighth session, waves; fifty-fifth, the configurations).
+# h200-waves (issue 26; an H200 only): waves, then the biased bf16 configurations within LEFT_S seconds.
 # h200-host (issue 29; an H200 only, ~200 s): three host-cost processes of the bar's rows read round by round and
 #   pooled (host-bar.py --pool), then
 #   the scaled-masked log backward fp32 512x262144 (87.2 in the fifty-fourth session, not measured since).
@@ -20,6 +21,11 @@ case $1 in
     bash $s58 waves
     timeout 300 bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" \
       "fp32 causal 262144" "bf16 causal 151936" ;;
+  h200-waves)  # when little device time is left: waves, then the biased configurations in what remains (LEFT_S)
+    grep -qi h200 <<< "$card" || exit 0
+    bash $s58 waves
+    left=$(( ${LEFT_S:-300} - SECONDS - 20 ))
+    [ $left -gt 60 ] && timeout $left bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" ;;
   h200-host)
     grep -qi h200 <<< "$card" || exit 0
     for p in a b c; do timeout 90 bash $s58 host-bar h200$p; done
