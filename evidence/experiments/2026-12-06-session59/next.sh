@@ -2,8 +2,9 @@
 # The fifty-ninth session's device steps: bash evidence/experiments/2026-12-06-session59/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal where a step sweeps.
 # Every other step passes to the fifty-eighth session's next.sh and on down.
-# Ran this session on an H100 (no H200 came in six tries): session 58's h100 (out-h100/), three host-bar processes
-#   (out-h100/host-bar/), session 50's call-trace.py with Inductor's output code (out-h100/call-trace/).
+# Ran this session on an H100 (no H200 came in eleven tries): session 58's h100 (out-h100/), three host-bar
+#   processes (out-h100/host-bar/), session 50's call-trace.py with Inductor's output code (out-h100/call-trace/),
+#   session 58's waves (out-h100/waves/: the control for the H200's).
 # h200 (issue 26; an H200 only, ~470 s): session 58's waves first (paid once a launch or row by row?), then
 #   session 42's cluster-configs at the three wide cells furthest under the bar. Predictions in docs/perf-notes.md
 #   (fifty-eighth session, waves; fifty-fifth, the configurations).
