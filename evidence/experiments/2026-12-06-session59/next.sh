@@ -9,6 +9,9 @@
 #   session 42's cluster-configs at the three wide cells furthest under the bar. Predictions in docs/perf-notes.md
 #   (fifty-eighth session, waves; fifty-fifth, the configurations).
 # h200-waves (issue 26; an H200 only): waves, then the biased bf16 configurations within LEFT_S seconds.
+# persistent (issue 26; any card): the persistent cluster (cluster.launch's rows_each) on the GPU: its bit-for-bit
+#   test, then ab-persistent.py (rows_each 1, 4, 16, 32 at the four wide cells, alternating rounds). Prediction in
+#   docs/perf-notes.md (fifty-ninth session).
 # h200-host (issue 29; an H200 only, ~200 s): three host-cost processes of the bar's rows read round by round and
 #   pooled (host-bar.py --pool), then
 #   the scaled-masked log backward fp32 512x262144 (87.2 in the fifty-fourth session, not measured since).
@@ -27,6 +30,14 @@ case $1 in
     bash $s58 waves
     left=$(( ${LEFT_S:-300} - SECONDS - 20 ))
     [ $left -gt 60 ] && timeout $left bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144" ;;
+  persistent)  # (issue 26) the persistent cluster's GPU tests, then ab-persistent.py (ROUNDS, default 3)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cluster.py -k persistent -rfE \
+      > $OUT/tests-persistent.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-persistent.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-persistent.txt
+    timeout ${AB_S:-240} env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session59/ab-persistent.py \
+      $OUT/ab-persistent.csv ${ROUNDS:-3} > $OUT/ab-persistent.txt 2>&1
+    echo "ab-persistent rc=$? at $SECONDS s"; grep -vE "^W|Warning" $OUT/ab-persistent.txt | tail -12 ;;
   h200-host)
     grep -qi h200 <<< "$card" || exit 0
     for p in a b c; do timeout 90 bash $s58 host-bar h200$p; done
