@@ -45,7 +45,7 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
 
 # A case's keys that set the kernel's switch of the same name in capitals (absent: as the launch sets it).
 SWITCH_KEYS = ("mask_packed", "causal_vectors", "lean_keep", "late_y", "staged", "mask_early",
-               "positive_scale", "mask_blend", "bias_blend", "rows_each")
+               "positive_scale", "mask_blend", "bias_blend")
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:

@@ -570,29 +570,6 @@ def test_biased_configurations_compile_as_measured(compiled_forwards):
                                      for N in cluster.BIASED[size]}
 
 
-@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-def test_a_persistent_cluster_compiles_with_one_split_barrier_a_row_and_no_spills(tmp_path):
-    """ROWS_EACH (launch's rows_each): a cluster takes its rows one after another. Compiled for sm_90, the biased
-    bf16 262144 row in BIASED's configuration keeps its registers (64, no spill) with the loop, and the cluster
-    barrier is split twice: the exchange's (arrived at when the buffers are ready, waited on before the push) and
-    the row's (arrived at once a row's pushed values are read, waited on before the next row's push, and once
-    after the last row, before the CTAs exit). One row a cluster keeps its one."""
-    cases = [{"kernel": "forward", "dtype": "bf16", "N": 262144, "bias": True, **each}
-             for each in ({}, {"rows_each": 32})]
-    one, persistent = compile_in_subprocess(cases, tmp_path)
-    assert (one["cluster_arrive"], one["cluster_wait"]) == (1, 1), one
-    assert (persistent["cluster_arrive"], persistent["cluster_wait"]) == (2, 2), persistent
-    assert persistent["spill_bytes"] == 0 and persistent["registers"] <= one["registers"] == 64, persistent
-    assert persistent["st_async"] == one["st_async"] == 2, persistent
-
-
-def test_a_persistent_clusters_rows_must_divide_the_rows():
-    x = torch.zeros(6, 32768)
-    for rows_each in (0, 4):
-        with pytest.raises(ValueError, match=f"rows_each must divide the 6 rows \\(got {rows_each}\\)"):
-            cluster.launch(x, PLAIN, rows_each=rows_each)
-
-
 def test_how_fused_forms_hold_16_bit_rows():
     """Packed under a positive scale, a causal mask, and a keep-mask whose bytes of a vector are one load: rows on
     the 16-byte grid, or a mask on x's grid (a contiguous mask of x's shape); fp32 under a negative scale, fp32
@@ -707,25 +684,6 @@ def test_the_packed_mask_select_is_the_element_select_bit_for_bit(N, dtype, log,
         clear_caches()
         assert torch.equal(call(x, variant="cluster", **kwargs).view(torch.int16), expected.view(torch.int16)), kwargs
     clear_caches()
-
-
-@on_gpu
-@pytest.mark.parametrize("form", ["plain", "biased", "causal", "log"])
-def test_a_persistent_cluster_gives_one_row_a_clusters_bits(form):
-    """rows_each rows a cluster, one after another (the receive buffers and the mbarrier reused, its phase flipping
-    each row), against one row a cluster: the same bits, for more rows than the GPU holds clusters at once. The
-    causal rows keep from half of N to all of it: taken last to first (REVERSED), as one row a cluster takes them."""
-    M, N = (8192, 16384) if form == "causal" else (256, 65536)
-    x, _ = fresh_randn(M, N, dtype=torch.bfloat16)
-    fusion = {"plain": PLAIN, "log": Fusion(log=True), "causal": Fusion(scale=0.125, causal_m=M),
-              "biased": Fusion(scale=0.125, bias=torch.randn(M, N, device=x.device, dtype=torch.bfloat16))}[form]
-    assert cluster.kernel_constexprs(cluster.config_for(N, x.dtype, fusion), N, x.dtype, True, fusion).get(
-        "REVERSED", False) == (form == "causal")
-    expected, _ = cluster.launch(x, fusion)
-    for rows_each in (2, 8, 32):
-        y, launched = cluster.launch(x, fusion, rows_each=rows_each)
-        assert launched.config["rows_each"] == rows_each
-        assert torch.equal(y.view(torch.int16), expected.view(torch.int16)), (form, rows_each)
 
 
 @on_gpu

@@ -1006,8 +1006,7 @@ if gluon is not None:
                        loss_scale_ptr=None, ignore_index=-100, z_loss=0.0, HAS_CLASS_WEIGHT: gl.constexpr = False,
                        HAS_Z_LOSS: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
-                       REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
-                       ROWS_EACH: gl.constexpr = 1):
+                       REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -1016,165 +1015,158 @@ if gluon is not None:
         sum_in = receive_buffer()
         bar = exchange_barrier()
 
-        for i in range(ROWS_EACH):  # (ROWS_EACH > 1: a persistent cluster) rows c·ROWS_EACH … on, one after another
-            row = gl.program_id(0).to(gl.int64) * ROWS_EACH + i  # 64-bit: row · stride passes 2^31
-            if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
-                row = gl.num_programs(0).to(gl.int64) * ROWS_EACH - 1 - row
-            # 2^((x − shift)·k) = e^(x − shift), or e^((x − shift)·scale) for 16-bit x held unscaled (SCALED)
-            SCALED: gl.constexpr = HAS_SCALE and not HOLD_F32
-            k = LOG2E
-            if SCALED:
-                k = scale * LOG2E
-            off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
-            x_row = row_window(x_ptr, row, stride_x, off, VEC)
-            y_row = row_window(y_ptr, row, stride_y, off, VEC)
-            mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
-            mask_row = mask_ptr
-            if MASK_VECTORS:
-                mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
+        row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
+        if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
+            row = gl.num_programs(0).to(gl.int64) - 1 - row
+        # 2^((x − shift)·k) = e^(x − shift), or e^((x − shift)·scale) for 16-bit x held unscaled (SCALED)
+        SCALED: gl.constexpr = HAS_SCALE and not HOLD_F32
+        k = LOG2E
+        if SCALED:
+            k = scale * LOG2E
+        off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
+        x_row = row_window(x_ptr, row, stride_x, off, VEC)
+        y_row = row_window(y_ptr, row, stride_y, off, VEC)
+        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
+        mask_row = mask_ptr
+        if MASK_VECTORS:
+            mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
+        bias_row = bias_ptr
+        if HAS_BIAS:  # only then, as fused's
+            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
             bias_row = bias_ptr
-            if HAS_BIAS:  # only then, as fused's
-                bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
-                bias_row = bias_ptr
-                if BIAS_VECTORS:
-                    bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
-            last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
-            diagonal = -1
-            if DIAGONAL:
-                last = last_kept_column(row, causal_m, N) + off
-                cut = (gl.maximum(last, 0) // VEC) * VEC
-                cuts = (last >= 0) & ((last + 1) % VEC != 0) & (cut >= first_whole) & (cut + VEC <= end_whole)
-                diagonal = gl.where(cuts, cut, -1)
+            if BIAS_VECTORS:
+                bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
+        last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
+        diagonal = -1
+        if DIAGONAL:
+            last = last_kept_column(row, causal_m, N) + off
+            cut = (gl.maximum(last, 0) // VEC) * VEC
+            cuts = (last >= 0) & ((last + 1) % VEC != 0) & (cut >= first_whole) & (cut + VEC <= end_whole)
+            diagonal = gl.where(cuts, cut, -1)
 
-            if HAS_FACTOR:  # cross_entropy's factors' inputs, read with the row: loaded after the exchange, a factor
-                # held every store of the row back by a load's latency (bf16 4096×128256: 13 % slower than the
-                # softmax; H200, twenty-fifth session). Used after the exchange: compared here, the target's data was
-                # waited for among the row's loads (bf16 50257: the row's 14 vector loads issued 8, a wait, then the
-                # rest). The z-loss's factor is 2z times the same scale (a factor of its own loaded here took bf16
-                # 50257 to 110 registers).
-                target = gl.load(target_ptr + row)
-                loss_scale = gl.load(loss_scale_ptr)
-            # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
-            lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
-            x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+        if HAS_FACTOR:  # cross_entropy's factors' inputs, read with the row: loaded after the exchange, a factor held
+            # every store of the row back by a load's latency (bf16 4096×128256: 13 % slower than the softmax; H200,
+            # twenty-fifth session). Used after the exchange: compared here, the target's data was waited for among
+            # the row's loads (bf16 50257: the row's 14 vector loads issued 8, a wait, then the rest). The z-loss's
+            # factor is 2z times the same scale (a factor of its own loaded here took bf16 50257 to 110 registers).
+            target = gl.load(target_ptr + row)
+            loss_scale = gl.load(loss_scale_ptr)
+        # Every load is issued before the first reduction: a reduction's barrier would hold back the loads after it.
+        lanes0, move0 = piece(0, P0, STEP, first_whole, end_whole, X)
+        x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+                   EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
+                   bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
+        if P1 > 0:
+            lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
+            x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                        DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
-            if P1 > 0:
-                lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
-                x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
-                           EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                           bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                           DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
-            if P2 > 0:
-                lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
-                x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
-                           EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
-                           bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                           DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
-            if HAS_ENDS:
-                end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
-                                                          DIAGONAL)
-                end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"),
-                                eviction_policy=EVICT).to(gl.float32)
-                if HAS_SCALE and HOLD_F32:
-                    end_x = gl.where(at_end, end_x * scale, -float("inf"))
-                if HAS_BIAS:
-                    end_bias = gl.load(bias_ptr + row * bias_stride + end_cols, mask=at_end, other=0.0)
-                    end_x = _biased(end_x, end_bias, BIAS_MIN)
-                end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+        if P2 > 0:
+            lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
+            x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
+                       EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
+                       bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
+        if HAS_ENDS:
+            end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
+                                                      DIAGONAL)
+            end_x = gl.load(x_row + end_lanes, mask=at_end, other=-float("inf"), eviction_policy=EVICT).to(gl.float32)
+            if HAS_SCALE and HOLD_F32:
+                end_x = gl.where(at_end, end_x * scale, -float("inf"))
+            if HAS_BIAS:
+                end_bias = gl.load(bias_ptr + row * bias_stride + end_cols, mask=at_end, other=0.0)
+                end_x = _biased(end_x, end_bias, BIAS_MIN)
+            end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
 
-            # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
-            m = thread_maxes(x0, VEC)
-            if P1 > 0:
-                m = _maximum(m, thread_maxes(x1, VEC))
-            if P2 > 0:
-                m = _maximum(m, thread_maxes(x2, VEC))
-            m = gl.convert_layout(_max(m), gl.SliceLayout(1, X))
-            if HAS_ENDS:
-                m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
-            shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
-            x0, t = _exponentials(x0, shift, k, LOG, VEC)
-            if P1 > 0:
-                x1, t1 = _exponentials(x1, shift, k, LOG, VEC)
-                t += t1
-            if P2 > 0:
-                x2, t2 = _exponentials(x2, shift, k, LOG, VEC)
-                t += t2
-            s = gl.convert_layout(gl.sum(t, axis=1), gl.SliceLayout(1, X))
-            if HAS_ENDS:
-                end_e = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)), k)
-                s += gl.convert_layout(gl.sum(end_e, axis=1), gl.SliceLayout(1, X))
-                if not LOG:
-                    end_x = end_e
+        # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
+        m = thread_maxes(x0, VEC)
+        if P1 > 0:
+            m = _maximum(m, thread_maxes(x1, VEC))
+        if P2 > 0:
+            m = _maximum(m, thread_maxes(x2, VEC))
+        m = gl.convert_layout(_max(m), gl.SliceLayout(1, X))
+        if HAS_ENDS:
+            m = gl.maximum(m, gl.convert_layout(gl.max(end_x, axis=1), gl.SliceLayout(1, X)))
+        shift = gl.where(m == -float("inf"), 0.0, m)  # an empty or all -inf span shifts by 0: sum 0, not NaN
+        x0, t = _exponentials(x0, shift, k, LOG, VEC)
+        if P1 > 0:
+            x1, t1 = _exponentials(x1, shift, k, LOG, VEC)
+            t += t1
+        if P2 > 0:
+            x2, t2 = _exponentials(x2, shift, k, LOG, VEC)
+            t += t2
+        s = gl.convert_layout(gl.sum(t, axis=1), gl.SliceLayout(1, X))
+        if HAS_ENDS:
+            end_e = _exp(end_x, gl.convert_layout(shift, gl.SliceLayout(1, ENDS)), k)
+            s += gl.convert_layout(gl.sum(end_e, axis=1), gl.SliceLayout(1, X))
+            if not LOG:
+                end_x = end_e
 
-            cluster.wait()
-            mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
-            push(m, max_in, bar)
-            push(s, sum_in, bar)
-            mbarrier.wait(bar, i & 1, deps=[max_in, sum_in])
-            maxes = received(max_in)
-            sums = received(sum_in)
-            if ROWS_EACH > 1:  # this row's values read: the peers may push the next row's (waited on before the push)
-                cluster.arrive()
-            row_max = gl.max(maxes, axis=0)  # [T], split over the CTAs: every entry holds the row's max
-            row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros (-inf), not NaN
-            row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * k), axis=0)
-            # back to one value a CTA ([C], CTA c holding entry c); an all -inf row has sum 0: it is taken as 1
-            shift_c = one_a_cta(row_shift)
-            if LOG:
-                # y = x − row_shift − log row_sum: two subtractions, as the other variants (x − shift is exact)
-                g = one_a_cta(_fast_log(gl.where(row_sum == 0.0, 1.0, row_sum)))
-                f = gl.zeros_like(g)  # unused
-            else:
-                # The sum's zero test after one_a_cta, not before: before, bf16 24576 in 4 CTAs of 8 warps took 36
-                # registers, not 32, and ran 5 points of a copy slower (docs/perf-notes.md).
-                row_sum = one_a_cta(row_sum)
-                g = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
-                if WRITE_LSE:  # the row's log-sum-exp, once a row (CTA 0): cross_entropy's
-                    lse = shift_c + _fast_log(row_sum)
-                    first = gl.arange(0, gl.num_ctas(), shift_c.type.layout) == 0
-                    gl.store(lse_ptr + row + first.to(gl.int64) * 0, lse, mask=first)
-                if HAS_FACTOR:  # y = softmax · the row's factor, rounded once: cross_entropy's gradient, but at t
-                    factor, z_factor = _row_factor(target, loss_scale, ignore_index, N, class_weight_ptr, z_loss,
-                                                   HAS_CLASS_WEIGHT)
-                    if HAS_Z_LOSS:  # the z-loss's share, 2z · scale · lse · p_j in the gradient (0, an ignored row)
-                        g = g * (factor + z_factor * lse)
-                    else:
-                        g = g * factor
-                # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
-                # as a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
-                f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * k) * g
-            out_ty = y_ptr.dtype.element_ty
-            f_x = gl.convert_layout(f, gl.SliceLayout(1, X))[:, None]
-            shift_x = gl.convert_layout(shift_c, gl.SliceLayout(1, X))[:, None]
-            g_x = gl.convert_layout(g, gl.SliceLayout(1, X))[:, None]
-            if SCALED:  # the multiplier in the inline PTX, one register a thread
-                k_x = gl.zeros_like(g_x) + (scale if LOG else k)
-            else:
-                k_x = g_x  # unused
-            if STORE_Y:  # cross_entropy's forward with no gradient writes the lse alone
-                # every whole vector is written (zeros, or -inf, past a causal row's diagonal), but the one the diagonal
-                # cuts, which the end vectors write (DIAGONAL)
-                y0 = _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-                store_lanes(y_row, lanes0, _uncut(lanes0, move0, diagonal, VEC, DIAGONAL), y0.to(out_ty),
+        cluster.wait()
+        mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
+        push(m, max_in, bar)
+        push(s, sum_in, bar)
+        mbarrier.wait(bar, 0, deps=[max_in, sum_in])
+        maxes = received(max_in)
+        sums = received(sum_in)
+        row_max = gl.max(maxes, axis=0)  # [T], split over the CTAs: every entry holds the row's max
+        row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros (-inf), not NaN
+        row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * k), axis=0)
+        # back to one value a CTA ([C], CTA c holding entry c); an all -inf row has sum 0: it is taken as 1
+        shift_c = one_a_cta(row_shift)
+        if LOG:
+            # y = x − row_shift − log row_sum: two subtractions, as the other variants (x − shift is exact)
+            g = one_a_cta(_fast_log(gl.where(row_sum == 0.0, 1.0, row_sum)))
+            f = gl.zeros_like(g)  # unused
+        else:
+            # The sum's zero test after one_a_cta, not before: before, bf16 24576 in 4 CTAs of 8 warps took 36
+            # registers, not 32, and ran 5 points of a copy slower (docs/perf-notes.md).
+            row_sum = one_a_cta(row_sum)
+            g = 1.0 / gl.where(row_sum == 0.0, 1.0, row_sum)
+            if WRITE_LSE:  # the row's log-sum-exp, once a row (CTA 0): cross_entropy's
+                lse = shift_c + _fast_log(row_sum)
+                first = gl.arange(0, gl.num_ctas(), shift_c.type.layout) == 0
+                gl.store(lse_ptr + row + first.to(gl.int64) * 0, lse, mask=first)
+            if HAS_FACTOR:  # y = softmax · the row's factor, rounded once: cross_entropy's gradient, but at t
+                factor, z_factor = _row_factor(target, loss_scale, ignore_index, N, class_weight_ptr, z_loss,
+                                               HAS_CLASS_WEIGHT)
+                if HAS_Z_LOSS:  # the z-loss's share, 2z · scale · lse · p_j in the gradient (0 for an ignored row)
+                    g = g * (factor + z_factor * lse)
+                else:
+                    g = g * factor
+            # the factor of exponentials held against this CTA's shift (fp32 rows, the end vectors): m, not shift,
+            # as a CTA with nothing but -inf holds zeros, and 2^(0 − row_shift) may overflow
+            f = gl.exp2((gl.convert_layout(m, shift_c.type.layout) - shift_c) * k) * g
+        out_ty = y_ptr.dtype.element_ty
+        f_x = gl.convert_layout(f, gl.SliceLayout(1, X))[:, None]
+        shift_x = gl.convert_layout(shift_c, gl.SliceLayout(1, X))[:, None]
+        g_x = gl.convert_layout(g, gl.SliceLayout(1, X))[:, None]
+        if SCALED:  # the multiplier in the inline PTX, one register a thread
+            k_x = gl.zeros_like(g_x) + (scale if LOG else k)
+        else:
+            k_x = g_x  # unused
+        if STORE_Y:  # cross_entropy's forward with no gradient writes the lse alone
+            # every whole vector is written (zeros, or -inf, past a causal row's diagonal), but the one the diagonal
+            # cuts, which the end vectors write (DIAGONAL)
+            y0 = _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
+            store_lanes(y_row, lanes0, _uncut(lanes0, move0, diagonal, VEC, DIAGONAL), y0.to(out_ty),
+                        EVEN and not DIAGONAL)
+            if P1 > 0:
+                y1 = _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
+                store_lanes(y_row, lanes1, _uncut(lanes1, move1, diagonal, VEC, DIAGONAL), y1.to(out_ty),
                             EVEN and not DIAGONAL)
-                if P1 > 0:
-                    y1 = _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-                    store_lanes(y_row, lanes1, _uncut(lanes1, move1, diagonal, VEC, DIAGONAL), y1.to(out_ty),
-                                EVEN and not DIAGONAL)
-                if P2 > 0:
-                    y2 = _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-                    store_lanes(y_row, lanes2, _uncut(lanes2, move2, diagonal, VEC, DIAGONAL), y2.to(out_ty),
-                                EVEN and not DIAGONAL)
-                if HAS_ENDS:
-                    f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
-                    shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
-                    g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
-                    end_y = _normalized(end_x, f_ends, shift_ends, g_ends, k, scale, SCALED, LOG)
-                    gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
-        if ROWS_EACH > 1:  # the last row's arrive, met before the CTAs exit
-            cluster.wait()
+            if P2 > 0:
+                y2 = _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
+                store_lanes(y_row, lanes2, _uncut(lanes2, move2, diagonal, VEC, DIAGONAL), y2.to(out_ty),
+                            EVEN and not DIAGONAL)
+            if HAS_ENDS:
+                f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
+                shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
+                g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
+                end_y = _normalized(end_x, f_ends, shift_ends, g_ends, k, scale, SCALED, LOG)
+                gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
 
 
 def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,
@@ -1233,26 +1225,19 @@ def launch_options(config: ClusterConfig) -> dict:
     return options if config.max_registers is None else {**options, "maxnreg": config.max_registers}
 
 
-def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None = None,
-           rows_each: int = 1) -> tuple[torch.Tensor, Launch]:
-    """y of x's rows, one a cluster, or `rows_each` a cluster one after another (a persistent cluster, M / rows_each
-    of them: an experiment's, docs/perf-notes.md, fifty-ninth session)."""
-    M, N = x.shape
-    if rows_each < 1 or M % rows_each:
-        raise ValueError(f"rows_each must divide the {M} rows (got {rows_each})")
+def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None = None) -> tuple[torch.Tensor, Launch]:
     reason = why_not_here()
     if reason is not None:
         raise ValueError(f"{reason}; use variant='auto'")
+    M, N = x.shape
     x = same_alignment(x)
     y = output_like(x, fusion)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
-    persistent = {} if rows_each == 1 else {"ROWS_EACH": rows_each}
-    compiled = launch_kernel(cluster_kernel, (M // rows_each,), x, y, N, x.stride(0), y.stride(0),
-                             **fusion_args(fusion, x), **constexprs, **persistent, **launch_options(config))
-    return y, Launch(settings_of(config) if rows_each == 1 else {**settings_of(config), "rows_each": rows_each},
-                     [compiled])
+    compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
+                             **constexprs, **launch_options(config))
+    return y, Launch(settings_of(config), [compiled])
 
 
 def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, lse: torch.Tensor,

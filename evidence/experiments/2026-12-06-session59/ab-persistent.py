@@ -6,6 +6,9 @@ in turn over ROUNDS alternating rounds (the project's timer), every output check
 as % of a copy of the op's bytes timed in the same round (one_pass_traffic, the floor waves.py prices).
 
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-06-session59/ab-persistent.py OUT.csv [ROUNDS]
+
+Runs at bbd56b5 (`git checkout bbd56b5`), where cluster.launch takes rows_each; the loop was reverted after its H100
+run (out-h100/persistent/: every rows_each > 1 slower).
 """
 
 import statistics

@@ -9,9 +9,9 @@
 #   session 42's cluster-configs at the three wide cells furthest under the bar. Predictions in docs/perf-notes.md
 #   (fifty-eighth session, waves; fifty-fifth, the configurations).
 # h200-waves (issue 26; an H200 only): waves, then the biased bf16 configurations within LEFT_S seconds.
-# persistent (issue 26; any card): the persistent cluster (cluster.launch's rows_each) on the GPU: its bit-for-bit
-#   test, then ab-persistent.py (rows_each 1, 4, 16, 32 at the four wide cells, alternating rounds). Prediction in
-#   docs/perf-notes.md (fifty-ninth session).
+# persistent (issue 26; any card; only in a tree at bbd56b5, where the loop is: it was reverted after this step ran on
+#   the H100): the persistent cluster (cluster.launch's rows_each) on the GPU: its bit-for-bit test, then
+#   ab-persistent.py (rows_each 1, 4, 16, 32 at the four wide cells, alternating rounds). docs/perf-notes.md.
 # h200-host (issue 29; an H200 only, ~200 s): three host-cost processes of the bar's rows read round by round and
 #   pooled (host-bar.py --pool), then
 #   the scaled-masked log backward fp32 512x262144 (87.2 in the fifty-fourth session, not measured since).
