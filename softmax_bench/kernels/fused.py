@@ -220,7 +220,7 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
     if SHIFTLESS:  # (EXP_FTZ) a pass of exp(x) unshifted: the sum its one row reduction, where the sums allow it
         if skipped:
             y = tl.full([ROWS, BLOCK_N], -float("inf") if LOG else 0.0, tl.float32)
-            tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
+            _store_tile(y_ptr, stride_y, rows, cols, inside, y)
         else:
             x = _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                             HAS_SCALE, HAS_MASK, CAUSAL, EVICT, mask_group, mask_period, MASK_SHARED, bias_ptr,
@@ -239,13 +239,13 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
                     y = x - log_of_sum(s)[:, None]
                 else:
                     y = num * (1.0 / s)[:, None]
-                tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
+                _store_tile(y_ptr, stride_y, rows, cols, inside, y)
             else:  # loaded again and shifted by its max
                 y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                                   HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
                                   bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
                                   CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
-                tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
+                _store_tile(y_ptr, stride_y, rows, cols, inside, y)
     else:
         if skipped:
             y = tl.full([ROWS, BLOCK_N], -float("inf") if LOG else 0.0, tl.float32)
@@ -254,7 +254,13 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
                               HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
                               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
                               CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
-        tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
+        _store_tile(y_ptr, stride_y, rows, cols, inside, y)
+
+
+@triton.jit
+def _store_tile(y_ptr, stride_y, rows, cols, inside, y):
+    """The tile's y, in y's dtype, into rows `rows`, columns `cols` (where inside)."""
+    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
 @triton.jit
