@@ -93,9 +93,8 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED), "causal_bits",
     "positive_scale", "exp_ftz", "halvings", "fold_scale", "shiftless" (CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ,
     HALVINGS, FOLD_SCALE, SHIFTLESS), "log", "max_registers" (ptxas's maxnreg; absent: none), "rows", "warps"
-    (absent: launch_config's),
-    "evict" (the loads' EVICT; absent: plain)}): launch_config's tile for 2^27 / N rows unless given, a scale, the
-    pointers and N's multiples of 16 specialized as a launch does."""
+    (absent: launch_config's), "evict" (the loads' EVICT; absent: plain)}): launch_config's tile for 2^27 / N rows
+    unless given, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
 
     from softmax_bench.kernels import fused
