@@ -57,9 +57,10 @@ def roofline_bytes(M: int, N: int, dtype: torch.dtype, pass_: str, fusion: Fusio
 def copied_bytes(M: int, N: int, dtype: torch.dtype, passes: list[str], op: str, fusion: Fusion) -> set[int]:
     """The bytes of each copy a cell is compared with: x and y's (every GB/s's bytes) for each pass, and a fused
     op's floor (its roofline)."""
-    return {nbytes for pass_ in passes
-            for nbytes in (moved_bytes(M, N, dtype, pass_, op),)
-            + ((roofline_bytes(M, N, dtype, pass_, fusion),) if op in FUSED_OPS else ())}
+    copied = {moved_bytes(M, N, dtype, pass_, op) for pass_ in passes}
+    if op in FUSED_OPS:
+        copied |= {roofline_bytes(M, N, dtype, pass_, fusion) for pass_ in passes}
+    return copied
 
 
 COPY_TRIALS = 3
