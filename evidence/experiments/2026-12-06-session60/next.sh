@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The sixtieth session's device steps: bash evidence/experiments/2026-12-06-session60/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal where a step sweeps.
+# Every other step passes to the fifty-ninth session's next.sh and on down.
+# first: on an H200 session 59's h200 (waves, then the wide cells' cluster configurations, ~470 s); on another card
+#   the suite's second half of files (HALF=2, SUITE_S, default 450 s) at this tree.
+# fold (issues 29 and 26; any card, ~4 min): the GPU's tests of compiled calls (scale folding, compile, replay),
+#   then fold-scales.py (ROUNDS, default 9): the compiled step with the fold on, off and by hand, and a compiled
+#   softmax(x * 0.125)'s GPU time folded, not folded and torch.compile's. docs/perf-notes.md, sixtieth session.
+set -u
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+s59=evidence/experiments/2026-12-06-session59/next.sh
+case $1 in
+  first)
+    if grep -qi h200 <<< "$card"; then exec bash $s59 h200; fi
+    HALF=${HALF:-2} SUITE_S=${SUITE_S:-450} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite ;;
+  fold)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 240 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_scale_folding.py tests/test_compile.py \
+      tests/test_replay.py > $OUT/tests-fold.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-fold.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-fold.txt
+    timeout 240 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-scales.py \
+      ${ROUNDS:-9} > $OUT/fold-scales.txt 2>&1
+    echo "fold-scales rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/fold-scales.txt | tail -30 ;;
+  *) exec bash $s59 "$@" ;;
+esac
