@@ -23,5 +23,10 @@ case $1 in
     timeout 240 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-scales.py \
       ${ROUNDS:-9} > $OUT/fold-scales.txt 2>&1
     echo "fold-scales rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/fold-scales.txt | tail -30 ;;
+  fold-code)  # what a compiled softmax(t * 0.125) launches, the fold on and off (fold-code.py)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 150 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-code.py \
+      > $OUT/fold-code.txt 2>&1
+    echo "fold-code rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/fold-code.txt | tail -40 ;;
   *) exec bash $s59 "$@" ;;
 esac
