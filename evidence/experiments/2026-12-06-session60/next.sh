@@ -28,5 +28,13 @@ case $1 in
     timeout 150 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-code.py \
       > $OUT/fold-code.txt 2>&1
     echo "fold-code rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/fold-code.txt | tail -40 ;;
+  last)  # fold-code; then, on an H200 only, the scaled-masked log backward fp32 512x262144 (COMMIT=SHA)
+    bash $0 fold-code
+    grep -qi h200 <<< "$card" || exit 0
+    id=sm-log-backward-fp32-512x262144-h200-s60
+    SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 150 python3 -m softmax_bench sweep --out $OUT/runs \
+      --run-id $id --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144 --variant auto \
+      --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+    echo "$id rc=$? at $SECONDS s"; tail -15 $OUT/sweep-$id.txt; tar czf $OUT/runs-s60.tgz -C $OUT runs ;;
   *) exec bash $s59 "$@" ;;
 esac
