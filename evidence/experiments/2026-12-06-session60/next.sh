@@ -31,6 +31,7 @@ case $1 in
   last)  # fold-code; then, on an H200 only, the scaled-masked log backward fp32 512x262144 (COMMIT=SHA)
     bash $0 fold-code
     grep -qi h200 <<< "$card" || exit 0
+    . .ab/device-setup.sh > /dev/null
     id=sm-log-backward-fp32-512x262144-h200-s60
     SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 150 python3 -m softmax_bench sweep --out $OUT/runs \
       --run-id $id --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144 --variant auto \
