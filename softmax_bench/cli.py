@@ -60,6 +60,7 @@ app = typer.Typer(
     "SOFTMAX_BENCH_IN_GRAPH=0 (torch.compile calls our op, not fused's kernel in its graph); "
     "SOFTMAX_BENCH_STATIC_LAUNCH=0 (Inductor launches our kernels in its graphs through Triton's launcher, not its "
     "static one); "
+    "SOFTMAX_BENCH_FOLD_SCALES=0 (a compiled softmax(x * c) keeps Inductor's multiply, not c as our scale); "
     "SOFTMAX_BENCH_FAST_LAUNCHES=0 (a launch of a new kind bound by Triton, not through the compiled kernel of an "
     "earlier launch alike); "
     "SOFTMAX_BENCH_CXX_REPLAYED=0 (a replayed call's look-up, allocation and addresses in Python, not in the C++ "
