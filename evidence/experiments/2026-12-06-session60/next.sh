@@ -25,11 +25,18 @@ case $1 in
     echo "fold-scales rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/fold-scales.txt | tail -30 ;;
   fold-code)  # what a compiled softmax(t * 0.125) launches, the fold on and off (fold-code.py)
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-    timeout 150 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-code.py \
+    timeout 100 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-code.py \
       > $OUT/fold-code.txt 2>&1
     echo "fold-code rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/fold-code.txt | tail -40 ;;
-  last)  # fold-code; then, on an H200 only, the scaled-masked log backward fp32 512x262144 (COMMIT=SHA)
+  last)  # fold-code and fold-scales.py with inductor's caches off (ROUNDS, default 9); then, on an H200 only, the
+    # scaled-masked log backward fp32 512x262144 (COMMIT=SHA)
+    export TORCHINDUCTOR_FX_GRAPH_CACHE=0 TORCHINDUCTOR_AUTOGRAD_CACHE=0  # the fold off compiles anew, not from the
+    # folded graph's cache entry (the first fold run's "fold off" rows matched the folded ones)
     bash $0 fold-code
+    . .ab/device-setup.sh > /dev/null
+    timeout 120 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-scales.py \
+      ${ROUNDS:-9} > $OUT/fold-scales-nocache.txt 2>&1
+    echo "fold-scales rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/fold-scales-nocache.txt | tail -30
     grep -qi h200 <<< "$card" || exit 0
     . .ab/device-setup.sh > /dev/null
     id=sm-log-backward-fp32-512x262144-h200-s60
