@@ -295,6 +295,23 @@ def test_bad_input_says_what_to_do_under_compile_too():
         compiled(torch.ones(2, 3, device=DEVICE))
 
 
+@pytest.mark.skipif(DEVICE != "cuda", reason="inductor's generated code and the GPU's memory")
+def test_a_computed_input_is_written_once_for_the_kernel_in_the_graph():
+    """fused's kernel in a graph, its x computed there (x + 1): inductor writes x + 1 once, our y once, and nothing
+    more. A call with no mask hands the kernel no mask pointer (given x for it, unread, inductor wrote x + 1 twice:
+    docs/perf-notes.md, sixtieth session)."""
+    torch._dynamo.reset()
+    x = torch.randn(4096, 8192, device="cuda", dtype=torch.bfloat16)
+    model = torch.compile(lambda t: softmax_bench.softmax(t + 1.0, variant="fused"), fullgraph=True)
+    torch.testing.assert_close(model(x), torch.softmax(x.float() + 1.0, -1).to(x.dtype), atol=1e-3, rtol=1.6e-2)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    model(x)
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() - before <= 2 * x.nbytes + (1 << 20)
+
+
 @pytest.mark.skipif(DEVICE != "cuda", reason="CUDA graphs need a GPU")
 @pytest.mark.parametrize("N", [4096, 262144])
 def test_cuda_graph_of_a_compiled_model(N):
