@@ -15,6 +15,7 @@ SOFTMAX_BENCH_FOLD_SCALES=0 turns it off.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import os
 
@@ -27,8 +28,8 @@ DIVIDES = {operator.truediv, torch.div, "div"}
 
 
 def scalar_factor(product: torch.fx.Node) -> tuple[torch.fx.Node, float] | None:
-    """(t, c) where `product` is t * c, c * t or t / c (as t * (1 / c)) of a floating tensor t and a Python number
-    c, in t's own dtype; else None."""
+    """(t, c) where `product` is t * c, c * t or t / c (as t * (1 / c)) of a floating tensor t and a finite Python
+    number c, in t's own dtype and shape; else None."""
     if product.op not in ("call_function", "call_method") or product.kwargs or len(product.args) != 2:
         return None
     a, b = product.args
@@ -39,7 +40,8 @@ def scalar_factor(product: torch.fx.Node) -> tuple[torch.fx.Node, float] | None:
         tensor, c = a, 1.0 / b
     else:
         return None
-    if not isinstance(tensor, torch.fx.Node) or not isinstance(c, number) or isinstance(c, bool):
+    if not isinstance(tensor, torch.fx.Node) or not isinstance(c, number) or isinstance(c, bool) or \
+            not math.isfinite(c):
         return None
     before, after = tensor.meta.get("example_value"), product.meta.get("example_value")
     if not (isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor)

@@ -64,6 +64,7 @@ KEPT = {  # models whose multiply stays
     "an int tensor made float": lambda x: softmax_bench.softmax(x.int() * 0.5),
     "floor division": lambda x: softmax_bench.softmax(torch.div(x, 2.0, rounding_mode="floor")),
     "a product broadcast": lambda x: softmax_bench.softmax(x * torch.ones(2, 1, 16, device=DEVICE)),
+    "an infinite factor": lambda x: softmax_bench.softmax(x * float("inf")),
 }
 
 
