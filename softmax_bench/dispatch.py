@@ -18,7 +18,7 @@ from functools import lru_cache
 import torch
 from torch.autograd import forward_ad
 
-from . import kernels, replay, scale_folding
+from . import kernels, prologue_folding, replay
 from .auto_table import AutoTable, table_for, triton_version
 from .kernels import (DTYPES, PLAIN, Backward, Fusion, Variant, backwards, dtype_name, interpreted, traced,
                       variants)
@@ -308,7 +308,7 @@ def with_autograd(x, dim, scale, mask, causal, variant, log: bool, out_dtype, bi
     if torch._C._are_functorch_transforms_active():
         return TRANSFORMED_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)
     if traced(x):
-        scale_folding.install()  # before inductor lowers the graph being traced: x * c folded into the scale
+        prologue_folding.install()  # before inductor lowers the graph being traced: x * c into the scale, …
         op = torch.ops.softmax_bench.log_softmax if log else torch.ops.softmax_bench.softmax
         return op(x, dim, scale, mask, causal, variant, out_dtype, bias)
     return EAGER_AUTOGRAD[log].apply(x, (dim, scale, mask, causal, variant, out_dtype), bias)

@@ -1,4 +1,5 @@
-"""Issue 29 item 3 and issue 26 in a compiled model: softmax_bench.scale_folding, on and off, in the same process.
+"""Issue 29 item 3 and issue 26 in a compiled model: softmax_bench.prologue_folding (scale_folding when it ran,
+c820de2–724e15d), on and off, in the same process.
 
 1. The compiled training step of step-host.py's model (softmax with a scale and a keep-mask, then log_softmax of it
    times 4; 64x4000 bf16; fullgraph; forward then backward of dy), host µs a step as scripts/host-cost.py times a
@@ -19,7 +20,7 @@ import torch
 from torch._inductor import config
 
 import softmax_bench
-from softmax_bench import scale_folding
+from softmax_bench import prologue_folding
 from softmax_bench.timing import TimingSettings, measure
 
 host_cost = importlib.import_module("host-cost")
@@ -36,14 +37,16 @@ MODELS = {  # name → (model, the fold off while it compiles)
         torch.softmax((x * 0.125).masked_fill(~keep, float("-inf")), -1) * 4.0, -1), False),
     "ours: folded (as written)": (ours, False),
     "ours: fold off": (lambda x, keep: ours(x, keep), True),  # a code object of its own: dynamo's cache is by code
+    "ours, written as torch's": (lambda x, keep: softmax_bench.log_softmax(softmax_bench.softmax(
+        (x * 0.125).masked_fill(~keep, float("-inf"))) * 4.0, dim=-1), False),
     "ours: *4 as log's scale by hand": (lambda x, keep: softmax_bench.log_softmax(
         softmax_bench.softmax(x, scale=0.125, mask=keep), dim=-1, scale=4.0), False),
 }
 
 
 folds = []
-fold_scales = scale_folding.fold_scales
-scale_folding.fold_scales = lambda graph: folds.append(fold_scales(graph)) or folds[-1]
+fold_prologues = prologue_folding.fold_prologues
+prologue_folding.fold_prologues = lambda graph: folds.append(fold_prologues(graph)) or folds[-1]
 
 
 def compiled(fn, fold_off: bool, *args):
@@ -53,7 +56,7 @@ def compiled(fn, fold_off: bool, *args):
     folds.clear()
     with config.patch(pre_grad_custom_pass=None) if fold_off else contextlib.nullcontext():
         model(*args)
-    print(f"    compiled: {sum(folds)} multiplies folded" + (" (the fold off)" if fold_off else ""))
+    print(f"    compiled: {sum(folds)} folded" + (" (the fold off)" if fold_off else ""))
     return model
 
 

@@ -4,9 +4,13 @@
 # Every other step passes to the fifty-ninth session's next.sh and on down.
 # first: on an H200 session 59's h200 (waves, then the wide cells' cluster configurations, ~470 s); on another card
 #   the suite's second half of files (HALF=2, SUITE_S, default 450 s) at this tree.
-# fold (issues 29 and 26; any card, ~4 min): the GPU's tests of compiled calls (scale folding, compile, replay),
-#   then fold-scales.py (ROUNDS, default 9): the compiled step with the fold on, off and by hand, and a compiled
-#   softmax(x * 0.125)'s GPU time folded, not folded and torch.compile's. docs/perf-notes.md, sixtieth session.
+# fold (issues 29 and 26; any card, ~4 min): the GPU's tests of compiled calls (prologue folding, compile, replay),
+#   then fold-scales.py (ROUNDS, default 9): the compiled step with the fold on, off, by hand and written as torch's
+#   (masked_fill and the multiplies), and a compiled softmax(x * 0.125)'s GPU time folded, not folded and
+#   torch.compile's. docs/perf-notes.md, sixtieth session. (Ran at c820de2, when the module was scale_folding and
+#   its test file test_scale_folding.py; fold-scales.py's first version reset dynamo between models: see last.)
+# fold-code: what a compiled softmax(t * 0.125) launches, the fold on and off.
+# last: fold-code and fold-scales.py with inductor's caches off; on an H200 also the scaled-masked log backward.
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
@@ -17,7 +21,7 @@ case $1 in
     HALF=${HALF:-2} SUITE_S=${SUITE_S:-450} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite ;;
   fold)
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-    timeout 240 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_scale_folding.py tests/test_compile.py \
+    timeout 240 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_prologue_folding.py tests/test_compile.py \
       tests/test_replay.py > $OUT/tests-fold.txt 2>&1
     echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-fold.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-fold.txt
     timeout 240 env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session60/fold-scales.py \

@@ -1,0 +1,154 @@
+"""What a compiled model computes before a call of ours, given to the call: `softmax_bench.softmax(x * c)` runs as
+`softmax_bench.softmax(x, scale=c)`, and `softmax_bench.softmax(x.masked_fill(~keep, -inf))` as
+`softmax_bench.softmax(x, mask=keep)`.
+
+Inductor cannot fuse a pointwise op into one of our kernels: in a graph, `x * c` or a masked_fill before our op is
+a kernel of its own, a read and a write of x more and one more launch. `fold_prologues` rewrites dynamo's graph
+before inductor lowers it (inductor's pre-grad custom pass). A call of softmax_bench.softmax or log_softmax whose x
+is one of these, used by nothing else, takes what it was computed from:
+- a floating tensor times (or divided by) a finite Python number, in the tensor's dtype and shape: the number goes
+  into the scale (times the scale the call was given). The product is then never rounded to x's dtype, as inductor
+  does not round it in code it fuses itself (its emulate_precision_casts is off by default);
+- a tensor with -inf filled in where a bool tensor is True, in the tensor's shape, for a call with no mask, no bias
+  and no scale or a positive one (a negative scale would turn that -inf into +inf): the bool tensor's negation
+  becomes the mask (`~keep`'s keep itself). A row masked whole gives zeros either way (softmax_bench's contract for
+  a row all -inf), and the gradient is 0 at every position masked either way.
+The gradient is the same function's.
+
+It is installed the first time torch.compile traces a call of ours (`install`), into inductor's
+`pre_grad_custom_pass` only where that is empty: a pass the user set there is left as it is (and nothing folds).
+SOFTMAX_BENCH_FOLD_PROLOGUES=0 turns it off.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import os
+
+import torch
+from torch.fx import Node
+
+FOLD_PROLOGUES = os.environ.get("SOFTMAX_BENCH_FOLD_PROLOGUES", "1") != "0"
+
+MULTIPLIES = {operator.mul, torch.mul, "mul"}  # call_function targets, and Tensor.mul's call_method name
+DIVIDES = {operator.truediv, torch.div, "div"}
+MASKED_FILLS = {torch.masked_fill, "masked_fill"}
+INVERTS = {operator.invert, torch.logical_not, torch.bitwise_not, "logical_not", "bitwise_not"}
+
+
+def same_layout(before, after) -> bool:
+    """Whether dynamo's example values of a tensor and of what was computed from it have one dtype, floating, and
+    one shape."""
+    before, after = before.meta.get("example_value"), after.meta.get("example_value")
+    return isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor) and before.dtype == after.dtype \
+        and before.dtype.is_floating_point and before.shape == after.shape
+
+
+def scalar_factor(product: Node) -> tuple[Node, float] | None:
+    """(t, c) where `product` is t * c, c * t or t / c (as t * (1 / c)) of a floating tensor t and a finite Python
+    number c, in t's own dtype and shape; else None."""
+    if product.op not in ("call_function", "call_method") or product.kwargs or len(product.args) != 2:
+        return None
+    a, b = product.args
+    number = (int, float)
+    if product.target in MULTIPLIES:
+        tensor, c = (a, b) if isinstance(b, number) else (b, a)
+    elif product.target in DIVIDES and isinstance(b, number) and b != 0:
+        tensor, c = a, 1.0 / b
+    else:
+        return None
+    if not isinstance(tensor, Node) or not isinstance(c, number) or isinstance(c, bool) or not math.isfinite(c):
+        return None
+    return (tensor, float(c)) if same_layout(tensor, product) else None
+
+
+def minus_inf_fill(filled: Node) -> tuple[Node, Node] | None:
+    """(t, dropped) where `filled` is t.masked_fill(dropped, -inf) (or torch.masked_fill) in t's dtype and shape;
+    else None."""
+    if filled.op not in ("call_function", "call_method") or filled.target not in MASKED_FILLS or filled.kwargs \
+            or len(filled.args) != 3:
+        return None
+    tensor, dropped, value = filled.args
+    if not (isinstance(tensor, Node) and isinstance(dropped, Node) and value == float("-inf")):
+        return None
+    mask = dropped.meta.get("example_value")
+    if not (isinstance(mask, torch.Tensor) and mask.dtype == torch.bool) or not same_layout(tensor, filled):
+        return None
+    return tensor, dropped
+
+
+def kept_positions(graph: torch.fx.Graph, dropped: Node, before: Node) -> Node:
+    """A node of the bool tensor that is True where `dropped` is False: the operand of `~keep` (or logical_not,
+    bitwise_not), else logical_not(dropped) put into the graph before `before`."""
+    operand = dropped.args[0] if dropped.target in INVERTS and len(dropped.args) == 1 and not dropped.kwargs else None
+    if isinstance(operand, Node) and getattr(operand.meta.get("example_value"), "dtype", None) == torch.bool:
+        return operand
+    with graph.inserting_before(before):
+        kept = graph.call_function(torch.logical_not, (dropped,))
+    kept.meta["example_value"] = torch.logical_not(dropped.meta["example_value"])
+    return kept
+
+
+def fold_one(graph: torch.fx.Graph, node: Node) -> bool:
+    """Folds the op computing `node`'s x into the call, where it can (the module's rules); whether it did."""
+    x, kwargs = node.args[0], node.kwargs
+    if not isinstance(x, Node) or len(x.users) != 1:
+        return False
+    scale = kwargs.get("scale")
+    if not (scale is None or isinstance(scale, (int, float))):
+        return False
+    dropped = None
+    if (factor := scalar_factor(x)) is not None:
+        tensor, c = factor
+        kwargs = {**kwargs, "scale": c * (1.0 if scale is None else float(scale))}
+    elif (fill := minus_inf_fill(x)) is not None and kwargs.get("mask") is None and kwargs.get("bias") is None \
+            and (scale is None or scale > 0):
+        tensor, dropped = fill
+        kwargs = {**kwargs, "mask": kept_positions(graph, dropped, node)}
+    else:
+        return False
+    node.args, node.kwargs = (tensor, *node.args[1:]), kwargs
+    graph.erase_node(x)
+    if dropped is not None and dropped.target in INVERTS and not dropped.users:  # `~keep`, read by nothing now
+        graph.erase_node(dropped)
+    return True
+
+
+def fold_prologues(graph: torch.fx.Graph) -> int:
+    """Folds into each call of ours in the graph what computed its x, as often as the module's rules allow (a
+    masked_fill of a product: both); returns how many were folded."""
+    from .dispatch import log_softmax, softmax
+
+    folded = 0
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target in (softmax, log_softmax) and node.args:
+            while fold_one(graph, node):
+                folded += 1
+    return folded
+
+
+@functools.cache
+def install() -> bool:
+    """fold_prologues as inductor's pre-grad custom pass, where no other pass is set (FOLD_PROLOGUES); whether it
+    is."""
+    if not FOLD_PROLOGUES:
+        return False
+    try:
+        from torch._inductor import config
+        from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+    except ImportError:  # an inductor without custom passes that can be cached: left as it is
+        return False
+
+    class FoldPrologues(CustomGraphPass):
+        def __call__(self, graph: torch.fx.Graph) -> None:
+            fold_prologues(graph)
+
+        def uuid(self) -> bytes:  # inductor's cache keys on it: this file's text
+            return get_hash_for_files((__file__,))
+
+    if config.pre_grad_custom_pass is not None:
+        return False
+    config.pre_grad_custom_pass = FoldPrologues()
+    return True

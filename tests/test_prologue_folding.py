@@ -1,0 +1,186 @@
+"""A compiled model's softmax_bench.softmax(x * c) runs as softmax(x, scale=c), and softmax(x.masked_fill(~keep,
+-inf)) as softmax(x, mask=keep) (softmax_bench.prologue_folding): the graph dynamo hands inductor loses the
+multiply or the masked_fill, and the values and gradients stay the model's."""
+
+import operator
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench import prologue_folding
+
+from .conftest import DEVICE
+from .test_kernels import fresh_randn
+
+
+def dynamo_graph(fn, *args) -> torch.fx.GraphModule:
+    """The graph dynamo traces from fn(*args), before any backend's pass."""
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(fn, backend=keep, fullgraph=True)(*args)
+    (gm,) = graphs
+    return gm
+
+
+def run(gm, **inputs):
+    """The graph's output, its inputs given by name (dynamo orders its placeholders as the code first reads them)."""
+    return gm(*[inputs[node.target[2:-1]] for node in gm.graph.nodes if node.op == "placeholder"])[0]
+
+
+def calls(gm, *targets):
+    return [node for node in gm.graph.nodes if node.target in targets]
+
+
+FOLDED = {  # model → the scale its call of ours runs with once folded
+    "x * c": (lambda x: softmax_bench.softmax(x * 0.5), 0.5),
+    "c * x, given a scale": (lambda x: softmax_bench.softmax(3.0 * x, scale=0.25), 0.75),
+    "x / c, log_softmax": (lambda x: softmax_bench.log_softmax(x / 8.0, dim=-1), 0.125),
+    "x.mul(c), masked": (lambda x: softmax_bench.softmax(x.mul(2), mask=x > 0), 2.0),
+    "torch.mul(x, c), causal": (lambda x: softmax_bench.softmax(torch.mul(x, -1.5), causal=True), -1.5),
+}
+
+
+@pytest.mark.parametrize("model", FOLDED)
+def test_a_multiply_by_a_number_goes_into_the_scale(model):
+    fn, scale = FOLDED[model]
+    x, _ = fresh_randn(4, 16)
+    gm = dynamo_graph(fn, x)
+    assert prologue_folding.fold_prologues(gm.graph) == 1
+    gm.recompile()
+    (ours,) = calls(gm, softmax_bench.softmax, softmax_bench.log_softmax)
+    assert ours.kwargs["scale"] == scale
+    assert not calls(gm, operator.mul, operator.truediv, torch.mul, "mul")  # the multiply is gone
+    torch.testing.assert_close(run(gm, x=x), fn(x), rtol=1e-6, atol=1e-6)
+
+
+def product_used_twice(x):
+    p = x * 2.0
+    return softmax_bench.softmax(p) + p
+
+
+KEPT = {  # models whose multiply stays
+    "the product used twice": product_used_twice,
+    "a tensor factor": lambda x: softmax_bench.softmax(x * x),
+    "an int tensor made float": lambda x: softmax_bench.softmax(x.int() * 0.5),
+    "floor division": lambda x: softmax_bench.softmax(torch.div(x, 2.0, rounding_mode="floor")),
+    "a product broadcast": lambda x: softmax_bench.softmax(x * torch.ones(2, 1, 16, device=DEVICE)),
+    "an infinite factor": lambda x: softmax_bench.softmax(x * float("inf")),
+}
+
+
+@pytest.mark.parametrize("model", KEPT)
+def test_a_multiply_that_is_not_a_scale_stays(model):
+    x, _ = fresh_randn(4, 16)
+    gm = dynamo_graph(KEPT[model], x)
+    nodes = len(gm.graph.nodes)
+    assert prologue_folding.fold_prologues(gm.graph) == 0
+    assert len(gm.graph.nodes) == nodes
+
+
+MINUS_INF = float("-inf")
+MASK_FOLDED = {  # model(x, keep) → (how many folds, the mask its call gets: "keep", or "not" a logical_not, scale)
+    "x.masked_fill(~keep, -inf)": (lambda x, keep: softmax_bench.softmax(x.masked_fill(~keep, MINUS_INF)), 1,
+                                   "keep", None),
+    "torch.masked_fill(x, keep == 0, -inf), log": (lambda x, keep: softmax_bench.log_softmax(
+        torch.masked_fill(x, keep == 0, MINUS_INF)), 1, "not", None),
+    "(x * c).masked_fill(~keep, -inf), causal": (lambda x, keep: softmax_bench.softmax(
+        (x * 0.125).masked_fill(~keep, MINUS_INF), causal=True), 2, "keep", 0.125),
+    "x.masked_fill(~keep, -inf) * c, a row's keep broadcast": (lambda x, keep: softmax_bench.softmax(
+        x.masked_fill(~keep[:1], MINUS_INF) * 4.0), 2, "keep", 4.0),
+}
+
+
+@pytest.mark.parametrize("model", MASK_FOLDED)
+def test_a_minus_inf_fill_goes_into_the_mask(model):
+    fn, folds, mask, scale = MASK_FOLDED[model]
+    x, _ = fresh_randn(4, 16)
+    keep = torch.rand(4, 16, device=DEVICE) > 0.3
+    keep[1] = False  # a row masked whole: zeros either way
+    gm = dynamo_graph(fn, x, keep)
+    assert prologue_folding.fold_prologues(gm.graph) == folds
+    gm.recompile()
+    (ours,) = calls(gm, softmax_bench.softmax, softmax_bench.log_softmax)
+    given = ours.kwargs["mask"]
+    assert given.target == torch.logical_not if mask == "not" else given.op in ("placeholder", "call_function")
+    assert ours.kwargs.get("scale") == scale
+    assert not calls(gm, torch.masked_fill, "masked_fill", operator.invert, operator.mul)
+    torch.testing.assert_close(run(gm, x=x, keep=keep), fn(x, keep), rtol=1e-6, atol=1e-6)
+
+
+def used_twice(x, keep):
+    filled = x.masked_fill(~keep, MINUS_INF)
+    return softmax_bench.softmax(filled) + filled
+
+
+MASK_KEPT = {  # model(x, keep) → the folds that do happen (a multiply's)
+    "a negative scale after": (lambda x, keep: softmax_bench.softmax(x.masked_fill(~keep, MINUS_INF),
+                                                                     scale=-1.0), 0),
+    "times a negative number after": (lambda x, keep: softmax_bench.softmax(
+        x.masked_fill(~keep, MINUS_INF) * -2.0), 1),
+    "filled with the dtype's minimum": (lambda x, keep: softmax_bench.softmax(
+        x.masked_fill(~keep, torch.finfo(x.dtype).min)), 0),
+    "a call with a mask of its own": (lambda x, keep: softmax_bench.softmax(x.masked_fill(~keep, MINUS_INF),
+                                                                            mask=keep.flip(0)), 0),
+    "a call with a bias": (lambda x, keep: softmax_bench.softmax(x.masked_fill(~keep, MINUS_INF), bias=x * 0), 0),
+    "the filled tensor used twice": (used_twice, 0),
+}
+
+
+@pytest.mark.parametrize("model", MASK_KEPT)
+def test_a_fill_that_is_not_a_mask_stays(model):
+    fn, folds = MASK_KEPT[model]
+    x, _ = fresh_randn(4, 16)
+    keep = torch.rand(4, 16, device=DEVICE) > 0.3
+    gm = dynamo_graph(fn, x, keep)
+    assert prologue_folding.fold_prologues(gm.graph) == folds
+    gm.recompile()
+    assert len(calls(gm, "masked_fill")) == 1
+    torch.testing.assert_close(run(gm, x=x, keep=keep), fn(x, keep), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="inductor on CPU: the GPU's compile tests run inductor throughout")
+def test_inductor_folds_it_and_the_model_keeps_its_values_and_gradients(monkeypatch):
+    """Through inductor (on CPU here): the pass installed at the first trace, the model's forward and x's gradient
+    those of the eager model in float64, with the products rounded nowhere."""
+    from torch._inductor import config
+
+    monkeypatch.setattr(config, "pre_grad_custom_pass", None)
+    prologue_folding.install.cache_clear()
+    folded = []
+    monkeypatch.setattr(prologue_folding, "fold_prologues", lambda graph, fold=prologue_folding.fold_prologues:
+                        folded.append(fold(graph)) or folded[-1])
+
+    def two_layers(x, keep):  # step-host.py's torch model, with softmax_bench's functions
+        return softmax_bench.log_softmax(softmax_bench.softmax((x * 0.125).masked_fill(~keep, MINUS_INF)) * 4.0)
+
+    x, _ = fresh_randn(6, 40)
+    keep = torch.rand(6, 40) > 0.2
+    x.requires_grad_()
+    torch._dynamo.reset()
+    y = torch.compile(two_layers, fullgraph=True)(x, keep)
+    assert isinstance(config.pre_grad_custom_pass, torch._inductor.custom_graph_pass.CustomGraphPass)
+    assert folded == [3]  # the multiply and the fill into the softmax, the multiply into log_softmax
+    dy, _ = fresh_randn(6, 40)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    x64 = x.detach().double().requires_grad_()
+    y64 = torch.log_softmax(torch.softmax((x64 * 0.125).masked_fill(~keep, float("-inf")), -1) * 4.0, -1)
+    (dx64,) = torch.autograd.grad(y64, x64, dy.double())
+    torch.testing.assert_close(y.double(), y64, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(dx.double(), dx64, rtol=1e-5, atol=1e-5)
+    prologue_folding.install.cache_clear()
+
+
+def test_a_pass_the_user_set_is_left_alone(monkeypatch):
+    from torch._inductor import config
+
+    theirs = object()
+    monkeypatch.setattr(config, "pre_grad_custom_pass", theirs)
+    prologue_folding.install.cache_clear()
+    assert not prologue_folding.install() and config.pre_grad_custom_pass is theirs
+    prologue_folding.install.cache_clear()
