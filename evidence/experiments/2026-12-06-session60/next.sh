@@ -11,6 +11,10 @@
 #   its test file test_scale_folding.py; fold-scales.py's first version reset dynamo between models: see last.)
 # fold-code: what a compiled softmax(t * 0.125) launches, the fold on and off.
 # last: fold-code and fold-scales.py with inductor's caches off; on an H200 also the scaled-masked log backward.
+# verify (any card, ~4 min; the first step of the next session): what this session built after its device time ran
+#   out, on the GPU: the compiled calls' tests (prologue folding; test_compile with the mask pointer's memory test;
+#   replay), then `last` (fold-code with the masked_fill and t + 1 models, fold-scales.py with the row written as
+#   torch's). Predictions: docs/perf-notes.md, sixtieth session.
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
@@ -48,5 +52,11 @@ case $1 in
       --run-id $id --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144 --variant auto \
       --variant torch_compile > $OUT/sweep-$id.txt 2>&1
     echo "$id rc=$? at $SECONDS s"; tail -15 $OUT/sweep-$id.txt; tar czf $OUT/runs-s60.tgz -C $OUT runs ;;
+  verify)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_prologue_folding.py \
+      tests/test_compile.py tests/test_replay.py > $OUT/tests-verify.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-verify.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-verify.txt
+    exec bash $0 last ;;
   *) exec bash $s59 "$@" ;;
 esac
