@@ -1,9 +1,10 @@
 """What a compiled model computes before a call of ours, given to the call: `softmax_bench.softmax(x * c)` runs as
-`softmax_bench.softmax(x, scale=c)`, and `softmax_bench.softmax(x.masked_fill(~keep, -inf))` as
-`softmax_bench.softmax(x, mask=keep)`.
+`softmax_bench.softmax(x, scale=c)`, `softmax_bench.softmax(x.masked_fill(~keep, -inf))` as
+`softmax_bench.softmax(x, mask=keep)`, and `softmax_bench.softmax(x.float())` as `softmax_bench.softmax(x,
+dtype=torch.float32)`.
 
-Inductor cannot fuse a pointwise op into one of our kernels: in a graph, `x * c` or a masked_fill before our op is
-a kernel of its own, a read and a write of x more and one more launch. `fold_prologues` rewrites dynamo's graph
+Inductor cannot fuse a pointwise op into one of our kernels: in a graph, `x * c`, a masked_fill or a cast before our
+op is a kernel of its own, a read and a write of x more and one more launch. `fold_prologues` rewrites dynamo's graph
 before inductor lowers it (inductor's pre-grad custom pass). A call of softmax_bench.softmax or log_softmax whose x
 is one of these, used by nothing else, takes what it was computed from:
 - a floating tensor times (or divided by) a finite Python number, in the tensor's dtype and shape: the number goes
@@ -12,7 +13,10 @@ is one of these, used by nothing else, takes what it was computed from:
 - a tensor with -inf filled in where a bool tensor is True, in the tensor's shape, for a call with no mask, no bias
   and no scale or a positive one (a negative scale would turn that -inf into +inf): the bool tensor's negation
   becomes the mask (`~keep`'s keep itself). A row masked whole gives zeros either way (softmax_bench's contract for
-  a row all -inf), and the gradient is 0 at every position masked either way.
+  a row all -inf), and the gradient is 0 at every position masked either way;
+- a 16-bit tensor cast to fp32 (`t.float()`, `t.to(torch.float32)`), for a call given no dtype: the call on t with
+  dtype=torch.float32, which reads t in its own dtype and computes as before (`softmax(scores.float())`, as Llama's
+  reference code writes it: torch's meaning of dtype= is that cast).
 The gradient is the same function's.
 
 It is installed the first time torch.compile traces a call of ours (`install`), into inductor's
@@ -79,6 +83,19 @@ def minus_inf_fill(filled: Node) -> tuple[Node, Node] | None:
     return tensor, dropped
 
 
+def fp32_cast(cast: Node) -> Node | None:
+    """t where `cast` is t.float() or t.to(torch.float32) (the dtype its only argument) of a 16-bit t; else None."""
+    if cast.op != "call_method" or not cast.args or not isinstance(cast.args[0], Node):
+        return None
+    rest = (*cast.args[1:], *cast.kwargs.values())
+    if not (cast.target == "float" and not rest) and not (cast.target == "to" and rest == (torch.float32,)):
+        return None
+    tensor = cast.args[0].meta.get("example_value")
+    if not (isinstance(tensor, torch.Tensor) and tensor.dtype in (torch.bfloat16, torch.float16)):
+        return None
+    return cast.args[0]
+
+
 def kept_positions(graph: torch.fx.Graph, dropped: Node, before: Node) -> Node:
     """A node of the bool tensor that is True where `dropped` is False: the operand of `~keep` (or logical_not,
     bitwise_not), else logical_not(dropped) put into the graph before `before`."""
@@ -107,6 +124,9 @@ def fold_one(graph: torch.fx.Graph, node: Node) -> bool:
             and (scale is None or scale > 0):
         tensor, dropped = fill
         kwargs = {**kwargs, "mask": kept_positions(graph, dropped, node)}
+    elif (tensor := fp32_cast(x)) is not None and (node.args[2:3] or (kwargs.get("dtype"),))[0] is None:
+        args = node.args[:2] + node.args[3:]  # (a dtype given positionally: None, checked above)
+        node.args, kwargs = args, {**kwargs, "dtype": torch.float32}
     else:
         return False
     node.args, node.kwargs = (tensor, *node.args[1:]), kwargs

@@ -144,6 +144,35 @@ def test_a_fill_that_is_not_a_mask_stays(model):
     torch.testing.assert_close(run(gm, x=x, keep=keep), fn(x, keep), rtol=1e-6, atol=1e-6, equal_nan=True)
 
 
+CAST_FOLDED = {  # model(x) of a bf16 x → how many folds (the cast's and a multiply's)
+    "softmax(x.float())": (lambda x: softmax_bench.softmax(x.float()), 1),
+    "log_softmax(x.to(torch.float32), -1, None)": (lambda x: softmax_bench.log_softmax(x.to(torch.float32), -1, None),
+                                                   1),
+    "softmax(x.float() * c, mask)": (lambda x: softmax_bench.softmax(x.float() * 0.5, mask=x > 0), 2),
+}
+CAST_KEPT = {
+    "a dtype given to the call": lambda x: softmax_bench.softmax(x.float(), dtype=torch.float32),
+    "a cast to fp16": lambda x: softmax_bench.softmax(x.to(torch.float16)),
+    "a cast with a device": lambda x: softmax_bench.softmax(x.to(DEVICE, torch.float32)),
+    "a cast of fp32": lambda x: softmax_bench.softmax(x.float().float()),
+}
+
+
+@pytest.mark.parametrize("model", [*CAST_FOLDED, *CAST_KEPT])
+def test_a_16_bit_tensor_cast_to_fp32_becomes_the_calls_dtype(model):
+    fn, folds = CAST_FOLDED.get(model, (CAST_KEPT.get(model), 0))
+    x, _ = fresh_randn(4, 16, dtype=torch.bfloat16)
+    gm = dynamo_graph(fn, x)
+    assert prologue_folding.fold_prologues(gm.graph) == folds
+    gm.recompile()
+    (ours,) = calls(gm, softmax_bench.softmax, softmax_bench.log_softmax)
+    if folds:
+        assert ours.kwargs["dtype"] == torch.float32 and ours.args[0].op == "placeholder"
+    y = run(gm, x=x)
+    assert y.dtype == fn(x).dtype
+    torch.testing.assert_close(y, fn(x), rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.skipif(DEVICE != "cpu", reason="inductor on CPU: the GPU's compile tests run inductor throughout")
 def test_inductor_folds_it_and_the_model_keeps_its_values_and_gradients(monkeypatch):
     """Through inductor (on CPU here): the pass installed at the first trace, the model's forward and x's gradient
