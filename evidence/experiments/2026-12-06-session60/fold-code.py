@@ -18,6 +18,7 @@ import softmax_bench
 MODELS = {  # (since d33066b) the masked_fill folded too, and x + 1 (never folded: inductor's add, then ours)
     "softmax(t * 0.125)": lambda t, keep: softmax_bench.softmax(t * 0.125),
     "softmax(t.masked_fill(~keep, -inf))": lambda t, keep: softmax_bench.softmax(t.masked_fill(~keep, float("-inf"))),
+    "softmax(t.float())": lambda t, keep: softmax_bench.softmax(t.float()),  # (since 11c7f3b)
     "softmax(t + 1)": lambda t, keep: softmax_bench.softmax(t + 1.0),
 }
 for shape in ((16384, 8192), (64, 4000)):
