@@ -116,7 +116,8 @@ def fold_one(graph: torch.fx.Graph, node: Node) -> bool:
     scale = kwargs.get("scale")
     if not (scale is None or isinstance(scale, (int, float))):
         return False
-    dropped = None
+    rest, dropped = node.args[1:], None  # the call's arguments after x: dim and dtype, the rest keywords
+    dtype = node.args[2] if len(node.args) > 2 else kwargs.get("dtype")
     if (factor := scalar_factor(x)) is not None:
         tensor, c = factor
         kwargs = {**kwargs, "scale": c * (1.0 if scale is None else float(scale))}
@@ -124,12 +125,11 @@ def fold_one(graph: torch.fx.Graph, node: Node) -> bool:
             and (scale is None or scale > 0):
         tensor, dropped = fill
         kwargs = {**kwargs, "mask": kept_positions(graph, dropped, node)}
-    elif (tensor := fp32_cast(x)) is not None and (node.args[2:3] or (kwargs.get("dtype"),))[0] is None:
-        args = node.args[:2] + node.args[3:]  # (a dtype given positionally: None, checked above)
-        node.args, kwargs = args, {**kwargs, "dtype": torch.float32}
+    elif (tensor := fp32_cast(x)) is not None and dtype is None:
+        rest, kwargs = node.args[1:2], {**kwargs, "dtype": torch.float32}  # dim kept; a dtype given as None dropped
     else:
         return False
-    node.args, node.kwargs = (tensor, *node.args[1:]), kwargs
+    node.args, node.kwargs = (tensor, *rest), kwargs
     graph.erase_node(x)
     if dropped is not None and dropped.target in INVERTS and not dropped.users:  # `~keep`, read by nothing now
         graph.erase_node(dropped)
