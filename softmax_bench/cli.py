@@ -63,6 +63,8 @@ app = typer.Typer(
     "SOFTMAX_BENCH_FOLD_PROLOGUES=0 (a compiled softmax(x * c), softmax(x.masked_fill(~keep, -inf)) or "
     "softmax(x.float()) keeps Inductor's multiply, masked_fill or cast, not c as our scale, keep as our mask or "
     "fp32 as our dtype); "
+    "SOFTMAX_BENCH_FUSE_CHAINS=0 (a compiled log_softmax(softmax(x) * c) of ours runs our kernels, one a call, not "
+    "torch ops Inductor fuses into one kernel a direction); "
     "SOFTMAX_BENCH_FAST_LAUNCHES=0 (a launch of a new kind bound by Triton, not through the compiled kernel of an "
     "earlier launch alike); "
     "SOFTMAX_BENCH_CXX_REPLAYED=0 (a replayed call's look-up, allocation and addresses in Python, not in the C++ "

@@ -9,7 +9,8 @@ from inductor's own code (fused's plain Triton kernels; a torch variant's torch 
 a compiled call runs none of softmax_bench's Python. Every other traced call is the opaque op
 softmax_bench::<name>_opaque, decided each time it runs, from the real tensor, as softmax_bench.softmax decides:
 cluster's kernels are Gluon, split's launch reads the compiled kernel's resources, two_pass's and online's read x's
-pointer alignment, which a traced tensor does not have. Under Triton's interpreter every traced call is opaque.
+pointer alignment, which a traced tensor does not have. Under Triton's interpreter every traced call of a Triton
+variant is opaque.
 
 softmax_bench.softmax goes through these ops only while compiling. An eager call runs the kernels directly (the
 dispatcher and torch.library's autograd wrapper cost ~30 µs a call); when x or the bias needs a gradient it applies
@@ -182,8 +183,8 @@ def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = Fals
     """Whether a traced call's kernels go into the graph: x's row width is a number, not a symbol of a dynamic
     shape (deciding would specialize it: a graph for each width, past dynamo's 8 recompiles in a model that
     sees many), and the variant chosen for it and the call's form (auto_table.table_form) is one of
-    IN_GRAPH_FORWARDS (its backward one of IN_GRAPH_BACKWARDS)."""
-    if not IN_GRAPH or kernels.interpreted():
+    IN_GRAPH_FORWARDS (its backward one of IN_GRAPH_BACKWARDS), and not a Triton one under Triton's interpreter."""
+    if not IN_GRAPH:
         return False
     N = x.shape[dim] if x.dim() else 1
     if not is_concrete_int(N):
@@ -193,8 +194,9 @@ def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = Fals
     N = int(N)
     chosen = _resolve(variant, N, x.dtype, x.device, False, log, form)
     if backward:
-        return backward_for(chosen, N, x.dtype).name in IN_GRAPH_BACKWARDS
-    return chosen.name in IN_GRAPH_FORWARDS
+        chosen = backward_for(chosen, N, x.dtype)
+        return chosen.name in IN_GRAPH_BACKWARDS and not (chosen.triton and kernels.interpreted())
+    return chosen.name in IN_GRAPH_FORWARDS and not (chosen.triton and kernels.interpreted())
 
 
 def triton_op(name: str, fn):

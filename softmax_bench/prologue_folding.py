@@ -19,9 +19,14 @@ is one of these, used by nothing else, takes what it was computed from:
   reference code writes it: torch's meaning of dtype= is that cast).
 The gradient is the same function's.
 
+A call of ours whose x is another call of ours (after the folds: `log_softmax(softmax(x, mask=keep) * c)`), both
+with auto's variant, on CUDA rows of a fixed width up to CHAIN_MAX_N, runs as torch ops (the unfused variant, which
+keeps softmax_bench's contract for a row masked whole) that inductor fuses into one kernel a direction, where our
+kernels would be one a call (`fuse_chains`): fewer launches and fewer passes over the rows.
+
 It is installed the first time torch.compile traces a call of ours (`install`), into inductor's
 `pre_grad_custom_pass` only where that is empty: a pass the user set there is left as it is (and nothing folds).
-SOFTMAX_BENCH_FOLD_PROLOGUES=0 turns it off.
+SOFTMAX_BENCH_FOLD_PROLOGUES=0 turns it off; SOFTMAX_BENCH_FUSE_CHAINS=0 the chains' rule alone.
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ import torch
 from torch.fx import Node
 
 FOLD_PROLOGUES = os.environ.get("SOFTMAX_BENCH_FOLD_PROLOGUES", "1") != "0"
+FUSE_CHAINS = os.environ.get("SOFTMAX_BENCH_FUSE_CHAINS", "1") != "0"
+# The widest rows a chain of our calls runs as torch ops at, and the devices: PLACEHOLDER, set from chain.py's
+# measurement.
+CHAIN_MAX_N = 8192
+CHAIN_DEVICES = ("cuda",)
 
 MULTIPLIES = {operator.mul, torch.mul, "mul"}  # call_function targets, and Tensor.mul's call_method name
 DIVIDES = {operator.truediv, torch.div, "div"}
@@ -149,9 +159,47 @@ def fold_prologues(graph: torch.fx.Graph) -> int:
     return folded
 
 
+def row_width(node: Node) -> int | None:
+    """The width of the rows a call of ours in dynamo's graph takes, from its x's example value: an int on one of
+    CHAIN_DEVICES, else None (a dynamic width's symbol, another device)."""
+    x = node.args[0].meta.get("example_value") if isinstance(node.args[0], Node) else None
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", -1)
+    if not isinstance(x, torch.Tensor) or x.device.type not in CHAIN_DEVICES or not isinstance(dim, int) or x.dim() == 0:
+        return None
+    width = x.shape[dim]
+    return width if isinstance(width, int) else None
+
+
+def fuse_chains(graph: torch.fx.Graph, ours: tuple) -> int:
+    """Gives each chain of our calls (a call whose x is another's output), both with auto's variant and rows of a
+    fixed width up to CHAIN_MAX_N, the unfused variant: torch ops, which inductor fuses into one kernel a direction
+    where our kernels are one a call (docs/perf-notes.md, sixty-first session). Returns how many calls it gave it."""
+    def auto(node: Node) -> bool:
+        width = row_width(node)
+        return node.kwargs.get("variant", "auto") == "auto" and width is not None and width <= CHAIN_MAX_N
+
+    chained = set()
+    for node in graph.nodes:
+        x = node.args[0] if node.op == "call_function" and node.target in ours and node.args else None
+        if isinstance(x, Node) and x.op == "call_function" and x.target in ours and auto(x) and auto(node):
+            chained.update((x, node))
+    for node in chained:
+        node.kwargs = {**node.kwargs, "variant": "unfused"}
+    return len(chained)
+
+
+def fold_and_fuse(graph: torch.fx.Graph) -> None:
+    """The pass: fold_prologues, then fuse_chains (FUSE_CHAINS)."""
+    from .dispatch import log_softmax, softmax
+
+    fold_prologues(graph)
+    if FUSE_CHAINS:
+        fuse_chains(graph, (softmax, log_softmax))
+
+
 @functools.cache
 def install() -> bool:
-    """fold_prologues as inductor's pre-grad custom pass, where no other pass is set (FOLD_PROLOGUES); whether it
+    """fold_and_fuse as inductor's pre-grad custom pass, where no other pass is set (FOLD_PROLOGUES); whether it
     is."""
     if not FOLD_PROLOGUES:
         return False
@@ -163,10 +211,10 @@ def install() -> bool:
 
     class FoldPrologues(CustomGraphPass):
         def __call__(self, graph: torch.fx.Graph) -> None:
-            fold_prologues(graph)
+            fold_and_fuse(graph)
 
-        def uuid(self) -> bytes:  # inductor's cache keys on it: this file's text
-            return get_hash_for_files((__file__,))
+        def uuid(self) -> bytes:  # inductor's cache keys on it: this file's text, and whether chains are fused
+            return get_hash_for_files((__file__,)) + bytes([FUSE_CHAINS])
 
     if config.pre_grad_custom_pass is not None:
         return False

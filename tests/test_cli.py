@@ -236,8 +236,8 @@ def test_help_teaches(tmp_path):
         assert choice in result.stdout.replace("list[", "[").replace("<", "[").replace(">", "]")
     assert "<bool>" not in result.stdout and "DESIGN" not in result.stdout
     settings = flat(invoke("--help").stdout)  # the environment's switches, each with what it does
-    for name in ("FORWARD_EVICT=plain", "IN_GRAPH=0", "STATIC_LAUNCH=0", "FOLD_PROLOGUES=0", "FAST_LAUNCHES=0",
-                 "FINISH_PDL=0", "AUTO_TABLES=DIR", "COMMIT="):
+    for name in ("FORWARD_EVICT=plain", "IN_GRAPH=0", "STATIC_LAUNCH=0", "FOLD_PROLOGUES=0", "FUSE_CHAINS=0",
+                 "FAST_LAUNCHES=0", "FINISH_PDL=0", "AUTO_TABLES=DIR", "COMMIT="):
         assert f"SOFTMAX_BENCH_{name}" in settings, name
 
 

@@ -3,6 +3,7 @@ as softmax(x, mask=keep) and softmax(x.float()) as softmax(x, dtype=torch.float3
 the graph dynamo hands inductor loses the multiply, the masked_fill or the cast, and the values and gradients stay
 the model's."""
 
+import math
 import operator
 
 import pytest
@@ -213,4 +214,90 @@ def test_a_pass_the_user_set_is_left_alone(monkeypatch):
     monkeypatch.setattr(config, "pre_grad_custom_pass", theirs)
     prologue_folding.install.cache_clear()
     assert not prologue_folding.install() and config.pre_grad_custom_pass is theirs
+    prologue_folding.install.cache_clear()
+
+
+def two_layers_written_as_torch(x, keep):  # step-host.py's torch model, with softmax_bench's functions
+    return softmax_bench.log_softmax(softmax_bench.softmax((x * 0.125).masked_fill(~keep, MINUS_INF)) * 4.0)
+
+
+CHAINS = {  # model(x, keep) → how many of its calls become unfused (a chain's: both; else none)
+    "log_softmax(softmax(x, mask) * c)": (lambda x, keep: softmax_bench.log_softmax(
+        softmax_bench.softmax(x, scale=0.5, mask=keep) * 4.0), 2),
+    "softmax(softmax(x))": (lambda x, keep: softmax_bench.softmax(softmax_bench.softmax(x, causal=True)), 2),
+    "one call": (lambda x, keep: softmax_bench.softmax(x * 2.0, mask=keep), 0),
+    "a variant given": (lambda x, keep: softmax_bench.log_softmax(softmax_bench.softmax(x, mask=keep),
+                                                                  variant="fused"), 0),
+    "a pointwise op between them": (lambda x, keep: softmax_bench.log_softmax(softmax_bench.softmax(x) + x), 0),
+}
+
+
+@pytest.mark.parametrize("model", CHAINS)
+def test_a_chain_of_our_calls_runs_as_torch_ops(monkeypatch, model):
+    """fuse_chains: a call of ours whose x is another's, both auto, on CHAIN_DEVICES at a width up to CHAIN_MAX_N,
+    gets the unfused variant (torch ops inductor fuses); nothing else changes, values included."""
+    fn, chained = CHAINS[model]
+    monkeypatch.setattr(prologue_folding, "CHAIN_DEVICES", (torch.device(DEVICE).type,))
+    x, _ = fresh_randn(4, 16)
+    keep = torch.rand(4, 16, device=DEVICE) > 0.3
+    keep[2] = False  # a row masked whole: zeros, as the Triton variants give, not torch's NaN
+    gm = dynamo_graph(fn, x, keep)
+    prologue_folding.fold_and_fuse(gm.graph)
+    gm.recompile()
+    ours = calls(gm, softmax_bench.softmax, softmax_bench.log_softmax)
+    assert sum(node.kwargs.get("variant") == "unfused" for node in ours) == chained
+    torch.testing.assert_close(run(gm, x=x, keep=keep), fn(x, keep), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("why", ["rows wider than CHAIN_MAX_N", "another device", "switched off"])
+def test_a_chain_stays_our_kernels_past_the_rule(monkeypatch, why):
+    monkeypatch.setattr(prologue_folding, "CHAIN_DEVICES", ("meta",) if why == "another device" else
+                        (torch.device(DEVICE).type,))
+    monkeypatch.setattr(prologue_folding, "CHAIN_MAX_N", 15 if why.startswith("rows") else 16)
+    monkeypatch.setattr(prologue_folding, "FUSE_CHAINS", why != "switched off")
+    x, _ = fresh_randn(4, 16)
+    gm = dynamo_graph(two_layers_written_as_torch, x, torch.rand(4, 16, device=DEVICE) > 0.3)
+    prologue_folding.fold_and_fuse(gm.graph)
+    ours = calls(gm, softmax_bench.softmax, softmax_bench.log_softmax)
+    assert len(ours) == 2 and not any(node.kwargs.get("variant") for node in ours)
+
+
+def generated_kernels(code: str) -> list[str]:
+    """The kernels inductor's output code defines: its C++ ones on a CPU, its Triton ones on a GPU, and ours."""
+    import re
+
+    return re.findall(r"^(cpp_fused_\w+|triton_\w+) = ", code, re.M) + re.findall(r"fused_rows_kernel|"
+                                                                                 r"fused_backward_kernel", code)
+
+
+def test_inductor_fuses_a_chain_into_one_kernel_each_way_as_it_fuses_torchs(monkeypatch):
+    """step-host.py's model written as torch's with our functions, through inductor: as many kernels a direction
+    as torch's own model (one), none of ours; the values and x's gradient float64 torch's, and a row masked whole
+    softmax_bench's (the log of a uniform row: zeros times 4), not NaN."""
+    from torch._inductor import config
+    from torch._inductor.utils import run_and_get_code
+
+    monkeypatch.setattr(config, "pre_grad_custom_pass", None)
+    monkeypatch.setattr(prologue_folding, "CHAIN_DEVICES", (torch.device(DEVICE).type,))
+    prologue_folding.install.cache_clear()
+    x, _ = fresh_randn(6, 40)
+    keep = torch.rand(6, 40, device=DEVICE) > 0.2
+    keep[3] = False
+    dy, _ = fresh_randn(6, 40)
+    x.requires_grad_()
+    kernels, results = {}, {}
+    for name, fn in (("ours", two_layers_written_as_torch), ("torch's", lambda x, keep: torch.log_softmax(
+            torch.softmax((x * 0.125).masked_fill(~keep, MINUS_INF), -1) * 4.0, -1))):
+        torch._dynamo.reset()
+        model = torch.compile(fn, fullgraph=True)
+        results[name], codes = run_and_get_code(lambda: (y := model(x, keep), *torch.autograd.grad(y, x, dy)))
+        kernels[name] = [generated_kernels(code) for code in codes]
+    y, dx = results["ours"]
+    assert [len(each) for each in kernels["ours"]] == [len(each) for each in kernels["torch's"]] == [1, 1], kernels
+    x64 = x.detach().double().requires_grad_()
+    y64 = torch.log_softmax(torch.softmax((x64 * 0.125).masked_fill(~keep, MINUS_INF), -1) * 4.0, -1)
+    (dx64,) = torch.autograd.grad(y64, x64, dy.double())
+    torch.testing.assert_close(y[[0, 1, 2, 4, 5]].double(), y64[[0, 1, 2, 4, 5]], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(dx.double(), dx64.nan_to_num(0.0), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(y[3], torch.full_like(y[3], -math.log(40)))
     prologue_folding.install.cache_clear()

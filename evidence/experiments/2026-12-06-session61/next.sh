@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The sixty-first session's device steps: bash evidence/experiments/2026-12-06-session61/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal where a step sweeps.
+# Every other step passes to the sixtieth session's next.sh and on down.
+# first: on an H200 session 59's h200; else session 60's verify.
+# chain (issue 29 item 3; any card, ~5 min): chain.py: two of our calls chained in a compiled step, our kernels
+#   against the chain as torch ops inductor fuses (host µs at 64x4000 bf16; GPU ms at WIDTHS). docs/perf-notes.md,
+#   sixty-first session.
+set -u
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+case $1 in
+  first)  # on an H200 the fifty-ninth session's h200 (waves and the wide cells' configurations, ~470 s); on another
+    # card the sixtieth session's verify (the compiled calls' tests, fold-code, fold-scales; ~4 min)
+    if grep -qi h200 <<< "$card"; then exec bash evidence/experiments/2026-12-06-session59/next.sh h200; fi
+    exec bash evidence/experiments/2026-12-06-session60/next.sh verify ;;
+  chain)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout ${CHAIN_S:-400} env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session61/chain.py \
+      ${ROUNDS:-9} > $OUT/chain.txt 2>&1
+    echo "chain rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/chain.txt | tail -60 ;;
+  *) exec bash evidence/experiments/2026-12-06-session60/next.sh "$@" ;;
+esac
