@@ -6,7 +6,11 @@ softmax_bench's contract for a row masked whole; the eager variant's backward).
    ops; ours, our kernels; ours, the chain as torch ops (unfused by hand); ours as written (auto: the pass decides).
 2. GPU ms of the same step (softmax_bench.timing, L2 clean) at widths WIDTHS (default 1024 4096 16384 32768), bf16 and fp32, 2^24 elements
    (M = 2^24 / N), same rows: where inductor's one kernel a direction beats our two.
+3. (PART=calls) µs a step issued back to back (host_cost's call µs: the larger of the host's and the GPU's time),
+   ours as our kernels against ours as torch ops, from host-bound to GPU-bound shapes (CALL_CELLS), rounds in turn:
+   where between the two the chain as torch ops stops paying.
     PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-06-session61/chain.py [ROUNDS]
+    PART=calls PYTHONPATH=.:scripts python3 evidence/experiments/2026-12-06-session61/chain.py [ROUNDS]
 """
 
 import importlib
@@ -59,6 +63,17 @@ def steps_of(M, N, dtype):
 
 
 print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {__import__('triton').__version__}")
+if os.environ.get("PART") == "calls":
+    cells = os.environ.get("CALL_CELLS", "bf16 64x4096 bf16 256x4096 bf16 1024x4096 bf16 4096x4096 bf16 8192x2048 "
+                           "fp32 16x16384 fp32 64x16384 fp32 256x16384 fp32 4096x8192").split()
+    for dtype, shape in zip(cells[::2], cells[1::2]):
+        M, N = map(int, shape.split("x"))
+        steps = steps_of(M, N, {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype])
+        timed = host_cost.interleaved(steps[1:3], 100, 10, rounds)
+        (fh, fc, _), (uh, uc, _) = timed
+        print(f"  {dtype} {M}x{N}: our kernels host {fh:7.1f} call {fc:7.1f} µs | torch ops host {uh:7.1f} "
+              f"call {uc:7.1f} µs | call × ours {uc / fc:5.3f}", flush=True)
+    sys.exit(0)
 timed = host_cost.interleaved(steps_of(64, 4000, torch.bfloat16), 200, 20, rounds)
 print(f"compiled training step, bf16 64x4000, host µs a step (median of {rounds} rounds taken in turn):")
 for name, (host, call, each) in zip(MODELS, timed):
