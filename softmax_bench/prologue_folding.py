@@ -20,9 +20,9 @@ is one of these, used by nothing else, takes what it was computed from:
 The gradient is the same function's.
 
 A call of ours whose x is another call of ours (after the folds: `log_softmax(softmax(x, mask=keep) * c)`), both
-with auto's variant, on CUDA rows of a fixed width up to CHAIN_MAX_N, runs as torch ops (the unfused variant, which
-keeps softmax_bench's contract for a row masked whole) that inductor fuses into one kernel a direction, where our
-kernels would be one a call (`fuse_chains`): fewer launches and fewer passes over the rows.
+with auto's variant, on CUDA and within the CHAIN_ rules (rows up to 8192 wide, and a small x or narrow rows), runs
+as torch ops (the unfused variant, which keeps softmax_bench's contract for a row masked whole) that inductor fuses
+into one kernel a direction, where our kernels would be one a call (`fuse_chains`).
 
 It is installed the first time torch.compile traces a call of ours (`install`), into inductor's
 `pre_grad_custom_pass` only where that is empty: a pass the user set there is left as it is (and nothing folds).
@@ -41,9 +41,17 @@ from torch.fx import Node
 
 FOLD_PROLOGUES = os.environ.get("SOFTMAX_BENCH_FOLD_PROLOGUES", "1") != "0"
 FUSE_CHAINS = os.environ.get("SOFTMAX_BENCH_FUSE_CHAINS", "1") != "0"
-# The widest rows a chain of our calls runs as torch ops at, and the devices: PLACEHOLDER, set from chain.py's
-# measurement.
+# A chain of our calls runs as torch ops (fuse_chains) at rows up to CHAIN_MAX_N wide, where x is at most
+# CHAIN_HOST_BOUND_BYTES or its rows at most CHAIN_GPU_FASTER_N[its element's bytes] wide. On the H100 (sixty-first
+# session, evidence/experiments/2026-12-06-session61/chain.py, a compiled training step of step-host's model): a step
+# of x up to 8 MiB at N ≤ 8192 is the host's time (~250–280 µs), and took 0.905–0.945× of our kernels' µs as torch
+# ops (bf16 and fp32, ten shapes, 16×8192 to 2048×2048); at 2^24 elements the torch ops' GPU time is shorter at bf16
+# N = 1024 (0.091 ms against 0.114) and fp32 N = 1024 to 8192 (4096: 0.161 against 0.228), longer at bf16 N = 2048
+# to 32768 (4096: 0.144 against 0.115) and fp32 from 16384, where inductor splits a reduction of few rows (fp32
+# 16×16384: 1.41× our kernels' µs a step).
 CHAIN_MAX_N = 8192
+CHAIN_HOST_BOUND_BYTES = 8 * 2**20
+CHAIN_GPU_FASTER_N = {2: 1024, 4: 8192}
 CHAIN_DEVICES = ("cuda",)
 
 MULTIPLIES = {operator.mul, torch.mul, "mul"}  # call_function targets, and Tensor.mul's call_method name
@@ -159,29 +167,30 @@ def fold_prologues(graph: torch.fx.Graph) -> int:
     return folded
 
 
-def row_width(node: Node) -> int | None:
-    """The width of the rows a call of ours in dynamo's graph takes, from its x's example value: an int on one of
-    CHAIN_DEVICES, else None (a dynamic width's symbol, another device)."""
+def chains_as_torch_ops(node: Node) -> bool:
+    """Whether a call of ours in dynamo's graph, in a chain, runs as torch ops: auto's variant, its x's example value
+    on one of CHAIN_DEVICES, of a fixed shape (not a dynamic shape's symbols), within the CHAIN_ rules."""
     x = node.args[0].meta.get("example_value") if isinstance(node.args[0], Node) else None
     dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", -1)
-    if not isinstance(x, torch.Tensor) or x.device.type not in CHAIN_DEVICES or not isinstance(dim, int) or x.dim() == 0:
-        return None
-    width = x.shape[dim]
-    return width if isinstance(width, int) else None
+    if node.kwargs.get("variant", "auto") != "auto" or not isinstance(x, torch.Tensor) or x.dim() == 0 \
+            or x.device.type not in CHAIN_DEVICES or not isinstance(dim, int):
+        return False
+    if not all(isinstance(size, int) for size in x.shape):
+        return False
+    N = x.shape[dim]
+    return N <= CHAIN_MAX_N and (x.numel() * x.element_size() <= CHAIN_HOST_BOUND_BYTES
+                                 or N <= CHAIN_GPU_FASTER_N.get(x.element_size(), 0))
 
 
 def fuse_chains(graph: torch.fx.Graph, ours: tuple) -> int:
-    """Gives each chain of our calls (a call whose x is another's output), both with auto's variant and rows of a
-    fixed width up to CHAIN_MAX_N, the unfused variant: torch ops, which inductor fuses into one kernel a direction
-    where our kernels are one a call (docs/perf-notes.md, sixty-first session). Returns how many calls it gave it."""
-    def auto(node: Node) -> bool:
-        width = row_width(node)
-        return node.kwargs.get("variant", "auto") == "auto" and width is not None and width <= CHAIN_MAX_N
-
+    """Gives each chain of our calls (a call whose x is another's output), both within chains_as_torch_ops' rules,
+    the unfused variant: torch ops, which inductor fuses into one kernel a direction where our kernels are one a
+    call (docs/perf-notes.md, sixty-first session). Returns how many calls it gave it."""
     chained = set()
     for node in graph.nodes:
         x = node.args[0] if node.op == "call_function" and node.target in ours and node.args else None
-        if isinstance(x, Node) and x.op == "call_function" and x.target in ours and auto(x) and auto(node):
+        if isinstance(x, Node) and x.op == "call_function" and x.target in ours and chains_as_torch_ops(x) \
+                and chains_as_torch_ops(node):
             chained.update((x, node))
     for node in chained:
         node.kwargs = {**node.kwargs, "variant": "unfused"}

@@ -232,12 +232,17 @@ CHAINS = {  # model(x, keep) → how many of its calls become unfused (a chain's
 }
 
 
+@pytest.mark.parametrize("large", [False, True], ids=["a small x", "a large x of narrow rows"])
 @pytest.mark.parametrize("model", CHAINS)
-def test_a_chain_of_our_calls_runs_as_torch_ops(monkeypatch, model):
-    """fuse_chains: a call of ours whose x is another's, both auto, on CHAIN_DEVICES at a width up to CHAIN_MAX_N,
-    gets the unfused variant (torch ops inductor fuses); nothing else changes, values included."""
+def test_a_chain_of_our_calls_runs_as_torch_ops(monkeypatch, model, large):
+    """fuse_chains: a call of ours whose x is another's, both auto, on CHAIN_DEVICES within the CHAIN_ rules (here
+    4 × 16 fp32: 256 bytes, rows of 16), gets the unfused variant (torch ops inductor fuses); nothing else changes,
+    values included."""
     fn, chained = CHAINS[model]
     monkeypatch.setattr(prologue_folding, "CHAIN_DEVICES", (torch.device(DEVICE).type,))
+    if large:
+        monkeypatch.setattr(prologue_folding, "CHAIN_HOST_BOUND_BYTES", 255)
+        monkeypatch.setattr(prologue_folding, "CHAIN_GPU_FASTER_N", {4: 16})
     x, _ = fresh_randn(4, 16)
     keep = torch.rand(4, 16, device=DEVICE) > 0.3
     keep[2] = False  # a row masked whole: zeros, as the Triton variants give, not torch's NaN
@@ -249,11 +254,15 @@ def test_a_chain_of_our_calls_runs_as_torch_ops(monkeypatch, model):
     torch.testing.assert_close(run(gm, x=x, keep=keep), fn(x, keep), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("why", ["rows wider than CHAIN_MAX_N", "another device", "switched off"])
+@pytest.mark.parametrize("why", ["rows wider than CHAIN_MAX_N", "a large x of rows wider than the GPU's rule",
+                                 "another device", "switched off"])
 def test_a_chain_stays_our_kernels_past_the_rule(monkeypatch, why):
     monkeypatch.setattr(prologue_folding, "CHAIN_DEVICES", ("meta",) if why == "another device" else
                         (torch.device(DEVICE).type,))
     monkeypatch.setattr(prologue_folding, "CHAIN_MAX_N", 15 if why.startswith("rows") else 16)
+    if why.startswith("a large x"):  # 4 × 16 fp32: over 255 bytes, rows wider than 15
+        monkeypatch.setattr(prologue_folding, "CHAIN_HOST_BOUND_BYTES", 255)
+        monkeypatch.setattr(prologue_folding, "CHAIN_GPU_FASTER_N", {4: 15, 2: 15})
     monkeypatch.setattr(prologue_folding, "FUSE_CHAINS", why != "switched off")
     x, _ = fresh_randn(4, 16)
     gm = dynamo_graph(two_layers_written_as_torch, x, torch.rand(4, 16, device=DEVICE) > 0.3)
