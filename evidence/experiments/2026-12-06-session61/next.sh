@@ -3,6 +3,7 @@
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal where a step sweeps.
 # Every other step passes to the sixtieth session's next.sh and on down.
 # first: on an H200 session 59's h200; else session 60's verify.
+# check (any card, ~5 min): the compiled calls' tests, then three host-bar processes pooled.
 # chain (issue 29 item 3; any card, ~5 min): chain.py: two of our calls chained in a compiled step, our kernels
 #   against the chain as torch ops inductor fuses (host µs at 64x4000 bf16; GPU ms at WIDTHS). docs/perf-notes.md,
 #   sixty-first session.
@@ -19,5 +20,14 @@ case $1 in
     timeout ${CHAIN_S:-400} env PYTHONPATH=$PYTHONPATH:scripts python3 evidence/experiments/2026-12-06-session61/chain.py \
       ${ROUNDS:-9} > $OUT/chain.txt 2>&1
     echo "chain rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn" $OUT/chain.txt | tail -60 ;;
+  check)  # (any card, ~5 min) the compiled calls' tests at this tree, then three host-bar processes pooled (issue 29
+    # item 1: compiled_op against torch_compile, with the mask pointer None since 84cccc8)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_prologue_folding.py tests/test_compile.py \
+      tests/test_replay.py > $OUT/tests-check.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-check.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-check.txt
+    tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
+    for p in a b c; do timeout 100 bash evidence/experiments/2026-12-06-session58/next.sh host-bar $tag$p; done
+    python3 scripts/host-bar.py --pool $OUT/host-bar-$tag?.csv ;;
   *) exec bash evidence/experiments/2026-12-06-session60/next.sh "$@" ;;
 esac
