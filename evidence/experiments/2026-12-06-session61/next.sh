@@ -4,6 +4,7 @@
 # Every other step passes to the sixtieth session's next.sh and on down.
 # first: on an H200 session 59's h200; else session 60's verify.
 # check (any card, ~5 min): the compiled calls' tests, then three host-bar processes pooled.
+# prologue (any card, ~3 min): prologue.py, softmax(x + b) compiled: ours after inductor's add, or as torch ops.
 # chain (issue 29 item 3; any card, ~5 min): chain.py: two of our calls chained in a compiled step, our kernels
 #   against the chain as torch ops inductor fuses (host µs at 64x4000 bf16; GPU ms at WIDTHS). docs/perf-notes.md,
 #   sixty-first session.
@@ -29,5 +30,11 @@ case $1 in
     tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
     for p in a b c; do timeout 100 bash evidence/experiments/2026-12-06-session58/next.sh host-bar $tag$p; done
     python3 scripts/host-bar.py --pool $OUT/host-bar-$tag?.csv ;;
+  prologue)  # (any card, ~3 min) prologue.py: softmax(x + b) compiled, our kernel after inductor's add against torch ops
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout ${PROLOGUE_S:-300} env PYTHONPATH=$PYTHONPATH:scripts python3 \
+      evidence/experiments/2026-12-06-session61/prologue.py ${ROUNDS:-5} > $OUT/prologue.txt 2>&1
+    echo "prologue rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn|nline softmax|split the reduction|important use|^softmax\.$|^$" \
+      $OUT/prologue.txt | tail -60 ;;
   *) exec bash evidence/experiments/2026-12-06-session60/next.sh "$@" ;;
 esac
