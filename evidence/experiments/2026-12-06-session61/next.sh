@@ -5,6 +5,7 @@
 # first: on an H200 session 59's h200; else session 60's verify.
 # check (any card, ~5 min): the compiled calls' tests, then three host-bar processes pooled.
 # prologue (any card, ~3 min): prologue.py, softmax(x + b) compiled: ours after inductor's add, or as torch ops.
+# both (any card, ~6 min): the compiled calls' tests, prologue, one host-bar process.
 # chain (issue 29 item 3; any card, ~5 min): chain.py: two of our calls chained in a compiled step, our kernels
 #   against the chain as torch ops inductor fuses (host µs at 64x4000 bf16; GPU ms at WIDTHS). docs/perf-notes.md,
 #   sixty-first session.
@@ -36,5 +37,14 @@ case $1 in
       evidence/experiments/2026-12-06-session61/prologue.py ${ROUNDS:-5} > $OUT/prologue.txt 2>&1
     echo "prologue rc=$? at $SECONDS s"; grep -vE "^W|Warning|warn|nline softmax|split the reduction|important use|^softmax\.$|^$" \
       $OUT/prologue.txt | tail -60 ;;
+  both)  # (any card, ~6 min) the compiled calls' tests, prologue, then one host-bar process (HOST_BARS, default a)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_prologue_folding.py tests/test_compile.py \
+      tests/test_replay.py > $OUT/tests-check.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-check.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-check.txt
+    bash $0 prologue
+    tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
+    for p in ${HOST_BARS:-a}; do timeout 100 bash evidence/experiments/2026-12-06-session58/next.sh host-bar $tag$p; done
+    python3 scripts/host-bar.py --pool $OUT/host-bar-$tag?.csv ;;
   *) exec bash evidence/experiments/2026-12-06-session60/next.sh "$@" ;;
 esac
