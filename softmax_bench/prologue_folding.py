@@ -222,8 +222,9 @@ def install() -> bool:
         def __call__(self, graph: torch.fx.Graph) -> None:
             fold_and_fuse(graph)
 
-        def uuid(self) -> bytes:  # inductor's cache keys on it: this file's text, and whether chains are fused
-            return get_hash_for_files((__file__,)) + bytes([FUSE_CHAINS])
+        def uuid(self) -> bytes:  # inductor's caches key on it: this file's text and the chains' rule as it is now
+            rule = (FUSE_CHAINS, CHAIN_MAX_N, CHAIN_HOST_BOUND_BYTES, CHAIN_GPU_FASTER_N, CHAIN_DEVICES)
+            return get_hash_for_files((__file__,)) + repr(rule).encode()
 
     if config.pre_grad_custom_pass is not None:
         return False
