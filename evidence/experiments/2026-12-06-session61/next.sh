@@ -6,6 +6,7 @@
 # check (any card, ~5 min): the compiled calls' tests, then three host-bar processes pooled.
 # prologue (any card, ~3 min): prologue.py, softmax(x + b) compiled: ours after inductor's add, or as torch ops.
 # both (any card, ~6 min): the compiled calls' tests, prologue, one host-bar process.
+# h200-rest (an H200, ~6 min): what ran after both this session (chain, host-bar, a sweep, configs, waves).
 # chain (issue 29 item 3; any card, ~5 min): chain.py: two of our calls chained in a compiled step, our kernels
 #   against the chain as torch ops inductor fuses (host µs at 64x4000 bf16; GPU ms at WIDTHS). docs/perf-notes.md,
 #   sixty-first session.
@@ -46,5 +47,20 @@ case $1 in
     tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
     for p in ${HOST_BARS:-a}; do timeout 100 bash evidence/experiments/2026-12-06-session58/next.sh host-bar $tag$p; done
     python3 scripts/host-bar.py --pool $OUT/host-bar-$tag?.csv ;;
+  h200-rest)  # what ran on the H200 after `both` (COMMIT=SHA), each a call of its own there: chain at three widths,
+    # two more host-bar processes pooled with both's, the scaled-masked log backward fp32 512x262144; then session
+    # 42's configs of the three wide cells and session 58's waves
+    WIDTHS="1024 4096 16384" CHAIN_S=110 timeout 120 bash $0 chain
+    for p in b c; do timeout 48 bash evidence/experiments/2026-12-06-session58/next.sh host-bar h200$p; done
+    python3 scripts/host-bar.py --pool $OUT/host-bar-h200?.csv
+    . .ab/device-setup.sh > /dev/null
+    id=sm-log-backward-fp32-512x262144-h200-s61
+    SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 75 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id \
+      --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144 --variant auto --variant torch_compile \
+      > $OUT/sweep-$id.txt 2>&1
+    tar czf $OUT/runs-s61.tgz -C $OUT runs
+    timeout 160 bash evidence/experiments/2026-12-05-session42/next.sh configs "bf16 biased 262144"
+    timeout 110 bash evidence/experiments/2026-12-06-session58/next.sh waves
+    timeout 85 bash evidence/experiments/2026-12-05-session42/next.sh configs "fp32 causal 262144" "bf16 causal 151936" ;;
   *) exec bash evidence/experiments/2026-12-06-session60/next.sh "$@" ;;
 esac
