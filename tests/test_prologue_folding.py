@@ -1,7 +1,7 @@
 """A compiled model's softmax_bench.softmax(x * c) runs as softmax(x, scale=c), softmax(x.masked_fill(~keep, -inf))
 as softmax(x, mask=keep) and softmax(x.float()) as softmax(x, dtype=torch.float32) (softmax_bench.prologue_folding):
 the graph dynamo hands inductor loses the multiply, the masked_fill or the cast, and the values and gradients stay
-the model's."""
+the model's; two of our calls chained run as torch ops, which inductor fuses (prologue_folding.fuse_chains)."""
 
 import math
 import operator
