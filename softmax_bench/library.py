@@ -195,8 +195,8 @@ def in_graph(x: Tensor, dim: int, variant: str, log: bool, backward: bool = Fals
     chosen = _resolve(variant, N, x.dtype, x.device, False, log, form)
     if backward:
         chosen = backward_for(chosen, N, x.dtype)
-        return chosen.name in IN_GRAPH_BACKWARDS and not (chosen.triton and kernels.interpreted())
-    return chosen.name in IN_GRAPH_FORWARDS and not (chosen.triton and kernels.interpreted())
+    in_graph_ones = IN_GRAPH_BACKWARDS if backward else IN_GRAPH_FORWARDS
+    return chosen.name in in_graph_ones and not (chosen.triton and kernels.interpreted())
 
 
 def triton_op(name: str, fn):

@@ -175,6 +175,14 @@ def test_a_16_bit_tensor_cast_to_fp32_becomes_the_calls_dtype(model):
     torch.testing.assert_close(y, fn(x), rtol=1e-6, atol=1e-6)
 
 
+def two_layers_written_as_torch(x, keep):  # step-host.py's torch model, with softmax_bench's functions
+    return softmax_bench.log_softmax(softmax_bench.softmax((x * 0.125).masked_fill(~keep, MINUS_INF)) * 4.0)
+
+
+def torchs_two_layers(x, keep):  # step-host.py's torch model
+    return torch.log_softmax(torch.softmax((x * 0.125).masked_fill(~keep, MINUS_INF), -1) * 4.0, -1)
+
+
 @pytest.mark.skipif(DEVICE != "cpu", reason="inductor on CPU: the GPU's compile tests run inductor throughout")
 def test_inductor_folds_it_and_the_model_keeps_its_values_and_gradients(monkeypatch):
     """Through inductor (on CPU here): the pass installed at the first trace, the model's forward and x's gradient
@@ -187,20 +195,17 @@ def test_inductor_folds_it_and_the_model_keeps_its_values_and_gradients(monkeypa
     monkeypatch.setattr(prologue_folding, "fold_prologues", lambda graph, fold=prologue_folding.fold_prologues:
                         folded.append(fold(graph)) or folded[-1])
 
-    def two_layers(x, keep):  # step-host.py's torch model, with softmax_bench's functions
-        return softmax_bench.log_softmax(softmax_bench.softmax((x * 0.125).masked_fill(~keep, MINUS_INF)) * 4.0)
-
     x, _ = fresh_randn(6, 40)
     keep = torch.rand(6, 40) > 0.2
     x.requires_grad_()
     torch._dynamo.reset()
-    y = torch.compile(two_layers, fullgraph=True)(x, keep)
+    y = torch.compile(two_layers_written_as_torch, fullgraph=True)(x, keep)
     assert isinstance(config.pre_grad_custom_pass, torch._inductor.custom_graph_pass.CustomGraphPass)
     assert folded == [3]  # the multiply and the fill into the softmax, the multiply into log_softmax
     dy, _ = fresh_randn(6, 40)
     (dx,) = torch.autograd.grad(y, x, dy)
     x64 = x.detach().double().requires_grad_()
-    y64 = torch.log_softmax(torch.softmax((x64 * 0.125).masked_fill(~keep, float("-inf")), -1) * 4.0, -1)
+    y64 = torchs_two_layers(x64, keep)
     (dx64,) = torch.autograd.grad(y64, x64, dy.double())
     torch.testing.assert_close(y.double(), y64, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(dx.double(), dx64, rtol=1e-5, atol=1e-5)
@@ -215,10 +220,6 @@ def test_a_pass_the_user_set_is_left_alone(monkeypatch):
     prologue_folding.install.cache_clear()
     assert not prologue_folding.install() and config.pre_grad_custom_pass is theirs
     prologue_folding.install.cache_clear()
-
-
-def two_layers_written_as_torch(x, keep):  # step-host.py's torch model, with softmax_bench's functions
-    return softmax_bench.log_softmax(softmax_bench.softmax((x * 0.125).masked_fill(~keep, MINUS_INF)) * 4.0)
 
 
 CHAINS = {  # model(x, keep) → how many of its calls become unfused (a chain's: both; else none)
@@ -295,8 +296,7 @@ def test_inductor_fuses_a_chain_into_one_kernel_each_way_as_it_fuses_torchs(monk
     dy, _ = fresh_randn(6, 40)
     x.requires_grad_()
     kernels, results = {}, {}
-    for name, fn in (("ours", two_layers_written_as_torch), ("torch's", lambda x, keep: torch.log_softmax(
-            torch.softmax((x * 0.125).masked_fill(~keep, MINUS_INF), -1) * 4.0, -1))):
+    for name, fn in (("ours", two_layers_written_as_torch), ("torch's", torchs_two_layers)):
         torch._dynamo.reset()
         model = torch.compile(fn, fullgraph=True)
         results[name], codes = run_and_get_code(lambda: (y := model(x, keep), *torch.autograd.grad(y, x, dy)))
@@ -304,7 +304,7 @@ def test_inductor_fuses_a_chain_into_one_kernel_each_way_as_it_fuses_torchs(monk
     y, dx = results["ours"]
     assert [len(each) for each in kernels["ours"]] == [len(each) for each in kernels["torch's"]] == [1, 1], kernels
     x64 = x.detach().double().requires_grad_()
-    y64 = torch.log_softmax(torch.softmax((x64 * 0.125).masked_fill(~keep, MINUS_INF), -1) * 4.0, -1)
+    y64 = torchs_two_layers(x64, keep)
     (dx64,) = torch.autograd.grad(y64, x64, dy.double())
     torch.testing.assert_close(y[[0, 1, 2, 4, 5]].double(), y64[[0, 1, 2, 4, 5]], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(dx.double(), dx64.nan_to_num(0.0), rtol=1e-5, atol=1e-5)
