@@ -19,14 +19,16 @@ is one of these, used by nothing else, takes what it was computed from:
   reference code writes it: torch's meaning of dtype= is that cast).
 The gradient is the same function's.
 
-A call of ours whose x is another call of ours (after the folds: `log_softmax(softmax(x, mask=keep) * c)`), both
-with auto's variant, on CUDA and within the CHAIN_ rules (rows up to 8192 wide, and a small x or narrow rows), runs
-as torch ops (the unfused variant, which keeps softmax_bench's contract for a row masked whole) that inductor fuses
-into one kernel a direction, where our kernels would be one a call (`fuse_chains`).
+A call of ours whose x is another call of ours (after the folds: `log_softmax(softmax(x, mask=keep) * c)`), or a
+sum of two tensors (`softmax(scores + bias)`: an additive mask written as a sum, which our bias= would not give the
+same values: it masks at the dtype's minimum), with auto's variant, on CUDA and within the CHAIN_ rules (rows up to
+8192 wide, and a small x or narrow rows), runs as torch ops (the unfused variant, which keeps softmax_bench's
+contract for a row masked whole) that inductor fuses with the other call or the sum into one kernel a direction,
+where ours would be one a call after inductor's own (`fuse_chains`).
 
 It is installed the first time torch.compile traces a call of ours (`install`), into inductor's
 `pre_grad_custom_pass` only where that is empty: a pass the user set there is left as it is (and nothing folds).
-SOFTMAX_BENCH_FOLD_PROLOGUES=0 turns it off; SOFTMAX_BENCH_FUSE_CHAINS=0 the chains' rule alone.
+SOFTMAX_BENCH_FOLD_PROLOGUES=0 turns it off; SOFTMAX_BENCH_FUSE_CHAINS=0 the chains' and sums' rule alone.
 """
 
 from __future__ import annotations
@@ -53,11 +55,19 @@ FUSE_CHAINS = os.environ.get("SOFTMAX_BENCH_FUSE_CHAINS", "1") != "0"
 CHAIN_MAX_N = 8192
 CHAIN_HOST_BOUND_BYTES = 8 * 2**20
 CHAIN_GPU_FASTER_N = {2: 1024, 4: 8192}
+# A sum before a call of ours (softmax(x + b)) runs as torch ops under the same rules with SUM_GPU_FASTER_N: on the
+# H200 (sixty-first session, prologue.py, b of x's shape, 2^24 elements, GPU ms forward / forward + backward) the
+# torch ops, which inductor fuses with the add, against inductor's add and then our kernel: bf16 1024 0.027 / 0.070
+# against 0.043 / 0.086, 4096 0.038 / 0.080 against 0.043 / 0.086, 16384 0.049 / 0.083 against 0.044 / 0.088; fp32
+# 1024 to 32768 0.047–0.066 / 0.130–0.154 against 0.079–0.081 / 0.163–0.165; at 64×4096 (bf16 and fp32) a forward
+# call 44–47 µs against 56–58 (the host's), and at bf16 16×32768 97 against 75 (inductor splits the reduction).
+SUM_GPU_FASTER_N = {2: 4096, 4: 8192}
 CHAIN_DEVICES = ("cuda",)
 
 MULTIPLIES = {operator.mul, torch.mul, "mul"}  # call_function targets, and Tensor.mul's call_method name
 DIVIDES = {operator.truediv, torch.div, "div"}
 MASKED_FILLS = {torch.masked_fill, "masked_fill"}
+SUMS = {operator.add, operator.sub, torch.add, torch.sub, "add", "sub"}
 INVERTS = {operator.invert, torch.logical_not, torch.bitwise_not, "logical_not", "bitwise_not"}
 
 
@@ -168,9 +178,10 @@ def fold_prologues(graph: torch.fx.Graph) -> int:
     return folded
 
 
-def chains_as_torch_ops(node: Node) -> bool:
-    """Whether a call of ours in dynamo's graph, in a chain, runs as torch ops: auto's variant, its x's example value
-    on one of CHAIN_DEVICES, of a fixed shape (not a dynamic shape's symbols), within the CHAIN_ rules."""
+def as_torch_ops(node: Node, gpu_faster_n: dict[int, int]) -> bool:
+    """Whether a call of ours in dynamo's graph runs as torch ops: auto's variant, its x's example value on one of
+    CHAIN_DEVICES, of a fixed shape (not a dynamic shape's symbols), its rows at most CHAIN_MAX_N wide, and x at
+    most CHAIN_HOST_BOUND_BYTES or its rows at most gpu_faster_n[its element's bytes] wide."""
     x = node.args[0].meta.get("example_value") if isinstance(node.args[0], Node) else None
     dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", -1)
     if node.kwargs.get("variant", "auto") != "auto" or not isinstance(x, torch.Tensor) or x.dim() == 0 \
@@ -180,22 +191,36 @@ def chains_as_torch_ops(node: Node) -> bool:
         return False
     N = x.shape[dim]
     return N <= CHAIN_MAX_N and (x.numel() * x.element_size() <= CHAIN_HOST_BOUND_BYTES
-                                 or N <= CHAIN_GPU_FASTER_N.get(x.element_size(), 0))
+                                 or N <= gpu_faster_n.get(x.element_size(), 0))
+
+
+def tensor_sum(node: Node) -> bool:
+    """Whether `node` is a sum or difference of two tensors (`x + b`, `torch.add(x, b)`, `x.sub(b)`), with no alpha
+    or other keyword."""
+    return node.op in ("call_function", "call_method") and node.target in SUMS and not node.kwargs \
+        and len(node.args) == 2 and all(isinstance(arg, Node) and isinstance(arg.meta.get("example_value"),
+                                                                             torch.Tensor) for arg in node.args)
 
 
 def fuse_chains(graph: torch.fx.Graph, ours: tuple) -> int:
-    """Gives each chain of our calls (a call whose x is another's output), both within chains_as_torch_ops' rules,
-    the unfused variant: torch ops, which inductor fuses into one kernel a direction where our kernels are one a
-    call (docs/perf-notes.md, sixty-first session). Returns how many calls it gave it."""
-    chained = set()
+    """Gives the unfused variant (torch ops, which inductor fuses with what is around them) to each chain of our
+    calls (a call whose x is another's output; both within as_torch_ops' rules with CHAIN_GPU_FASTER_N) and to each
+    call whose x is a sum of two tensors used by nothing else (within them with SUM_GPU_FASTER_N): one kernel a
+    direction where ours would be one a call after inductor's own (docs/perf-notes.md, sixty-first session).
+    Returns how many calls it gave it."""
+    given = set()
     for node in graph.nodes:
         x = node.args[0] if node.op == "call_function" and node.target in ours and node.args else None
-        if isinstance(x, Node) and x.op == "call_function" and x.target in ours and chains_as_torch_ops(x) \
-                and chains_as_torch_ops(node):
-            chained.update((x, node))
-    for node in chained:
+        if not isinstance(x, Node):
+            continue
+        if x.op == "call_function" and x.target in ours:
+            if as_torch_ops(x, CHAIN_GPU_FASTER_N) and as_torch_ops(node, CHAIN_GPU_FASTER_N):
+                given.update((x, node))
+        elif tensor_sum(x) and len(x.users) == 1 and as_torch_ops(node, SUM_GPU_FASTER_N):
+            given.add(node)
+    for node in given:
         node.kwargs = {**node.kwargs, "variant": "unfused"}
-    return len(chained)
+    return len(given)
 
 
 def fold_and_fuse(graph: torch.fx.Graph) -> None:
@@ -224,7 +249,8 @@ def install() -> bool:
             fold_and_fuse(graph)
 
         def uuid(self) -> bytes:  # inductor's caches key on it: this file's text and the chains' rule as it is now
-            rule = (FUSE_CHAINS, CHAIN_MAX_N, CHAIN_HOST_BOUND_BYTES, CHAIN_GPU_FASTER_N, CHAIN_DEVICES)
+            rule = (FUSE_CHAINS, CHAIN_MAX_N, CHAIN_HOST_BOUND_BYTES, CHAIN_GPU_FASTER_N, SUM_GPU_FASTER_N,
+                    CHAIN_DEVICES)
             return get_hash_for_files((__file__,)) + repr(rule).encode()
 
     if config.pre_grad_custom_pass is not None:

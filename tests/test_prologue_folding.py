@@ -229,7 +229,12 @@ CHAINS = {  # model(x, keep) → how many of its calls become unfused (a chain's
     "one call": (lambda x, keep: softmax_bench.softmax(x * 2.0, mask=keep), 0),
     "a variant given": (lambda x, keep: softmax_bench.log_softmax(softmax_bench.softmax(x, mask=keep),
                                                                   variant="fused"), 0),
-    "a pointwise op between them": (lambda x, keep: softmax_bench.log_softmax(softmax_bench.softmax(x) + x), 0),
+    "a pointwise op between them": (lambda x, keep: softmax_bench.log_softmax(softmax_bench.softmax(x) * x), 0),
+    "softmax(x + b)": (lambda x, keep: softmax_bench.softmax(x + torch.where(keep, 0.0, -1e4), mask=keep), 1),
+    "log_softmax(x.sub(b)), causal": (lambda x, keep: softmax_bench.log_softmax(x.sub(x.flip(0)), causal=True), 1),
+    "softmax(x + b), the sum used twice": (lambda x, keep: (lambda s: softmax_bench.softmax(s) + s)(x + x.flip(0)),
+                                           0),
+    "softmax(x + 1.0)": (lambda x, keep: softmax_bench.softmax(x + 1.0), 0),
 }
 
 
@@ -244,6 +249,7 @@ def test_a_chain_of_our_calls_runs_as_torch_ops(monkeypatch, model, large):
     if large:
         monkeypatch.setattr(prologue_folding, "CHAIN_HOST_BOUND_BYTES", 255)
         monkeypatch.setattr(prologue_folding, "CHAIN_GPU_FASTER_N", {4: 16})
+        monkeypatch.setattr(prologue_folding, "SUM_GPU_FASTER_N", {4: 16})
     x, _ = fresh_randn(4, 16)
     keep = torch.rand(4, 16, device=DEVICE) > 0.3
     keep[2] = False  # a row masked whole: zeros, as the Triton variants give, not torch's NaN
@@ -264,12 +270,14 @@ def test_a_chain_stays_our_kernels_past_the_rule(monkeypatch, why):
     if why.startswith("a large x"):  # 4 × 16 fp32: over 255 bytes, rows wider than 15
         monkeypatch.setattr(prologue_folding, "CHAIN_HOST_BOUND_BYTES", 255)
         monkeypatch.setattr(prologue_folding, "CHAIN_GPU_FASTER_N", {4: 15, 2: 15})
+        monkeypatch.setattr(prologue_folding, "SUM_GPU_FASTER_N", {4: 15, 2: 15})
     monkeypatch.setattr(prologue_folding, "FUSE_CHAINS", why != "switched off")
     x, _ = fresh_randn(4, 16)
-    gm = dynamo_graph(two_layers_written_as_torch, x, torch.rand(4, 16, device=DEVICE) > 0.3)
-    prologue_folding.fold_and_fuse(gm.graph)
-    ours = calls(gm, softmax_bench.softmax, softmax_bench.log_softmax)
-    assert len(ours) == 2 and not any(node.kwargs.get("variant") for node in ours)
+    for fn, n in ((two_layers_written_as_torch, 2), (lambda x, keep: softmax_bench.softmax(x + x.flip(0)), 1)):
+        gm = dynamo_graph(fn, x, torch.rand(4, 16, device=DEVICE) > 0.3)
+        prologue_folding.fold_and_fuse(gm.graph)
+        ours = calls(gm, softmax_bench.softmax, softmax_bench.log_softmax)
+        assert len(ours) == n and not any(node.kwargs.get("variant") for node in ours)
 
 
 def generated_kernels(code: str) -> list[str]:
@@ -309,4 +317,37 @@ def test_inductor_fuses_a_chain_into_one_kernel_each_way_as_it_fuses_torchs(monk
     torch.testing.assert_close(y[[0, 1, 2, 4, 5]].double(), y64[[0, 1, 2, 4, 5]], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(dx.double(), dx64.nan_to_num(0.0), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(y[3], torch.full_like(y[3], -math.log(40)))
+    prologue_folding.install.cache_clear()
+
+
+def test_inductor_fuses_a_sum_before_our_call_and_keeps_torchs_values(monkeypatch):
+    """softmax(scores + bias) through inductor: as many kernels a direction as torch.softmax(scores + bias)'s (one),
+    none of ours, the values and both gradients float64 torch's, and a row whose bias is the dtype's minimum
+    everywhere uniform, as torch's sum gives it (bias= would mask it out: zeros)."""
+    from torch._inductor import config
+    from torch._inductor.utils import run_and_get_code
+
+    monkeypatch.setattr(config, "pre_grad_custom_pass", None)
+    monkeypatch.setattr(prologue_folding, "CHAIN_DEVICES", (torch.device(DEVICE).type,))
+    prologue_folding.install.cache_clear()
+    x, _ = fresh_randn(6, 40)
+    bias, _ = fresh_randn(6, 40)
+    bias[2] = torch.finfo(bias.dtype).min
+    dy, _ = fresh_randn(6, 40)
+    x.requires_grad_()
+    bias.requires_grad_()
+    kernels, results = {}, {}
+    for name, fn in (("ours", lambda x, b: softmax_bench.softmax(x + b)),
+                     ("torch's", lambda x, b: torch.softmax(x + b, -1))):
+        torch._dynamo.reset()
+        model = torch.compile(fn, fullgraph=True)
+        results[name], codes = run_and_get_code(lambda: (y := model(x, bias), *torch.autograd.grad(y, (x, bias), dy)))
+        kernels[name] = [generated_kernels(code) for code in codes]
+    assert [len(each) for each in kernels["ours"]] == [len(each) for each in kernels["torch's"]] == [1, 1], kernels
+    x64, bias64 = (t.detach().double().requires_grad_() for t in (x, bias))
+    y64 = torch.softmax(x64 + bias64, -1)
+    expected = (y64, *torch.autograd.grad(y64, (x64, bias64), dy.double()))
+    for got, want in zip(results["ours"], expected):
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(results["ours"][0][2], torch.full_like(x[2], 1 / 40))
     prologue_folding.install.cache_clear()
