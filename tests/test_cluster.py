@@ -320,17 +320,21 @@ def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-def test_fp32_causal_262144_loads_plainly_because_evict_last_splits_its_loads(tmp_path):
-    """cluster.PLAIN_LOADS' fp32 causal 262144, compiled for sm_90 (ptxas, then cuobjdump): 125 registers either way,
-    but with evict_last its 16 loads go out in two waves, [14, 2], a wait between; plainly, all at once (on the
-    H200 evict_last ran it at 84.7 % of a copy against 90.6, thirty-first session)."""
-    assert 262144 in cluster.PLAIN_LOADS[("causal", torch.float32)]
-    cases = [{"kernel": "forward", "dtype": "fp32", "N": 262144, "scale": 0.125, "causal": True, **evict}
-             for evict in ({}, {"evict": "evict_last"})]
-    compiled = compile_in_subprocess(cases, tmp_path)
-    assert compiled[0]["registers"] == compiled[1]["registers"], compiled
-    plain, evicting = (load_waves(sass_of(case, tmp_path)) for case in cases)
-    assert len(plain) == 1 and len(evicting) > 1, (plain, evicting)
+def test_fp32_causal_262144_selects_by_one_32_bit_compare_and_loads_evict_last(tmp_path):
+    """cluster.LEAN_CAUSAL_AT, compiled for sm_90 (ptxas, then cuobjdump): fp32 causal 262144 by elements, as
+    config_for launches it (evict_last), compares each column once, in 32 bits, and issues its 16 loads at once.
+    With kept()'s three compares, one of them against the row's 64-bit index (a setp.s64 an element), evict_last
+    split its loads [14, 2] (on the H200 84.7 % of a copy against 90.6 with plain loads, thirty-first session)."""
+    config = cluster.config_for(262144, torch.float32, Fusion(scale=0.125, causal_m=512))
+    assert 262144 in cluster.LEAN_CAUSAL_AT and config.evict == "evict_last", config
+    cases = [{"kernel": "forward", "dtype": "fp32", "N": 262144, "scale": 0.125, "causal": True, **lean}
+             for lean in ({}, {"lean_causal": False, "evict": "evict_last"})]
+    lean, three = compile_in_subprocess(cases, tmp_path)
+    assert lean["evict_last_loads"] == lean["loads_v4"] == three["evict_last_loads"] == 16, (lean, three)
+    assert lean["wide_compares"] == 0 < 64 <= three["wide_compares"], (lean, three)
+    assert lean["spill_bytes"] == 0 and lean["registers"] <= three["registers"], (lean, three)
+    lean_waves, three_waves = (load_waves(sass_of(case, tmp_path)) for case in cases)
+    assert len(lean_waves) == 1 and len(three_waves) > 1, (lean_waves, three_waves)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

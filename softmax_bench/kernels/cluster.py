@@ -140,11 +140,12 @@ REGISTERS: dict[tuple[str, torch.dtype], dict[int, int]] = {
 # % of a copy of the op's bytes; registers compiled for sm_90, evidence/experiments/2026-12-04-session31/
 # evict-scan.txt): bf16 262144, capped at 96 registers, spills 62 bytes with it (softmax 96.0 → 90.8, scaled 95.3
 # → 91.4); bf16 causal 151936 takes 122 registers, not 80 (90.4 → 76.1); fp32 causal 262144 the same 125 but issues
-# its 16 loads in two waves, [14, 2], not one (90.6 → 84.7; thirty-second session); bf16 biased 151936 122, not 120
-# (92.4 → 91.4). Everywhere else it gained up to 3.8 points or was within 0.5.
+# its 16 loads in two waves, [14, 2], not one (90.6 → 84.7; thirty-second session: since LEAN_CAUSAL_AT, one wave, and
+# evict_last again); bf16 biased 151936 122, not 120 (92.4 → 91.4). Everywhere else it gained up to 3.8 points or was
+# within 0.5.
 PLAIN_LOADS: dict[tuple[str, torch.dtype], set[int]] = {
     ("softmax", torch.bfloat16): {262144}, ("scaled", torch.bfloat16): {262144},
-    ("causal", torch.bfloat16): {151936}, ("causal", torch.float32): {262144}, ("biased", torch.bfloat16): {151936}}
+    ("causal", torch.bfloat16): {151936}, ("biased", torch.bfloat16): {151936}}
 # The widths where a form's log_softmax loads plainly too, beyond its form's PLAIN_LOADS. On the H200 its default
 # grid with evict_last (thirty-second session, causal-log-h200-e; % of the cell's roofline, against the last run
 # with plain loads, causal-log-h200-d, no other change to these kernels between):
@@ -225,6 +226,15 @@ MASK_PACKED = True
 # "all" and "none" force either way (the tests and the A/B).
 CAUSAL_VECTORS = "measured"
 FP32_CAUSAL_VECTORS_AT = frozenset({16384, 32768, 50257, 128256})
+# fp32 causal rows by elements whose select is the causal mask alone, one 32-bit compare an element (LEAN_CAUSAL),
+# not `kept`'s three (inside the row, and the last kept column, which takes the row's 64-bit index: a setp.s64 an
+# element). Compiled for sm_90, fp32 262144 in 16 × 8: 1280 → 1112 SASS instructions, ISETP 198 → 102, 124
+# registers, and its 16 loads one wave with evict_last too (the three compares split them [14, 2]: PLAIN_LOADS'
+# thirty-first session). On an H100 (sixty-second session, evidence/experiments/2026-12-06-session62, two rounds, %
+# of its roofline): 512×262144 98.7, 98.4 → 99.2, 99.1, with evict_last 100.6, 100.8; its log 99.0 → 99.2, 100.8.
+# Not at 151936 (16 × 4 capped at 128): 16 bytes spilled, 100.8, 100.7 → 100.3, 100.3, its log's loads in two
+# waves, 99.4 → 98.2.
+LEAN_CAUSAL_AT = frozenset({262144})
 # Causal rows keep from N − M to all of their N columns: clusters take the rows last to first, the longest first,
 # where their shares differ by more than a quarter of N (fused.HEAVIEST_FIRST, masking.rows_differ). On the H200
 # (twentieth session, ab-heaviest-first.py): bf16 8192×16384 93.4 → 95.6, fp32 95.8 → 96.8; where rows keep 84 %
@@ -739,10 +749,14 @@ if gluon is not None:
             gl.store(row_ptr + lanes, values, mask=move)
 
     @gluon.jit
-    def _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
-        """x, -inf where the keep-mask or the causal mask drop a column."""
-        if HAS_MASK or CAUSAL:
+    def _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr,
+              LEAN_CAUSAL: gl.constexpr = False):
+        """x, -inf where the keep-mask or the causal mask drop a column. LEAN_CAUSAL: the causal mask alone as one
+        32-bit compare an element (x is -inf outside the row already: its lanes there were not loaded)."""
+        if HAS_MASK or (CAUSAL and not LEAN_CAUSAL):
             x = gl.where(kept(cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL), x, -float("inf"))
+        elif CAUSAL:
+            x = gl.where(cols <= last_kept_column(row, causal_m, N), x, -float("inf"))
         return x
 
     @gluon.jit
@@ -752,7 +766,8 @@ if gluon is not None:
               MASK_VECTORS: gl.constexpr, bias_ptr, bias_stride, bias_row, BIAS_MIN: gl.constexpr,
               HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False,
               last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False,
-              MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False):
+              MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
+              LEAN_CAUSAL: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -770,7 +785,10 @@ if gluon is not None:
             x = load_lanes(x_row, lanes, move, -float("inf"), False, EVICT)
         elif CAUSAL:
             # whole vectors: a vector is read if its first column is kept (the others are masked below)
-            move = move & ((lanes // VEC) * VEC - off <= (row % causal_m) + (N - causal_m))
+            if LEAN_CAUSAL:
+                move = move & ((lanes // VEC) * VEC - off <= last_kept_column(row, causal_m, N))
+            else:
+                move = move & ((lanes // VEC) * VEC - off <= (row % causal_m) + (N - causal_m))
             x = load_lanes(x_row, lanes, move, -float("inf"), False, EVICT)
         else:
             x = load_lanes(x_row, lanes, move, -float("inf"), EVEN, EVICT)
@@ -799,8 +817,10 @@ if gluon is not None:
                 x = _select_blend(x, keep)
             else:
                 x = gl.where(keep != 0, x, -float("inf"))
-            return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL and not CAUSAL_VECTORS)
-        return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL and not CAUSAL_VECTORS)
+            return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, False, CAUSAL and not CAUSAL_VECTORS,
+                         LEAN_CAUSAL)
+        return _keep(x, cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL and not CAUSAL_VECTORS,
+                     LEAN_CAUSAL)
 
     @gluon.jit
     def _row_factor(target, loss_scale, ignore_index, N, class_weight_ptr, z_loss, HAS_CLASS_WEIGHT: gl.constexpr):
@@ -1006,7 +1026,8 @@ if gluon is not None:
                        loss_scale_ptr=None, ignore_index=-100, z_loss=0.0, HAS_CLASS_WEIGHT: gl.constexpr = False,
                        HAS_Z_LOSS: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
-                       REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False):
+                       REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
+                       LEAN_CAUSAL: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -1056,19 +1077,19 @@ if gluon is not None:
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -1078,7 +1099,8 @@ if gluon is not None:
             if HAS_BIAS:
                 end_bias = gl.load(bias_ptr + row * bias_stride + end_cols, mask=at_end, other=0.0)
                 end_x = _biased(end_x, end_bias, BIAS_MIN)
-            end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL)
+            end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL,
+                          LEAN_CAUSAL)
 
         # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
         m = thread_maxes(x0, VEC)
@@ -1182,7 +1204,9 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors and N not in FP32_UNBLENDED_AT,
                 "BIAS_VECTORS": bias_vectors,
                 "BIAS_BLEND": BIAS_BLEND and fusion.bias is not None and dtype != torch.float32,
-                "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N)}
+                "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N),
+                "LEAN_CAUSAL": fusion.causal_m is not None and how == "fp32" and N in LEAN_CAUSAL_AT
+                and not causal_vectors(N, how, fusion)}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
