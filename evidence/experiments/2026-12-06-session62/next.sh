@@ -5,8 +5,9 @@
 #   roofline is priced at; the H200's half never ran before).
 # ab (any card, ~5 min): lean-causal.patch A/B/C, ROUNDS (default 2) rounds of old, new, new with evict_last at
 #   262144: fp32 causal 512x262144 and 2048x151936, auto, forward; then the log of each once. The tree holds the patch.
-#   (The first call, on an H100, ran compare32.patch's A/B: out-h100/.)
+#   The patch applies at e6c2e05 (the tree then); compare32.patch (the first form) at 7b5fa49: out-h100/sweep-cmp32-*.
 # final (any card, ~5 min): the committed tree's causal GPU tests and its fp32 causal cells beside torch_compile.
+# h200-min (an H200 only, ~2 min): floor, then fp32 causal 512x262144 beside torch_compile, softmax and log.
 # Every other step passes to the sixty-first session's next.sh.
 set -u
 here=evidence/experiments/2026-12-06-session62
@@ -55,5 +56,15 @@ case $1 in
     sweep lean-causal-log-fp32-$tag-s62 --log --variant torch_compile
     tar czf $OUT/runs-final.tgz -C $OUT runs
     if [[ $tag == h200 ]]; then bash $0 floor; fi ;;
+  h200-min)  # (an H200 only, ~2 min) the biased floor, then fp32 causal 512x262144 beside torch_compile, softmax and log
+    [[ $tag == h200 ]] || { echo "not an H200: nothing run"; exit 3; }
+    bash $0 floor
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    for log in "" --log; do
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 60 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id lean-causal${log:+-log}-fp32-512x262144-h200-s62 --op causal $log --dtype fp32 --shape 512x262144 \
+        --variant auto --variant torch_compile 2>&1 | grep -E "auto|torch_compile" | tail -2
+    done
+    tar czf $OUT/runs-h200.tgz -C $OUT runs ;;
   *) exec bash evidence/experiments/2026-12-06-session61/next.sh "$@" ;;
 esac
