@@ -302,7 +302,8 @@ def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
     """cluster.PLAIN_LOADS' bf16 cells, compiled for sm_90 in config_for's configuration: with evict_last loads, the
     softmax and the scaled rows of 262144 spill under their cap of 96, and causal and biased rows of 151936 take
     more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills (fp32 causal
-    262144: test_fp32_causal_262144_loads_plainly_because_evict_last_splits_its_loads). If a Triton drops that
+    262144 loads evict_last again: test_fp32_causal_262144_selects_by_one_32_bit_compare_and_loads_evict_last). If a
+    Triton drops that
     cost, PLAIN_LOADS wants measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
     cells = [(form, N) for (form, dtype), widths in cluster.PLAIN_LOADS.items() if dtype == torch.bfloat16
              for N in sorted(widths)]
@@ -888,6 +889,26 @@ def test_a_bias_floor_blended_as_bits_selects_as_the_compare_does(N, monkeypatch
                 assert bool(where[5].isnan().all()) and not bool(where[[4, 6]].isnan().any())
                 masked_out = float("-inf") if call is softmax_bench.log_softmax else 0.0
                 assert bool((where[9] == masked_out).all())
+
+
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+def test_lean_causal_rows_match_float64(dtype):
+    """cluster.LEAN_CAUSAL_AT: causal rows of 262144 held in fp32 and read by elements select by the causal mask
+    alone, since the lanes they do not load hold -inf — unless a scale of 0 (NaN) or a negative one (+inf) has
+    multiplied them: the select must catch those too. Against float64, and exactly 0 past the diagonal."""
+    Q, N = 5, 262144
+    generator = torch.Generator(device="cuda").manual_seed(N)
+    x = torch.randn(Q, N, device="cuda", generator=generator).to(dtype)
+    bias = torch.randn(Q, N, device="cuda", generator=generator).to(dtype)
+    kept = torch.arange(N, device="cuda")[None, :] <= torch.arange(Q, device="cuda")[:, None] + (N - Q)
+    for kwargs in ({"scale": 0.0}, {"scale": -0.5}, {"scale": 0.125, "bias": bias}):
+        y = softmax_bench.softmax(x, variant="cluster", causal=True, **kwargs)
+        z = x.double() * kwargs["scale"] + (bias.double() if "bias" in kwargs else 0.0)
+        expected = torch.softmax(z.masked_fill(~kept, float("-inf")), -1)
+        torch.testing.assert_close(y.double(), expected, atol=TOL[dtype][0], rtol=TOL[dtype][1],
+                                   msg=lambda m: f"{kwargs}: {m}")
+        assert bool((y[~kept] == 0).all()), kwargs
 
 
 @on_gpu

@@ -6,8 +6,9 @@
 # ab (any card, ~5 min): lean-causal.patch A/B/C, ROUNDS (default 2) rounds of old, new, new with evict_last at
 #   262144: fp32 causal 512x262144 and 2048x151936, auto, forward; then the log of each once. The tree holds the patch.
 #   The patch applies at e6c2e05 (the tree then); compare32.patch (the first form) at 7b5fa49: out-h100/sweep-cmp32-*.
-# final (any card, ~5 min): the committed tree's causal GPU tests and its fp32 causal cells beside torch_compile.
-# h200-min (an H200 only, ~2 min): floor, then fp32 causal 512x262144 beside torch_compile, softmax and log.
+# final (any card, ~5 min): the committed tree's causal GPU tests (now with "lean") and its fp32 causal cells beside
+#   torch_compile.
+# h200-min (an H200 only, ~3 min): floor, the lean causal GPU tests, then fp32 causal 512x262144 beside torch_compile, softmax and log.
 # Every other step passes to the sixty-first session's next.sh.
 set -u
 here=evidence/experiments/2026-12-06-session62
@@ -60,6 +61,8 @@ case $1 in
     [[ $tag == h200 ]] || { echo "not an H200: nothing run"; exit 3; }
     bash $0 floor
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 90 python3 -m pytest -q -p no:cacheprovider -rfE -k "lean_causal or scale_mask_causal" tests/test_cluster.py \
+      > $OUT/tests-lean.txt 2>&1; echo "tests rc=$?: $(tail -1 $OUT/tests-lean.txt)"
     for log in "" --log; do
       SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 60 python3 -m softmax_bench sweep --out $OUT/runs \
         --run-id lean-causal${log:+-log}-fp32-512x262144-h200-s62 --op causal $log --dtype fp32 --shape 512x262144 \
