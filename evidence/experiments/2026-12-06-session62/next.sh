@@ -9,6 +9,7 @@
 # final (any card, ~5 min): the committed tree's causal GPU tests (now with "lean") and its fp32 causal cells beside
 #   torch_compile.
 # h200-min (an H200 only, ~3 min): floor, the lean causal GPU tests, then fp32 causal 512x262144 beside torch_compile, softmax and log.
+# diagonal (any card, ~4 min): diagonal-store.patch A/B at causal bf16 2048x151936, then its causal GPU tests.
 # Every other step passes to the sixty-first session's next.sh.
 set -u
 here=evidence/experiments/2026-12-06-session62
@@ -69,5 +70,25 @@ case $1 in
         --variant auto --variant torch_compile 2>&1 | grep -E "auto|torch_compile" | tail -2
     done
     tar czf $OUT/runs-h200.tgz -C $OUT runs ;;
+  diagonal)  # (any card, ~4 min; written, not yet run) diagonal-store.patch A/B: causal bf16 2048x151936, auto, ROUNDS
+    # (default 2) rounds of HEAD then the patch, softmax; then the log once each. The patch applies at 8bc939f.
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    one() {  # one RUN_ID ARGS...
+      local id=$1; shift
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 100 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id \
+        --op causal --dtype bf16 --shape 2048x151936 --variant auto "$@" > $OUT/sweep-$id.txt 2>&1
+      echo "$id rc=$?: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.N}:{r.pct_of_roofline:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
+    }
+    for r in $(seq ${ROUNDS:-2}); do
+      one diag-old-$tag-$r
+      patch -s -p1 < $here/diagonal-store.patch && one diag-new-$tag-$r && patch -s -R -p1 < $here/diagonal-store.patch
+    done
+    one diag-old-log-$tag --log
+    patch -s -p1 < $here/diagonal-store.patch && one diag-new-log-$tag --log && patch -s -R -p1 < $here/diagonal-store.patch
+    patch -s -p1 < $here/diagonal-store.patch && timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
+      -k "causal" tests/test_cluster.py > $OUT/tests-diagonal.txt 2>&1; echo "tests rc=$?: $(tail -1 $OUT/tests-diagonal.txt)"
+    patch -s -R -p1 < $here/diagonal-store.patch
+    tar czf $OUT/runs-diagonal.tgz -C $OUT runs ;;
   *) exec bash evidence/experiments/2026-12-06-session61/next.sh "$@" ;;
 esac
