@@ -4,8 +4,9 @@ do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dt
 "log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
-(cluster.BIAS_BLEND, likewise), "lean_causal" (cluster.LEAN_CAUSAL_AT's switch, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y,
-MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with
+(cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "lean_keep",
+"late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y, MASK_EARLY and STAGED; absent: as
+cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with
 their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as
 config_for chooses), "ctas" and "warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers, spills and shared memory."""

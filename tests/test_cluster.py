@@ -302,9 +302,8 @@ def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
     """cluster.PLAIN_LOADS' bf16 cells, compiled for sm_90 in config_for's configuration: with evict_last loads, the
     softmax and the scaled rows of 262144 spill under their cap of 96, and causal and biased rows of 151936 take
     more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills (fp32 causal
-    262144 loads evict_last again: test_fp32_causal_262144_selects_by_one_32_bit_compare_and_loads_evict_last). If a
-    Triton drops that
-    cost, PLAIN_LOADS wants measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
+    262144 loads evict_last again: test_fp32_causal_262144_selects_by_one_32_bit_compare_and_loads_evict_last). If
+    a Triton drops that cost, PLAIN_LOADS wants measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
     cells = [(form, N) for (form, dtype), widths in cluster.PLAIN_LOADS.items() if dtype == torch.bfloat16
              for N in sorted(widths)]
     assert {form for form, _ in cells} == set(FORM_FIELDS) - {"masked"}, cells
