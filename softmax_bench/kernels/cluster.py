@@ -718,10 +718,15 @@ if gluon is not None:
         return end_lanes, end_cols, at_end
 
     @gluon.jit
-    def last_kept_column(row, causal_m, N):
-        """The last column a causal row keeps, in 32 bits (bottom-right aligned: query i = row mod M keeps keys
-        j ≤ i + (N − M)); negative where it keeps none."""
-        return (row % causal_m).to(gl.int32) + (N - causal_m)
+    def last_kept_column(row, causal_m, N, IN_32_BITS: gl.constexpr = True):
+        """The last column a causal row keeps (bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M));
+        negative where it keeps none. In 32 bits, or (IN_32_BITS False) in the row index's 64, which the columns
+        compared with it then are too: where 32 bits measured slower (cluster.LEAN_CAUSAL_AT's comment)."""
+        if IN_32_BITS:
+            last = (row % causal_m).to(gl.int32) + (N - causal_m)
+        else:
+            last = (row % causal_m) + (N - causal_m)
+        return last
 
     @gluon.jit
     def kept(cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr):
@@ -730,8 +735,7 @@ if gluon is not None:
         if HAS_MASK:
             keep = keep & (gl.load(mask_ptr + row * mask_stride + cols, mask=keep, other=0) != 0)
         if CAUSAL:
-            # bottom-right aligned: query i = row mod M keeps keys j ≤ i + (N − M)
-            keep = keep & (cols <= (row % causal_m) + (N - causal_m))
+            keep = keep & (cols <= last_kept_column(row, causal_m, N, False))
         return keep
 
     @gluon.jit
@@ -785,10 +789,7 @@ if gluon is not None:
             x = load_lanes(x_row, lanes, move, -float("inf"), False, EVICT)
         elif CAUSAL:
             # whole vectors: a vector is read if its first column is kept (the others are masked below)
-            if LEAN_CAUSAL:
-                move = move & ((lanes // VEC) * VEC - off <= last_kept_column(row, causal_m, N))
-            else:
-                move = move & ((lanes // VEC) * VEC - off <= (row % causal_m) + (N - causal_m))
+            move = move & ((lanes // VEC) * VEC - off <= last_kept_column(row, causal_m, N, LEAN_CAUSAL))
             x = load_lanes(x_row, lanes, move, -float("inf"), False, EVICT)
         else:
             x = load_lanes(x_row, lanes, move, -float("inf"), EVEN, EVICT)
