@@ -62,8 +62,8 @@ case $1 in
     [[ $tag == h200 ]] || { echo "not an H200: nothing run"; exit 3; }
     bash $0 floor
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-    timeout 90 python3 -m pytest -q -p no:cacheprovider -rfE -k "lean_causal or scale_mask_causal" tests/test_cluster.py \
-      > $OUT/tests-lean.txt 2>&1; echo "tests rc=$?: $(tail -1 $OUT/tests-lean.txt)"
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE -k "causal_rows_by_vectors_match or scale_mask_causal" \
+      tests/test_cluster.py > $OUT/tests-lean.txt 2>&1; echo "tests rc=$?: $(tail -1 $OUT/tests-lean.txt)"
     for log in "" --log; do
       SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 60 python3 -m softmax_bench sweep --out $OUT/runs \
         --run-id lean-causal${log:+-log}-fp32-512x262144-h200-s62 --op causal $log --dtype fp32 --shape 512x262144 \
