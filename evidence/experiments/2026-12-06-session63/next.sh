@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The sixty-third session's device steps: bash evidence/experiments/2026-12-06-session63/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal (the tree's commit, recorded in the runs).
+# first (any card, ~7 min): on an H200, the sixty-second session's h200-min; on an H100, its lean causal GPU tests
+#   alone (rows of 262144 and a scale of 0, not yet run on a GPU). Then diagonal-store.patch's A/B on either card.
+# evict (any card, ~3 min): causal bf16 2048x151936, auto, ROUNDS (default 2) rounds of HEAD (PLAIN_LOADS: plain
+#   loads there) then evict_last capped at 80 registers (in the process), softmax; then the log once each.
+# second (any card): on an H200, h200-min, the biased bf16 512x262144 bar runs (bar-*-h200-s58's commands, runs
+#   bar-biased*-h200-s63), then evict; on an H100, evict then the GPU suite's half HALF (default 2; half 1 takes
+#   over 500 s).
+# Every step packs $OUT into one all.tgz (the device returns few files).
+# Every other step passes to the sixty-second session's next.sh.
+set -u
+s62=evidence/experiments/2026-12-06-session62
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+pack() { (cd $OUT && tar czf all.tgz --exclude=all.tgz . && find . -mindepth 1 -not -name all.tgz -delete); }
+[[ ${PACKED:-} ]] || { export PACKED=1; trap pack EXIT; }  # the outermost step packs
+sweep() {  # sweep RUN_ID ARGS...: causal bf16 2048x151936, auto; EVICT=1: evict_last loads (PLAIN_LOADS' entry
+  # dropped in the process) capped at 80 registers (uncapped they take 122; at 80 no spill, 11 loads in one wave)
+  local id=$1; shift
+  SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 100 python3 -c "
+import sys, torch
+from softmax_bench.kernels import cluster
+if '${EVICT:-}':
+    cluster.PLAIN_LOADS[('causal', torch.bfloat16)].discard(151936)
+    cluster.CAUSAL_REGISTERS[torch.bfloat16][151936] = 80
+from softmax_bench.kernels import Fusion
+print('config_for:', cluster.config_for(151936, torch.bfloat16, Fusion(scale=0.125, causal_m=2048)), file=sys.stderr)
+from softmax_bench.cli import app
+sys.argv[0] = 'softmax-bench'
+app()" sweep --out $OUT/runs --run-id $id \
+    --op causal --dtype bf16 --shape 2048x151936 --variant auto "$@" > $OUT/sweep-$id.txt 2>&1
+  echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.N}:{r.pct_of_roofline:.1f} regs {r.n_regs} {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
+  grep -o "config_for:.*" $OUT/sweep-$id.txt | cut -c1-200
+}
+tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
+case $1 in
+  evict)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    for r in $(seq ${ROUNDS:-2}); do
+      sweep evict-old-$tag-$r
+      EVICT=1 sweep evict-new-$tag-$r
+    done
+    sweep evict-old-log-$tag --log
+    EVICT=1 sweep evict-new-log-$tag --log ;;
+  first)
+    if grep -qi h200 <<< "$card"; then
+      bash $s62/next.sh h200-min
+    else
+      . .ab/device-setup.sh > /dev/null
+      timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
+        -k "causal_rows_by_vectors_match or scale_mask_causal" tests/test_cluster.py > $OUT/tests-lean.txt 2>&1
+      echo "tests rc=$?: $(tail -1 $OUT/tests-lean.txt)"
+    fi
+    bash $s62/next.sh diagonal ;;
+  second)
+    if grep -qi h200 <<< "$card"; then
+      bash $s62/next.sh h200-min
+      . .ab/device-setup.sh > /dev/null
+      for spec in "biased bf16 512x262144" "biased-log bf16 512x262144"; do
+        set -- $spec; op=${1%-log}; log=; [[ $1 == *-log ]] && log=--log
+        SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 90 python3 -m softmax_bench sweep --out $OUT/runs \
+          --run-id bar-$1-$2-h200-s63 --op $op $log --dtype $2 --shape $3 --variant auto --variant torch_compile \
+          > $OUT/sweep-$1-$2.txt 2>&1
+        echo "$1 $2 $3 rc=$?: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/bar-$1-$2-h200-s63/rows.csv'); \
+print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
+      done
+      bash $0 evict
+    else
+      bash $0 evict
+      HALF=${HALF:-2} SUITE_S=${SUITE_S:-300} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
+    fi ;;
+  *) bash $s62/next.sh "$@" ;;
+esac
