@@ -8,6 +8,8 @@
 # second (any card): on an H200, h200-min, the biased bf16 512x262144 bar runs (bar-*-h200-s58's commands, runs
 #   bar-biased*-h200-s63), then evict; on an H100, evict then the GPU suite's half HALF (default 2; half 1 takes
 #   over 500 s).
+# third (any card): on an H200, h200-min then evict; on an H100, the GPU suite's first half for SUITE_S (default
+#   360) seconds (-v: what ran is named).
 # Every step packs $OUT into one all.tgz (the device returns few files).
 # Every other step passes to the sixty-second session's next.sh.
 set -u
@@ -71,6 +73,13 @@ print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f}' for r in d.itertuples()))"
     else
       bash $0 evict
       HALF=${HALF:-2} SUITE_S=${SUITE_S:-300} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
+    fi ;;
+  third)
+    if [[ $tag == h200 ]]; then
+      bash $s62/next.sh h200-min
+      bash $0 evict
+    else
+      HALF=1 SUITE_S=${SUITE_S:-360} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
     fi ;;
   *) bash $s62/next.sh "$@" ;;
 esac
