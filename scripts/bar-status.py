@@ -11,9 +11,10 @@ before a fused cell's roofline became a copy of its own bytes (no "roofline" in 
 
 A cell whose run launched auto's kernel in another configuration than the code now does is marked ! and counts as
 not met: the figure is no longer the code's. Read for a forward's fused kernel (BLOCK_N, ROWS, num_warps: its
-launch_config) and cluster kernel (ctas, num_warps: config_for) from the run's `config` column; the variant auto
-picks, other kernels and the backward are taken as they are. (The forty-eighth session's biased warps, chosen on
-an H100, moved two H200 cells under the bar; this read them as met from a run made before.)
+launch_config) and cluster kernel (ctas, num_warps, its registers' cap and evict_last loads: config_for) from the
+run's `config` column; the variant auto picks, other kernels and the backward are taken as they are. (The
+forty-eighth session's biased warps, chosen on an H100, moved two H200 cells under the bar; this read them as met
+from a run made before. The sixty-second session's evict_last loads at fp32 causal 262144 are marked so.)
 
     python3 scripts/bar-status.py [--out evidence/runs] [--device "NVIDIA H200"] [--triton 3.8.0] [--op OP ...]
 """
@@ -75,8 +76,8 @@ def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...], gri
 
 def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dtype: str, M: int, N: int) -> str:
     """How the code's launch of auto's forward kernel at a cell differs from the one its run recorded (`picked=fused
-    BLOCK_N=… ROWS=… num_warps=…` or `picked=cluster ctas=… num_warps=…`): "num_warps 32 → 16"; "" where they agree
-    or this cannot tell (another kernel, a backward)."""
+    BLOCK_N=… ROWS=… num_warps=…` or `picked=cluster ctas=… num_warps=… [max_registers=…] [evict=…]`): "num_warps
+    32 → 16", "evict plain → evict_last"; "" where they agree or this cannot tell (another kernel, a backward)."""
     if pass_ != "forward" or not isinstance(recorded, str) or "picked=" not in recorded:
         return ""
     words = recorded.split()
@@ -87,6 +88,9 @@ def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dty
     elif picked == "cluster":
         config = cluster.config_for(N, DTYPES[dtype], fusion)
         now = {"ctas": config.ctas, "num_warps": config.num_warps}
+        # a cap and evict_last loads are recorded only where set: absent, none and plain loads
+        then = {"max_registers": "None", "evict": "plain", **then}
+        now.update(max_registers=config.max_registers, evict=config.evict or "plain")
     else:
         return ""
     return ", ".join(f"{key} {then[key]} → {value}" for key, value in now.items()

@@ -131,3 +131,31 @@ def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_say
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
     assert (f"launched otherwise now bf16 4096×4000: auto 95.0, no peer nan (causal-grid-b) ! num_warps "
             f"{2 * now['num_warps']} → {now['num_warps']}") in lines
+
+
+def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys):
+    """A cluster launch's cap and evict_last loads are recorded only where set: fp32 causal 512×262144 measured with
+    plain loads (the sixty-second session's LEAN_CAUSAL_AT made them evict_last) is marked ! and not counted; the
+    same cell recorded as the code now launches it is counted."""
+    import torch
+
+    from softmax_bench.kernels import cluster
+    from softmax_bench.ops import OPS
+
+    cell = ("fp32", 512, 262144)
+    assert cell in GRID
+    config = cluster.config_for(262144, torch.float32, OPS["causal"].shapes_fusion(512, 262144, torch.float32))
+    assert config.evict == "evict_last", config
+    as_now = "picked=cluster " + " ".join(f"{key}={value}" for key, value in cluster.settings_of(config).items())
+    plain = as_now.replace(" evict=evict_last", "")
+    grid = {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}
+    grid[cell] = {"auto": (95.0, 0.99, 1.0, 1.01, plain)}
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    result = bar_status(tmp_path, capsys)
+    assert result.returncode == 1
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert ("launched otherwise now fp32 512×262144: auto 95.0, no peer nan (causal-grid) ! evict plain → "
+            "evict_last") in lines
+
+    write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, as_now)}})
+    assert bar_status(tmp_path, capsys).returncode == 0
