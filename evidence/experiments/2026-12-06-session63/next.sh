@@ -8,8 +8,10 @@
 # second (any card): on an H200, h200-min, the biased bf16 512x262144 bar runs (bar-*-h200-s58's commands, runs
 #   bar-biased*-h200-s63), then evict; on an H100, evict then the GPU suite's half HALF (default 2; half 1 takes
 #   over 500 s).
-# third (any card): on an H200, h200-min then evict; on an H100, the GPU suite's first half for SUITE_S (default
-#   360) seconds (-v: what ran is named).
+# bias-evict (any card, ~1.5 min): bias-evict.patch (the bias's vectors loaded evict_last, as x's) A/B at biased bf16
+#   512x262144, auto, ROUNDS (default 2) rounds of HEAD then the patch; then the log once each.
+# third (any card): on an H200, h200-min, evict, bias-evict; on an H100, bias-evict then the GPU suite's first half
+#   for SUITE_S (default 300) seconds (-v: what ran is named).
 # Every step packs $OUT into one all.tgz (the device returns few files).
 # Every other step passes to the sixty-second session's next.sh.
 set -u
@@ -74,12 +76,30 @@ print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f}' for r in d.itertuples()))"
       bash $0 evict
       HALF=${HALF:-2} SUITE_S=${SUITE_S:-300} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
     fi ;;
+  bias-evict)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    one() {  # one RUN_ID ARGS...
+      local id=$1; shift
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 100 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id $id --op biased --dtype bf16 --shape 512x262144 --variant auto "$@" > $OUT/sweep-$id.txt 2>&1
+      echo "$id rc=$?: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.N}:{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us ({r.ms_p20*1e3:.1f}-{r.ms_p80*1e3:.1f}) {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
+    }
+    p=evidence/experiments/2026-12-06-session63/bias-evict.patch
+    for r in $(seq ${ROUNDS:-2}); do
+      one bias-old-$tag-$r
+      patch -s -p1 < $p && one bias-new-$tag-$r; patch -s -R -p1 < $p
+    done
+    one bias-old-log-$tag --log
+    patch -s -p1 < $p && one bias-new-log-$tag --log; patch -s -R -p1 < $p ;;
   third)
     if [[ $tag == h200 ]]; then
       bash $s62/next.sh h200-min
       bash $0 evict
+      bash $0 bias-evict
     else
-      HALF=1 SUITE_S=${SUITE_S:-360} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
+      bash $0 bias-evict
+      HALF=1 SUITE_S=${SUITE_S:-300} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
     fi ;;
   *) bash $s62/next.sh "$@" ;;
 esac
