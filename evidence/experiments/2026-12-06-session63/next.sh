@@ -12,6 +12,9 @@
 #   512x262144, auto, ROUNDS (default 2) rounds of HEAD then the patch; then the log once each.
 # third (any card): on an H200, h200-min, evict, bias-evict; on an H100, bias-evict then the GPU suite's first half
 #   for SUITE_S (default 300) seconds (-v: what ran is named).
+# last (any card, ~5 min, for a budget's end): on an H200, fp32 causal 512x262144 beside torch_compile (softmax, log),
+#   evict and bias-evict one round each, then the biased floor; on an H100, bias-evict one round, then the GPU
+#   suite's first half for SUITE_S (default 150) seconds.
 # Every step packs $OUT into one all.tgz (the device returns few files).
 # Every other step passes to the sixty-second session's next.sh.
 set -u
@@ -100,6 +103,24 @@ print(' '.join(f'{r.N}:{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us ({r.ms_p20*1e3:
     else
       bash $0 bias-evict
       HALF=1 SUITE_S=${SUITE_S:-300} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
+    fi ;;
+  last)
+    if [[ $tag == h200 ]]; then
+      . .ab/device-setup.sh > /dev/null
+      for log in "" --log; do
+        id=lean-causal${log:+-log}-fp32-512x262144-h200-s63
+        SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 60 python3 -m softmax_bench sweep --out $OUT/runs \
+          --run-id $id --op causal $log --dtype fp32 --shape 512x262144 --variant auto --variant torch_compile \
+          > $OUT/sweep-$id.txt 2>&1
+        echo "$id rc=$?: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
+      done
+      ROUNDS=1 bash $0 evict
+      ROUNDS=1 bash $0 bias-evict
+      bash $s62/next.sh floor
+    else
+      ROUNDS=1 bash $0 bias-evict
+      HALF=1 SUITE_S=${SUITE_S:-150} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
     fi ;;
   *) bash $s62/next.sh "$@" ;;
 esac
