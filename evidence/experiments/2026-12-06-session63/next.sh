@@ -14,7 +14,7 @@
 #   for SUITE_S (default 300) seconds (-v: what ran is named).
 # last (any card, ~5 min, for a budget's end): on an H200, fp32 causal 512x262144 beside torch_compile (softmax, log),
 #   evict and bias-evict one round each, then the biased floor; on an H100, bias-evict one round, then the GPU
-#   suite's first half for SUITE_S (default 150) seconds.
+#   suite's first half for what LEFT_S (the seconds the call has) leaves.
 # Every step packs $OUT into one all.tgz (the device returns few files).
 # Every other step passes to the sixty-second session's next.sh.
 set -u
@@ -115,12 +115,14 @@ print(' '.join(f'{r.N}:{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us ({r.ms_p20*1e3:
         echo "$id rc=$?: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
 print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
       done
-      ROUNDS=1 bash $0 evict
-      ROUNDS=1 bash $0 bias-evict
-      bash $s62/next.sh floor
+      left() { (( SECONDS + $1 < ${LEFT_S:-600} )); }  # LEFT_S: the seconds the call has; a piece starts if it fits
+      left 70 && ROUNDS=1 bash $0 evict
+      left 70 && ROUNDS=1 bash $0 bias-evict
+      left 100 && bash $s62/next.sh floor
     else
       ROUNDS=1 bash $0 bias-evict
-      HALF=1 SUITE_S=${SUITE_S:-150} bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
+      (( SECONDS + 60 < ${LEFT_S:-600} )) && HALF=1 SUITE_S=$(( ${LEFT_S:-210} - SECONDS - 30 )) \
+        bash evidence/experiments/2026-12-06-session57/next.sh gpu-suite
     fi ;;
   *) bash $s62/next.sh "$@" ;;
 esac
