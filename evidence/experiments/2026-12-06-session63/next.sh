@@ -10,10 +10,13 @@
 #   over 500 s).
 # bias-evict (any card, ~1.5 min): bias-evict.patch (the bias's vectors loaded evict_last, as x's) A/B at biased bf16
 #   512x262144, auto, ROUNDS (default 2) rounds of HEAD then the patch; then the log once each.
+# bw-configs (any card, ~1.5 min): the scaled-masked log backward fp32 512x262144 (87.5 on the H200, 16 x 8 at 114
+#   registers: two CTAs an SM), auto, in HEAD's 16 x 8, then 16 x 16 uncapped (72 registers, one CTA an SM) and 16 x 16
+#   capped at 64 (16 bytes spilled, two CTAs of 16 warps an SM), cluster_backward.config_for replaced in the process.
 # third (any card): on an H200, h200-min, evict, bias-evict; on an H100, bias-evict then the GPU suite's first half
 #   for SUITE_S (default 300) seconds (-v: what ran is named).
 # last (any card, ~5 min, for a budget's end): on an H200, fp32 causal 512x262144 beside torch_compile (softmax, log),
-#   evict and bias-evict one round each, then the biased floor; on an H100, bias-evict one round, then the GPU
+#   evict and bias-evict one round each, bw-configs, then the biased floor; on an H100, bias-evict one round, then the GPU
 #   suite's first half for what LEFT_S (the seconds the call has) leaves.
 # Every step packs $OUT into one all.tgz (the device returns few files).
 # Every other step passes to the sixty-second session's next.sh.
@@ -95,6 +98,27 @@ print(' '.join(f'{r.N}:{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us ({r.ms_p20*1e3:
     done
     one bias-old-log-$tag --log
     patch -s -p1 < $p && one bias-new-log-$tag --log; patch -s -R -p1 < $p ;;
+  bw-configs)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    for shape in "" "16 16 None" "16 16 64"; do
+      id=bw-sm-log-fp32-262144-$tag-$(tr ' ' x <<< "${shape:-head}")
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 100 python3 -c "
+import dataclasses, sys, torch
+from softmax_bench.kernels import cluster, cluster_backward
+from softmax_bench.kernels.aligned import window_lanes
+shape = '$shape'.split()
+if shape:
+    ctas, warps, cap = int(shape[0]), int(shape[1]), None if shape[2] == 'None' else int(shape[2])
+    chosen = dataclasses.replace(cluster.layout(window_lanes(262144, torch.float32), ctas, warps, torch.float32, 'fp32'),
+                                 max_registers=cap, evict=cluster_backward.EVICT)
+    cluster_backward.config_for = lambda N, dtype, fusion=None: chosen
+from softmax_bench.cli import app
+sys.argv[0] = 'softmax-bench'
+app()" sweep --out $OUT/runs --run-id $id --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144 \
+        --variant auto > $OUT/sweep-$id.txt 2>&1
+      echo "$id rc=$?: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.pct_of_roofline:.1f} regs {r.n_regs} {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
+    done ;;
   third)
     if [[ $tag == h200 ]]; then
       bash $s62/next.sh h200-min
@@ -118,6 +142,7 @@ print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.config}' for r in d.iter
       left() { (( SECONDS + $1 < ${LEFT_S:-600} )); }  # LEFT_S: the seconds the call has; a piece starts if it fits
       left 70 && ROUNDS=1 bash $0 evict
       left 70 && ROUNDS=1 bash $0 bias-evict
+      left 70 && bash $0 bw-configs
       left 100 && bash $s62/next.sh floor
     else
       ROUNDS=1 bash $0 bias-evict
