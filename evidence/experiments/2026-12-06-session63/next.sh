@@ -15,9 +15,10 @@
 #   capped at 64 (16 bytes spilled, two CTAs of 16 warps an SM), cluster_backward.config_for replaced in the process.
 # third (any card): on an H200, h200-min, evict, bias-evict; on an H100, bias-evict then the GPU suite's first half
 #   for SUITE_S (default 300) seconds (-v: what ran is named).
-# last (any card, ~5 min, for a budget's end): on an H200, fp32 causal 512x262144 beside torch_compile (softmax, log),
-#   evict and bias-evict one round each, bw-configs, then the biased floor; on an H100, bias-evict one round, then the GPU
-#   suite's first half for what LEFT_S (the seconds the call has) leaves.
+# last (any card, ~5 min, for a budget's end): on an H200, fp32 causal 512x262144 beside torch_compile (softmax,
+#   log), evict and bias-evict one round each, bw-configs, then the biased floor, each piece only if LEFT_S (the
+#   seconds the call has) leaves time for it; on an H100, bias-evict one round, then the GPU suite's first half for
+#   what LEFT_S leaves.
 # Every step packs $OUT into one all.tgz (the device returns few files).
 # Every other step passes to the sixty-second session's next.sh.
 set -u
