@@ -1,10 +1,32 @@
 #!/usr/bin/env bash
-# The sixty-fourth session's device step: bash evidence/experiments/2026-12-06-session64/next.sh
+# The sixty-fourth session's device steps: bash evidence/experiments/2026-12-06-session64/next.sh [STEP]
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal; LEFT_S the seconds the call has.
-# On an H200: the sixty-third session's `last` (fp32 causal 512x262144 and its log beside torch_compile, then evict,
-# bias-evict, bw-configs and the biased floor, each only if LEFT_S leaves time). On any other card nothing runs:
-# everything those steps measure has H100 figures already (sixty-third and sixty-fourth sessions).
+# On any card but an H200 nothing runs: everything below has H100 figures already (sixty-second to sixty-fourth
+# sessions).
+# last (default, ~5 min): the sixty-third session's `last` (fp32 causal 512x262144 and its log beside torch_compile,
+#   then evict, bias-evict, bw-configs and the biased floor, each only if LEFT_S leaves time).
+# short (~2 min, for a budget's last minutes): the biased floor at bf16 512x262144 alone (session 56's question),
+#   then fp32 causal 512x262144 beside torch_compile, then its log, each only if LEFT_S leaves time.
 set -u
+s63=evidence/experiments/2026-12-06-session63
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 grep -qi h200 <<< "$card" || { echo "card: $card: not an H200, nothing run"; exit 0; }
-bash evidence/experiments/2026-12-06-session63/next.sh last
+case ${1:-last} in
+  last) bash $s63/next.sh last ;;
+  short)
+    pack() { (cd $OUT && tar czf all.tgz --exclude=all.tgz . && find . -mindepth 1 -not -name all.tgz -delete); }
+    trap pack EXIT
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 80 python3 evidence/experiments/2026-12-06-session56/biased-floor.py 512x262144:bf16 \
+      > $OUT/biased-floor-h200.txt 2>&1
+    echo "biased-floor rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/biased-floor-h200.txt | tail -8
+    for log in "" --log; do
+      (( SECONDS + 50 < ${LEFT_S:-180} )) || break
+      id=lean-causal${log:+-log}-fp32-512x262144-h200-s64
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 60 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id $id --op causal $log --dtype fp32 --shape 512x262144 --variant auto --variant torch_compile \
+        > $OUT/sweep-$id.txt 2>&1
+      echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.ms * 1e3:.1f} us {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
+    done ;;
+esac
