@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # The sixty-fourth session's device steps: bash evidence/experiments/2026-12-06-session64/next.sh [STEP]
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal; LEFT_S the seconds the call has.
-# On any card but an H200 nothing runs: everything below has H100 figures already (sixty-second to sixty-fourth
-# sessions).
+# last and short run nothing on any card but an H200: what they measure has H100 figures already (sixty-second to
+# sixty-fourth sessions).
 # last (default, ~5 min): the sixty-third session's `last` (fp32 causal 512x262144 and its log beside torch_compile,
 #   then evict, bias-evict, bw-configs and the biased floor, each only if LEFT_S leaves time).
 # short (~2 min, for a budget's last minutes): the biased floor at bf16 512x262144 alone (session 56's question),
 #   then fp32 causal 512x262144 beside torch_compile, then its log, each only if LEFT_S leaves time.
+# smem (any card, ~1 min): smem-row-probe.py time: a biased bf16 slice of 16384 a CTA held in shared memory and read
+#   in rolled loops, against the same slice held in registers, beside a copy and torch.add (no cluster exchange).
 set -u
 s63=evidence/experiments/2026-12-06-session63
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-grep -qi h200 <<< "$card" || { echo "card: $card: not an H200, nothing run"; exit 0; }
+echo "card: $card"
+if [[ ${1:-last} == smem ]]; then
+  . .ab/device-setup.sh > /dev/null
+  timeout 150 python3 evidence/experiments/2026-12-06-session64/smem-row-probe.py time > $OUT/smem-row-time.txt 2>&1
+  echo "smem-row-probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/smem-row-time.txt | tail -12; exit 0
+fi
+grep -qi h200 <<< "$card" || { echo "not an H200, nothing run"; exit 0; }
 case ${1:-last} in
   last) bash $s63/next.sh last ;;
   short)
