@@ -3,8 +3,9 @@
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal; LEFT_S the seconds the call has.
 # last and short run nothing on any card but an H200: what they measure has H100 figures already (sixty-second to
 # sixty-fourth sessions).
-# last (default, ~5 min): the sixty-third session's `last` (fp32 causal 512x262144 and its log beside torch_compile,
-#   then evict, bias-evict, bw-configs and the biased floor, each only if LEFT_S leaves time).
+# last (default, ~6 min): the sixty-third session's `last` (fp32 causal 512x262144 and its log beside torch_compile,
+#   then evict, bias-evict, bw-configs and the biased floor, each only if LEFT_S leaves time), keeping 70 s of LEFT_S
+#   for smem after it.
 # short (~2 min, for a budget's last minutes): the biased floor at bf16 512x262144 alone (session 56's question),
 #   then fp32 causal 512x262144 beside torch_compile, then its log, each only if LEFT_S leaves time.
 # smem (any card, ~1 min): smem-row-probe.py time: a biased bf16 slice of 16384 a CTA held in shared memory and read
@@ -13,14 +14,17 @@ set -u
 s63=evidence/experiments/2026-12-06-session63
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
-if [[ ${1:-last} == smem ]]; then
+smem() {
   . .ab/device-setup.sh > /dev/null
-  timeout 150 python3 evidence/experiments/2026-12-06-session64/smem-row-probe.py time > $OUT/smem-row-time.txt 2>&1
-  echo "smem-row-probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/smem-row-time.txt | tail -12; exit 0
-fi
+  timeout ${1:-150} python3 evidence/experiments/2026-12-06-session64/smem-row-probe.py time > $OUT/smem-row-time.txt 2>&1
+  echo "smem-row-probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/smem-row-time.txt | tail -12
+}
+[[ ${1:-last} == smem ]] && { smem; exit 0; }
 grep -qi h200 <<< "$card" || { echo "not an H200, nothing run"; exit 0; }
 case ${1:-last} in
-  last) bash $s63/next.sh last ;;
+  last)
+    LEFT_S=$(( ${LEFT_S:-600} - 70 )) bash $s63/next.sh last
+    (( SECONDS + 60 < ${LEFT_S:-600} )) && smem $(( ${LEFT_S:-600} - SECONDS - 5 )) ;;
   short)
     pack() { (cd $OUT && tar czf all.tgz --exclude=all.tgz . && find . -mindepth 1 -not -name all.tgz -delete); }
     trap pack EXIT
