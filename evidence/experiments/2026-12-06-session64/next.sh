@@ -7,7 +7,7 @@
 #   then evict, bias-evict, bw-configs and the biased floor, each only if LEFT_S leaves time), keeping 70 s of LEFT_S
 #   for smem after it.
 # short (~2 min, for a budget's last minutes): the biased floor at bf16 512x262144 alone (session 56's question),
-#   then fp32 causal 512x262144 beside torch_compile, then its log, each only if LEFT_S leaves time.
+#   then fp32 causal 512x262144 and its log beside torch_compile (session 63's `last` with no time for the rest).
 # smem (any card, ~1 min): smem-row-probe.py time: a biased bf16 slice of 16384 a CTA held in shared memory and read
 #   in rolled loops, against the same slice held in registers, beside a copy and torch.add (no cluster exchange).
 set -u
@@ -26,19 +26,12 @@ case ${1:-last} in
     LEFT_S=$(( ${LEFT_S:-600} - 70 )) bash $s63/next.sh last
     (( SECONDS + 60 < ${LEFT_S:-600} )) && smem $(( ${LEFT_S:-600} - SECONDS - 5 )) ;;
   short)
+    export PACKED=1  # this step packs $OUT, not session 63's
     pack() { (cd $OUT && tar czf all.tgz --exclude=all.tgz . && find . -mindepth 1 -not -name all.tgz -delete); }
     trap pack EXIT
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
     timeout 80 python3 evidence/experiments/2026-12-06-session56/biased-floor.py 512x262144:bf16 \
       > $OUT/biased-floor-h200.txt 2>&1
     echo "biased-floor rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/biased-floor-h200.txt | tail -8
-    for log in "" --log; do
-      (( SECONDS + 50 < ${LEFT_S:-180} )) || break
-      id=lean-causal${log:+-log}-fp32-512x262144-h200-s64
-      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 60 python3 -m softmax_bench sweep --out $OUT/runs \
-        --run-id $id --op causal $log --dtype fp32 --shape 512x262144 --variant auto --variant torch_compile \
-        > $OUT/sweep-$id.txt 2>&1
-      echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
-print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.ms * 1e3:.1f} us {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
-    done ;;
+    LEFT_S=0 bash $s63/next.sh last ;;  # its fp32 causal sweeps alone: LEFT_S=0 leaves no time for the rest
 esac
