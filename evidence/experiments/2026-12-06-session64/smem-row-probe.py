@@ -3,13 +3,16 @@
 wait), then read back a chunk at a time in *rolled* loops (a trip count the compiler does not know) for the max, the
 sum and the store. No cluster exchange: the question is only what ptxas keeps live when a pass cannot be unrolled.
 `held` is its control: the same slice loaded into registers (x · scale + bias held in fp32), as the cluster kernel's
-biased row holds it today, also without an exchange.
+biased row holds it today, also without an exchange. `shared_cluster` is the whole row: probe's slices as the 16
+CTAs of a cluster, with cluster_kernel's exchange (its own helpers) between the sum and the store.
 
     python3 smem-row-probe.py [WARPS ...]   (CPU or GPU, no TRITON_INTERPRET): registers, spills, shared memory and
         SASS counts of both kernels a CTA of 4, 8 and 16 warps, compiled for sm_90
-    python3 smem-row-probe.py time [MxN]    (GPU; default 512x262144): each kernel on slices of 16384 (one CTA each,
-        so M·N / 16384 CTAs), checked against torch's softmax of each slice, and timed beside a copy and torch.add of
-        the three tensors, % of the roofline as biased-floor.py takes it"""
+    python3 smem-row-probe.py time [MxN]    (GPU; default 512x262144): probe and held on slices of 16384 (one CTA
+        each, so M·N / 16384 CTAs), checked against torch's softmax of each slice; at N = 262144 also
+        shared_cluster and the library's biased softmax (auto: the cluster kernel) on whole rows, checked against
+        torch's softmax of each row; each timed beside a copy and torch.add of the three tensors, % of the roofline
+        as biased-floor.py takes it"""
 import json, re, subprocess, sys, os
 
 import torch
@@ -19,8 +22,11 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
+from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 from tests.compile_sm90 import PTXAS, sass_instructions, opcode
+from softmax_bench.kernels.cluster import (exchange_barrier, one_a_cta, push, receive_buffer, received, row_layout,
+                                           split_over_ctas)
 
 LOG2E = gl.constexpr(1.4426950408889634)
 
@@ -67,18 +73,67 @@ def held(x_ptr, b_ptr, y_ptr, scale, SLICE: gl.constexpr, VEC: gl.constexpr):
     gl.store(y_ptr + offsets, (gl.exp2(z * LOG2E - mx) * inv).to(gl.bfloat16))
 
 
+@gluon.jit
+def shared_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, NCHUNK: gl.constexpr, CHUNK: gl.constexpr,
+                   VEC: gl.constexpr):
+    """A whole biased bf16 row across a cluster, as cluster_kernel's one exchange takes it, each CTA's share held in
+    shared memory and read in rolled loops (the max, the sum, the store). Rows on the 16-byte grid, N = C · NCHUNK ·
+    CHUNK; no mask, no floor for the dtype's minimum: a probe, not a variant."""
+    C: gl.constexpr = gl.num_ctas()
+    X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
+    held: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
+    xs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, C, CHUNK], held)
+    bs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, C, CHUNK], held)
+    max_in = receive_buffer()
+    sum_in = receive_buffer()
+    bar = exchange_barrier()
+    row = gl.program_id(0).to(gl.int64)
+    c = gl.arange(0, C, gl.SliceLayout(1, X))
+    j = gl.arange(0, CHUNK, gl.SliceLayout(0, X))
+    lanes = c[:, None] * (NCHUNK * CHUNK) + j[None, :]
+    for i in gl.static_range(NCHUNK):
+        async_copy.async_load(xs.index(i), x_ptr + row * N + i * CHUNK + lanes, eviction_policy="evict_last")
+        async_copy.async_load(bs.index(i), b_ptr + row * N + i * CHUNK + lanes)
+    async_copy.commit_group()
+    async_copy.wait_group(0)
+    m = gl.full([C, CHUNK], -float("inf"), gl.float32, X)
+    for i in range(n_chunks):
+        m = gl.maximum(m, xs.index(i).load(X).to(gl.float32) * scale + bs.index(i).load(X).to(gl.float32))
+    m = gl.max(m, axis=1)
+    shift = m[:, None] * LOG2E
+    t = gl.zeros([C, CHUNK], gl.float32, X)
+    for i in range(n_chunks):
+        z = xs.index(i).load(X).to(gl.float32) * scale + bs.index(i).load(X).to(gl.float32)
+        t += gl.exp2(z * LOG2E - shift)
+    s = gl.sum(t, axis=1)
+    cluster.wait()
+    mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
+    push(m, max_in, bar)
+    push(s, sum_in, bar)
+    mbarrier.wait(bar, 0, deps=[max_in, sum_in])
+    maxes = received(max_in)
+    row_max = gl.max(maxes, axis=0)
+    row_sum = gl.sum(received(sum_in) * gl.exp2((maxes - row_max[None, :]) * LOG2E), axis=0)
+    shift_x = gl.convert_layout(one_a_cta(row_max), gl.SliceLayout(1, X))[:, None] * LOG2E
+    g_x = gl.convert_layout(1.0 / one_a_cta(row_sum), gl.SliceLayout(1, X))[:, None]
+    for i in range(n_chunks):
+        z = xs.index(i).load(X).to(gl.float32) * scale + bs.index(i).load(X).to(gl.float32)
+        gl.store(y_ptr + row * N + i * CHUNK + lanes, (gl.exp2(z * LOG2E - shift_x) * g_x).to(gl.bfloat16))
+
+
 def constexprs_of(kernel, warps, span=16384, vec=8):
     chunk = vec * 32 * warps
-    return {"NCHUNK": span // chunk, "CHUNK": chunk, "VEC": vec} if kernel is probe else {"SLICE": span, "VEC": vec}
+    return {"SLICE": span, "VEC": vec} if kernel is held else {"NCHUNK": span // chunk, "CHUNK": chunk, "VEC": vec}
 
 
-def compile_one(kernel, warps, out="/tmp"):
+def compile_one(kernel, warps, out="/tmp", ctas=16):
     constexprs = constexprs_of(kernel, warps)
-    sig = {"x_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*bf16", "scale": "fp32",
-           **({"n_chunks": "i32"} if kernel is probe else {}), **{k: "constexpr" for k in constexprs}}
-    attrs = {(i,): [["tt.divisibility", 16]] for i in range(3)}
+    sig = {"x_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*bf16", **({"N": "i32"} if kernel is shared_cluster else {}),
+           "scale": "fp32", **({} if kernel is held else {"n_chunks": "i32"}), **{k: "constexpr" for k in constexprs}}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(4 if kernel is shared_cluster else 3)}
     src = GluonASTSource(fn=kernel, signature=sig, constexprs=constexprs, attrs=attrs)
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+    options = {"num_warps": warps, **({"num_ctas": ctas} if kernel is shared_cluster else {})}
+    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
     path = f"{out}/{kernel.__name__}{warps}.ptx"
     open(path, "w").write(k.asm["ptx"])
     rep = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"], capture_output=True,
@@ -95,6 +150,7 @@ def compile_one(kernel, warps, out="/tmp"):
 
 
 def time_slices(shape: str) -> None:
+    import softmax_bench
     from softmax_bench.timing import TimingSettings, measure
 
     settings = TimingSettings(warmup_ms=10, rep_ms=50)
@@ -111,17 +167,24 @@ def time_slices(shape: str) -> None:
     forms = {"torch.add (3 tensors)": (lambda: torch.add(x, bias, out=y), x + bias)}
     for warps in (4, 8, 16):
         forms[f"shared, rolled, {warps} warps"] = (
-            lambda w=warps: probe[(slices,)](x, bias, y, 0.125, 16384 // (8 * 32 * w), num_warps=w,
-                                             **constexprs_of(probe, w)), expected)
+            lambda w=warps: (probe[(slices,)](x, bias, y, 0.125, 16384 // (8 * 32 * w), num_warps=w,
+                                              **constexprs_of(probe, w)), y)[1], expected)
         forms[f"held, {warps} warps"] = (
-            lambda w=warps: held[(slices,)](x, bias, y, 0.125, num_warps=w, **constexprs_of(held, w)), expected)
+            lambda w=warps: (held[(slices,)](x, bias, y, 0.125, num_warps=w, **constexprs_of(held, w)), y)[1],
+            expected)
+    if N == 16 * 16384:  # whole rows across 16-CTA clusters: the prototype against the library's cluster kernel
+        whole = torch.softmax(x.float() * 0.125 + bias.float(), -1)
+        forms["softmax_bench biased (auto)"] = (lambda: softmax_bench.softmax(x, scale=0.125, bias=bias), whole)
+        for warps in (4, 8, 16):
+            forms[f"shared_cluster, 16 x {warps}"] = (
+                lambda w=warps: (shared_cluster[(M,)](x, bias, y, N, 0.125, 16384 // (8 * 32 * w), num_warps=w,
+                                                      num_ctas=16, **constexprs_of(shared_cluster, w)), y)[1], whole)
     for label, (call, want) in forms.items():
         y.zero_()
-        call()
-        err = (y.float() - want.float()).abs().max().item()
+        err = (call().float() - want.float()).abs().max().item()
         figures = sorted(measure(call, settings, interpret=False).ms for _ in range(3))
         expected_ms = 3 * x.nbytes / gbps / 1e6
-        print(f"  {label:>24}: {figures[1] * 1e3:8.1f} us (of 3: {figures[0] * 1e3:.1f}-{figures[2] * 1e3:.1f}), "
+        print(f"  {label:>28}: {figures[1] * 1e3:8.1f} us (of 3: {figures[0] * 1e3:.1f}-{figures[2] * 1e3:.1f}), "
               f"{100 * expected_ms / figures[1]:5.1f} % of the roofline, max err {err:.2g}", flush=True)
 
 
@@ -130,5 +193,5 @@ if __name__ == "__main__":
         time_slices(sys.argv[2] if len(sys.argv) > 2 else "512x262144")
     else:
         for w in map(int, sys.argv[1:] or ["4", "8", "16"]):
-            for kernel in (probe, held):
+            for kernel in (probe, held, shared_cluster):
                 compile_one(kernel, w)
