@@ -10,14 +10,16 @@
 #   then fp32 causal 512x262144 and its log beside torch_compile (session 63's `last` with no time for the rest).
 # smem (any card, ~2 min): smem-row-probe.py time: a biased bf16 slice of 16384 a CTA held in shared memory and read
 #   in rolled loops, against the same slice held in registers; then whole rows of 262144 so held across 16-CTA
-#   clusters (shared_cluster) against the library's biased softmax; beside a copy and torch.add.
+#   clusters (shared_cluster) against the library's biased softmax; beside a copy and torch.add. WARPS (default
+#   "4 8 16"): the CTAs' warps tried.
 set -u
 s63=evidence/experiments/2026-12-06-session63
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
 smem() {
   . .ab/device-setup.sh > /dev/null
-  timeout ${1:-240} python3 evidence/experiments/2026-12-06-session64/smem-row-probe.py time > $OUT/smem-row-time.txt 2>&1
+  timeout ${1:-240} python3 evidence/experiments/2026-12-06-session64/smem-row-probe.py time 512x262144 ${WARPS:-} \
+    > $OUT/smem-row-time.txt 2>&1
   echo "smem-row-probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/smem-row-time.txt | tail -12
 }
 [[ ${1:-last} == smem ]] && { smem; exit 0; }

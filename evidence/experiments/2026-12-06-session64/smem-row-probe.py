@@ -8,7 +8,7 @@ CTAs of a cluster, with cluster_kernel's exchange (its own helpers) between the 
 
     python3 smem-row-probe.py [WARPS ...]   (CPU or GPU, no TRITON_INTERPRET): registers, spills, shared memory and
         SASS counts of both kernels a CTA of 4, 8 and 16 warps, compiled for sm_90
-    python3 smem-row-probe.py time [MxN]    (GPU; default 512x262144): probe and held on slices of 16384 (one CTA
+    python3 smem-row-probe.py time [MxN [WARPS ...]]   (GPU; default 512x262144, warps 4 8 16): probe and held on slices of 16384 (one CTA
         each, so M·N / 16384 CTAs), checked against torch's softmax of each slice; at N = 262144 also
         shared_cluster and the library's biased softmax (auto: the cluster kernel) on whole rows, checked against
         torch's softmax of each row; each timed beside a copy and torch.add of the three tensors, % of the roofline
@@ -149,7 +149,7 @@ def compile_one(kernel, warps, out="/tmp", ctas=16):
                       "BRA": sum(o.startswith("BRA") for o in ops)}))
 
 
-def time_slices(shape: str) -> None:
+def time_slices(shape: str, warps_tried=(4, 8, 16)) -> None:
     import softmax_bench
     from softmax_bench.timing import TimingSettings, measure
 
@@ -165,7 +165,7 @@ def time_slices(shape: str) -> None:
           f"copy_ {copy_ms * 1e3:.1f} us, {gbps:.0f} GB/s", flush=True)
     expected = torch.softmax((x.float() * 0.125 + bias.float()).view(slices, 16384), -1).view(M, N)
     forms = {"torch.add (3 tensors)": (lambda: torch.add(x, bias, out=y), x + bias)}
-    for warps in (4, 8, 16):
+    for warps in warps_tried:
         forms[f"shared, rolled, {warps} warps"] = (
             lambda w=warps: (probe[(slices,)](x, bias, y, 0.125, 16384 // (8 * 32 * w), num_warps=w,
                                               **constexprs_of(probe, w)), y)[1], expected)
@@ -175,7 +175,7 @@ def time_slices(shape: str) -> None:
     if N == 16 * 16384:  # whole rows across 16-CTA clusters: the prototype against the library's cluster kernel
         whole = torch.softmax(x.float() * 0.125 + bias.float(), -1)
         forms["softmax_bench biased (auto)"] = (lambda: softmax_bench.softmax(x, scale=0.125, bias=bias), whole)
-        for warps in (4, 8, 16):
+        for warps in warps_tried:
             forms[f"shared_cluster, 16 x {warps}"] = (
                 lambda w=warps: (shared_cluster[(M,)](x, bias, y, N, 0.125, 16384 // (8 * 32 * w), num_warps=w,
                                                       num_ctas=16, **constexprs_of(shared_cluster, w)), y)[1], whole)
@@ -190,7 +190,7 @@ def time_slices(shape: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["time"]:
-        time_slices(sys.argv[2] if len(sys.argv) > 2 else "512x262144")
+        time_slices(sys.argv[2] if len(sys.argv) > 2 else "512x262144", tuple(map(int, sys.argv[3:])) or (4, 8, 16))
     else:
         for w in map(int, sys.argv[1:] or ["4", "8", "16"]):
             for kernel in (probe, held, shared_cluster):
