@@ -1,18 +1,19 @@
-"""Compile-only probe (sixty-fourth session, CPU): a biased bf16 row's slice of 16384 elements, one CTA's share of a
-262144 row in 16 CTAs, held in shared memory (x and the bias copied in by cp.async, every copy issued before one
-wait), then read back a chunk at a time in *rolled* loops (a trip count the compiler does not know) for the max, the
-sum and the store. No cluster exchange: the question is only what ptxas keeps live when a pass cannot be unrolled.
-`held` is its control: the same slice loaded into registers (x · scale + bias held in fp32), as the cluster kernel's
-biased row holds it today, also without an exchange. `shared_cluster` is the whole row: probe's slices as the 16
-CTAs of a cluster, with cluster_kernel's exchange (its own helpers) between the sum and the store.
+"""A probe (sixty-fourth session; compiled on the CPU, not yet run on a GPU). `probe`: a biased bf16 row's slice of
+16384 elements, one CTA's share of a 262144 row in 16 CTAs, held in shared memory (x and the bias copied in by
+cp.async, every copy issued before one wait), then read back a chunk at a time in *rolled* loops (a trip count the
+compiler does not know) for the max, the sum and the store, with no cluster exchange: what does ptxas keep live when
+a pass cannot be unrolled? `held` is its control: the same slice loaded into registers (x · scale + bias held in
+fp32), as the cluster kernel's biased row holds it today, also without an exchange. `shared_cluster` is the whole
+row: probe's slices as the 16 CTAs of a cluster, with cluster_kernel's exchange (its own helpers) between the sum and
+the store.
 
     python3 smem-row-probe.py [WARPS ...]   (CPU or GPU, no TRITON_INTERPRET): registers, spills, shared memory and
-        SASS counts of both kernels a CTA of 4, 8 and 16 warps, compiled for sm_90
-    python3 smem-row-probe.py time [MxN [WARPS ...]]   (GPU; default 512x262144, warps 4 8 16): probe and held on slices of 16384 (one CTA
-        each, so M·N / 16384 CTAs), checked against torch's softmax of each slice; at N = 262144 also
-        shared_cluster and the library's biased softmax (auto: the cluster kernel) on whole rows, checked against
-        torch's softmax of each row; each timed beside a copy and torch.add of the three tensors, % of the roofline
-        as biased-floor.py takes it"""
+        SASS counts of the three kernels a CTA of 4, 8 and 16 warps (shared_cluster in 16 CTAs), compiled for sm_90
+    python3 smem-row-probe.py time [MxN [WARPS ...]]   (GPU; default 512x262144, warps 4 8 16): probe and held on
+        slices of 16384 (one CTA each, so M·N / 16384 CTAs), checked against torch's softmax of each slice; at
+        N = 262144 also shared_cluster and the library's biased softmax (auto: the cluster kernel) on whole rows,
+        checked against torch's softmax of each row; each timed beside a copy and torch.add of the three tensors,
+        % of the roofline as biased-floor.py takes it"""
 import json, re, subprocess, sys, os
 
 import torch
@@ -42,8 +43,9 @@ def probe(x_ptr, b_ptr, y_ptr, scale, n_chunks, NCHUNK: gl.constexpr, CHUNK: gl.
     bs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, CHUNK], sl)
     c1 = gl.arange(0, CHUNK, layout=L1)
     for i in gl.static_range(NCHUNK):
-        async_copy.async_load(xs.index(i), x_ptr + row * (NCHUNK * CHUNK) + i * CHUNK + c1, eviction_policy="evict_last")
-        async_copy.async_load(bs.index(i), b_ptr + row * (NCHUNK * CHUNK) + i * CHUNK + c1)
+        start = row * (NCHUNK * CHUNK) + i * CHUNK
+        async_copy.async_load(xs.index(i), x_ptr + start + c1, eviction_policy="evict_last")
+        async_copy.async_load(bs.index(i), b_ptr + start + c1)
     async_copy.commit_group()
     async_copy.wait_group(0)
     m = gl.full([CHUNK], -float("inf"), gl.float32, L1)
@@ -81,9 +83,10 @@ def shared_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, NCHUNK: gl.constexpr
     CHUNK; no mask, no floor for the dtype's minimum: a probe, not a variant."""
     C: gl.constexpr = gl.num_ctas()
     X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
-    held: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
-    xs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, C, CHUNK], held)
-    bs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, C, CHUNK], held)
+    # [NCHUNK, C, CHUNK], CTA c holding [:, c, :]; the layout is a chunk's ([C, CHUNK]), as index() keeps it
+    chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
+    xs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, C, CHUNK], chunks)
+    bs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, C, CHUNK], chunks)
     max_in = receive_buffer()
     sum_in = receive_buffer()
     bar = exchange_barrier()
@@ -143,8 +146,8 @@ def compile_one(kernel, warps, out="/tmp", ctas=16):
     sass = subprocess.run([os.path.join(os.path.dirname(PTXAS), "cuobjdump"), "-sass", path + ".cubin"],
                           capture_output=True, text=True).stdout
     ops = [opcode(i) for i in sass_instructions(sass)]
-    print(json.dumps({"kernel": kernel.__name__, "warps": warps, "registers": int(regs), "spill": spill, "shared": k.metadata.shared,
-                      "sass": len(ops), "LDGSTS": sum(o.startswith("LDGSTS") for o in ops),
+    print(json.dumps({"kernel": kernel.__name__, "warps": warps, "registers": int(regs), "spill": spill,
+                      "shared": k.metadata.shared, "sass": len(ops), "LDGSTS": sum(o.startswith("LDGSTS") for o in ops),
                       "LDS": sum(o.startswith("LDS") for o in ops), "STG": sum(o.startswith("STG") for o in ops),
                       "BRA": sum(o.startswith("BRA") for o in ops)}))
 
@@ -190,7 +193,8 @@ def time_slices(shape: str, warps_tried=(4, 8, 16)) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["time"]:
-        time_slices(sys.argv[2] if len(sys.argv) > 2 else "512x262144", tuple(map(int, sys.argv[3:])) or (4, 8, 16))
+        time_slices(sys.argv[2] if len(sys.argv) > 2 else "512x262144",
+                    tuple(map(int, sys.argv[3:])) or (4, 8, 16))
     else:
         for w in map(int, sys.argv[1:] or ["4", "8", "16"]):
             for kernel in (probe, held, shared_cluster):
