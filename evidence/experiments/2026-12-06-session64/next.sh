@@ -10,8 +10,8 @@
 #   then fp32 causal 512x262144 and its log beside torch_compile (session 63's `last` with no time for the rest).
 # smem (any card, ~2 min): smem-row-probe.py time: a biased bf16 slice of 16384 a CTA held in shared memory and read
 #   in rolled loops, against the same slice held in registers; then whole rows of 262144 so held across 16-CTA
-#   clusters (shared_cluster) against the library's biased softmax; beside a copy and torch.add. WARPS (default
-#   "4 8 16"): the CTAs' warps tried.
+#   clusters (shared_cluster), biased bf16 and causal fp32, against the library's; beside a copy and torch.add.
+#   WARPS (default "4 8 16"): the CTAs' warps tried.
 set -u
 s63=evidence/experiments/2026-12-06-session63
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
