@@ -663,6 +663,18 @@ if gluon is not None:
         return buffer.load(received_layout(gl.num_ctas(), gl.num_warps()))
 
     @gluon.jit
+    def exchange(m, s, max_in, sum_in, bar):
+        """The row's one exchange: each CTA's max and sum ([C], CTA c holding entry c) pushed to every CTA once all
+        are ready to receive (exchange_barrier's arrive), and every CTA's received: (maxes, sums), [C, T] as
+        `received` loads them."""
+        cluster.wait()
+        mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
+        push(m, max_in, bar)
+        push(s, sum_in, bar)
+        mbarrier.wait(bar, 0, deps=[max_in, sum_in])
+        return received(max_in), received(sum_in)
+
+    @gluon.jit
     def one_a_cta(value):
         """A [T] reduction of the received values (split over the CTAs, every entry the same) as one value a CTA:
         [C], CTA c holding entry c."""
@@ -1127,13 +1139,7 @@ if gluon is not None:
             if not LOG:
                 end_x = end_e
 
-        cluster.wait()
-        mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
-        push(m, max_in, bar)
-        push(s, sum_in, bar)
-        mbarrier.wait(bar, 0, deps=[max_in, sum_in])
-        maxes = received(max_in)
-        sums = received(sum_in)
+        maxes, sums = exchange(m, s, max_in, sum_in, bar)
         row_max = gl.max(maxes, axis=0)  # [T], split over the CTAs: every entry holds the row's max
         row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros (-inf), not NaN
         row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * k), axis=0)

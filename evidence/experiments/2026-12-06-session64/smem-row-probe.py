@@ -4,8 +4,8 @@ cp.async, every copy issued before one wait), then read back a chunk at a time i
 compiler does not know) for the max, the sum and the store, with no cluster exchange: what does ptxas keep live when
 a pass cannot be unrolled? `held` is its control: the same slice loaded into registers (x · scale + bias held in
 fp32), as the cluster kernel's biased row holds it today, also without an exchange. `shared_cluster` is the whole
-row: probe's slices as the 16 CTAs of a cluster, with cluster_kernel's exchange (its own helpers) between the sum and
-the store.
+row: probe's slices as the 16 CTAs of a cluster, with cluster_kernel's exchange (cluster.exchange) between the sum
+and the store.
 
     python3 smem-row-probe.py [WARPS ...]   (CPU or GPU, no TRITON_INTERPRET): registers, spills, shared memory and
         SASS counts of the kernels a CTA of 4, 8 and 16 warps (shared_cluster in 16 CTAs, in its two forms: biased
@@ -25,10 +25,9 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
-from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 from tests.compile_sm90 import PTXAS, sass_instructions, opcode
-from softmax_bench.kernels.cluster import (exchange_barrier, one_a_cta, push, receive_buffer, received, row_layout,
+from softmax_bench.kernels.cluster import (exchange, exchange_barrier, one_a_cta, receive_buffer, row_layout,
                                            split_over_ctas)
 
 LOG2E = gl.constexpr(1.4426950408889634)
@@ -123,14 +122,9 @@ def shared_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, causal_m, NCHUNK: gl
     for i in range(n_chunks):
         t += gl.exp2(_z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK) * LOG2E - shift)
     s = gl.sum(t, axis=1)
-    cluster.wait()
-    mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
-    push(m, max_in, bar)
-    push(s, sum_in, bar)
-    mbarrier.wait(bar, 0, deps=[max_in, sum_in])
-    maxes = received(max_in)
+    maxes, sums = exchange(m, s, max_in, sum_in, bar)
     row_max = gl.max(maxes, axis=0)
-    row_sum = gl.sum(received(sum_in) * gl.exp2((maxes - row_max[None, :]) * LOG2E), axis=0)
+    row_sum = gl.sum(sums * gl.exp2((maxes - row_max[None, :]) * LOG2E), axis=0)
     shift_x = gl.convert_layout(one_a_cta(row_max), gl.SliceLayout(1, X))[:, None] * LOG2E
     g_x = gl.convert_layout(1.0 / one_a_cta(row_sum), gl.SliceLayout(1, X))[:, None]
     for i in range(n_chunks):
