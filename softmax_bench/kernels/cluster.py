@@ -663,15 +663,16 @@ if gluon is not None:
         return buffer.load(received_layout(gl.num_ctas(), gl.num_warps()))
 
     @gluon.jit
-    def exchange(m, s, max_in, sum_in, bar):
+    def exchange(m, s, max_in, sum_in, bar, phase=0):
         """The row's one exchange: each CTA's max and sum ([C], CTA c holding entry c) pushed to every CTA once all
         are ready to receive (exchange_barrier's arrive), and every CTA's received: (maxes, sums), [C, T] as
-        `received` loads them."""
+        `received` loads them. A kernel that exchanges again (a row after row) arrives at the cluster barrier once
+        it has read what it received, and passes the exchange's count modulo 2 as `phase`."""
         cluster.wait()
         mbarrier.expect(bar, max_in.nbytes_per_cta + sum_in.nbytes_per_cta)
         push(m, max_in, bar)
         push(s, sum_in, bar)
-        mbarrier.wait(bar, 0, deps=[max_in, sum_in])
+        mbarrier.wait(bar, phase, deps=[max_in, sum_in])
         return received(max_in), received(sum_in)
 
     @gluon.jit
