@@ -5,13 +5,13 @@
 # biased floor's question too); then session 63's `last` in what LEFT_S leaves less 130 s (fp32 causal 512x262144
 # and its log beside torch_compile, evict, bias-evict, bw-configs, the biased floor, each only if it fits); then
 # pipelined (below) in the rest.
-# pipelined (any card, ~1 min): pipelined-row-probe.py time (CLUSTERS, default "6 7 8 16").
+# pipelined (any card, ~1.5 min): pipelined-row-probe.py time (FORMS, default all three).
 set -u
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
 pipelined() {
   . .ab/device-setup.sh > /dev/null
-  timeout ${1:-150} python3 evidence/experiments/2026-12-06-session65/pipelined-row-probe.py time ${CLUSTERS:-} \
+  timeout ${1:-150} python3 evidence/experiments/2026-12-06-session65/pipelined-row-probe.py time ${FORMS:-} \
     > $OUT/pipelined-time.txt 2>&1
   echo "pipelined-row-probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/pipelined-time.txt | tail -24
 }
