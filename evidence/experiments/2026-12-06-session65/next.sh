@@ -16,7 +16,7 @@ s63=evidence/experiments/2026-12-06-session63
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
 tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
-pack() { (cd $OUT && tar czf all.tgz --exclude=all.tgz . && find . -mindepth 1 -not -name all.tgz -delete); }
+pack() { tar czf /tmp/all-$$.tgz -C $OUT . && (cd $OUT && find . -mindepth 1 -delete) && mv /tmp/all-$$.tgz $OUT/all.tgz; }
 [[ ${PACKED:-} ]] || { export PACKED=1; trap pack EXIT; }  # the outermost step packs
 left() { (( SECONDS + $1 < ${LEFT_S:-600} )); }  # a piece starts if it fits
 case ${1:-h200} in
