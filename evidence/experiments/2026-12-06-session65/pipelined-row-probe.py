@@ -5,6 +5,9 @@ max, sum, exchange and store. Shared memory holds one CTA an SM (two rows of x a
 loads are in flight at every moment, where shared_cluster's three CTAs an SM each stop loading after their own row's
 copies. The question it asks on an H200, where the wide biased and causal rows read 84-90 % of their roofline and the
 H100 reads 99: is what they lack loads in flight between one row's copies and the next's?
+Outcome on the H100 (out-h100/pipelined-time.txt): correct, and 15-20 points under auto at best; an H100 holds
+seven 16-CTA clusters of one CTA an SM (112 of 132 SMs). Closed before any H200 run (docs/perf-notes.md, the
+sixty-fifth session).
 
     python3 pipelined-row-probe.py [WARPS ...]   (CPU or GPU): registers, spills, shared memory and SASS counts of
         the three forms (FORMS: biased bf16 and causal fp32 512x262144 in 16-CTA clusters, causal bf16 2048x151936
