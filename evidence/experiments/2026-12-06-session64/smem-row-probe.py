@@ -16,17 +16,16 @@ and the store.
         bf16 and causal fp32 (scale 0.125, the M rows as queries), checked against torch's softmax of each row; each
         timed, % of the roofline: the bytes it moves (the causal rows' kept columns read, y written) at the
         bandwidth of a copy timed first, as biased-floor.py takes it"""
-import json, re, subprocess, sys, os
+import json, subprocess, sys, os
 
 import torch
 import triton
-from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-from tests.compile_sm90 import PTXAS, sass_instructions, opcode
+from tests.compile_sm90 import CUOBJDUMP, compiled_for_sm90, opcode, registers_of, sass_instructions
 from softmax_bench.kernels.cluster import (exchange, exchange_barrier, one_a_cta, receive_buffer, row_layout,
                                            split_over_ctas)
 
@@ -37,7 +36,6 @@ LOG2E = gl.constexpr(1.4426950408889634)
 def probe(x_ptr, b_ptr, y_ptr, scale, n_chunks, NCHUNK: gl.constexpr, CHUNK: gl.constexpr, VEC: gl.constexpr):
     W: gl.constexpr = gl.num_warps()
     row = gl.program_id(0).to(gl.int64)
-    L2: gl.constexpr = gl.BlockedLayout([1, VEC], [1, 32], [1, W], [1, 0])
     L1: gl.constexpr = gl.BlockedLayout([VEC], [32], [W], [0])
     sl: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     xs = gl.allocate_shared_memory(gl.bfloat16, [NCHUNK, CHUNK], sl)
@@ -164,18 +162,12 @@ def compile_one(kernel, warps, out="/tmp", ctas=16, form="biased bf16"):
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(4 if kernel is shared_cluster else 3)}
     src = GluonASTSource(fn=kernel, signature=sig, constexprs=constexprs, attrs=attrs)
     options = {"num_warps": warps, **({"num_ctas": ctas} if kernel is shared_cluster else {})}
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
     path = f"{out}/{kernel.__name__}{warps}.ptx"
-    open(path, "w").write(k.asm["ptx"])
-    rep = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"], capture_output=True,
-                         text=True).stderr
-    regs = re.search(r"Used (\d+) registers", rep).group(1)
-    spill = sum(int(b) for b in re.findall(r"(\d+) bytes spill", rep))
-    sass = subprocess.run([os.path.join(os.path.dirname(PTXAS), "cuobjdump"), "-sass", path + ".cubin"],
-                          capture_output=True, text=True).stdout
+    _, rep, spill, shared = compiled_for_sm90(src, options, path)
+    sass = subprocess.run([CUOBJDUMP, "-sass", path + ".cubin"], capture_output=True, text=True).stdout
     ops = [opcode(i) for i in sass_instructions(sass)]
     print(json.dumps({"kernel": kernel.__name__ + (f" ({form})" if kernel is shared_cluster else ""), "warps": warps,
-                      "registers": int(regs), "spill": spill, "shared": k.metadata.shared, "sass": len(ops),
+                      "registers": registers_of(rep, path), "spill": spill, "shared": shared, "sass": len(ops),
                       "LDGSTS": sum(o.startswith("LDGSTS") for o in ops),
                       "LDS": sum(o.startswith("LDS") for o in ops), "STG": sum(o.startswith("STG") for o in ops),
                       "BRA": sum(o.startswith("BRA") for o in ops)}))

@@ -18,11 +18,10 @@ sixty-fifth session).
         at each of the form's cluster counts (clusters past those resident at once start as the first ones finish,
         their rows behind). % of the roofline as session 64's probe takes it.
 """
-import importlib.util, json, os, re, subprocess, sys
+import importlib.util, json, os, subprocess, sys
 
 import torch
 import triton
-from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
@@ -35,7 +34,7 @@ s64 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(s64)  # puts the repository on sys.path too
 from softmax_bench.kernels.cluster import (exchange, exchange_barrier, one_a_cta, receive_buffer, row_layout,
                                            split_over_ctas)
-from tests.compile_sm90 import PTXAS, sass_instructions, opcode
+from tests.compile_sm90 import CUOBJDUMP, compiled_for_sm90, opcode, registers_of, sass_instructions
 
 LOG2E = gl.constexpr(1.4426950408889634)
 _z = s64._z
@@ -152,18 +151,12 @@ def compile_one(warps, form, out="/tmp"):
            "causal_m": "i32", **{k: "constexpr" for k in constexprs}}
     attrs = {(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 4)}
     src = GluonASTSource(fn=pipelined_cluster, signature=sig, constexprs=constexprs, attrs=attrs)
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_ctas": ctas})
     path = f"{out}/pipelined{warps}-{form.replace(' ', '-')}.ptx"
-    open(path, "w").write(k.asm["ptx"])
-    rep = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", path, "-o", path + ".cubin"], capture_output=True,
-                         text=True).stderr
-    sass = subprocess.run([os.path.join(os.path.dirname(PTXAS), "cuobjdump"), "-sass", path + ".cubin"],
-                          capture_output=True, text=True).stdout
+    _, rep, spill, shared = compiled_for_sm90(src, {"num_warps": warps, "num_ctas": ctas}, path)
+    sass = subprocess.run([CUOBJDUMP, "-sass", path + ".cubin"], capture_output=True, text=True).stdout
     ops = [opcode(i) for i in sass_instructions(sass)]
     print(json.dumps({"kernel": f"pipelined_cluster ({form}, {ctas} CTAs)", "warps": warps,
-                      "registers": int(re.search(r"Used (\d+) registers", rep).group(1)),
-                      "spill": sum(int(b) for b in re.findall(r"(\d+) bytes spill", rep)),
-                      "shared": k.metadata.shared, "sass": len(ops),
+                      "registers": registers_of(rep, path), "spill": spill, "shared": shared, "sass": len(ops),
                       **{op: sum(o.startswith(op) for o in ops) for op in ("LDGSTS", "LDS", "STG", "BRA")}}))
 
 
