@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The sixty-sixth session's device steps: bash evidence/experiments/2026-12-06-session66/next.sh [STEP]
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal; LEFT_S the seconds the call has.
+# default: on an H200, the sixty-fifth session's h200 step (its figures are what the proxy is checked against and
+#   what issue 26 waits for); on any other card, proxy.
+# proxy (an H100; ~6 min): is an H100 held to a share of its SMs (green.py, a CUDA green context) a proxy for the H200?
+#   `green.py SMS sms` checks the share holds; then auto at the H200's known cells (CELLS below) on SHARES SMs (default
+#   "96 88"), each share's runs in its own folder (its own copy), each cell only if LEFT_S leaves time.
+# Every step packs $OUT into one all.tgz (the device returns few files).
+set -u
+here=evidence/experiments/2026-12-06-session66
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
+pack() { tar czf /tmp/all-$$.tgz -C $OUT . && (cd $OUT && find . -mindepth 1 -delete) && mv /tmp/all-$$.tgz $OUT/all.tgz; }
+[[ ${PACKED:-} ]] || { export PACKED=1; trap pack EXIT; }  # the outermost step packs
+left() { (( SECONDS + $1 < ${LEFT_S:-600} )); }  # a piece starts if it fits
+# id and sweep arguments of each cell; its H200 figure (Triton 3.8, % of the roofline) in perf-notes' table
+CELLS=(
+  "biased-bf16 --op biased --dtype bf16 --shape 512x262144"
+  "causal-bf16-151936 --op causal --dtype bf16 --shape 2048x151936"
+  "sm-log-bw-fp32 --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144"
+  "causal-fp32 --op causal --dtype fp32 --shape 512x262144"
+  "biased-bw-bf16 --op biased --pass backward --dtype bf16 --shape 512x262144"
+  "softmax-bf16 --op softmax --dtype bf16 --shape 512x262144"
+  "scaled-masked-bf16 --op scaled-masked --dtype bf16 --shape 512x262144"
+  "biased-fp32 --op biased --dtype fp32 --shape 512x262144"
+)
+cell() {  # cell SMS ID ARGS...: auto at one cell on SMS SMs (0: all)
+  local sms=$1 id=$2-$tag-sm$1; shift 2
+  SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 120 python3 $here/green.py $sms sweep \
+    --out $OUT/runs-sm$sms --run-id $id --variant auto "$@" > $OUT/sweep-$id.txt 2>&1
+  echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs-sm$sms/$id/rows.csv'); \
+print(' '.join(f'{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us ({r.ms_p20*1e3:.1f}-{r.ms_p80*1e3:.1f}) copy {r.roofline_copy_ms*1e3:.1f} us regs {r.n_regs} {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
+}
+case ${1:-default} in
+  default)
+    if [[ $tag == h200 ]]; then bash evidence/experiments/2026-12-06-session65/next.sh h200; else bash $0 proxy; fi ;;
+  proxy)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    for sms in 0 ${SHARES:-96 88}; do timeout 60 python3 $here/green.py $sms sms 2>&1 | tail -2; done
+    for sms in ${SHARES:-96 88}; do
+      for spec in "${CELLS[@]}"; do
+        left 40 && cell $sms $spec
+      done
+    done ;;
+esac
