@@ -4,7 +4,8 @@ do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dt
 "log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
-(cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "lean_keep",
+(cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
+(cluster.DIAGONAL_STORE_AT's, likewise), "lean_keep",
 "late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y, MASK_EARLY and STAGED; absent: as
 cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with
 their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as
@@ -46,7 +47,7 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
 
 # A case's keys that set the kernel's switch of the same name in capitals (absent: as the launch sets it).
 SWITCH_KEYS = ("mask_packed", "causal_vectors", "lean_keep", "late_y", "staged", "mask_early",
-               "positive_scale", "mask_blend", "bias_blend", "lean_causal")
+               "positive_scale", "mask_blend", "bias_blend", "lean_causal", "diagonal_store")
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:
@@ -157,7 +158,12 @@ def compile_case(case: dict, out_dir: str) -> dict:
         config = cluster.config_for(N, dtype, fusion)
     else:
         kernel, pointers = cluster_backward.cluster_backward_kernel, ("y_ptr", "dy_ptr", "dx_ptr")
-        config = cluster_backward.config_for(N, dtype, fusion)
+        late_y = cluster_backward.LATE_Y
+        cluster_backward.LATE_Y = case.get("late_y", late_y)  # the configuration a launch with the case's LATE_Y takes
+        try:
+            config = cluster_backward.config_for(N, dtype, fusion)
+        finally:
+            cluster_backward.LATE_Y = late_y
     if "ctas" in case:  # CTAs and warps of the case's own, else config_for's
         how = cluster.holding(dtype, fusion, N)
         config = dataclasses.replace(cluster.layout(window_lanes(N, dtype), case["ctas"], case["warps"], dtype, how),

@@ -59,6 +59,40 @@ def test_causal_rows_by_vectors_take_the_plain_rows_configuration_without_its_re
     assert not cluster.causal_vectors(128256, "fp32", negative)
 
 
+def test_the_diagonal_is_stored_twice_at_bf16_151936_alone_under_its_cap():
+    """DIAGONAL_STORE_AT: bf16 causal rows of 151936 (by vectors), softmax and log_softmax, store the diagonal's
+    vector from the pieces too, capped at 64 registers (H200: 90.6 → 96.9 % of the roofline); not the other widths
+    (16384–65536 lost 4 points so), fp32 rows, rows by elements, nor rows without a causal mask."""
+    def stores_twice(N, dtype, fusion):
+        config = cluster.config_for(N, dtype, fusion)
+        return config, cluster.kernel_constexprs(config, N, dtype, N % 8 == 0, fusion).get("DIAGONAL_STORE", False)
+
+    for log in (False, True):
+        causal = Fusion(scale=0.125, causal_m=2048, log=log)
+        config, twice = stores_twice(151936, torch.bfloat16, causal)
+        assert twice and config.max_registers == 64, (log, config)
+        for N in (16384, 32768, 65536, 131072, 262144):
+            assert not stores_twice(N, torch.bfloat16, causal)[1], N
+        assert not stores_twice(151936, torch.float32, causal)[1]
+        negative = replace(causal, scale=-0.125)  # held in fp32, by elements
+        assert not stores_twice(151936, torch.bfloat16, negative)[1]
+        assert not stores_twice(151936, torch.bfloat16, Fusion(scale=0.125, log=log))[1]
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_the_diagonal_stored_twice_fits_four_ctas_an_sm_where_the_store_predicate_spills(tmp_path):
+    """Compiled for sm_90, bf16 causal 151936 in config_for's 8 × 8 capped at 64 (4 CTAs an SM): with DIAGONAL_STORE
+    12 bytes spilled and one CTA barrier more (the end vectors' store waits for the pieces'); without it, under the
+    same cap, the stores' second predicate spills 64 (uncapped: 80 registers, 3 CTAs an SM)."""
+    case = {"kernel": "forward", "dtype": "bf16", "N": 151936, "scale": 0.125, "causal": True}
+    twice, once, uncapped = compile_in_subprocess(
+        [case, {**case, "diagonal_store": False}, {**case, "diagonal_store": False, "max_registers": None}], tmp_path)
+    assert twice["registers"] == once["registers"] == 64 and (twice["warps"], twice["ctas"]) == (8, 8), twice
+    assert twice["spill_bytes"] == GRID_SPILLS[("causal", False, "bf16", 151936)] < once["spill_bytes"], (twice, once)
+    assert twice["cta_barriers"] == once["cta_barriers"] + 1, (twice, once)
+    assert uncapped["spill_bytes"] == 0 and uncapped["registers"] > 64, uncapped
+
+
 @pytest.mark.parametrize("dtype, N, ctas, num_warps, step", [
     (torch.bfloat16, 16384, 2, 4, 8192),  # the plain row's 2 × 8: 82.4 % against 92.9
     (torch.bfloat16, 32768, 4, 4, 8192),  # 4 × 8: 84.6 against 99.5
@@ -300,8 +334,9 @@ def compiled_forwards(tmp_path_factory, exhaustive) -> dict[str, list[dict]]:
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
     """cluster.PLAIN_LOADS' bf16 cells, compiled for sm_90 in config_for's configuration: with evict_last loads, the
-    softmax and the scaled rows of 262144 spill under their cap of 96, and causal and biased rows of 151936 take
-    more registers (122 against 80 and 120); with the plain loads config_for gives them, none spills (fp32 causal
+    softmax and the scaled rows of 262144 spill under their cap of 96, causal rows of 151936 under their cap of 64
+    (DIAGONAL_STORE_AT's) more than its 12 bytes, and biased rows of 151936 take more registers (122 against 120);
+    with the plain loads config_for gives them, none spills but GRID_SPILLS' cells (fp32 causal
     262144 loads evict_last again: test_fp32_causal_262144_selects_by_one_32_bit_compare_and_loads_evict_last). If
     a Triton drops that cost, PLAIN_LOADS wants measuring again (evidence/experiments/2026-12-04-session31/next.sh)."""
     cells = [(form, N) for (form, dtype), widths in cluster.PLAIN_LOADS.items() if dtype == torch.bfloat16
@@ -310,11 +345,12 @@ def test_the_plain_loads_cells_are_where_evict_last_costs_registers(tmp_path):
     cases = [{"kernel": "forward", "dtype": "bf16", "N": N, **FORM_FIELDS[form], **evict}
              for form, N in cells for evict in ({}, {"evict": "evict_last"})]
     compiled = compile_in_subprocess(cases, tmp_path)
-    for plain, evicting in zip(compiled[::2], compiled[1::2]):
-        assert plain["evict_last_loads"] == 0 and plain["spill_bytes"] == 0, plain
+    for (form, N), plain, evicting in zip(cells, compiled[::2], compiled[1::2]):
+        spilled = GRID_SPILLS.get((form, False, "bf16", N), 0)  # causal 151936 under DIAGONAL_STORE_AT's cap: 12
+        assert plain["evict_last_loads"] == 0 and plain["spill_bytes"] == spilled, plain
         assert evicting["evict_last_loads"] > 0, evicting
-        if plain["N"] == 262144:
-            assert evicting["spill_bytes"] > 0, evicting
+        if plain["N"] == 262144 or spilled:
+            assert evicting["spill_bytes"] > plain["spill_bytes"], evicting
         else:
             assert evicting["registers"] > plain["registers"], (plain, evicting)
 
@@ -369,13 +405,13 @@ def test_compiled_for_sm90_one_exchange_16_byte_vectors_no_spills(compiled_forwa
 def test_log_softmax_compiled_for_sm90_no_spills(compiled_forwards):
     """log_softmax keeps x, not its exponentials: held as softmax holds it (fp32, or 16-bit packed), at the widths
     of the wide and vocabulary shapes, plain and with a scale and a causal mask, it does not spill; but for the
-    bf16 causal rows of 262144 under CAUSAL_REGISTERS' cap, which spill 2 bytes and measured faster so (H200:
-    98.6 % of a copy against 94.6 uncapped)."""
+    bf16 causal rows of 262144 and 151936 under CAUSAL_REGISTERS' caps, which spill (GRID_SPILLS' bytes) and
+    measured faster so (H200: 262144 98.6 % of a copy against 94.6 uncapped; 151936: DIAGONAL_STORE_AT's)."""
     cases = compiled_forwards["log_softmax"]
     assert cases
     for case in cases:
-        capped_causal = case.get("causal") and case["dtype"] == "bf16" and case["N"] == 262144
-        assert_one_exchange_no_spills(case, pushes=2, spill_bytes=8 if capped_causal else 0)
+        capped_causal = GRID_SPILLS.get(("causal", True, case["dtype"], case["N"]), 0) if case.get("causal") else 0
+        assert_one_exchange_no_spills(case, pushes=2, spill_bytes=capped_causal)
         assert case["lg2_approx"] >= 1, "log s as lg2.approx · ln 2, not gl.log's 30 instructions"
 
 
@@ -802,7 +838,8 @@ def test_a_log_softmax_cap_holds_only_in_the_configuration_it_was_measured_in():
 
 # The cluster forwards of the default grid's widths that spill under config_for, with the bytes they spill (compiled
 # for sm_90; on the H200 both cells are ≥ 92 % of their roofline: scaled-masked-h200-h, causal-log-h200-e).
-GRID_SPILLS = {("masked", False, "fp32", 151936): 8, ("causal", True, "bf16", 262144): 8}
+GRID_SPILLS = {("masked", False, "fp32", 151936): 8, ("causal", True, "bf16", 262144): 8,
+               ("causal", False, "bf16", 151936): 12, ("causal", True, "bf16", 151936): 12}  # DIAGONAL_STORE_AT's cap
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -915,7 +952,8 @@ def test_causal_rows_by_vectors_match_float64(shape, dtype, log, monkeypatch):
     past the diagonal; the element select's result alike but for the rounding. 65536 and 131072 are split evenly
     over their CTAs (EVEN), whose plain loads are unmasked. The element select of rows of 262144 held in fp32 is
     cluster.LEAN_CAUSAL_AT's, the causal mask alone: the lanes it does not load hold -inf, or, times a scale of 0
-    or a negative one, NaN or +inf, which it must catch too."""
+    or a negative one, NaN or +inf, which it must catch too. With DIAGONAL_STORE (the pieces store the vector the
+    diagonal cuts, then the end vectors do, after a barrier) at every width, bit for bit what it gives without."""
     Q, N = shape
     generator = torch.Generator(device="cuda").manual_seed(Q * N)
     x = torch.randn(Q, N, device="cuda", generator=generator).to(dtype)
@@ -926,8 +964,11 @@ def test_causal_rows_by_vectors_match_float64(shape, dtype, log, monkeypatch):
     call = softmax_bench.log_softmax if log else softmax_bench.softmax
     for kwargs, where in (({}, kept), ({"scale": 0.0}, kept), ({"scale": -0.5}, kept),
                           ({"scale": 0.125, "mask": keep}, kept & keep[rows]), ({"scale": 0.125, "bias": bias}, kept)):
-        y, element = (out[rows] for out in under_switches(
-            monkeypatch, [{"CAUSAL_VECTORS": "all"}, {"CAUSAL_VECTORS": "none"}], call, x, causal=True, **kwargs))
+        y, element, stored = (out[rows] for out in under_switches(
+            monkeypatch, [{"CAUSAL_VECTORS": "all", "DIAGONAL_STORE_AT": {}}, {"CAUSAL_VECTORS": "none"},
+                          {"CAUSAL_VECTORS": "all", "DIAGONAL_STORE_AT": {dtype: frozenset({N})}}],
+            call, x, causal=True, **kwargs))
+        assert torch.equal(stored, y), f"{kwargs}: the diagonal's vector stored twice writes what it wrote once"
         z = x[rows].double() * kwargs.get("scale", 1.0) + (bias[rows].double() if "bias" in kwargs else 0.0)
         z = z.masked_fill(~where, float("-inf"))
         expected = torch.log_softmax(z, -1) if log else torch.softmax(z, -1)

@@ -169,9 +169,11 @@ def test_lean_keep_compiles_to_fewer_instructions_and_registers(tmp_path):
     bf16 131072 took 1576 (causal) and 1720 (mask) against 952 for the log alone, and 167 registers against 83."""
     from .compile_sm90 import sass_instructions, sass_of
 
+    # fp32 262144 in fitting_config's 16 × 8 uncapped, not LATE_Y_SHAPES' 16 × 16 capped at 64 (both at the cap)
     cases = [{"kernel": "backward", "dtype": dtype, "N": N, "log": True, "scale": 0.5, keeps: True, "lean_keep": lean,
-              "mask_early": False, "staged": False}
-             for dtype, N, keeps in (("bf16", 131072, "causal"), ("bf16", 131072, "mask"), ("fp32", 262144, "mask"))
+              "mask_early": False, "staged": False, **shape}
+             for dtype, N, keeps, shape in (("bf16", 131072, "causal", {}), ("bf16", 131072, "mask", {}),
+                                            ("fp32", 262144, "mask", {"ctas": 16, "warps": 8}))
              for lean in (False, True)]
     compiled = compile_in_subprocess(cases, tmp_path)
     sass = [sass_of(case, tmp_path) for case in cases]
@@ -205,6 +207,23 @@ def test_mask_early_reads_the_mask_before_the_exchange(tmp_path):
         assert sum(load_waves(sass[1])) == len(loads[1]), "MASK_EARLY: every load before the first barrier"
         assert_one_exchange_no_spills(early, pushes=1)
         assert len(sass_instructions(sass[1])) < len(sass_instructions(sass[0])), (lean, early)
+
+
+def test_the_masked_logs_backward_of_262144_runs_ctas_of_16_warps_capped_at_64():
+    """LATE_Y_SHAPES: a keep-masked log_softmax's backward, fp32 rows of 262144 (LATE_Y's), in 16 CTAs of 16 warps
+    capped at 64 registers, two CTAs an SM (H200: 87.5 → 96.9 % of the roofline); every other backward at that
+    width in fitting_config's 16 × 8 uncapped (they lost 0.7–2.6 in 16 × 16), and the mask's bf16 rows as before."""
+    keep = torch.ones(4, 262144, dtype=torch.uint8)
+    config = cluster_backward.config_for(262144, torch.float32, Fusion(scale=0.125, mask=keep, log=True))
+    assert (config.ctas, config.num_warps, config.max_registers, config.evict) == (16, 16, 64, "evict_last"), config
+    assert config.step * config.ctas == 262144 and config.pieces == (16384,), config
+    as_fitted = cluster_backward.config_for(262144, torch.float32)
+    assert (as_fitted.ctas, as_fitted.num_warps, as_fitted.max_registers) == (16, 8, None), as_fitted
+    for fusion in (Fusion(scale=0.125, mask=keep), Fusion(scale=0.125, log=True),
+                   Fusion(scale=0.125, causal_m=512, log=True), Fusion(scale=0.125, causal_m=512)):
+        assert cluster_backward.config_for(262144, torch.float32, fusion).num_warps == 8, fusion
+    bf16 = cluster_backward.config_for(262144, torch.bfloat16, Fusion(scale=0.125, mask=keep, log=True))
+    assert bf16 == cluster_backward.config_for(262144, torch.bfloat16), bf16
 
 
 def test_staged_applies_at_its_widths_where_late_y_does_not(monkeypatch):

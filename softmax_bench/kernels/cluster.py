@@ -125,7 +125,17 @@ CAUSAL_VECTORS_SHAPES: dict[str, dict[int, tuple[int, int]]] = {
 # (evidence/experiments/2026-12-04-session27/ab-occupancy.py, 128 → 96 registers, 4 → 5 CTAs an SM): 512×262144
 # 91.7 → 96.7, its log 94.6 → 98.6 (2 bytes spilled), 1024×131072 97.5 → 98.4. Not fp16, which converts otherwise:
 # its causal rows of 262144 spill 24 bytes under 96, their log 16 (compiled for sm_90; unmeasured).
-CAUSAL_REGISTERS: dict[torch.dtype, dict[int, int]] = {torch.bfloat16: {50257: 96, 131072: 96, 262144: 96}}
+# bf16 151936 (8 × 8, two pieces) at 64: with DIAGONAL_STORE_AT only (without it, 64 bytes spilled; 80 uncapped).
+CAUSAL_REGISTERS: dict[torch.dtype, dict[int, int]] = {torch.bfloat16: {50257: 96, 131072: 96, 151936: 64,
+                                                                        262144: 96}}
+# Causal rows by vectors whose pieces store every whole vector, the one the diagonal cuts too (zeros, -inf for the
+# log: it was not loaded), the end vectors' store of it after a CTA barrier (the same CTA's: it lands last); by
+# dtype, N. Without, each vector's store carries a second predicate beside its load's, live across the row:
+# compiled for sm_90, bf16 151936 takes 80 registers (3 CTAs an SM) and spills 64 bytes at 64; with it, 64 and 12
+# bytes (4 CTAs an SM). On the H200 (sixty-sixth session, evidence/experiments/2026-12-06-session66, % of the
+# roofline): 2048×151936 90.2, 90.6 → 96.9, 97.0, its log 95.5 → 97.7; applied at every causal row by vectors, 16384,
+# 32768 and 65536 took 80 registers, not 72, and lost 4 points (97.8–98.6 → 93.6–94.4), the rest within ±1.1.
+DIAGONAL_STORE_AT: dict[torch.dtype, frozenset[int]] = {torch.bfloat16: frozenset({151936})}
 # Register caps for the softmax of a form (form_of; not its log, which LOG_REGISTERS caps) where a cap gives an SM
 # one more CTA without spilling, by form and dtype, N: cap. On the H200 (twenty-eighth session,
 # evidence/experiments/2026-12-04-session27/ab-occupancy.py, five alternating rounds, bit for bit, % of a copy):
@@ -852,7 +862,7 @@ if gluon is not None:
 
     @gluon.jit
     def _uncut(lanes, move, diagonal, VEC: gl.constexpr, DIAGONAL: gl.constexpr):
-        """move, less the vector at lane `diagonal` (DIAGONAL: the end vectors hold it)."""
+        """move, less the vector at lane `diagonal` (DIAGONAL: the end vectors hold it; False under DIAGONAL_STORE)."""
         if DIAGONAL:
             move = move & ((lanes // VEC) * VEC != diagonal)
         return move
@@ -1041,8 +1051,9 @@ if gluon is not None:
                        HAS_Z_LOSS: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
-                       LEAN_CAUSAL: gl.constexpr = False):
+                       LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
+        UNCUT: gl.constexpr = DIAGONAL and not DIAGONAL_STORE  # the pieces' stores skip the diagonal's vector
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC, 4 if DIAGONAL else 2)
@@ -1179,23 +1190,25 @@ if gluon is not None:
             k_x = g_x  # unused
         if STORE_Y:  # cross_entropy's forward with no gradient writes the lse alone
             # every whole vector is written (zeros, or -inf, past a causal row's diagonal), but the one the diagonal
-            # cuts, which the end vectors write (DIAGONAL)
+            # cuts, which the end vectors write (DIAGONAL; under DIAGONAL_STORE that one too, then theirs)
             y0 = _normalized(x0, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-            store_lanes(y_row, lanes0, _uncut(lanes0, move0, diagonal, VEC, DIAGONAL), y0.to(out_ty),
+            store_lanes(y_row, lanes0, _uncut(lanes0, move0, diagonal, VEC, UNCUT), y0.to(out_ty),
                         EVEN and not DIAGONAL)
             if P1 > 0:
                 y1 = _normalized(x1, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-                store_lanes(y_row, lanes1, _uncut(lanes1, move1, diagonal, VEC, DIAGONAL), y1.to(out_ty),
+                store_lanes(y_row, lanes1, _uncut(lanes1, move1, diagonal, VEC, UNCUT), y1.to(out_ty),
                             EVEN and not DIAGONAL)
             if P2 > 0:
                 y2 = _normalized(x2, f_x, shift_x, g_x, k_x, scale, SCALED, LOG)
-                store_lanes(y_row, lanes2, _uncut(lanes2, move2, diagonal, VEC, DIAGONAL), y2.to(out_ty),
+                store_lanes(y_row, lanes2, _uncut(lanes2, move2, diagonal, VEC, UNCUT), y2.to(out_ty),
                             EVEN and not DIAGONAL)
             if HAS_ENDS:
                 f_ends = gl.convert_layout(f, gl.SliceLayout(1, ENDS))[:, None]
                 shift_ends = gl.convert_layout(shift_c, gl.SliceLayout(1, ENDS))[:, None]
                 g_ends = gl.convert_layout(g, gl.SliceLayout(1, ENDS))[:, None]
                 end_y = _normalized(end_x, f_ends, shift_ends, g_ends, k, scale, SCALED, LOG)
+                if DIAGONAL_STORE:  # after the pieces' store of the diagonal's vector
+                    gl.barrier()
                 gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
 
 
@@ -1214,7 +1227,9 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "BIAS_BLEND": BIAS_BLEND and fusion.bias is not None and dtype != torch.float32,
                 "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N),
                 "LEAN_CAUSAL": fusion.causal_m is not None and how == "fp32" and N in LEAN_CAUSAL_AT
-                and not causal_vectors(N, how, fusion)}
+                and not causal_vectors(N, how, fusion),
+                "DIAGONAL_STORE": fusion.causal_m is not None and causal_vectors(N, how, fusion)
+                and N in DIAGONAL_STORE_AT.get(dtype, ())}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 

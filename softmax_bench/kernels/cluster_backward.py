@@ -19,7 +19,7 @@ import torch
 
 from . import PLAIN, Backward, Fusion, Launch, backward_traffic, expanded_mask_traffic, launch_kernel, output_like
 from . import cluster as forward_cluster
-from .aligned import same_alignment, vector_elems
+from .aligned import same_alignment, vector_elems, window_lanes
 from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_on_grid, packed_ptx,
                       settings_of, unsupported_width, why_not_here, window_constexprs)
 from .masking import fusion_args, mask_expanded
@@ -57,6 +57,14 @@ LATE_Y: bool | None = None
 LATE_Y_CELLS = {(torch.bfloat16, 16384, "causal"), (torch.float32, 128256, "causal"), (torch.float32, 128256, "mask"),
                 (torch.float32, 131072, "mask"), (torch.float32, 262144, "mask")}
 LATE_Y_REGISTERS: dict[tuple[torch.dtype, int], int] = {(torch.float32, 262144): 128}  # softmax's, with LATE_Y
+# Where a log_softmax's backward with LATE_Y measured faster in other CTAs and warps than fitting_config's:
+# LATE_Y_CELLS' cell: (CTAs, warps, registers' cap). The keep-mask's fp32 512×262144 in 16 × 8 takes 114 registers,
+# two CTAs of 8 warps an SM; in 16 × 16 capped at 64 (16 bytes spilled), two CTAs of 16. On the H200 (sixty-sixth
+# session, evidence/experiments/2026-12-06-session66, % of the roofline): 87.3, 87.7 → 96.9, 96.8 (16 × 16
+# uncapped, 72 registers, one CTA an SM: 79.3). Not the other backward forms at that width: softmax, scaled,
+# scaled-masked, causal and biased and the logs of scaled, causal and biased lost 0.7–2.6 in it.
+LATE_Y_SHAPES: dict[tuple[torch.dtype, int, str | None], tuple[int, int, int | None]] = {
+    (torch.float32, 262144, "mask"): (16, 16, 64)}
 # log_softmax's keep-mask read with y and dy, before the exchange, and applied to dy there (MASK_EARLY, with
 # LEAN_KEEP): dy is 0 where masked, after the row's sum has taken it, and y is -inf there (the forward's), so dx is
 # 0 there with no keep after the exchange; causal rows still compare their diagonal. Without it, the mask is read
@@ -377,8 +385,15 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     as loaded), its loads evict_last. A fused mask takes no share of the budget here, unlike the forward's: only
     log_softmax reads it, after the exchange, and with that share no configuration holds 262144 without spilling
     (docs/perf-notes.md). With LATE_Y, softmax's registers capped where LATE_Y_REGISTERS says."""
+    late = late_y(N, dtype, fusion)
+    shape = LATE_Y_SHAPES.get((dtype, N, keep_of(fusion))) if late and fusion.log else None
+    if shape is not None:
+        ctas, warps, cap = shape
+        how = "fp32" if dtype == torch.float32 else "packed"
+        config = forward_cluster.layout(window_lanes(N, dtype), ctas, warps, dtype, how)
+        return dataclasses.replace(config, max_registers=cap, evict=EVICT)
     config = _config(N, dtype)
-    cap = LATE_Y_REGISTERS.get((dtype, N)) if late_y(N, dtype, fusion) and not fusion.log else None
+    cap = LATE_Y_REGISTERS.get((dtype, N)) if late and not fusion.log else None
     return dataclasses.replace(config, max_registers=cap) if cap else config
 
 
@@ -411,8 +426,12 @@ def late_y(N: int, dtype: torch.dtype, fusion: Fusion) -> bool:
     LATE_Y_CELLS has the cell)."""
     if LATE_Y is not None:
         return LATE_Y
-    keep = "causal" if fusion.causal_m is not None else "mask" if fusion.mask is not None else None
-    return fusion.log and (dtype, N, keep) in LATE_Y_CELLS
+    return fusion.log and (dtype, N, keep_of(fusion)) in LATE_Y_CELLS
+
+
+def keep_of(fusion: Fusion) -> str | None:
+    """What a log_softmax's backward keeps by: "causal" rows, a keep-"mask", or None."""
+    return "causal" if fusion.causal_m is not None else "mask" if fusion.mask is not None else None
 
 
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
