@@ -6,6 +6,9 @@
 # proxy (an H100; ~6 min): is an H100 held to a share of its SMs (green.py, a CUDA green context) a proxy for the H200?
 #   `green.py SMS sms` checks the share holds; then auto at the H200's known cells (CELLS below) on SHARES SMs (default
 #   "96 88"), each share's runs in its own folder (its own copy), each cell only if LEFT_S leaves time.
+# verify (any card; ~5 min): on an H200, the bar runs of the two cells this session's change lifted (auto beside
+#   torch_compile: causal bf16 2048x151936 and its log, DIAGONAL_STORE_AT; the masked log's backward fp32 512x262144,
+#   LATE_Y_SHAPES), as bar-*-h200-s66; then, on any card, the GPU tests of the two changes for what LEFT_S leaves.
 # Every step packs $OUT into one all.tgz (the device returns few files).
 set -u
 here=evidence/experiments/2026-12-06-session66
@@ -36,6 +39,23 @@ print(' '.join(f'{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us ({r.ms_p20*1e3:.1f}-{
 case ${1:-default} in
   default)
     if [[ $tag == h200 ]]; then bash evidence/experiments/2026-12-06-session65/next.sh h200; else bash $0 proxy; fi ;;
+  verify)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    if [[ $tag == h200 ]]; then
+      for spec in "bar-causal-bf16-h200-s66 --op causal --dtype bf16 --shape 2048x151936" \
+                  "bar-causal-log-bf16-h200-s66 --op causal --log --dtype bf16 --shape 2048x151936" \
+                  "bar-sm-log-backward-fp32-h200-s66 --op scaled-masked --log --pass backward --dtype fp32 --shape 512x262144"; do
+        set -- $spec; id=$1; shift
+        SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 120 python3 -m softmax_bench sweep --out $OUT/runs \
+          --run-id $id "$@" --variant auto --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+        echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us regs {r.n_regs} {r.config}' for r in d.itertuples()))" 2>&1 | tail -1)"
+      done
+    fi
+    left 60 && timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
+      tests/test_cluster.py::test_causal_rows_by_vectors_match_float64 \
+      tests/test_cluster_backward.py -k "not sm90" > $OUT/tests-verify.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-verify.txt)" ;;
   proxy)
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
     for sms in 0 ${SHARES:-96 88}; do timeout 60 python3 $here/green.py $sms sms 2>&1 | tail -2; done
