@@ -2,6 +2,7 @@
 
     python green.py SMS sweep ARGS...   the CLI, every launch on SMS SMs (0: the whole GPU, no green context)
     python green.py SMS sms             which SMs a grid of 4096 programs ran on, as a check that the share holds
+    python green.py SMS SCRIPT.py ARGS  a probe script, every launch on SMS SMs
 
 Why: an H200 has the H100's 132 SMs at the same clock and ~1.4x its memory bandwidth, so each of its SMs must keep
 ~1.4x the bytes in flight. An H100 held to ~132/1.4 SMs asks the same of each SM (docs/perf-notes.md, sixty-sixth
@@ -47,6 +48,12 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["sms"]:
         print(f"asked {sms or 'all'}: a grid of 4096 programs ran on {sms_used()} SMs "
               f"(the GPU has {torch.cuda.get_device_properties(0).multi_processor_count})")
+        sys.exit(0)
+    if sys.argv[1].endswith(".py"):
+        import runpy
+
+        sys.argv = sys.argv[1:]
+        runpy.run_path(sys.argv[0], run_name="__main__")
         sys.exit(0)
     from softmax_bench.cli import app
 

@@ -5,10 +5,13 @@
 #   what issue 26 waits for); on any other card, proxy.
 # proxy (an H100; ~6 min): is an H100 held to a share of its SMs (green.py, a CUDA green context) a proxy for the H200?
 #   `green.py SMS sms` checks the share holds; then auto at the H200's known cells (CELLS below) on SHARES SMs (default
-#   "96 88"), each share's runs in its own folder (its own copy), each cell only if LEFT_S leaves time.
+#   "96 88"), each share's runs in its own folder (its own copy), each cell only if LEFT_S leaves time; then landing on
+#   the first share if time is left.
 # verify (any card; ~5 min): on an H200, the bar runs of the two cells this session's change lifted (auto beside
 #   torch_compile: causal bf16 2048x151936 and its log, DIAGONAL_STORE_AT; the masked log's backward fp32 512x262144,
 #   LATE_Y_SHAPES), as bar-*-h200-s66; then, on any card, the GPU tests of the two changes for what LEFT_S leaves.
+# landing (any card; ~1.5 min; an H100's figures tell nothing unless SMS, the proxy's share, is set): landing-row-probe.py
+#   time (biased bf16 and causal fp32 512x262144: auto, shared_cluster 16 x 8, landing_cluster with and without ONLINE).
 # Every step packs $OUT into one all.tgz (the device returns few files).
 set -u
 here=evidence/experiments/2026-12-06-session66
@@ -56,12 +59,18 @@ print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us regs {r.n
       tests/test_cluster.py::test_causal_rows_by_vectors_match_float64 \
       tests/test_cluster_backward.py -k "not sm90" > $OUT/tests-verify.txt 2>&1
     echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-verify.txt)" ;;
+  landing)
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    timeout 200 python3 $here/green.py ${SMS:-0} $here/landing-row-probe.py time > $OUT/landing-time.txt 2>&1
+    echo "landing-row-probe rc=$? at $SECONDS s (SMS ${SMS:-all})"; grep -vE "Warning|^W" $OUT/landing-time.txt | tail -16 ;;
   proxy)
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-    for sms in 0 ${SHARES:-96 88}; do timeout 60 python3 $here/green.py $sms sms 2>&1 | tail -2; done
-    for sms in ${SHARES:-96 88}; do
+    SHARES=${SHARES:-96 88}
+    for sms in 0 $SHARES; do timeout 60 python3 $here/green.py $sms sms 2>&1 | tail -2; done
+    for sms in $SHARES; do
       for spec in "${CELLS[@]}"; do
         left 40 && cell $sms $spec
       done
-    done ;;
+    done
+    left 150 && SMS=${SHARES%% *} bash $0 landing ;;
 esac
