@@ -16,6 +16,12 @@ run's `config` column; the variant auto picks, other kernels and the backward ar
 forty-eighth session's biased warps, chosen on an H100, moved two H200 cells under the bar; this read them as met
 from a run made before. The sixty-second session's evict_last loads at fp32 causal 262144 are marked so.)
 
+Every form the bar covers needs runs (required_forms): each op's softmax and log_softmax, forward and backward, and
+for biased the broadcast bias (rows/64) beside the full one — issue 26 item 5; key-padded is scaled-masked's
+broadcast mask. A form with no run is named and not met. (Until the sixty-sixth session the script listed the forms
+it found runs of, and the broadcast ones, never measured since the key-padded runs of the early sessions, went
+unseen.)
+
     python3 scripts/bar-status.py [--out evidence/runs] [--device "NVIDIA H200"] [--triton 3.8.0] [--op OP ...]
 """
 
@@ -33,8 +39,12 @@ from softmax_bench.ops import FUSED_OPS, OPS  # noqa: E402
 from softmax_bench.peers import PEERS as PEER_REGISTRY  # noqa: E402
 from softmax_bench.results import BenchError, stored_runs  # noqa: E402
 
-FORMS = ("scaled", "scaled-masked", "causal", "biased")
+FORMS = ("scaled", "scaled-masked", "causal", "biased", "key-padded")
+# The forms the bar covers, by op: its mask shapes (issue 26 item 5: a masked or biased op with a full mask and with a
+# broadcast one; key-padded is scaled-masked's, rows/64), each softmax and log_softmax, forward and backward.
+MASK_SHAPES = {"biased": ("full", "rows/64")}
 BARS = {"forward": 92.0, "backward": 90.0}
+PASSES = tuple(BARS)
 OURS = {"auto"}  # what the bar is about
 PEERS = (*PEER_REGISTRY, "eager")  # the peers a sweep times beside auto, and torch's own softmax (a variant)
 
@@ -72,6 +82,16 @@ def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...], gri
                                                                      pass_, dtype, M, N)}
     return {key: pd.DataFrame(sorted(cells.values(), key=lambda c: (c["dtype"], c["M"], c["N"])))
             for key, cells in taken.items() if cells}
+
+
+def required_forms(ops: tuple[str, ...]) -> list[tuple[str, str, bool, str]]:
+    """(op, mask shape, log, pass) of every form of `ops` the bar covers (MASK_SHAPES, PASSES)."""
+    return [(op, mask_shape, log, pass_) for op in ops if op in FORMS for mask_shape in MASK_SHAPES.get(op, ("full",))
+            for log in (False, True) for pass_ in PASSES]
+
+
+def form_label(op: str, mask_shape: str, log: bool, pass_: str) -> str:
+    return f"{op}{'' if mask_shape == 'full' else f' (mask {mask_shape})'}{' log' if log else ''} {pass_}"
 
 
 def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dtype: str, M: int, N: int) -> str:
@@ -133,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no run of {', '.join(args.op or FORMS)} on {args.device} under Triton {args.triton} in {args.out}")
         return 1
     missed = 0
+    for op, mask_shape, log, pass_ in required_forms(tuple(args.op or FORMS)):
+        if (op, mask_shape, log, pass_) not in forms:
+            missed += 1
+            print(f"\n{form_label(op, mask_shape, log, pass_)}: no run: not met")
     for (op, mask_shape, log, pass_), cells in sorted(forms.items()):
         bar = BARS[pass_]
         under = cells[~(cells["auto"] >= bar)]  # NaN (not known) counts as under
@@ -140,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         relaunched = cells[cells["relaunched"] != ""]
         met = under.empty and ahead.empty and relaunched.empty and len(cells) == len(grid)
         missed += not met
-        shape = "" if mask_shape == "full" else f" (mask {mask_shape})"
-        print(f"\n{op}{shape}{' log' if log else ''} {pass_}: {len(cells)} cells, auto ≥ {bar:.0f} at "
+        print(f"\n{form_label(op, mask_shape, log, pass_)}: {len(cells)} cells, auto ≥ {bar:.0f} at "
               f"{len(cells) - len(under)}, a peer ahead at {len(ahead)}, level at {len(level)}: "
               f"{'met' if met else 'not met'} (runs: {', '.join(sorted(set(cells['run'])))})")
         if len(cells) < len(grid):

@@ -16,29 +16,37 @@ H200 = {"name": "NVIDIA H200", "triton": "3.8.0"}
 
 
 def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = H200, op: str = "causal",
-              own_bytes: bool = True) -> None:
-    """A stored forward run of `op`: per (dtype, M, N), {variant: (% of the roofline, p20 ms, median ms, p80 ms[,
-    the launch's config column])}; own_bytes: priced at a copy of each cell's own bytes (meta.json's roofline), else
-    at the older prorated copy."""
+              own_bytes: bool = True, log: bool = False, pass_: str = "forward", mask_shape: str = "full") -> None:
+    """A stored run of `op` (its log_softmax's with `log`, its `pass_`): per (dtype, M, N), {variant: (% of the
+    roofline, p20 ms, median ms, p80 ms[, the launch's config column])}; own_bytes: priced at a copy of each cell's
+    own bytes (meta.json's roofline), else at the older prorated copy."""
     run = Run(out / run_id)
     run.path.mkdir(parents=True)
     run.write_meta({"run_id": run_id, "started_at": started, "device": device, "interpreted": False, "op": op,
-                    "log": False, "mask_shape": "full",
+                    "log": log, "mask_shape": mask_shape,
                     **({"roofline": "copy of the floor's bytes"} if own_bytes else {})})
     for (dtype, M, N), variants in cells.items():
         for variant, (pct, p20, ms, p80, *config) in variants.items():
             run.append({"variant": variant, "dtype": dtype, "M": M, "N": N, "ms": ms, "ms_p20": p20, "ms_p80": p80,
                         "gbps": 1.0, "pct_of_copy": pct, "pct_of_roofline": pct, "status": "ok", "op": op,
-                        "pass": "forward", "config": config[0] if config else None})
+                        "pass": pass_, "config": config[0] if config else None})
 
 
-def bar_status(out: Path, capsys) -> SimpleNamespace:
-    """The script's main on causal runs in out, in this process (a process of its own costs seconds of imports):
-    its exit code and what it printed."""
+def write_other_forms_met(out: Path, op: str = "causal", mask_shape: str = "full") -> None:
+    """Runs of op's log_softmax forward and its two backwards, every cell at 95 %: the forms beside a test's."""
+    for log, pass_ in ((True, "forward"), (False, "backward"), (True, "backward")):
+        write_run(out, f"{op}-{mask_shape.replace('/', '-')}{'-log' if log else ''}-{pass_}", "2026-11-30T00:00:00+0000",
+                  {cell: {"auto": (95.0, 0.99, 1.0, 1.01)} for cell in GRID}, op=op, log=log, pass_=pass_,
+                  mask_shape=mask_shape)
+
+
+def bar_status(out: Path, capsys, op: str = "causal") -> SimpleNamespace:
+    """The script's main on op's runs in out, in this process (a process of its own costs seconds of imports): its
+    exit code and what it printed."""
     spec = importlib.util.spec_from_file_location("bar_status", SCRIPT)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    returncode = script.main(["--out", str(out), "--op", "causal"])
+    returncode = script.main(["--out", str(out), "--op", op])
     printed = capsys.readouterr()
     return SimpleNamespace(returncode=returncode, stdout=printed.out, stderr=printed.err)
 
@@ -50,6 +58,7 @@ def test_the_bar_names_the_cells_under_it_and_the_peers_ahead_and_a_newer_run_ta
     grid[ahead] = {"auto": (95.0, 0.99, 1.0, 1.01), "torch_compile": (97.0, 0.96, 0.97, 0.98)}  # bands apart
     grid[level] = {"auto": (95.0, 0.99, 1.0, 1.01), "torch_compile": (95.5, 0.98, 0.995, 1.0)}  # bands overlap
     write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    write_other_forms_met(tmp_path)
     # other devices' and Triton's runs, newer, are left out
     write_run(tmp_path, "elsewhere", "2026-12-03T00:00:00+0000", {under: {"auto": (50.0, 1, 1, 1)}},
               device={"name": "NVIDIA A100", "triton": "3.8.0"})
@@ -120,6 +129,7 @@ def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_say
     grid[GRID[0]] = {"auto": (95.0, 0.99, 1.0, 1.01, "picked=two_pass BLOCK=4096")}  # not read: taken as it is
     grid[GRID[1]] = {"auto": (95.0, 0.99, 1.0, 1.01)}  # a run from before the config column: taken as it is
     write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    write_other_forms_met(tmp_path)
     assert bar_status(tmp_path, capsys).returncode == 0
 
     now = fused.launch_config(4096, 4000, torch.bfloat16, OPS["causal"].shapes_fusion(4096, 4000, torch.bfloat16))
@@ -151,6 +161,7 @@ def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_
     grid = {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}
     grid[cell] = {"auto": (95.0, 0.99, 1.0, 1.01, plain)}
     write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    write_other_forms_met(tmp_path)
     result = bar_status(tmp_path, capsys)
     assert result.returncode == 1
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
@@ -159,3 +170,27 @@ def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_
 
     write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, as_now)}})
     assert bar_status(tmp_path, capsys).returncode == 0
+
+
+def test_every_form_the_bar_covers_needs_a_run_a_broadcast_bias_and_the_key_padding_mask_too(tmp_path, capsys):
+    """Issue 26 item 5: a masked or biased op is measured with a full mask and with a broadcast one too (the biased
+    op's rows/64 bias; key-padded, scaled-masked's rows/64 mask), its log_softmax and both passes of each: a form
+    with no run is named and not met, however well the others do."""
+    met = {cell: {"auto": (95.0, 0.99, 1.0, 1.01)} for cell in GRID}
+    write_run(tmp_path, "biased-grid", "2026-12-01T00:00:00+0000", met, op="biased")
+    write_other_forms_met(tmp_path, "biased")
+    result = bar_status(tmp_path, capsys, op="biased")
+    assert result.returncode == 1
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "biased forward: {} cells, auto ≥ 92 at {}, a peer ahead at 0, level at 0: met (runs: biased-grid)".format(
+        len(GRID), len(GRID)) in lines
+    assert [line for line in lines if "no run" in line] == [
+        f"biased (mask rows/64){log} {pass_}: no run: not met"
+        for log in ("", " log") for pass_ in ("forward", "backward")]
+
+    write_run(tmp_path, "biased-rows-64", "2026-12-01T00:00:00+0000", met, op="biased", mask_shape="rows/64")
+    write_other_forms_met(tmp_path, "biased", "rows/64")
+    assert bar_status(tmp_path, capsys, op="biased").returncode == 0
+
+    result = bar_status(tmp_path, capsys, op="key-padded")
+    assert result.returncode == 1 and "no run of key-padded on NVIDIA H200" in result.stdout
