@@ -12,6 +12,10 @@
 #   LATE_Y_SHAPES), as bar-*-h200-s66; then, on any card, the GPU tests of the two changes for what LEFT_S leaves.
 # landing (any card; ~1.5 min; an H100's figures tell nothing unless SMS, the proxy's share, is set): landing-row-probe.py
 #   time (biased bf16 and causal fp32 512x262144: auto, shared_cluster 16 x 8, landing_cluster with and without ONLINE).
+# broadcast (an H200; ~90 s a form): the broadcast forms the bar covers and no run measured since the early sessions'
+#   key-padded (bar-status names them): the default grid, auto beside torch_compile, of key-padded and biased
+#   --mask-shape rows/64, each softmax and log, forward and backward (FORMS: a subset, e.g. "key-padded:forward"),
+#   as broadcast-<op>[-log]-<pass>-h200-s66; each form only if LEFT_S leaves 100 s.
 # Every step packs $OUT into one all.tgz (the device returns few files).
 set -u
 here=evidence/experiments/2026-12-06-session66
@@ -59,6 +63,23 @@ print(' '.join(f'{r.variant}:{r.pct_of_roofline:.1f} {r.ms*1e3:.1f} us regs {r.n
       tests/test_cluster.py::test_causal_rows_by_vectors_match_float64 \
       tests/test_cluster_backward.py -k "not sm90" > $OUT/tests-verify.txt 2>&1
     echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-verify.txt)" ;;
+  broadcast)
+    [[ $tag == h200 ]] || { echo "not an H200, nothing run"; exit 0; }
+    . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+    for form in ${FORMS:-key-padded:forward biased:forward key-padded-log:forward biased-log:forward \
+                 key-padded:backward biased:backward key-padded-log:backward biased-log:backward}; do
+      op=${form%%:*}; pass=${form##*:}; log=; [[ $op == *-log ]] && { log=--log; op=${op%-log}; }
+      shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+      id=broadcast-$op${log:+-log}-$pass-h200-s66
+      left 100 || break
+      SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 200 python3 -m softmax_bench sweep --out $OUT/runs \
+        --run-id $id --preset default --op $op $log $shape --pass $pass --variant auto --variant torch_compile \
+        > $OUT/sweep-$id.txt 2>&1
+      echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+a = d[d.variant == 'auto']; print(f'auto {a.pct_of_roofline.min():.1f}-{a.pct_of_roofline.max():.1f}, under 92/90:', \
+' '.join(f'{r.dtype}:{r.M}x{r.N}:{r.pct_of_roofline:.1f}' for r in a.itertuples() \
+if r.pct_of_roofline < (92 if '$pass' == 'forward' else 90)))" 2>&1 | tail -1)"
+    done ;;
   landing)
     . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
     timeout 200 python3 $here/green.py ${SMS:-0} $here/landing-row-probe.py time > $OUT/landing-time.txt 2>&1
