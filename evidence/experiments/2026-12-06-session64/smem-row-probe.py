@@ -81,12 +81,33 @@ def shared_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, causal_m, NCHUNK: gl
     and read in rolled loops (the max, the sum, the store): softmax(x · scale + bias), or (CAUSAL) softmax(x · scale)
     under a bottom-right causal mask of causal_m queries, nothing past the diagonal read and zeros written there.
     Rows on the 16-byte grid, N = C · NCHUNK · CHUNK; no floor for the dtype's minimum: a probe, not a variant."""
+    X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
+    xs, bs, max_in, sum_in, bar, row, lanes, last = row_share(x_ptr, b_ptr, N, causal_m, NCHUNK, CHUNK, VEC, HAS_BIAS,
+                                                              CAUSAL)
+    copy_share(xs, bs, x_ptr, b_ptr, row, N, lanes, last, NCHUNK, CHUNK, VEC, HAS_BIAS, CAUSAL, False)
+    async_copy.wait_group(0)
+    m = gl.full(lanes.shape, -float("inf"), gl.float32, X)
+    for i in range(n_chunks):
+        m = gl.maximum(m, _z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK))
+    m = gl.max(m, axis=1)
+    shift = gl.where(m == -float("inf"), 0.0, m)[:, None] * LOG2E  # a CTA past the diagonal: sum 0, not NaN
+    t = gl.zeros(lanes.shape, gl.float32, X)
+    for i in range(n_chunks):
+        t += gl.exp2(_z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK) * LOG2E - shift)
+    store_row(xs, bs, y_ptr, m, gl.sum(t, axis=1), max_in, sum_in, bar, row, N, scale, n_chunks, lanes, last, X,
+              HAS_BIAS, CAUSAL, CHUNK)
+
+
+@gluon.jit
+def row_share(x_ptr, b_ptr, N, causal_m, NCHUNK: gl.constexpr, CHUNK: gl.constexpr, VEC: gl.constexpr,
+              HAS_BIAS: gl.constexpr, CAUSAL: gl.constexpr):
+    """shared_cluster's shared memory and indices: x's (and the bias's) [NCHUNK, C, CHUNK] buffers, CTA c holding
+    [:, c, :] (the layout is a chunk's, [C, CHUNK], as index() keeps it), then the exchange's receive buffers and
+    mbarrier; the row, a chunk's lanes ([C, CHUNK], row_layout) and the row's last kept column (CAUSAL; else N)."""
     C: gl.constexpr = gl.num_ctas()
     X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
-    dtype: gl.constexpr = x_ptr.dtype.element_ty
-    # [NCHUNK, C, CHUNK], CTA c holding [:, c, :]; the layout is a chunk's ([C, CHUNK]), as index() keeps it
     chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
-    xs = gl.allocate_shared_memory(dtype, [NCHUNK, C, CHUNK], chunks)
+    xs = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [NCHUNK, C, CHUNK], chunks)
     bs = xs  # unused without a bias
     if HAS_BIAS:
         bs = gl.allocate_shared_memory(b_ptr.dtype.element_ty, [NCHUNK, C, CHUNK], chunks)
@@ -100,6 +121,13 @@ def shared_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, causal_m, NCHUNK: gl
     last = N  # the row's last kept column (CAUSAL)
     if CAUSAL:
         last = (row % causal_m).to(gl.int32) + (N - causal_m)
+    return xs, bs, max_in, sum_in, bar, row, lanes, last
+
+
+@gluon.jit
+def copy_share(xs, bs, x_ptr, b_ptr, row, N, lanes, last, NCHUNK: gl.constexpr, CHUNK: gl.constexpr,
+               VEC: gl.constexpr, HAS_BIAS: gl.constexpr, CAUSAL: gl.constexpr, GROUP_EACH: gl.constexpr):
+    """The CTA's share copied in by cp.async, chunk by chunk: one group in all, or (GROUP_EACH) one a chunk."""
     for i in gl.static_range(NCHUNK):
         if CAUSAL:
             # a vector is read if its first column is kept (16-byte copies; at most one vector a row over-read)
@@ -109,17 +137,16 @@ def shared_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, causal_m, NCHUNK: gl
             async_copy.async_load(xs.index(i), x_ptr + row * N + i * CHUNK + lanes, eviction_policy="evict_last")
         if HAS_BIAS:
             async_copy.async_load(bs.index(i), b_ptr + row * N + i * CHUNK + lanes)
-    async_copy.commit_group()
-    async_copy.wait_group(0)
-    m = gl.full([C, CHUNK], -float("inf"), gl.float32, X)
-    for i in range(n_chunks):
-        m = gl.maximum(m, _z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK))
-    m = gl.max(m, axis=1)
-    shift = gl.where(m == -float("inf"), 0.0, m)[:, None] * LOG2E  # a CTA past the diagonal: sum 0, not NaN
-    t = gl.zeros([C, CHUNK], gl.float32, X)
-    for i in range(n_chunks):
-        t += gl.exp2(_z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK) * LOG2E - shift)
-    s = gl.sum(t, axis=1)
+        if GROUP_EACH:
+            async_copy.commit_group()
+    if not GROUP_EACH:
+        async_copy.commit_group()
+
+
+@gluon.jit
+def store_row(xs, bs, y_ptr, m, s, max_in, sum_in, bar, row, N, scale, n_chunks, lanes, last, X: gl.constexpr,
+              HAS_BIAS: gl.constexpr, CAUSAL: gl.constexpr, CHUNK: gl.constexpr):
+    """The CTA's max and sum ([C]) exchanged, the row's found, and the share normalized and stored, chunk by chunk."""
     maxes, sums = exchange(m, s, max_in, sum_in, bar)
     row_max = gl.max(maxes, axis=0)
     row_sum = gl.sum(sums * gl.exp2((maxes - row_max[None, :]) * LOG2E), axis=0)
@@ -127,7 +154,7 @@ def shared_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, causal_m, NCHUNK: gl
     g_x = gl.convert_layout(1.0 / one_a_cta(row_sum), gl.SliceLayout(1, X))[:, None]
     for i in range(n_chunks):
         y = gl.exp2(_z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK) * LOG2E - shift_x) * g_x
-        gl.store(y_ptr + row * N + i * CHUNK + lanes, y.to(dtype))
+        gl.store(y_ptr + row * N + i * CHUNK + lanes, y.to(y_ptr.dtype.element_ty))
 
 
 @gluon.jit

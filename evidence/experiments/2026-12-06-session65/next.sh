@@ -13,12 +13,7 @@
 # Every step packs $OUT into one all.tgz (the device returns few files).
 set -u
 s63=evidence/experiments/2026-12-06-session63
-card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "card: $card"
-tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
-pack() { tar czf /tmp/all-$$.tgz -C $OUT . && (cd $OUT && find . -mindepth 1 -delete) && mv /tmp/all-$$.tgz $OUT/all.tgz; }
-[[ ${PACKED:-} ]] || { export PACKED=1; trap pack EXIT; }  # the outermost step packs
-left() { (( SECONDS + $1 < ${LEFT_S:-600} )); }  # a piece starts if it fits
+. evidence/experiments/device-step.sh  # card, tag, pack, left
 case ${1:-h200} in
   pipelined)
     . .ab/device-setup.sh > /dev/null

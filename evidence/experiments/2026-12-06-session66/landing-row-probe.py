@@ -23,8 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("smem_row_probe", f"{HERE}/../2026-12-06-session64/smem-row-probe.py")
 s64 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(s64)  # puts the repository on sys.path too
-from softmax_bench.kernels.cluster import (exchange, exchange_barrier, one_a_cta, receive_buffer, row_layout,
-                                           split_over_ctas)
+from softmax_bench.kernels.cluster import row_layout
 from tests.compile_sm90 import CUOBJDUMP, compiled_for_sm90, opcode, registers_of, sass_instructions
 
 LOG2E = gl.constexpr(1.4426950408889634)
@@ -36,35 +35,12 @@ def landing_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, causal_m, NCHUNK: g
                     VEC: gl.constexpr, HAS_BIAS: gl.constexpr = True, CAUSAL: gl.constexpr = False,
                     ONLINE: gl.constexpr = False):
     """shared_cluster's row, its first pass reading chunk i once its copies (a group of their own) have landed."""
-    C: gl.constexpr = gl.num_ctas()
-    X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
-    dtype: gl.constexpr = x_ptr.dtype.element_ty
-    chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
-    xs = gl.allocate_shared_memory(dtype, [NCHUNK, C, CHUNK], chunks)
-    bs = xs  # unused without a bias
-    if HAS_BIAS:
-        bs = gl.allocate_shared_memory(b_ptr.dtype.element_ty, [NCHUNK, C, CHUNK], chunks)
-    max_in = receive_buffer()
-    sum_in = receive_buffer()
-    bar = exchange_barrier()
-    row = gl.program_id(0).to(gl.int64)
-    c = gl.arange(0, C, gl.SliceLayout(1, X))
-    j = gl.arange(0, CHUNK, gl.SliceLayout(0, X))
-    lanes = c[:, None] * (NCHUNK * CHUNK) + j[None, :]
-    last = N
-    if CAUSAL:
-        last = (row % causal_m).to(gl.int32) + (N - causal_m)
-    for i in gl.static_range(NCHUNK):
-        if CAUSAL:
-            async_copy.async_load(xs.index(i), x_ptr + row * N + i * CHUNK + lanes,
-                                  mask=(i * CHUNK + lanes) // VEC * VEC <= last, eviction_policy="evict_last")
-        else:
-            async_copy.async_load(xs.index(i), x_ptr + row * N + i * CHUNK + lanes, eviction_policy="evict_last")
-        if HAS_BIAS:
-            async_copy.async_load(bs.index(i), b_ptr + row * N + i * CHUNK + lanes)
-        async_copy.commit_group()
-    m = gl.full([C, CHUNK], -float("inf"), gl.float32, X)
-    t = gl.zeros([C, CHUNK], gl.float32, X)
+    X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
+    xs, bs, max_in, sum_in, bar, row, lanes, last = s64.row_share(x_ptr, b_ptr, N, causal_m, NCHUNK, CHUNK, VEC,
+                                                                  HAS_BIAS, CAUSAL)
+    s64.copy_share(xs, bs, x_ptr, b_ptr, row, N, lanes, last, NCHUNK, CHUNK, VEC, HAS_BIAS, CAUSAL, True)
+    m = gl.full(lanes.shape, -float("inf"), gl.float32, X)
+    t = gl.zeros(lanes.shape, gl.float32, X)
     for i in gl.static_range(NCHUNK):
         async_copy.wait_group(NCHUNK - 1 - i)
         z = _z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK)
@@ -83,15 +59,8 @@ def landing_cluster(x_ptr, b_ptr, y_ptr, N, scale, n_chunks, causal_m, NCHUNK: g
     else:
         for i in range(n_chunks):
             t += gl.exp2(_z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK) * LOG2E - shift)
-    s = gl.sum(t, axis=1)
-    maxes, sums = exchange(m, s, max_in, sum_in, bar)
-    row_max = gl.max(maxes, axis=0)
-    row_sum = gl.sum(sums * gl.exp2((maxes - row_max[None, :]) * LOG2E), axis=0)
-    shift_x = gl.convert_layout(one_a_cta(row_max), gl.SliceLayout(1, X))[:, None] * LOG2E
-    g_x = gl.convert_layout(1.0 / one_a_cta(row_sum), gl.SliceLayout(1, X))[:, None]
-    for i in range(n_chunks):
-        y = gl.exp2(_z(xs, bs, i, scale, lanes, last, X, HAS_BIAS, CAUSAL, CHUNK) * LOG2E - shift_x) * g_x
-        gl.store(y_ptr + row * N + i * CHUNK + lanes, y.to(dtype))
+    s64.store_row(xs, bs, y_ptr, m, gl.sum(t, axis=1), max_in, sum_in, bar, row, N, scale, n_chunks, lanes, last, X,
+                  HAS_BIAS, CAUSAL, CHUNK)
 
 
 def compile_one(warps, form, online, out="/tmp"):

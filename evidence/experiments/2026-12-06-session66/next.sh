@@ -19,12 +19,7 @@
 # Every step packs $OUT into one all.tgz (the device returns few files).
 set -u
 here=evidence/experiments/2026-12-06-session66
-card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "card: $card"
-tag=$(grep -qi h200 <<< "$card" && echo h200 || echo h100)
-pack() { tar czf /tmp/all-$$.tgz -C $OUT . && (cd $OUT && find . -mindepth 1 -delete) && mv /tmp/all-$$.tgz $OUT/all.tgz; }
-[[ ${PACKED:-} ]] || { export PACKED=1; trap pack EXIT; }  # the outermost step packs
-left() { (( SECONDS + $1 < ${LEFT_S:-600} )); }  # a piece starts if it fits
+. evidence/experiments/device-step.sh  # card, tag, pack, left
 # id and sweep arguments of each cell; its H200 figure (Triton 3.8, % of the roofline) in perf-notes' table
 CELLS=(
   "biased-bf16 --op biased --dtype bf16 --shape 512x262144"
