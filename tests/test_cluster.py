@@ -837,19 +837,25 @@ def test_a_log_softmax_cap_holds_only_in_the_configuration_it_was_measured_in():
 
 
 # The cluster forwards of the default grid's widths that spill under config_for, with the bytes they spill (compiled
-# for sm_90; on the H200 both cells are ≥ 92 % of their roofline: scaled-masked-h200-h, causal-log-h200-e).
+# for sm_90; on the H200 the first two cells are ≥ 92 % of their roofline: scaled-masked-h200-h, causal-log-h200-e;
+# bf16 causal 151936 under DIAGONAL_STORE_AT's cap 96.9, diag-new-h200-2). The key-padding mask's bf16 262144 spills
+# under the full mask's cap of 80 (REGISTERS): not yet timed on a GPU in this launch (docs/perf-notes.md, sixty-sixth
+# session).
 GRID_SPILLS = {("masked", False, "fp32", 151936): 8, ("causal", True, "bf16", 262144): 8,
-               ("causal", False, "bf16", 151936): 12, ("causal", True, "bf16", 151936): 12}  # DIAGONAL_STORE_AT's cap
+               ("causal", False, "bf16", 151936): 12, ("causal", True, "bf16", 151936): 12,
+               ("key-padded", False, "bf16", 262144): 16}
+# FORM_FIELDS and the broadcast form the bar covers too: a mask row shared by 64 rows (--op key-padded)
+GRID_FORMS = {**FORM_FIELDS, "key-padded": {"scale": 0.125, "mask": True, "shared": True}}
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-@pytest.mark.parametrize("form", FORM_FIELDS)
+@pytest.mark.parametrize("form", GRID_FORMS)
 def test_no_cluster_forward_of_the_grid_spills_but_where_known(form, tmp_path):
     """Every form's cluster forward, softmax and log_softmax, bf16 and fp32, at the default grid's cluster widths, in
     config_for's configuration (its caps and loads) compiled for sm_90: none spills but GRID_SPILLS' cells, by their
     bytes. A cap measured in one configuration and applied in another spilled unseen (bf16 biased 128256's log: 96
     bytes under fp32's cap, 98.0 → 88.6 % of its roofline on the H200; docs/perf-notes.md, thirty-second session)."""
-    fields = FORM_FIELDS[form]
+    fields = GRID_FORMS[form]
     cells = [(form, log, dtype, N) for log in (False, True) for dtype in ("bf16", "fp32")
              for N in (16384, 32768, 50257, 65536, 128256, 131072, 151936, 262144)]
     cases = [{"kernel": "forward", "dtype": dtype, "N": N, **fields, **({"log": True} if log else {})}
