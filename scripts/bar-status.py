@@ -42,7 +42,7 @@ from softmax_bench.results import BenchError, stored_runs  # noqa: E402
 FORMS = ("scaled", "scaled-masked", "causal", "biased", "key-padded")
 # The forms the bar covers, by op: its mask shapes (issue 26 item 5: a masked or biased op with a full mask and with a
 # broadcast one; key-padded is scaled-masked's, rows/64), each softmax and log_softmax, forward and backward.
-MASK_SHAPES = {"biased": ("full", "rows/64")}
+COVERED_MASK_SHAPES = {"biased": ("full", "rows/64")}
 BARS = {"forward": 92.0, "backward": 90.0}
 PASSES = tuple(BARS)
 OURS = {"auto"}  # what the bar is about
@@ -85,9 +85,9 @@ def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...], gri
 
 
 def required_forms(ops: tuple[str, ...]) -> list[tuple[str, str, bool, str]]:
-    """(op, mask shape, log, pass) of every form of `ops` the bar covers (MASK_SHAPES, PASSES)."""
-    return [(op, mask_shape, log, pass_) for op in ops if op in FORMS for mask_shape in MASK_SHAPES.get(op, ("full",))
-            for log in (False, True) for pass_ in PASSES]
+    """(op, mask shape, log, pass) of every form of `ops` the bar covers (COVERED_MASK_SHAPES, PASSES)."""
+    return [(op, mask_shape, log, pass_) for op in ops if op in FORMS
+            for mask_shape in COVERED_MASK_SHAPES.get(op, ("full",)) for log in (False, True) for pass_ in PASSES]
 
 
 def form_label(op: str, mask_shape: str, log: bool, pass_: str) -> str:
@@ -153,10 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no run of {', '.join(args.op or FORMS)} on {args.device} under Triton {args.triton} in {args.out}")
         return 1
     missed = 0
-    for op, mask_shape, log, pass_ in required_forms(tuple(args.op or FORMS)):
-        if (op, mask_shape, log, pass_) not in forms:
+    for form in required_forms(tuple(args.op or FORMS)):
+        if form not in forms:
             missed += 1
-            print(f"\n{form_label(op, mask_shape, log, pass_)}: no run: not met")
+            print(f"\n{form_label(*form)}: no run: not met")
     for (op, mask_shape, log, pass_), cells in sorted(forms.items()):
         bar = BARS[pass_]
         under = cells[~(cells["auto"] >= bar)]  # NaN (not known) counts as under
