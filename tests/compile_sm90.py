@@ -1,7 +1,8 @@
 """Compile the cluster kernels (and fused's: compile_fused_case) for sm_90 without a GPU and read their PTX and ptxas
 report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels
 do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask",
-"log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "mask_packed" (cluster.MASK_PACKED;
+"log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "shared" (64 rows of x share a
+row of the mask and of the bias), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
 (cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
@@ -148,10 +149,10 @@ def compile_case(case: dict, out_dir: str) -> dict:
     dtype, N = DTYPES[case["dtype"]], case["N"]
     fusion = Fusion(scale=case.get("scale", 1.0), causal_m=7 if case.get("causal") else None,
                     mask=torch.empty(1, N, dtype=torch.uint8) if case.get("mask") else None, log=case.get("log", False),
-                    mask_group=64 if case.get("shared") else 1)  # shared: 64 rows of x a row of mask
+                    mask_group=64 if case.get("shared") else 1)  # shared: 64 rows of x a row of mask (of bias)
     if case.get("bias"):
         bias = torch.empty(2, N + 1, dtype=dtype)[:, 1:] if case["bias"] == "off" else torch.empty(2, N, dtype=dtype)
-        fusion = dataclasses.replace(fusion, bias=bias)
+        fusion = dataclasses.replace(fusion, bias=bias, bias_group=64 if case.get("shared") else 1)
     aligned = N % vector_elems(dtype) == 0
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
@@ -182,6 +183,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
     constexprs = {**constexprs, "HAS_SCALE": fusion.scale != 1.0, "HAS_MASK": fusion.mask is not None,
                   "CAUSAL": fusion.causal_m is not None, "LOG": fusion.log,
                   **({"MASK_SHARED": True} if fusion.mask_shared else {}),
+                  **({"BIAS_SHARED": True} if fusion.bias_shared else {}),
                   **{key.upper(): case[key] for key in SWITCH_KEYS if key in case},
                   **({"HAS_FACTOR": case["cross_entropy"] != "loss", "WRITE_LSE": True,
                       "STORE_Y": case["cross_entropy"] != "loss", "HAS_Z_LOSS": case["cross_entropy"] == "grad+z",

@@ -844,8 +844,10 @@ def test_a_log_softmax_cap_holds_only_in_the_configuration_it_was_measured_in():
 GRID_SPILLS = {("masked", False, "fp32", 151936): 8, ("causal", True, "bf16", 262144): 8,
                ("causal", False, "bf16", 151936): 12, ("causal", True, "bf16", 151936): 12,
                ("key-padded", False, "bf16", 262144): 16}
-# FORM_FIELDS and the broadcast form the bar covers too: a mask row shared by 64 rows (--op key-padded)
-GRID_FORMS = {**FORM_FIELDS, "key-padded": {"scale": 0.125, "mask": True, "shared": True}}
+# FORM_FIELDS and the broadcast forms the bar covers too: a mask row (--op key-padded) or a bias row (--op biased
+# --mask-shape rows/64) shared by 64 rows
+GRID_FORMS = {**FORM_FIELDS, "key-padded": {"scale": 0.125, "mask": True, "shared": True},
+              "biased rows/64": {"scale": 0.125, "bias": True, "shared": True}}
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
