@@ -27,3 +27,28 @@ if [[ ${1:-} == bias-rows ]]; then
     tests/test_cluster.py -k "shared or bias" tests/test_bias.py > $OUT/tests-spread.txt 2>&1
   echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-spread.txt)"
 fi
+# bias-once (an H200; ~4 min; written, not yet run): bias-once.patch applied (it applies at d17a5c7): bias-once-probe.py
+#   (its docstring), then the biased rows/64 forward at the default grid's fused widths (N <= 16384), auto beside
+#   torch_compile, as once-biased-rows64-h200-s67 (and its log); then test_bias.py on the GPU; the patch reversed.
+if [[ ${1:-} == bias-once ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  here=evidence/experiments/2026-12-06-session67
+  patch -s -p1 < $here/bias-once.patch || { echo "bias-once.patch does not apply"; exit 1; }
+  timeout 150 python3 $here/bias-once-probe.py > $OUT/bias-once.txt 2>&1
+  echo "probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/bias-once.txt | tail -9
+  for log in "" --log; do
+    id=once-biased-rows64${log:+-log}-$tag-s67
+    SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 150 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id \
+      $(printf -- "--shape %s " 4194304x32 1048576x128 262144x512 131072x1024 65536x2048 4096x4000 32768x4096 \
+        16384x8192 8192x16384) --dtype bf16 --dtype fp32 --op biased --mask-shape rows/64 $log \
+      --variant auto --variant torch_compile \
+      > $OUT/sweep-$id.txt 2>&1
+    echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+t = d[d.variant == 'torch_compile'].set_index(['dtype', 'M', 'N']).pct_of_roofline; \
+print(' '.join(f'{r.dtype}:{r.N}:{r.pct_of_roofline:.1f}/{t[(r.dtype, r.M, r.N)]:.1f}' for r in d[d.variant == 'auto'].itertuples()))" 2>&1 | tail -1)"
+  done
+  left 60 && timeout $(( ${LEFT_S:-600} - SECONDS - 5 )) python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
+    tests/test_bias.py > $OUT/tests-once.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-once.txt)"
+  patch -s -R -p1 < $here/bias-once.patch
+fi
