@@ -190,7 +190,8 @@ def test_x_and_a_bias_of_its_shape_get_gradients_of_their_own():
 
 def test_the_kernels_read_the_bias_once_beside_x():
     """Bytes: x, the bias and y once in fused's model; a shared bias row (a [B, 1, 1, S] bias) once for the rows that
-    share it; two_pass reads both twice, the second from L2 for rows that fit there."""
+    share it, from memory, and again for each other row from the caches (the SMs load it a row of x at a time);
+    two_pass reads both twice, the second from L2 for rows that fit there."""
     x = torch.randn(2, 3, 4, 128, dtype=torch.bfloat16)
     full = fusion_for(x, -1, None, None, False, bias=torch.randn(2, 3, 4, 128, dtype=torch.bfloat16))
     shared = fusion_for(x, -1, None, None, False, bias=torch.randn(2, 1, 1, 128))
@@ -198,6 +199,8 @@ def test_the_kernels_read_the_bias_once_beside_x():
     fused, two_pass = variants()["fused"], variants()["two_pass"]
     assert fused.traffic(24, 128, torch.bfloat16, full).total_bytes == 24 * 128 * 2 * 3
     assert fused.traffic(24, 128, torch.bfloat16, shared).total_bytes == 24 * 128 * 2 * 2 + 2 * 128 * 4
+    assert fused.traffic(24, 128, torch.bfloat16, shared).l2_bytes == (24 - 2) * 128 * 4
+    assert fused.traffic(24, 128, torch.bfloat16, full).l2_bytes == 0
     two = two_pass.traffic(24, 128, torch.bfloat16, full)
     assert two.total_bytes == 24 * 128 * 2 * 3 and two.l2_bytes == 24 * 128 * 2 * 2
     # a sweep of the biased op asks for the GPU memory of its bias and of the reference's fp32 copy of it too

@@ -453,10 +453,26 @@ def one_pass_traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN,
     (skips_causal=False)."""
     written = M * N * elem_size(fusion.out_dtype or dtype)
     if fusion.causal_m is None or not skips_causal:
-        return Traffic((("read x, write y", M * N * elem_size(dtype), written),) + mask_pass(fusion))
+        return Traffic((("read x, write y", M * N * elem_size(dtype), written),) + mask_pass(fusion),
+                       shared_rows_again(M, N, fusion))
     kept = causal_kept(M, N, fusion.causal_m)
     read = f"read x's kept columns ({100 * kept / max(M * N, 1):.0f} % of x: causal rows skip the rest), write y"
     return Traffic(((read, kept * elem_size(dtype), written),) + mask_pass(fusion))
+
+
+def shared_rows_again(M: int, N: int, fusion: Fusion) -> tuple[tuple[str, int, int], ...]:
+    """A shared (or broadcast) mask's and bias's rows as a kernel that takes a row of them for each row of x loads
+    them: from memory once (mask_pass), then again for every other row, from the caches. The SMs load what the
+    full form's kernel loads (on the H100, a rows/64 bias cost 86 % of the full bias's time for 67 % of its memory
+    bytes: docs/perf-notes.md, sixty-seventh session). Rows cut by a causal mask: not counted."""
+    if fusion.causal_m is not None:
+        return ()
+    again = ()
+    for what, rows in (("mask", fusion.mask), ("bias", fusion.bias)):
+        if rows is not None and rows.shape[0] * (rows.stride(0) != 0) < M:
+            loads = M * N * rows.element_size()
+            again += ((f"read the shared {what} rows again for each row of x (cache)", loads - rows_bytes(rows), 0),)
+    return again
 
 
 def causal_rows_keeping(M: int, N: int, causal_m: int) -> int:
