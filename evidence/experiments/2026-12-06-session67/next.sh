@@ -52,3 +52,27 @@ print(' '.join(f'{r.dtype}:{r.N}:{r.pct_of_roofline:.1f}/{t[(r.dtype, r.M, r.N)]
   echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-once.txt)"
   patch -s -R -p1 < $here/bias-once.patch
 fi
+# phased (an H200; ~5 min; written, not yet run): phased.patch applied (it applies at 3a31588): the GPU tests of shared
+#   masks and biases (test_a_shared_mask_is_read_where_it_is phased and not, test_a_bias_against_float64), then
+#   auto beside torch_compile at N = 50257, key-padded and biased rows/64, softmax and log, forward, as
+#   phased-<op>[-log]-h200-s67; the patch reversed.
+if [[ ${1:-} == phased ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  here=evidence/experiments/2026-12-06-session67
+  patch -s -p1 < $here/phased.patch || { echo "phased.patch does not apply"; exit 1; }
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_cluster.py -k "shared or bias or phase" \
+    > $OUT/tests-phased.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-phased.txt)"
+  for form in key-padded key-padded-log biased biased-log; do
+    op=${form%-log}; log=; [[ $form == *-log ]] && log=--log
+    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+    id=phased-$form-$tag-s67
+    left 50 || break
+    SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 100 python3 -m softmax_bench sweep --out $OUT/runs \
+      --run-id $id --shape 8192x50257 --dtype bf16 --dtype fp32 --op $op $log $shape --variant auto \
+      --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+    echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.variant}:{r.dtype}:{r.pct_of_roofline:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
+  done
+  patch -s -R -p1 < $here/phased.patch
+fi
