@@ -76,3 +76,23 @@ print(' '.join(f'{r.variant}:{r.dtype}:{r.pct_of_roofline:.1f}' for r in d.itert
   done
   patch -s -R -p1 < $here/phased.patch
 fi
+# backward-shared (an H200; ~4 min; written, not yet run): backward-shared.patch applied (it applies at e89b8b0): its
+#   GPU test (test_a_log_softmaxs_shared_mask_gives_the_expanded_masks_gradient) and test_cluster_backward's others,
+#   then the key-padded log backward over the default grid beside torch_compile, as
+#   backward-shared-key-padded-log-h200-s67; the patch reversed.
+if [[ ${1:-} == backward-shared ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  here=evidence/experiments/2026-12-06-session67
+  patch -s -p1 < $here/backward-shared.patch || { echo "backward-shared.patch does not apply"; exit 1; }
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_cluster_backward.py -k "not sm90" \
+    > $OUT/tests-backward-shared.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-backward-shared.txt)"
+  id=backward-shared-key-padded-log-$tag-s67
+  SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 200 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id \
+    --preset default --op key-padded --log --pass backward --variant auto --variant torch_compile \
+    > $OUT/sweep-$id.txt 2>&1
+  echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+t = d[d.variant == 'torch_compile'].set_index(['dtype', 'M', 'N']).ms; \
+print(' '.join(f'{r.dtype}:{r.N}:{r.ms * 1e3:.0f}/{t[(r.dtype, r.M, r.N)] * 1e3:.0f}us' for r in d[d.variant == 'auto'].itertuples()))" 2>&1 | tail -1)"
+  patch -s -R -p1 < $here/backward-shared.patch
+fi
