@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The sixty-seventh session's device steps: bash evidence/experiments/2026-12-06-session67/next.sh [STEP]
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal.
-# first (~9 min): on an H200, session 66's verify (LEFT_S 400) then its landing (LEFT_S 170); on an H100, session
+# Next session, on an H200, in this order (docs/perf-notes.md, sixty-seventh session): patches (or its three steps,
+#   phased, backward-shared and bias-once, one call each). Each step below says what it runs.
+# first (~9 min; run): on an H200, session 66's verify (LEFT_S 400) then its landing (LEFT_S 170); on an H100, session
 #   66's proxy (LEFT_S 380) then verify's tests (LEFT_S 180).
 set -u
 s66=evidence/experiments/2026-12-06-session66
@@ -95,4 +97,11 @@ if [[ ${1:-} == backward-shared ]]; then
 t = d[d.variant == 'torch_compile'].set_index(['dtype', 'M', 'N']).ms; \
 print(' '.join(f'{r.dtype}:{r.N}:{r.ms * 1e3:.0f}/{t[(r.dtype, r.M, r.N)] * 1e3:.0f}us' for r in d[d.variant == 'auto'].itertuples()))" 2>&1 | tail -1)"
   patch -s -R -p1 < $here/backward-shared.patch
+fi
+# patches (an H200; one call of ~10 min; written, not yet run): the steps phased, backward-shared and bias-once in turn,
+#   each with its own patch alone and its own GPU tests, each only if LEFT_S leaves it a minute.
+if [[ ${1:-} == patches ]]; then
+  for step in phased backward-shared bias-once; do
+    left 60 && LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 $step
+  done
 fi
