@@ -467,12 +467,10 @@ def shared_rows_again(M: int, N: int, fusion: Fusion) -> tuple[tuple[str, int, i
     bytes: docs/perf-notes.md, sixty-seventh session). Rows cut by a causal mask: not counted."""
     if fusion.causal_m is not None:
         return ()
-    again = ()
-    for what, rows in (("mask", fusion.mask), ("bias", fusion.bias)):
-        if rows is not None and rows.shape[0] * (rows.stride(0) != 0) < M:
-            loads = M * N * rows.element_size()
-            again += ((f"read the shared {what} rows again for each row of x (cache)", loads - rows_bytes(rows), 0),)
-    return again
+    again = {what: M * N * rows.element_size() - rows_bytes(rows)  # loads, less those from memory
+             for what, rows in (("mask", fusion.mask), ("bias", fusion.bias)) if rows is not None}
+    return tuple((f"read the shared {what} rows again for each row of x (cache)", loads, 0)
+                 for what, loads in again.items() if loads > 0)
 
 
 def causal_rows_keeping(M: int, N: int, causal_m: int) -> int:

@@ -1219,17 +1219,17 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
     how = holding(dtype, fusion, N)
+    by_vectors = fusion.causal_m is not None and causal_vectors(N, how, fusion)  # causal rows read by vectors
     switches = {"MASK_PACKED": MASK_PACKED and mask_vectors and how == "packed",
-                "CAUSAL_VECTORS": fusion.causal_m is not None and causal_vectors(N, how, fusion),
+                "CAUSAL_VECTORS": by_vectors,
                 "POSITIVE_SCALE": POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0,
                 "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors and N not in FP32_UNBLENDED_AT,
                 "BIAS_VECTORS": bias_vectors,
                 "BIAS_BLEND": BIAS_BLEND and fusion.bias is not None and dtype != torch.float32,
                 "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N),
                 "LEAN_CAUSAL": fusion.causal_m is not None and how == "fp32" and N in LEAN_CAUSAL_AT
-                and not causal_vectors(N, how, fusion),
-                "DIAGONAL_STORE": fusion.causal_m is not None and causal_vectors(N, how, fusion)
-                and N in DIAGONAL_STORE_AT.get(dtype, ())}
+                and not by_vectors,
+                "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ())}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
