@@ -54,7 +54,7 @@ print(' '.join(f'{r.dtype}:{r.N}:{r.pct_of_roofline:.1f}/{t[(r.dtype, r.M, r.N)]
   echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-once.txt)"
   patch -s -R -p1 < $here/bias-once.patch
 fi
-# phased (an H200; ~5 min; written, not yet run): phased.patch applied (it applies at 3a31588): the GPU tests of shared
+# phased (an H200; ~5 min; written, not yet run): phased.patch applied (it applies at ae58c0b): the GPU tests of shared
 #   masks and biases (test_a_shared_mask_is_read_where_it_is phased and not, test_a_bias_against_float64), then
 #   auto beside torch_compile at N = 50257, key-padded and biased rows/64, softmax and log, forward, as
 #   phased-<op>[-log]-h200-s67; the patch reversed.
