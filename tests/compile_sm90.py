@@ -143,9 +143,40 @@ def fused_backward_source(N: int, dtype: str, form: dict, masked_log: bool = Fal
                      attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in aligned}), warps
 
 
+def compile_shared_row_case(case: dict, out_dir: str) -> dict:
+    """A case of the rows cluster holds in shared memory ({"kernel": "shared_row", "dtype", "N", "scale", "causal",
+    "bias", "log", "ctas", "warps", "online" (absent: shared_row.SHARED_ROW_AT's entry for the form)}), the pointers,
+    N and the strides specialized as a launch does."""
+    from softmax_bench.kernels import shared_row
+
+    dtype, N = DTYPES[case["dtype"]], case["N"]
+    form = "biased" if case.get("bias") else "causal" if case.get("causal") else "other"
+    ctas, warps, online = shared_row.SHARED_ROW_AT.get((form, dtype), {}).get(N, (16, 8, False))
+    ctas, warps, online = case.get("ctas", ctas), case.get("warps", warps), case.get("online", online)
+    chunk = 32 * warps * vector_elems(dtype)
+    kernel = shared_row.shared_row_kernel
+    constexprs = {"NCHUNK": N // (ctas * chunk), "CHUNK": chunk, "VEC": vector_elems(dtype),
+                  "HAS_SCALE": case.get("scale", 1.0) != 1.0, "CAUSAL": bool(case.get("causal")),
+                  "LOG": bool(case.get("log")), "HAS_BIAS": bool(case.get("bias")), "ONLINE": online,
+                  **({"BIAS_MIN": float(torch.finfo(dtype).min), "BIAS_BLEND": dtype != torch.float32}
+                     if case.get("bias") else {})}
+    types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "bias_ptr": "*" + case["dtype"],
+             "scale": "fp32"}
+    divisible = ("x_ptr", "y_ptr", "bias_ptr", "N", "stride_x", "stride_y", "bias_stride")
+    source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
+                            attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible})
+    path = ptx_path(case, out_dir)
+    ptx, report, spill_bytes, shared_bytes = compiled_for_sm90(source, {"num_ctas": ctas, "num_warps": warps}, path)
+    return {**case, "ctas": ctas, "warps": warps, "online": online,
+            **{name: len(re.findall(pattern, ptx)) for name, pattern in PTX_COUNTS.items()},
+            "registers": registers_of(report, path), "spill_bytes": spill_bytes, "shared_bytes": shared_bytes}
+
+
 def compile_case(case: dict, out_dir: str) -> dict:
     if case["kernel"] == "fused":
         return compile_fused_case(case, out_dir)
+    if case["kernel"] == "shared_row":
+        return compile_shared_row_case(case, out_dir)
     dtype, N = DTYPES[case["dtype"]], case["N"]
     fusion = Fusion(scale=case.get("scale", 1.0), causal_m=7 if case.get("causal") else None,
                     mask=torch.empty(1, N, dtype=torch.uint8) if case.get("mask") else None, log=case.get("log", False),

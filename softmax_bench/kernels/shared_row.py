@@ -1,0 +1,170 @@
+"""The cluster's row held in shared memory: where a CTA's share of a row in registers leaves too few CTAs an SM.
+
+cluster.launch takes this form at SHARED_ROW_AT's widths. Each CTA of the cluster copies its even share of the row
+(and of a bias) into shared memory by cp.async, 16 bytes a thread, one copy group a chunk of 32 · warps vectors,
+and reads it back from there: the first pass takes each chunk's max as soon as its copies land (or, ONLINE, the
+max and the sum of exponentials together, each lane's sum rescaled as its max grows: two passes over shared
+memory, not three), the second the sum, the third normalizes and stores, in rolled loops. The CTAs exchange
+(max, sum) once, as cluster_kernel does (cluster.exchange).
+
+Why: a biased bf16 row of 262144 holds x and the bias, 64 KB a CTA of a 16-CTA cluster; held in registers (fp32)
+that is one CTA an SM, and on the H200 84 % of its roofline. In shared memory it is three CTAs an SM, one CTA's
+wait covered by another's passes (docs/perf-notes.md, sixty-sixth and sixty-eighth sessions: session 66's probe,
+landing-row-probe.py, 93.3 against 84.4; causal fp32 262144 with ONLINE 95.7 against 92.1).
+
+What it takes: rows on the 16-byte grid whose width is the cluster's CTAs times a whole number of chunks, and of
+the fused forms a scale, a causal mask, a full bias of x's dtype (no keep-mask, no shared bias rows) and the log.
+y is computed in fp32 and rounded once to its dtype, as the other variants' is.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import Fusion, Launch, launch_kernel
+from .aligned import vector_elems
+from .cluster import form_of, gluon, on_grid
+
+# (form, dtype): {N: (CTAs, warps, ONLINE)}: where rows are held in shared memory, measured on the H200.
+SHARED_ROW_AT: dict[tuple[str, torch.dtype], dict[int, tuple[int, int, bool]]] = {
+    ("biased", torch.bfloat16): {262144: (16, 8, False)},
+    ("causal", torch.float32): {262144: (16, 8, True)},
+}
+
+if gluon is not None:
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy
+
+    from .cluster import (_biased, _fast_log, exchange, exchange_barrier, last_kept_column, one_a_cta,
+                          receive_buffer, row_layout, split_over_ctas)
+
+    LOG2E = gl.constexpr(1.4426950408889634)
+
+    @gluon.jit
+    def _z(xs, bs, i, scale, lanes, last, X: gl.constexpr, CHUNK: gl.constexpr, HAS_SCALE: gl.constexpr,
+           CAUSAL: gl.constexpr, HAS_BIAS: gl.constexpr, BIAS_MIN: gl.constexpr, BIAS_BLEND: gl.constexpr):
+        """Chunk i of the CTA's share as the softmax takes it, in fp32: x · scale (+ bias, -inf where the bias is at
+        or below its dtype's minimum), -inf past a causal row's last kept column."""
+        z = xs.index(i).load(X).to(gl.float32)
+        if HAS_SCALE:
+            z = z * scale
+        if HAS_BIAS:
+            z = _biased(z, bs.index(i).load(X), BIAS_MIN, BIAS_BLEND)
+        if CAUSAL:
+            z = gl.where(i * CHUNK + lanes <= last, z, -float("inf"))
+        return z
+
+    @gluon.jit
+    def shared_row_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, causal_m, bias_ptr, bias_stride, n_chunks,
+                          NCHUNK: gl.constexpr, CHUNK: gl.constexpr, VEC: gl.constexpr, HAS_SCALE: gl.constexpr,
+                          CAUSAL: gl.constexpr, LOG: gl.constexpr, HAS_BIAS: gl.constexpr,
+                          BIAS_MIN: gl.constexpr = 0.0, BIAS_BLEND: gl.constexpr = False,
+                          ONLINE: gl.constexpr = False):
+        """One row a cluster, N = C · NCHUNK · CHUNK, CTA c holding columns [c, c + 1) · NCHUNK · CHUNK in shared
+        memory as [NCHUNK, CHUNK] (n_chunks = NCHUNK, passed at run time so that the later passes stay rolled)."""
+        C: gl.constexpr = gl.num_ctas()
+        X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
+        chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
+        xs = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [NCHUNK, C, CHUNK], chunks)
+        bs = xs  # unused without a bias
+        if HAS_BIAS:
+            bs = gl.allocate_shared_memory(bias_ptr.dtype.element_ty, [NCHUNK, C, CHUNK], chunks)
+        max_in = receive_buffer()
+        sum_in = receive_buffer()
+        bar = exchange_barrier()
+
+        row = gl.program_id(0).to(gl.int64)
+        c = gl.arange(0, C, gl.SliceLayout(1, X))
+        j = gl.arange(0, CHUNK, gl.SliceLayout(0, X))
+        lanes = c[:, None] * (NCHUNK * CHUNK) + j[None, :]
+        last = N  # the row's last kept column (CAUSAL)
+        if CAUSAL:
+            last = last_kept_column(row, causal_m, N)
+        x_row = x_ptr + row * stride_x
+        for i in gl.static_range(NCHUNK):  # every copy asked for at once, a group a chunk
+            if CAUSAL:  # a vector is copied if its first column is kept: nothing past the diagonal's vector is read
+                async_copy.async_load(xs.index(i), x_row + i * CHUNK + lanes,
+                                      mask=(i * CHUNK + lanes) // VEC * VEC <= last, eviction_policy="evict_last")
+            else:
+                async_copy.async_load(xs.index(i), x_row + i * CHUNK + lanes, eviction_policy="evict_last")
+            if HAS_BIAS:
+                async_copy.async_load(bs.index(i), bias_ptr + row * bias_stride + i * CHUNK + lanes)
+            async_copy.commit_group()
+
+        m = gl.full(lanes.shape, -float("inf"), gl.float32, X)
+        t = gl.zeros(lanes.shape, gl.float32, X)
+        for i in gl.static_range(NCHUNK):  # each chunk once its own copies have landed
+            async_copy.wait_group(NCHUNK - 1 - i)
+            z = _z(xs, bs, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN, BIAS_BLEND)
+            if ONLINE:  # each lane's sum against its own max so far (a lane with nothing kept: 0)
+                grown = gl.maximum(m, z)
+                lane_shift = gl.where(grown == -float("inf"), 0.0, grown)
+                t = t * gl.exp2((m - lane_shift) * LOG2E) + gl.exp2((z - lane_shift) * LOG2E)
+                m = grown
+            else:
+                m = gl.maximum(m, z)
+        lane_max = m
+        m = gl.max(lane_max, axis=1)
+        shift = gl.where(m == -float("inf"), 0.0, m)[:, None]  # a CTA with nothing kept: sum 0, not NaN
+        if ONLINE:
+            t = t * gl.exp2((lane_max - shift) * LOG2E)
+        else:
+            for i in range(n_chunks):
+                z = _z(xs, bs, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN, BIAS_BLEND)
+                t += gl.exp2((z - shift) * LOG2E)
+
+        maxes, sums = exchange(m, gl.sum(t, axis=1), max_in, sum_in, bar)
+        row_max = gl.max(maxes, axis=0)
+        row_shift = gl.where(row_max == -float("inf"), 0.0, row_max)  # an all -inf row: zeros (-inf), not NaN
+        row_sum = gl.sum(sums * gl.exp2((maxes - row_shift[None, :]) * LOG2E), axis=0)
+        row_sum = gl.where(row_sum == 0.0, 1.0, row_sum)
+        shift_x = gl.convert_layout(one_a_cta(row_shift), gl.SliceLayout(1, X))[:, None]
+        if LOG:
+            g_x = gl.convert_layout(one_a_cta(_fast_log(row_sum)), gl.SliceLayout(1, X))[:, None]
+        else:
+            g_x = gl.convert_layout(1.0 / one_a_cta(row_sum), gl.SliceLayout(1, X))[:, None]
+        y_row = y_ptr + row * stride_y
+        for i in range(n_chunks):
+            z = _z(xs, bs, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN, BIAS_BLEND)
+            if LOG:
+                y = z - shift_x - g_x
+            else:
+                y = gl.exp2((z - shift_x) * LOG2E) * g_x
+            gl.store(y_row + i * CHUNK + lanes, y.to(y_ptr.dtype.element_ty))
+
+
+def shared_row_entry(x: torch.Tensor, fusion: Fusion) -> tuple[int, int, bool] | None:
+    """SHARED_ROW_AT's (CTAs, warps, ONLINE) for x's rows and the fusion, or None where they are held in registers:
+    the form and width not listed, a keep-mask, shared bias rows or a bias of another dtype than x's, rows off
+    the 16-byte grid or not of unit column stride, or a width the cluster's chunks do not divide."""
+    M, N = x.shape
+    entry = SHARED_ROW_AT.get((form_of(fusion), x.dtype), {}).get(N)
+    if entry is None or fusion.mask is not None:
+        return None
+    ctas, warps, _ = entry
+    if N % (ctas * 32 * warps * vector_elems(x.dtype)) or x.stride(1) != 1 or not on_grid(x, False, N, x.dtype):
+        return None
+    bias = fusion.bias
+    if bias is not None and (fusion.bias_shared or bias.dtype != x.dtype or bias.stride(1) != 1
+                             or not on_grid(bias, False, N, x.dtype)):
+        return None
+    return entry
+
+
+def launch(x: torch.Tensor, y: torch.Tensor, fusion: Fusion, entry: tuple[int, int, bool]) -> Launch:
+    """x's rows into y (a contiguous tensor of x's shape) through shared_row_kernel in shared_row_entry's cluster."""
+    M, N = x.shape
+    ctas, warps, online = entry
+    chunk = 32 * warps * vector_elems(x.dtype)
+    n_chunks = N // (ctas * chunk)
+    bias = fusion.bias
+    biased = {} if bias is None else dict(BIAS_MIN=float(torch.finfo(bias.dtype).min),
+                                          BIAS_BLEND=bias.dtype != torch.float32)
+    compiled = launch_kernel(shared_row_kernel, (M,), x, y, N, x.stride(0), y.stride(0), float(fusion.scale),
+                             fusion.causal_m or 1, bias if bias is not None else x,
+                             bias.stride(0) if bias is not None else 0, n_chunks, NCHUNK=n_chunks, CHUNK=chunk,
+                             VEC=vector_elems(x.dtype), HAS_SCALE=fusion.scale != 1.0,
+                             CAUSAL=fusion.causal_m is not None, LOG=fusion.log, HAS_BIAS=bias is not None,
+                             ONLINE=online, **biased, num_ctas=ctas, num_warps=warps)
+    settings = {"ctas": ctas, "num_warps": warps, "step": N // ctas, "held": "shared memory"}
+    return Launch(settings | ({"online": True} if online else {}), [compiled])

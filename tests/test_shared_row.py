@@ -1,0 +1,133 @@
+"""The cluster's rows held in shared memory (kernels/shared_row.py): which rows take it (CPU), what it compiles to
+for sm_90 (CPU, no GPU needed), and its numbers against float64 on an sm_90 GPU under Triton ≥ 3.8."""
+
+import pytest
+import torch
+
+import softmax_bench
+from softmax_bench.dispatch import clear_caches
+from softmax_bench.kernels import Fusion, cluster, shared_row
+
+from .compile_sm90 import compile_in_subprocess
+from .test_bias import reference
+from .test_cluster import TOL, on_gpu
+from .test_kernels import fresh_randn
+
+N = 262144
+BF16_BIASED = (16, 8, False)
+FP32_CAUSAL = (16, 8, True)
+
+
+def entry(dtype, n=N, bias_dtype=None, **fusion):
+    x = torch.empty(4, n, dtype=dtype)
+    if bias_dtype is not None:
+        fusion["bias"] = torch.empty(4, n, dtype=bias_dtype)
+    return shared_row.shared_row_entry(x, Fusion(**fusion))
+
+
+def test_the_rows_measured_faster_in_shared_memory_take_it_and_no_others():
+    assert entry(torch.bfloat16, bias_dtype=torch.bfloat16, scale=0.125) == BF16_BIASED
+    assert entry(torch.bfloat16, bias_dtype=torch.bfloat16, scale=0.125, log=True) == BF16_BIASED
+    assert entry(torch.float32, scale=0.125, causal_m=512) == FP32_CAUSAL
+    assert entry(torch.float32, causal_m=512, log=True) == FP32_CAUSAL
+    assert entry(torch.bfloat16, n=131072, bias_dtype=torch.bfloat16) is None  # a width not measured
+    assert entry(torch.float32, bias_dtype=torch.float32) is None  # a form and dtype not measured
+    assert entry(torch.bfloat16, causal_m=512) is None
+    assert entry(torch.bfloat16, bias_dtype=torch.float32) is None  # a bias of another dtype: more shared memory
+    keep = torch.ones(4, N, dtype=torch.uint8)
+    assert entry(torch.bfloat16, bias_dtype=torch.bfloat16, mask=keep) is None
+    x, bias = torch.empty(4, N, dtype=torch.bfloat16), torch.empty(1, N, dtype=torch.bfloat16)
+    assert shared_row.shared_row_entry(x, Fusion(bias=bias, bias_group=4)) is None  # rows of x share a bias row
+    off_grid = torch.empty(4, N + 1, dtype=torch.bfloat16)[:, 1:]
+    assert shared_row.shared_row_entry(x, Fusion(bias=off_grid)) is None
+    assert shared_row.shared_row_entry(off_grid, Fusion(bias=x)) is None
+
+
+def test_every_entry_fills_whole_chunks_of_its_ctas():
+    for (_, dtype), widths in shared_row.SHARED_ROW_AT.items():
+        for n, (ctas, warps, _) in widths.items():
+            assert n % (ctas * 32 * warps * 16 // dtype.itemsize) == 0, (dtype, n)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    cases = [{"kernel": "shared_row", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "log": log}
+             for log in (False, True)]
+    cases += [{"kernel": "shared_row", "dtype": "fp32", "N": N, "scale": 0.125, "causal": True, "log": log}
+              for log in (False, True)]
+    return compile_in_subprocess(cases, tmp_path_factory.mktemp("shared_row"))
+
+
+def test_compiled_for_sm90_copies_its_share_in_16_bytes_a_thread_and_fits_three_ctas_an_sm(compiled):
+    """Each chunk's copies (x's, and the bias's) are one 16-byte cp.async a thread; one exchange (a push of the max
+    and one of the sum); no spill; three CTAs' shared memory in an SM's 228 KB (1 KB of each reserved), and their
+    threads' registers in its 64K."""
+    for case in compiled:
+        warps, tensors = case["warps"], 2 if case.get("bias") else 1
+        chunks = N // (case["ctas"] * 32 * warps * 16 // (2 if case["dtype"] == "bf16" else 4))
+        assert case["async_copies"] == chunks * tensors, case
+        assert case["st_async"] == 2 and case["spill_bytes"] == 0, case
+        assert 3 * (case["shared_bytes"] + 1024) <= 228 * 1024, case
+        assert 3 * 32 * warps * case["registers"] <= 65536, case
+
+
+def held_in_shared_memory(x, **kwargs):
+    """cluster's launch of x's rows: (y, whether they were held in shared memory)."""
+    fusion = Fusion(scale=kwargs.get("scale", 1.0), causal_m=kwargs.get("causal_m"), bias=kwargs.get("bias"),
+                    log=kwargs.get("log", False))
+    y, launch = cluster.launch(x, fusion)
+    return y, launch.config.get("held") == "shared memory"
+
+
+@on_gpu
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_biased_rows_in_shared_memory_match_float64(log):
+    """A bias of x's shape: with a positive and a negative scale; -inf, NaN and the dtype's minimum (masking, as -inf
+    does) in it; a row biased to the minimum everywhere gives zeros (-inf); y as the register-held rows give it,
+    within the dtype's tolerance, and each element the float64 result rounded once (a softmax's 16-bit output)."""
+    x, seed = fresh_randn(6, N, dtype=torch.bfloat16)
+    bias, _ = fresh_randn(6, N, dtype=torch.bfloat16)
+    low = torch.finfo(torch.bfloat16).min
+    bias[1, ::5] = low
+    bias[2] = low
+    bias[3, 7] = float("-inf")
+    bias[4, N // 3] = float("nan")
+    for scale in (0.125, -0.5):
+        y, held = held_in_shared_memory(x, scale=scale, bias=bias, log=log)
+        assert held
+        expected = reference(x, bias, scale, None, log)
+        torch.testing.assert_close(y.double().cpu(), expected, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1],
+                                   equal_nan=True, msg=lambda m: f"seed {seed}, scale {scale}: {m}")
+        assert bool(y[4].isnan().all()) and not bool(y[[0, 1, 2, 3, 5]].isnan().any())
+        assert bool((y[2] == (float("-inf") if log else 0)).all())
+        rows = [0, 1, 3, 5]
+        equal = (y[rows].cpu() == expected[rows].to(torch.bfloat16)).double().mean().item()
+        assert equal >= 0.999, f"seed {seed}: {equal:.3%} of the elements equal the result rounded once"
+
+
+@on_gpu
+@pytest.mark.parametrize("queries", [5, 512])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_causal_rows_in_shared_memory_match_float64(queries, log):
+    """Causal fp32 rows (bottom-right, `queries` queries: row r keeps columns up to r mod queries + N − queries),
+    the ONLINE pass: zeros (-inf) past the diagonal, against float64 and against the register-held rows."""
+    x, seed = fresh_randn(2 * queries if queries < 64 else queries, N, dtype=torch.float32)
+    x[1] -= 300  # the CTAs of its kept columns hold values far below 0: their exponentials must not underflow to 0
+    y, held = held_in_shared_memory(x, scale=0.125, causal_m=queries, log=log)
+    assert held
+    cols = torch.arange(N)
+    keep = cols <= (torch.arange(x.shape[0]) % queries)[:, None] + N - queries
+    expected = reference(x, torch.zeros(1, N), 0.125, keep, log)
+    torch.testing.assert_close(y.double().cpu(), expected, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1],
+                               msg=lambda m: f"seed {seed}: {m}")
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    saved = dict(shared_row.SHARED_ROW_AT)
+    try:
+        shared_row.SHARED_ROW_AT.clear()
+        clear_caches()
+        in_registers = call(x, scale=0.125, causal=True, variant="cluster") if queries == x.shape[0] else None
+    finally:
+        shared_row.SHARED_ROW_AT.update(saved)
+        clear_caches()
+    if in_registers is not None:
+        torch.testing.assert_close(y, in_registers, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
