@@ -11,7 +11,8 @@ before a fused cell's roofline became a copy of its own bytes (no "roofline" in 
 
 A cell whose run launched auto's kernel in another configuration than the code now does is marked ! and counts as
 not met: the figure is no longer the code's. Read for a forward's fused kernel (BLOCK_N, ROWS, num_warps: its
-launch_config) and cluster kernel (ctas, num_warps, its registers' cap and evict_last loads: config_for) from the
+launch_config) and cluster kernel (its rows held in registers or shared memory, ctas, num_warps, its registers' cap
+and evict_last loads: config_for, shared_row.entry_for) from the
 run's `config` column; the variant auto picks, other kernels and the backward are taken as they are. (The
 forty-eighth session's biased warps, chosen on an H100, moved two H200 cells under the bar; this read them as met
 from a run made before. The sixty-second session's evict_last loads at fp32 causal 262144 are marked so.)
@@ -34,7 +35,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from softmax_bench.config import build_plan  # noqa: E402
-from softmax_bench.kernels import DTYPES, cluster, fused  # noqa: E402
+from softmax_bench.kernels import DTYPES, cluster, fused, shared_row  # noqa: E402
 from softmax_bench.ops import FUSED_OPS, OPS  # noqa: E402
 from softmax_bench.peers import PEERS as PEER_REGISTRY  # noqa: E402
 from softmax_bench.results import BenchError, stored_runs  # noqa: E402
@@ -105,11 +106,15 @@ def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dty
     fusion = OPS[op].shapes_fusion(M, N, DTYPES[dtype], mask_shape, log)
     if picked == "fused":
         now = fused.launch_config(M, N, DTYPES[dtype], fusion)
+    elif picked == "cluster" and shared_row.entry_for(N, DTYPES[dtype], fusion):  # rows held in shared memory
+        ctas, num_warps, _ = shared_row.entry_for(N, DTYPES[dtype], fusion)
+        now, then = {"held": "shared", "ctas": ctas, "num_warps": num_warps}, {"held": "registers", **then}
     elif picked == "cluster":
         config = cluster.config_for(N, DTYPES[dtype], fusion)
-        now = {"ctas": config.ctas, "num_warps": config.num_warps}
-        # a cap and evict_last loads are recorded only where set: absent, none and plain loads
-        then = {"max_registers": "None", "evict": "plain", **then}
+        now = {"held": "registers", "ctas": config.ctas, "num_warps": config.num_warps}
+        # held in shared memory, a cap and evict_last loads are recorded only where set: absent, registers, none and
+        # plain loads
+        then = {"held": "registers", "max_registers": "None", "evict": "plain", **then}
         now.update(max_registers=config.max_registers, evict=config.evict or "plain")
     else:
         return ""

@@ -143,17 +143,20 @@ def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_say
             f"{2 * now['num_warps']} → {now['num_warps']}") in lines
 
 
-def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys):
-    """A cluster launch's cap and evict_last loads are recorded only where set: fp32 causal 512×262144 measured with
-    plain loads (the sixty-second session's LEAN_CAUSAL_AT made them evict_last) is marked ! and not counted; the
-    same cell recorded as the code now launches it is counted."""
+def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys,
+                                                                                        monkeypatch):
+    """A cluster launch's cap and evict_last loads are recorded only where set: fp32 causal 512×262144 held in
+    registers (its rows held in shared memory taken out of shared_row.SHARED_ROW_AT) and measured with plain loads
+    (the sixty-second session's LEAN_CAUSAL_AT made them evict_last) is marked ! and not counted; the same cell
+    recorded as the code now launches it is counted."""
     import torch
 
-    from softmax_bench.kernels import cluster
+    from softmax_bench.kernels import cluster, shared_row
     from softmax_bench.ops import OPS
 
     cell = ("fp32", 512, 262144)
     assert cell in GRID
+    monkeypatch.setattr(shared_row, "SHARED_ROW_AT", {})
     config = cluster.config_for(262144, torch.float32, OPS["causal"].shapes_fusion(512, 262144, torch.float32))
     assert config.evict == "evict_last", config
     as_now = "picked=cluster " + " ".join(f"{key}={value}" for key, value in cluster.settings_of(config).items())
@@ -169,6 +172,33 @@ def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_
             "evict_last") in lines
 
     write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, as_now)}})
+    assert bar_status(tmp_path, capsys).returncode == 0
+
+
+def test_a_cluster_cell_held_in_registers_where_the_code_holds_it_in_shared_memory_is_marked(tmp_path, capsys):
+    """fp32 causal 512×262144 is held in shared memory (shared_row.SHARED_ROW_AT): a run that held it in registers
+    (its config recording no `held`) is marked ! and not counted; one that held it in shared memory, in the entry's
+    CTAs and warps, is counted."""
+    import torch
+
+    from softmax_bench.kernels import shared_row
+    from softmax_bench.ops import OPS
+
+    cell = ("fp32", 512, 262144)
+    ctas, warps, _ = shared_row.entry_for(262144, torch.float32, OPS["causal"].shapes_fusion(512, 262144,
+                                                                                             torch.float32))
+    in_registers = f"picked=cluster ctas={ctas} num_warps=16 step=16384 pieces=16384 evict=evict_last"
+    grid = {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}
+    grid[cell] = {"auto": (95.0, 0.99, 1.0, 1.01, in_registers)}
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    write_other_forms_met(tmp_path)
+    result = bar_status(tmp_path, capsys)
+    assert result.returncode == 1
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert ("launched otherwise now fp32 512×262144: auto 95.0, no peer nan (causal-grid) ! held registers → "
+            f"shared, num_warps 16 → {warps}") in lines
+    held = f"picked=cluster ctas={ctas} num_warps={warps} step=16384 held=shared online=True"
+    write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, held)}})
     assert bar_status(tmp_path, capsys).returncode == 0
 
 

@@ -76,7 +76,7 @@ def held_in_shared_memory(x, **kwargs):
     fusion = Fusion(scale=kwargs.get("scale", 1.0), causal_m=kwargs.get("causal_m"), bias=kwargs.get("bias"),
                     log=kwargs.get("log", False))
     y, launch = cluster.launch(x, fusion)
-    return y, launch.config.get("held") == "shared memory"
+    return y, launch.config.get("held") == "shared"
 
 
 @on_gpu

@@ -134,19 +134,26 @@ if gluon is not None:
 
 
 def shared_row_entry(x: torch.Tensor, fusion: Fusion) -> tuple[int, int, bool] | None:
-    """SHARED_ROW_AT's (CTAs, warps, ONLINE) for x's rows and the fusion, or None where they are held in registers:
-    the form and width not listed, a keep-mask, shared bias rows or a bias of another dtype than x's, rows off
-    the 16-byte grid or not of unit column stride, or a width the cluster's chunks do not divide."""
+    """SHARED_ROW_AT's (CTAs, warps, ONLINE) for x's rows and the fusion (entry_for's), or None where they are held
+    in registers: also where x's rows or the bias's are off the 16-byte grid or not of unit column stride."""
     M, N = x.shape
-    entry = SHARED_ROW_AT.get((form_of(fusion), x.dtype), {}).get(N)
-    if entry is None or fusion.mask is not None:
-        return None
-    ctas, warps, _ = entry
-    if N % (ctas * 32 * warps * vector_elems(x.dtype)) or x.stride(1) != 1 or not on_grid(x, False, N, x.dtype):
+    entry = entry_for(N, x.dtype, fusion)
+    if entry is None or x.stride(1) != 1 or not on_grid(x, False, N, x.dtype):
         return None
     bias = fusion.bias
-    if bias is not None and (fusion.bias_shared or bias.dtype != x.dtype or bias.stride(1) != 1
-                             or not on_grid(bias, False, N, x.dtype)):
+    if bias is not None and (bias.stride(1) != 1 or not on_grid(bias, False, N, x.dtype)):
+        return None
+    return entry
+
+
+def entry_for(N: int, dtype: torch.dtype, fusion: Fusion) -> tuple[int, int, bool] | None:
+    """SHARED_ROW_AT's entry for rows of N elements of `dtype` and the fusion's form, or None: the form and width
+    not listed, a keep-mask, shared bias rows or a bias of another dtype than x's, or a width the cluster's chunks
+    do not divide."""
+    entry = SHARED_ROW_AT.get((form_of(fusion), dtype), {}).get(N)
+    if entry is None or fusion.mask is not None or N % (entry[0] * 32 * entry[1] * vector_elems(dtype)):
+        return None
+    if fusion.bias is not None and (fusion.bias_shared or fusion.bias.dtype != dtype):
         return None
     return entry
 
@@ -166,5 +173,5 @@ def launch(x: torch.Tensor, y: torch.Tensor, fusion: Fusion, entry: tuple[int, i
                              VEC=vector_elems(x.dtype), HAS_SCALE=fusion.scale != 1.0,
                              CAUSAL=fusion.causal_m is not None, LOG=fusion.log, HAS_BIAS=bias is not None,
                              ONLINE=online, **biased, num_ctas=ctas, num_warps=warps)
-    settings = {"ctas": ctas, "num_warps": warps, "step": N // ctas, "held": "shared memory"}
+    settings = {"ctas": ctas, "num_warps": warps, "step": N // ctas, "held": "shared"}
     return Launch(settings | ({"online": True} if online else {}), [compiled])
