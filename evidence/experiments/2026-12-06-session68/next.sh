@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sixty-eighth session's device steps: bash evidence/experiments/2026-12-06-session68/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal.
-# shared-row (an H200; ~6 min): the GPU tests of the rows held in shared memory (tests/test_shared_row.py), the A/B
+# shared-row (an H200; ~6 min; with both, below, ~5): the GPU tests of the rows held in shared memory (tests/test_shared_row.py), the A/B
 #   of shared memory against registers (shared-row-ab.py), then the four cells at 512x262144 (biased bf16 and causal
 #   fp32, softmax and log) with auto beside torch_compile, as bar-shared-row-<form>[-log]-<card>-s68; the rest of
 #   test_cluster.py's bias and causal GPU tests in what LEFT_S leaves.
@@ -28,4 +28,10 @@ print(' '.join(f'{r.variant}:{r.dtype}:{r.pct_of_roofline:.1f}' for r in d.itert
   left 40 && timeout $(( ${LEFT_S:-600} - SECONDS - 5 )) python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
     tests/test_cluster.py -k "bias or scale_mask_causal" > $OUT/tests-cluster.txt 2>&1
   echo "cluster tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-cluster.txt)"
+fi
+# both (an H200; one call of ~10 min): shared-row in its first 330 s, then session 67's patches (phased,
+#   backward-shared, bias-once, each with its own patch alone) in what LEFT_S leaves.
+if [[ ${1:-} == both ]]; then
+  LEFT_S=330 bash $0 shared-row
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-06-session67/next.sh patches
 fi
