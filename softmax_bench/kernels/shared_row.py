@@ -23,7 +23,7 @@ import torch
 
 from . import Fusion, Launch, launch_kernel
 from .aligned import vector_elems
-from .cluster import form_of, gluon, on_grid
+from .cluster import async_copy, form_of, gluon, on_grid
 
 # (form, dtype): {N: (CTAs, warps, ONLINE)}: where rows are held in shared memory, measured on the H200.
 SHARED_ROW_AT: dict[tuple[str, torch.dtype], dict[int, tuple[int, int, bool]]] = {
@@ -31,9 +31,8 @@ SHARED_ROW_AT: dict[tuple[str, torch.dtype], dict[int, tuple[int, int, bool]]] =
     ("causal", torch.float32): {262144: (16, 8, True)},
 }
 
-if gluon is not None:
+if gluon is not None and async_copy is not None:  # (a Triton without them does not run the cluster: why_not_here)
     from triton.experimental.gluon import language as gl
-    from triton.experimental.gluon.language.nvidia.ampere import async_copy
 
     from .cluster import (_biased, _fast_log, exchange, exchange_barrier, last_kept_column, one_a_cta,
                           receive_buffer, row_layout, split_over_ctas)
