@@ -146,7 +146,7 @@ def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_say
 def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys,
                                                                                         monkeypatch):
     """A cluster launch's cap and evict_last loads are recorded only where set: fp32 causal 512×262144 held in
-    registers (its rows held in shared memory taken out of shared_row.SHARED_ROW_AT) and measured with plain loads
+    registers (shared_row.SHARED_ROWS off) and measured with plain loads
     (the sixty-second session's LEAN_CAUSAL_AT made them evict_last) is marked ! and not counted; the same cell
     recorded as the code now launches it is counted."""
     import torch
@@ -156,7 +156,7 @@ def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_
 
     cell = ("fp32", 512, 262144)
     assert cell in GRID
-    monkeypatch.setattr(shared_row, "SHARED_ROW_AT", {})
+    monkeypatch.setattr(shared_row, "SHARED_ROWS", False)
     config = cluster.config_for(262144, torch.float32, OPS["causal"].shapes_fusion(512, 262144, torch.float32))
     assert config.evict == "evict_last", config
     as_now = "picked=cluster " + " ".join(f"{key}={value}" for key, value in cluster.settings_of(config).items())
@@ -175,8 +175,9 @@ def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_
     assert bar_status(tmp_path, capsys).returncode == 0
 
 
-def test_a_cluster_cell_held_in_registers_where_the_code_holds_it_in_shared_memory_is_marked(tmp_path, capsys):
-    """fp32 causal 512×262144 is held in shared memory (shared_row.SHARED_ROW_AT): a run that held it in registers
+def test_a_cluster_cell_held_in_registers_where_the_code_holds_it_in_shared_memory_is_marked(tmp_path, capsys,
+                                                                                            monkeypatch):
+    """With shared_row.SHARED_ROWS, fp32 causal 512×262144 is held in shared memory: a run that held it in registers
     (its config recording no `held`) is marked ! and not counted; one that held it in shared memory, in the entry's
     CTAs and warps, is counted."""
     import torch
@@ -184,6 +185,7 @@ def test_a_cluster_cell_held_in_registers_where_the_code_holds_it_in_shared_memo
     from softmax_bench.kernels import shared_row
     from softmax_bench.ops import OPS
 
+    monkeypatch.setattr(shared_row, "SHARED_ROWS", True)
     cell = ("fp32", 512, 262144)
     ctas, warps, _ = shared_row.entry_for(262144, torch.float32, OPS["causal"].shapes_fusion(512, 262144,
                                                                                              torch.float32))

@@ -25,7 +25,22 @@ def entry(dtype, n=N, bias_dtype=None, **fusion):
     return shared_row.shared_row_entry(x, Fusion(**fusion))
 
 
-def test_the_rows_measured_faster_in_shared_memory_take_it_and_no_others():
+@pytest.fixture
+def shared_rows(monkeypatch):
+    """shared_row.SHARED_ROWS on (off until the kernel has run on a GPU), the launch caches cleared around it."""
+    monkeypatch.setattr(shared_row, "SHARED_ROWS", True)
+    clear_caches()
+    yield
+    clear_caches()
+
+
+def test_no_row_is_held_in_shared_memory_with_the_switch_off(monkeypatch):
+    monkeypatch.setattr(shared_row, "SHARED_ROWS", False)
+    assert entry(torch.bfloat16, bias_dtype=torch.bfloat16, scale=0.125) is None
+    assert entry(torch.float32, scale=0.125, causal_m=512) is None
+
+
+def test_the_rows_measured_faster_in_shared_memory_take_it_and_no_others(shared_rows):
     assert entry(torch.bfloat16, bias_dtype=torch.bfloat16, scale=0.125) == BF16_BIASED
     assert entry(torch.bfloat16, bias_dtype=torch.bfloat16, scale=0.125, log=True) == BF16_BIASED
     assert entry(torch.float32, scale=0.125, causal_m=512) == FP32_CAUSAL
@@ -81,7 +96,7 @@ def held_in_shared_memory(x, **kwargs):
 
 @on_gpu
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_biased_rows_in_shared_memory_match_float64(log):
+def test_biased_rows_in_shared_memory_match_float64(log, shared_rows):
     """A bias of x's shape: with a positive and a negative scale; -inf, NaN and the dtype's minimum (masking, as -inf
     does) in it; a row biased to the minimum everywhere gives zeros (-inf); y as the register-held rows give it,
     within the dtype's tolerance, and each element the float64 result rounded once (a softmax's 16-bit output)."""
@@ -108,7 +123,7 @@ def test_biased_rows_in_shared_memory_match_float64(log):
 @on_gpu
 @pytest.mark.parametrize("queries", [5, 512])
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_causal_rows_in_shared_memory_match_float64(queries, log):
+def test_causal_rows_in_shared_memory_match_float64(queries, log, shared_rows, monkeypatch):
     """Causal fp32 rows (bottom-right, `queries` queries: row r keeps columns up to r mod queries + N − queries),
     the ONLINE pass: zeros (-inf) past the diagonal, against float64 and against the register-held rows."""
     x, seed = fresh_randn(2 * queries if queries < 64 else queries, N, dtype=torch.float32)
@@ -121,13 +136,8 @@ def test_causal_rows_in_shared_memory_match_float64(queries, log):
     torch.testing.assert_close(y.double().cpu(), expected, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1],
                                msg=lambda m: f"seed {seed}: {m}")
     call = softmax_bench.log_softmax if log else softmax_bench.softmax
-    saved = dict(shared_row.SHARED_ROW_AT)
-    try:
-        shared_row.SHARED_ROW_AT.clear()
+    if queries == x.shape[0]:  # (softmax_bench's causal rows take x's rows as the queries)
+        monkeypatch.setattr(shared_row, "SHARED_ROWS", False)
         clear_caches()
-        in_registers = call(x, scale=0.125, causal=True, variant="cluster") if queries == x.shape[0] else None
-    finally:
-        shared_row.SHARED_ROW_AT.update(saved)
-        clear_caches()
-    if in_registers is not None:
+        in_registers = call(x, scale=0.125, causal=True, variant="cluster")
         torch.testing.assert_close(y, in_registers, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])

@@ -15,8 +15,8 @@ docs/why-one-pass.md §4 and docs/perf-notes.md say how it got to a copy's speed
 Tensors are powers of two, a share need not be: it is held in up to three power-of-two pieces in fp32 (151936
 lanes over 16 CTAs: 8192 + 1024 + 512 a CTA) and in one padded piece in 16-bit; padding lanes are never loaded.
 Lanes outside the row are -inf: an empty share gives max -inf and sum 0, never NaN. Where shared_row.SHARED_ROW_AT
-lists a fused form's width (biased bf16 and causal fp32 262144), each CTA holds its share in shared memory instead
-(shared_row.py): more CTAs an SM than its registers allow.
+lists a fused form's width (biased bf16 and causal fp32 262144), each CTA can hold its share in shared memory instead
+(shared_row.py, switched by shared_row.SHARED_ROWS): more CTAs an SM than its registers allow.
 
 Needs Triton ≥ 3.8 (3.6 cannot build multi-CTA kernels) and an sm_90 GPU; elsewhere the variant says so and
 `auto` does not pick it. Gluon kernels do not run in Triton's interpreter: the CPU tests check the launch

@@ -1,5 +1,5 @@
 """A/B of the cluster's rows held in shared memory (kernels/shared_row.py) against the same rows held in registers
-(SHARED_ROW_AT emptied), in one process on one GPU: at 512x262144, biased bf16 (a bias of x's shape) and causal fp32
+(shared_row.SHARED_ROWS off), in one process on one GPU: at 512x262144, biased bf16 (a bias of x's shape) and causal fp32
 (512 queries), softmax and log_softmax, scale 0.125, through softmax_bench's auto. Each form: the two checked against
 each other, then timed alternately (the project's timer, three rounds each), median of the three, % of the
 roofline: the bytes it moves (the causal rows' kept columns read, y written) at the bandwidth of a copy timed first.
@@ -25,13 +25,10 @@ copy_ms = min(measure(lambda: y.copy_(x), settings, interpret=False).ms for _ in
 gbps = 2 * x.nbytes / copy_ms / 1e6
 print("Triton", __import__("triton").__version__, torch.cuda.get_device_name(),
       f"copy_ of bf16 {M}x{N} {copy_ms * 1e3:.1f} us, {gbps:.0f} GB/s", flush=True)
-saved = dict(shared_row.SHARED_ROW_AT)
 
 
 def held(in_shared_memory: bool) -> None:
-    shared_row.SHARED_ROW_AT.clear()
-    if in_shared_memory:
-        shared_row.SHARED_ROW_AT.update(saved)
+    shared_row.SHARED_ROWS = in_shared_memory
     clear_caches()  # a call like an earlier one replays its launch
 
 
@@ -62,4 +59,3 @@ for form, dtype in (("biased", torch.bfloat16), ("causal", torch.float32)):
                   f"(of 3: {ms[0] * 1e3:.1f}-{ms[2] * 1e3:.1f}), {100 * moved / gbps / 1e6 / ms[1]:5.1f} % of the "
                   f"roofline", flush=True)
         print(f"{label:>28} max |shared - registers| {err:.3g}", flush=True)
-held(True)
