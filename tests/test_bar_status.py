@@ -146,9 +146,9 @@ def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_say
 def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys,
                                                                                         monkeypatch):
     """A cluster launch's cap and evict_last loads are recorded only where set: fp32 causal 512×262144 held in
-    registers (shared_row.SHARED_ROWS off) and measured with plain loads
-    (the sixty-second session's LEAN_CAUSAL_AT made them evict_last) is marked ! and not counted; the same cell
-    recorded as the code now launches it is counted."""
+    registers (shared_row.SHARED_ROWS off) and measured with plain loads (the sixty-second session's LEAN_CAUSAL_AT
+    made them evict_last) is marked ! and not counted; the same cell recorded as the code now launches it is
+    counted."""
     import torch
 
     from softmax_bench.kernels import cluster, shared_row

@@ -1,8 +1,8 @@
 """The cluster's row held in shared memory: where a CTA's share of a row in registers leaves too few CTAs an SM.
 
-cluster.launch takes this form at SHARED_ROW_AT's widths (with SHARED_ROWS). Each CTA of the cluster copies its even share of the row
-(and of a bias) into shared memory by cp.async, 16 bytes a thread, one copy group a chunk of 32 · warps vectors,
-and reads it back from there: the first pass takes each chunk's max as soon as its copies land (or, ONLINE, the
+cluster.launch takes this form at SHARED_ROW_AT's widths (with SHARED_ROWS). Each CTA of the cluster copies its
+even share of the row (and of a bias) into shared memory by cp.async, 16 bytes a thread, one copy group a chunk of
+32 · warps vectors, and reads it back from there: the first pass takes each chunk's max as soon as its copies land (or, ONLINE, the
 max and the sum of exponentials together, each lane's sum rescaled as its max grows: two passes over shared
 memory, not three), the second the sum, the third normalizes and stores, in rolled loops. The CTAs exchange
 (max, sum) once, as cluster_kernel does (cluster.exchange).
@@ -152,8 +152,8 @@ def shared_row_entry(x: torch.Tensor, fusion: Fusion) -> tuple[int, int, bool] |
 
 def entry_for(N: int, dtype: torch.dtype, fusion: Fusion) -> tuple[int, int, bool] | None:
     """SHARED_ROW_AT's entry for rows of N elements of `dtype` and the fusion's form, or None: SHARED_ROWS off, the
-    form and width not listed, a keep-mask, shared bias rows or a bias of another dtype than x's, or a width the cluster's chunks
-    do not divide."""
+    form and width not listed, a keep-mask, shared bias rows or a bias of another dtype than x's, or a width the
+    cluster's chunks do not divide."""
     entry = SHARED_ROW_AT.get((form_of(fusion), dtype), {}).get(N) if SHARED_ROWS else None
     if entry is None or fusion.mask is not None or N % (entry[0] * 32 * entry[1] * vector_elems(dtype)):
         return None

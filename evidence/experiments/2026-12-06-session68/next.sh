@@ -11,7 +11,8 @@ here=evidence/experiments/2026-12-06-session68
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 if [[ ${1:-} == shared-row ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_shared_row.py > $OUT/tests-shared-row.txt 2>&1
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_shared_row.py \
+    > $OUT/tests-shared-row.txt 2>&1
   echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-shared-row.txt)"
   timeout 150 python3 $here/shared-row-ab.py > $OUT/shared-row-ab.txt 2>&1
   echo "ab rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/shared-row-ab.txt | tail -13
@@ -23,8 +24,8 @@ if [[ ${1:-} == shared-row ]]; then
     id=bar-shared-row-$form-$tag-s68
     left 45 || break
     SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA}+shared-rows-on timeout 100 python3 -m softmax_bench sweep \
-      --out $OUT/runs --run-id $id --shape 512x262144 --dtype $dtype --op $op $log --variant auto --variant torch_compile \
-      > $OUT/sweep-$id.txt 2>&1
+      --out $OUT/runs --run-id $id --shape 512x262144 --dtype $dtype --op $op $log --variant auto \
+      --variant torch_compile > $OUT/sweep-$id.txt 2>&1
     echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
 print(' '.join(f'{r.variant}:{r.dtype}:{r.pct_of_roofline:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
   done

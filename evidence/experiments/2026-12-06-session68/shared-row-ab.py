@@ -1,6 +1,6 @@
 """A/B of the cluster's rows held in shared memory (kernels/shared_row.py) against the same rows held in registers
-(shared_row.SHARED_ROWS off), in one process on one GPU: at 512x262144, biased bf16 (a bias of x's shape) and causal fp32
-(512 queries), softmax and log_softmax, scale 0.125, through softmax_bench's auto. Each form: the two checked against
+(shared_row.SHARED_ROWS off), in one process on one GPU: at 512x262144, biased bf16 (a bias of x's shape) and causal
+fp32 (512 queries), softmax and log_softmax, scale 0.125, through softmax_bench's auto. Each form: the two checked against
 each other, then timed alternately (the project's timer, three rounds each), median of the three, % of the
 roofline: the bytes it moves (the causal rows' kept columns read, y written) at the bandwidth of a copy timed first.
 
