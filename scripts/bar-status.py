@@ -14,7 +14,8 @@ not met: the figure is no longer the code's. Read for a forward's fused kernel (
 launch_config) and cluster kernel (its rows held in registers or shared memory, ctas, num_warps, its registers' cap
 and evict_last loads: config_for, shared_row.entry_for) from the run's `config` column; the variant auto picks,
 other kernels and the backward are taken as they are. (The forty-eighth session's biased warps, chosen on an H100,
-moved two H200 cells under the bar; this read them as met from a run made before. The sixty-second session's evict_last loads at fp32 causal 262144 are marked so.)
+moved two H200 cells under the bar; this read them as met from a run made before. The sixty-second session's
+evict_last loads at fp32 causal 262144 are marked so.)
 
 Every form the bar covers needs runs (required_forms): each op's softmax and log_softmax, forward and backward, and
 for biased the broadcast bias (rows/64) beside the full one — issue 26 item 5; key-padded is scaled-masked's
