@@ -1,6 +1,10 @@
 """The cluster's rows held in shared memory (kernels/shared_row.py): which rows take it (CPU), what it compiles to
 for sm_90 (CPU, no GPU needed), and its numbers against float64 on an sm_90 GPU under Triton ≥ 3.8."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -8,7 +12,7 @@ import softmax_bench
 from softmax_bench.dispatch import clear_caches
 from softmax_bench.kernels import Fusion, cluster, shared_row
 
-from .compile_sm90 import compile_in_subprocess
+from .compile_sm90 import REPO, compile_in_subprocess
 from .test_bias import reference
 from .test_cluster import TOL, on_gpu
 from .test_kernels import fresh_randn
@@ -62,6 +66,15 @@ def test_every_entry_fills_whole_chunks_of_its_ctas():
     for (_, dtype), widths in shared_row.SHARED_ROW_AT.items():
         for n, (ctas, warps, _) in widths.items():
             assert n % (ctas * 32 * warps * 16 // dtype.itemsize) == 0, (dtype, n)
+
+
+def test_shared_row_may_be_imported_before_cluster():
+    """cluster imports shared_row last, and shared_row builds its kernel of cluster's pieces: a fresh process that
+    imports shared_row first gets both (the tests' server forks from a process that has imported cluster already)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    code = "import softmax_bench.kernels.shared_row as s; print(s.cluster.launch)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "function launch" in done.stdout, done.stderr[-2000:]
 
 
 @pytest.fixture(scope="module")

@@ -1279,10 +1279,10 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     if reason is not None:
         raise ValueError(f"{reason}; use variant='auto'")
     if config is None and not fusion.plain:  # a fused form's rows may be held in shared memory (shared_row.py)
-        entry = shared_row_entry(x, fusion)  # (only rows on the 16-byte grid: same_alignment's x is x)
+        entry = shared_row.shared_row_entry(x, fusion)  # (only rows on the 16-byte grid: same_alignment's x is x)
         if entry is not None:
             y = output_like(x, fusion)
-            return y, launch_shared_row(x, y, fusion, entry)
+            return y, shared_row.launch(x, y, fusion, entry)
     M, N = x.shape
     x = same_alignment(x)
     y = output_like(x, fusion)
@@ -1346,5 +1346,6 @@ VARIANT = Variant(
     here=lambda: why_not_here(),  # looked up at each call, as the launch looks it up
 )
 
-# The rows cluster holds in shared memory (imported last: shared_row's kernel is built of this module's pieces).
-from .shared_row import launch as launch_shared_row, shared_row_entry  # noqa: E402
+# The rows cluster holds in shared memory: imported last, and as a module (its names read at each call), since
+# shared_row's kernel is built of this module's pieces and either module may be imported first.
+from . import shared_row  # noqa: E402
