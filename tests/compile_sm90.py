@@ -156,12 +156,12 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
     chunk = 32 * warps * vector_elems(dtype)
     kernel = shared_row.shared_row_kernel
     constexprs = {"NCHUNK": N // (ctas * chunk), "CHUNK": chunk, "VEC": vector_elems(dtype),
-                  "HAS_SCALE": case.get("scale", 1.0) != 1.0, "CAUSAL": bool(case.get("causal")),
+                  "HAS_SCALE": case.get("scale", 1.0) != 1.0, "HAS_MASK": False, "CAUSAL": bool(case.get("causal")),
                   "LOG": bool(case.get("log")), "HAS_BIAS": bool(case.get("bias")), "ONLINE": online,
-                  **({"BIAS_MIN": float(torch.finfo(dtype).min), "BIAS_BLEND": dtype != torch.float32}
-                     if case.get("bias") else {})}
-    types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "bias_ptr": "*" + case["dtype"],
-             "scale": "fp32"}
+                  **({"BIAS_MIN": float(torch.finfo(dtype).min),
+                      "BIAS_BLEND": cluster.BIAS_BLEND and dtype != torch.float32} if case.get("bias") else {})}
+    types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*" + case["dtype"],
+             "bias_ptr": "*" + case["dtype"], "scale": "fp32"}
     divisible = ("x_ptr", "y_ptr", "bias_ptr", "N", "stride_x", "stride_y", "bias_stride")
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible})

@@ -77,6 +77,33 @@ def test_shared_row_may_be_imported_before_cluster():
     assert done.returncode == 0 and "function launch" in done.stdout, done.stderr[-2000:]
 
 
+@pytest.mark.skipif(not hasattr(shared_row, "shared_row_kernel"), reason="this Triton has no Gluon")
+def test_a_launch_passes_the_kernel_every_argument_it_takes(shared_rows, monkeypatch):
+    """The launch's arguments bind to shared_row_kernel's parameters (a GPU alone would launch it): the fusion's as
+    masking.fusion_args gives them, the bias's floor blended as cluster.BIAS_BLEND says, the entry's ONLINE."""
+    import inspect
+
+    bound = []
+
+    def recorded(kernel, grid, *args, **kwargs):
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("num_ctas", "num_warps")}
+        bound.append(inspect.signature(kernel.fn).bind(*args, **kwargs).arguments)
+
+    monkeypatch.setattr(shared_row, "launch_kernel", recorded)
+    x, bias = torch.zeros(4, N, dtype=torch.bfloat16), torch.zeros(4, N, dtype=torch.bfloat16)
+    fusion = Fusion(scale=0.125, bias=bias, log=True)
+    shared_row.launch(x, torch.empty_like(x), fusion, shared_row.shared_row_entry(x, fusion))
+    x = torch.zeros(4, N, dtype=torch.float32)
+    fusion = Fusion(scale=0.125, causal_m=4)
+    shared_row.launch(x, torch.empty_like(x), fusion, shared_row.shared_row_entry(x, fusion))
+    biased, causal = bound
+    assert biased["bias_ptr"] is bias and biased["HAS_BIAS"] and biased["BIAS_BLEND"] and biased["LOG"]
+    assert biased["BIAS_MIN"] == torch.finfo(torch.bfloat16).min and not biased["ONLINE"]
+    assert (biased["NCHUNK"], biased["CHUNK"]) == (N // (16 * 2048), 2048) == (biased["n_chunks"], 2048)
+    assert causal["CAUSAL"] and causal["causal_m"] == 4 and causal["ONLINE"] and "bias_ptr" not in causal
+    assert not causal.get("BIAS_BLEND") and (causal["NCHUNK"], causal["CHUNK"]) == (16, 1024)
+
+
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     cases = [{"kernel": "shared_row", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "log": log}

@@ -2,10 +2,10 @@
 
 cluster.launch takes this form at SHARED_ROW_AT's widths (with SHARED_ROWS). Each CTA of the cluster copies its
 even share of the row (and of a bias) into shared memory by cp.async, 16 bytes a thread, one copy group a chunk of
-32 · warps vectors, and reads it back from there: the first pass takes each chunk's max as soon as its copies land (or, ONLINE, the
-max and the sum of exponentials together, each lane's sum rescaled as its max grows: two passes over shared
-memory, not three), the second the sum, the third normalizes and stores, in rolled loops. The CTAs exchange
-(max, sum) once, as cluster_kernel does (cluster.exchange).
+32 · warps vectors, and reads it back from there: the first pass takes each chunk's max as soon as its copies land
+(or, ONLINE, the max and the sum of exponentials together, each lane's sum rescaled as its max grows: two passes
+over shared memory, not three), the second the sum, the third normalizes and stores, in rolled loops. The CTAs
+exchange (max, sum) once, as cluster_kernel does (cluster.exchange).
 
 Why: a biased bf16 row of 262144 holds x and the bias, 64 KB a CTA of a 16-CTA cluster; held in registers (fp32)
 that is one CTA an SM, and on the H200 84 % of its roofline. In shared memory it is three CTAs an SM, one CTA's
@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import torch
 
-from . import Fusion, Launch, launch_kernel
+from . import Fusion, Launch, cluster, launch_kernel
 from .aligned import vector_elems
 from .cluster import async_copy, form_of, gluon, on_grid
+from .masking import fusion_args
 
 # (form, dtype): {N: (CTAs, warps, ONLINE)}: where rows are held in shared memory; the probe that is this kernel less
 # the library's floor, log and scales measured faster there on the H200 (sixty-sixth session).
@@ -59,13 +60,15 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
         return z
 
     @gluon.jit
-    def shared_row_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, causal_m, bias_ptr, bias_stride, n_chunks,
+    def shared_row_kernel(x_ptr, y_ptr, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, n_chunks,
                           NCHUNK: gl.constexpr, CHUNK: gl.constexpr, VEC: gl.constexpr, HAS_SCALE: gl.constexpr,
-                          CAUSAL: gl.constexpr, LOG: gl.constexpr, HAS_BIAS: gl.constexpr,
-                          BIAS_MIN: gl.constexpr = 0.0, BIAS_BLEND: gl.constexpr = False,
-                          ONLINE: gl.constexpr = False):
+                          HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr, bias_ptr=None,
+                          bias_stride=0, HAS_BIAS: gl.constexpr = False, BIAS_MIN: gl.constexpr = 0.0,
+                          BIAS_BLEND: gl.constexpr = False, ONLINE: gl.constexpr = False):
         """One row a cluster, N = C · NCHUNK · CHUNK, CTA c holding columns [c, c + 1) · NCHUNK · CHUNK in shared
-        memory as [NCHUNK, CHUNK] (n_chunks = NCHUNK, passed at run time so that the later passes stay rolled)."""
+        memory as [NCHUNK, CHUNK] (n_chunks = NCHUNK, passed at run time so that the later passes stay rolled). The
+        fusion's arguments are masking.fusion_args', as cluster_kernel's; a keep-mask is not taken (shared_row_entry:
+        mask_ptr, mask_stride and HAS_MASK are not read)."""
         C: gl.constexpr = gl.num_ctas()
         X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
         chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
@@ -168,14 +171,9 @@ def launch(x: torch.Tensor, y: torch.Tensor, fusion: Fusion, entry: tuple[int, i
     ctas, warps, online = entry
     chunk = 32 * warps * vector_elems(x.dtype)
     n_chunks = N // (ctas * chunk)
-    bias = fusion.bias
-    biased = {} if bias is None else dict(BIAS_MIN=float(torch.finfo(bias.dtype).min),
-                                          BIAS_BLEND=bias.dtype != torch.float32)
-    compiled = launch_kernel(shared_row_kernel, (M,), x, y, N, x.stride(0), y.stride(0), float(fusion.scale),
-                             fusion.causal_m or 1, bias if bias is not None else x,
-                             bias.stride(0) if bias is not None else 0, n_chunks, NCHUNK=n_chunks, CHUNK=chunk,
-                             VEC=vector_elems(x.dtype), HAS_SCALE=fusion.scale != 1.0,
-                             CAUSAL=fusion.causal_m is not None, LOG=fusion.log, HAS_BIAS=bias is not None,
-                             ONLINE=online, **biased, num_ctas=ctas, num_warps=warps)
+    blend = cluster.BIAS_BLEND and fusion.bias is not None and x.dtype != torch.float32  # as kernel_constexprs'
+    compiled = launch_kernel(shared_row_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
+                             n_chunks=n_chunks, NCHUNK=n_chunks, CHUNK=chunk, VEC=vector_elems(x.dtype),
+                             ONLINE=online, BIAS_BLEND=blend, num_ctas=ctas, num_warps=warps)
     settings = {"ctas": ctas, "num_warps": warps, "step": N // ctas, "held": "shared"}
     return Launch(settings | ({"online": True} if online else {}), [compiled])
