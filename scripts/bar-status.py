@@ -106,8 +106,8 @@ def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dty
     fusion = OPS[op].shapes_fusion(M, N, DTYPES[dtype], mask_shape, log)
     if picked == "fused":
         now = fused.launch_config(M, N, DTYPES[dtype], fusion)
-    elif picked == "cluster" and shared_row.entry_for(N, DTYPES[dtype], fusion):  # rows held in shared memory
-        ctas, num_warps, _ = shared_row.entry_for(N, DTYPES[dtype], fusion)
+    elif picked == "cluster" and (entry := shared_row.entry_for(N, DTYPES[dtype], fusion)):  # in shared memory
+        ctas, num_warps, _ = entry
         now, then = {"held": "shared", "ctas": ctas, "num_warps": num_warps}, {"held": "registers", **then}
     elif picked == "cluster":
         config = cluster.config_for(N, DTYPES[dtype], fusion)

@@ -143,6 +143,23 @@ def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_say
             f"{2 * now['num_warps']} → {now['num_warps']}") in lines
 
 
+def status_of_a_cell_recorded(tmp_path, capsys, cell, launch: str) -> tuple[int, list[str]]:
+    """bar-status's exit code and lines (spaces collapsed) over a run of GRID met everywhere, `cell` recorded as
+    launched `launch`, and runs of the other forms met."""
+    grid = {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}
+    grid[cell] = {"auto": (95.0, 0.99, 1.0, 1.01, launch)}
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    write_other_forms_met(tmp_path)
+    result = bar_status(tmp_path, capsys)
+    return result.returncode, [" ".join(line.split()) for line in result.stdout.splitlines()]
+
+
+def status_of_a_newer_run(tmp_path, capsys, cell, launch: str) -> int:
+    """bar-status's exit code once a newer run records `cell` as launched `launch`."""
+    write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, launch)}})
+    return bar_status(tmp_path, capsys).returncode
+
+
 def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys,
                                                                                         monkeypatch):
     """A cluster launch's cap and evict_last loads are recorded only where set: fp32 causal 512×262144 held in
@@ -161,18 +178,11 @@ def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_
     assert config.evict == "evict_last", config
     as_now = "picked=cluster " + " ".join(f"{key}={value}" for key, value in cluster.settings_of(config).items())
     plain = as_now.replace(" evict=evict_last", "")
-    grid = {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}
-    grid[cell] = {"auto": (95.0, 0.99, 1.0, 1.01, plain)}
-    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
-    write_other_forms_met(tmp_path)
-    result = bar_status(tmp_path, capsys)
-    assert result.returncode == 1
-    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    returncode, lines = status_of_a_cell_recorded(tmp_path, capsys, cell, plain)
+    assert returncode == 1
     assert ("launched otherwise now fp32 512×262144: auto 95.0, no peer nan (causal-grid) ! evict plain → "
             "evict_last") in lines
-
-    write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, as_now)}})
-    assert bar_status(tmp_path, capsys).returncode == 0
+    assert status_of_a_newer_run(tmp_path, capsys, cell, as_now) == 0
 
 
 def test_a_cluster_cell_held_in_registers_where_the_code_holds_it_in_shared_memory_is_marked(tmp_path, capsys,
@@ -190,18 +200,12 @@ def test_a_cluster_cell_held_in_registers_where_the_code_holds_it_in_shared_memo
     ctas, warps, _ = shared_row.entry_for(262144, torch.float32, OPS["causal"].shapes_fusion(512, 262144,
                                                                                              torch.float32))
     in_registers = f"picked=cluster ctas={ctas} num_warps=16 step=16384 pieces=16384 evict=evict_last"
-    grid = {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}
-    grid[cell] = {"auto": (95.0, 0.99, 1.0, 1.01, in_registers)}
-    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
-    write_other_forms_met(tmp_path)
-    result = bar_status(tmp_path, capsys)
-    assert result.returncode == 1
-    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    returncode, lines = status_of_a_cell_recorded(tmp_path, capsys, cell, in_registers)
+    assert returncode == 1
     assert ("launched otherwise now fp32 512×262144: auto 95.0, no peer nan (causal-grid) ! held registers → "
             f"shared, num_warps 16 → {warps}") in lines
     held = f"picked=cluster ctas={ctas} num_warps={warps} step=16384 held=shared online=True"
-    write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, held)}})
-    assert bar_status(tmp_path, capsys).returncode == 0
+    assert status_of_a_newer_run(tmp_path, capsys, cell, held) == 0
 
 
 def test_every_form_the_bar_covers_needs_a_run_a_broadcast_bias_and_the_key_padding_mask_too(tmp_path, capsys):
