@@ -389,21 +389,17 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     shape = LATE_Y_SHAPES.get((dtype, N, keep_of(fusion))) if late and fusion.log else None
     if shape is not None:
         ctas, warps, cap = shape
-        config = forward_cluster.layout(window_lanes(N, dtype), ctas, warps, dtype, holding(dtype))
+        config = forward_cluster.layout(window_lanes(N, dtype), ctas, warps, dtype,
+                                        forward_cluster.holding(dtype))
         return dataclasses.replace(config, max_registers=cap, evict=EVICT)
     config = _config(N, dtype)
     cap = LATE_Y_REGISTERS.get((dtype, N)) if late and not fusion.log else None
     return dataclasses.replace(config, max_registers=cap) if cap else config
 
 
-def holding(dtype: torch.dtype) -> str:
-    """How a thread holds y and dy: fp32 rows in fp32, 16-bit ones packed as loaded."""
-    return "fp32" if dtype == torch.float32 else "packed"
-
-
 @cache
 def _config(N: int, dtype: torch.dtype) -> ClusterConfig:
-    config = fitting_config(N, dtype, holding(dtype), masked=False, rows=2)
+    config = fitting_config(N, dtype, forward_cluster.holding(dtype), masked=False, rows=2)
     return dataclasses.replace(config, evict=EVICT)
 
 
