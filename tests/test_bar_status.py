@@ -16,10 +16,12 @@ H200 = {"name": "NVIDIA H200", "triton": "3.8.0"}
 
 
 def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = H200, op: str = "causal",
-              own_bytes: bool = True, log: bool = False, pass_: str = "forward", mask_shape: str = "full") -> None:
+              own_bytes: bool = True, log: bool = False, pass_: str = "forward", mask_shape: str = "full",
+              floor_copy_ms: float | None = None) -> None:
     """A stored run of `op` (its log_softmax's with `log`, its `pass_`): per (dtype, M, N), {variant: (% of the
     roofline, p20 ms, median ms, p80 ms[, the launch's config column])}; own_bytes: priced at a copy of each cell's
-    own bytes (meta.json's roofline), else at the older prorated copy."""
+    own bytes (meta.json's roofline), else at the older prorated copy; floor_copy_ms: every cell's copy of its
+    floor's bytes (roofline_copy_ms; None: not a column, as in runs from before it was one)."""
     run = Run(out / run_id)
     run.path.mkdir(parents=True)
     run.write_meta({"run_id": run_id, "started_at": started, "device": device, "interpreted": False, "op": op,
@@ -29,7 +31,8 @@ def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = 
         for variant, (pct, p20, ms, p80, *config) in variants.items():
             run.append({"variant": variant, "dtype": dtype, "M": M, "N": N, "ms": ms, "ms_p20": p20, "ms_p80": p80,
                         "gbps": 1.0, "pct_of_copy": pct, "pct_of_roofline": pct, "status": "ok", "op": op,
-                        "pass": pass_, "config": config[0] if config else None})
+                        "pass": pass_, "config": config[0] if config else None,
+                        **({"roofline_copy_ms": floor_copy_ms} if floor_copy_ms is not None else {})})
 
 
 def write_other_forms_met(out: Path, op: str = "causal", mask_shape: str = "full") -> None:
@@ -107,6 +110,20 @@ def test_cells_from_runs_priced_at_the_older_roofline_are_counted_and_marked(tmp
     assert f"{len(GRID) - 1} cells priced at the copy of x and y's bandwidth, prorated" in result.stdout
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
     assert "under the bar {} {}×{}: auto 85.0, no peer nan (causal-grid) *".format(*GRID[0]) in lines
+
+
+def test_a_cell_is_judged_by_a_copy_of_its_forms_floor_not_the_bytes_its_kernel_models(tmp_path, capsys):
+    # auto models more bytes than the floor (a shared mask written out to x's rows first): 95 % of its own bytes'
+    # copy, but its floor's copy takes 0.7 ms against its 1.0: 70 % of the roofline, under the bar at every cell
+    grid = {cell: {"auto": (95.0, 0.99, 1.0, 1.01), "torch_compile": (66.0, 1.04, 1.05, 1.06)} for cell in GRID}
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid, floor_copy_ms=0.7)
+    write_other_forms_met(tmp_path)
+    result = bar_status(tmp_path, capsys)
+    assert result.returncode == 1
+    assert f"causal forward: {len(GRID)} cells, auto ≥ 92 at 0, a peer ahead at 0, level at 0: not met" \
+        in result.stdout
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "under the bar {} {}×{}: auto 70.0, torch_compile 66.7 (causal-grid)".format(*GRID[0]) in lines
 
 
 def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_says_what_changed(tmp_path, capsys):
