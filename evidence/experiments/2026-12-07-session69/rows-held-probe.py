@@ -3,8 +3,9 @@
 
 `python3 rows-held-probe.py`, on a GPU: biased with a rows/64 bias at the fused one-row widths of the default grid,
 fused.launch with its own configuration (ROWS = 1: each program its row and its bias row) against ROWS = 2 and 4
-(the bias row read once for the program's rows, broadcast in registers), in the launch's warps for that tile and in
-32. Median of 3 timings (the project's timer) in µs and that time against a copy of x (x read, y written, the
+(the bias row read once for the program's rows and broadcast in registers, or a row at a time, the second read from
+L1), in the warps fused gives a program of that many elements; and key-padded (a rows/64 keep-mask, read a row at a
+time) likewise. auto beside them. Median of 3 timings (the project's timer) in µs and that time against a copy of x (x read, y written, the
 roofline but the bias's 1/64); each result against float64; registers and spills of each compiled kernel."""
 import importlib.util
 import os
@@ -28,38 +29,48 @@ CELLS = [(dtype, M, N) for dtype in ("bf16", "fp32") for M, N in ((8192, 16384),
                                                                      (4096, 4000))]
 
 
+FORMS = (("biased", False), ("biased", True), ("key-padded", False))
+# (label, rows a program, the bias row read once): R > 1 row by row is the same program with the bias row loaded a
+# row at a time, its second load served by the SM's L1: L2's share halved without the broadcast.
+TILES = (("R1", 1, False), ("R2 once", 2, True), ("R2 rows", 2, False), ("R4 once", 4, True), ("R4 rows", 4, False))
+
+
 def main(cells):
     settings = TimingSettings(warmup_ms=5, rep_ms=25)
     print("Triton", __import__("triton").__version__, torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE,
           flush=True)
-    op = get_op("biased")
-    for log in (False, True):
+    for op_name, log in FORMS:
+        op = get_op(op_name)
         for dtype, M, N in cells:
             x = torch.randn(M, N, dtype=rows_probe.DTYPES[dtype], device=DEVICE)
             y = torch.empty_like(x)
             copy_ms = rows_probe.median_ms(lambda: y.copy_(x), settings)
-            fusion = op.fusion_for(x, "rows/64", log=log)
+            fusion = op.fusion_for(x, "rows/64", log=log) if op.shaped else op.fusion_for(x, log=log)
             want = reference(x, fusion, torch.float64)
             base = fused.launch_config(M, N, x.dtype, fusion)
-            line = f"biased{' log' if log else ''} rows/64 {dtype} {M}x{N}: copy {copy_ms * 1e3:.1f} us |"
+            line = f"{op_name}{' log' if log else ''} {dtype} {M}x{N}: copy {copy_ms * 1e3:.1f} us |"
+            fused.BIAS_ONCE_ROWS = True
             clear_caches()
             call = user_call(x, fusion, "auto")
             err = (call().double() - want).abs().max().item()
             ms = rows_probe.median_ms(call, settings)
             line += f" auto {ms * 1e3:.1f} ({copy_ms / ms * 100:.1f} %, err {err:.0e}) |"
-            for rows in (1, 2, 4):
-                tile = fused._launch_config(M, N * rows if rows > 1 else N, x.element_size(), True)
-                for warps in sorted({tile["num_warps"], 32}):
-                    config = {**base, "ROWS": rows, "num_warps": warps}
-                    try:
-                        out, launched = fused.launch(x, fusion, config)
-                        err = (out.double() - want).abs().max().item()
-                        ms = rows_probe.median_ms(lambda: fused.launch(x, fusion, config), settings)
-                        k = launched.compiled[0]
-                        line += (f" R{rows}w{warps} {ms * 1e3:.1f} ({copy_ms / ms * 100:.1f} %, err {err:.0e}, "
-                                 f"{getattr(k, 'n_regs', '?')}r {getattr(k, 'n_spills', '?')}s) |")
-                    except Exception as error:  # a tile that does not build: said, and the next one
-                        line += f" R{rows}w{warps} failed: {type(error).__name__} {str(error)[:80]} |"
+            for label, rows, once in TILES:
+                if fusion.bias is None and once:  # a keep-mask is read a row at a time
+                    continue
+                fused.BIAS_ONCE_ROWS = once
+                warps = base["num_warps"] if rows == 1 else \
+                    fused._launch_config(M, N * rows, x.element_size(), fusion.bias is not None)["num_warps"]
+                config = {**base, "ROWS": rows, "num_warps": warps}
+                try:
+                    out, launched = fused.launch(x, fusion, config)
+                    err = (out.double() - want).abs().max().item()
+                    ms = rows_probe.median_ms(lambda: fused.launch(x, fusion, config), settings)
+                    k = launched.compiled[0]
+                    line += (f" {label} w{warps} {ms * 1e3:.1f} ({copy_ms / ms * 100:.1f} %, err {err:.0e}, "
+                             f"{getattr(k, 'n_regs', '?')}r {getattr(k, 'n_spills', '?')}s) |")
+                except Exception as error:  # a tile that does not build: said, and the next one
+                    line += f" {label} w{warps} failed: {type(error).__name__} {str(error)[:80]} |"
             print(line, flush=True)
             del x, y
 
