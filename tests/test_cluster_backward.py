@@ -8,8 +8,8 @@ import torch
 
 import softmax_bench
 from softmax_bench import dispatch
-from softmax_bench.kernels import (DTYPES, GRAD_TOLERANCES, PLAIN, Fusion, backwards, cluster, cluster_backward,
-                                   fused_backward)
+from softmax_bench.kernels import (DTYPES, GRAD_TOLERANCES, PLAIN, Fusion, backward_traffic, backwards, cluster,
+                                   cluster_backward, fused_backward)
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
 from .compile_sm90 import cases_here, compile_in_subprocess
@@ -413,3 +413,38 @@ def test_log_softmax_scale_mask_causal_odd_offsets(N, dtype):
     assert bool((y[0] == float("-inf")).all()) and bool((y[rows][~full_keep[rows]] == float("-inf")).all())
     assert bool(y[3].isnan().all())
     assert_log_matches(softmax_bench.log_softmax(x, scale=0.125, variant="cluster")[rows], x[rows], scale=0.125)
+
+
+def test_a_log_softmaxs_shared_mask_is_written_out_only_off_ys_grid():
+    """The backward's bytes: a key-padding mask [B, 1, 1, S] of a log_softmax read where it is, its rows once, where
+    they lie on y's 16-byte grid (N a multiple of VEC); off it first written out to y's rows and read whole."""
+    from softmax_bench.dispatch import fusion_for
+
+    for N, expanded in ((4096, False), (4097, True)):
+        x = torch.empty(2, 3, 4, N, dtype=torch.bfloat16)
+        keep = torch.ones(2, 1, 1, N, dtype=torch.bool)
+        fusion = fusion_for(x, -1, 0.125, keep, False, True)
+        assert fusion.mask_shared and cluster_backward.expands(fusion, N, x.dtype) == expanded
+        floor = backward_traffic(24, N, x.dtype, fusion).total_bytes
+        assert floor == 3 * 24 * N * 2 + 2 * N  # y, dy, dx, and the mask's two rows
+        written_out = 2 * 24 * N if expanded else 0  # the mask written to y's rows, then read whole
+        assert backwards()["cluster"].traffic(24, N, x.dtype, fusion).total_bytes == floor + written_out
+
+
+@on_gpu
+@pytest.mark.parametrize("N", [32768, 32769])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_a_log_softmaxs_shared_mask_gives_the_expanded_masks_gradient(N, dtype):
+    """cluster's backward of a log_softmax under a key-padding mask [B, 1, 1, S]: read where it is on y's grid
+    (MASK_SHARED), written out first off it: dx the expanded mask's, bit for bit, zero where it masks out."""
+    from softmax_bench.dispatch import fusion_for
+
+    x, _ = fresh_randn(2, 3, 4, N, dtype=dtype)
+    keep = torch.rand(2, 1, 1, N, device=x.device) > 0.3
+    keep[..., 0] = True
+    y = softmax_bench.log_softmax(x, scale=0.125, mask=keep).reshape(-1, N)
+    dy, _ = fresh_randn(24, N, dtype=dtype)
+    grads = [cluster_backward.launch(y, dy, fusion_for(x, -1, 0.125, mask, False, True))[0]
+             for mask in (keep, keep.expand(x.shape).contiguous())]
+    assert torch.equal(grads[0], grads[1])
+    assert bool((grads[0][~keep.expand(x.shape).reshape(-1, N)] == 0).all())

@@ -31,7 +31,7 @@ def entry(dtype, n=N, bias_dtype=None, **fusion):
 
 @pytest.fixture
 def shared_rows(monkeypatch):
-    """shared_row.SHARED_ROWS on (off until the kernel has run on a GPU), the launch caches cleared around it."""
+    """shared_row.SHARED_ROWS on (as committed; a test may have switched it off), the launch caches cleared around it."""
     monkeypatch.setattr(shared_row, "SHARED_ROWS", True)
     clear_caches()
     yield

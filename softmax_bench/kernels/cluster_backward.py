@@ -22,7 +22,7 @@ from . import cluster as forward_cluster
 from .aligned import same_alignment, vector_elems, window_lanes
 from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_on_grid, packed_ptx,
                       settings_of, unsupported_width, why_not_here, window_constexprs)
-from .masking import fusion_args, mask_expanded
+from .masking import fusion_args, mask_expanded, mask_rows
 
 # A thread holds lanes of y and of dy: half the forward's window.
 BACKWARD_CAPACITY = CAPACITY // 2
@@ -275,7 +275,8 @@ if gluon is not None:
                                 HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr,
                                 LOG: gl.constexpr, LEAN_KEEP: gl.constexpr = False,
                                 LATE_Y: gl.constexpr = False, MASK_EARLY: gl.constexpr = False,
-                                STAGED: gl.constexpr = False):
+                                STAGED: gl.constexpr = False, mask_group=1, mask_period=0,
+                                MASK_SHARED: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
@@ -288,6 +289,8 @@ if gluon is not None:
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
         dy_row = row_window(dy_ptr, row, stride_dy, off, VEC)
         dx_row = row_window(dx_ptr, row, stride_dx, off, VEC)
+        # a shared mask (MASK_SHARED: rows of y share its rows) read where it is, its row's pointer taken once
+        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
         mask_row = mask_ptr
         if LEAN_KEEP and HAS_MASK:
             mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # the launch sees it lies on y's grid
@@ -410,8 +413,11 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
         raise ValueError(f"{reason}; use the two_pass backward")
     M, N = y.shape
     y, dy = same_alignment(y), same_alignment(dy)
-    # its kernel takes a row of mask for each row of y, and reads it only for log_softmax
-    fusion = mask_expanded(fusion, M) if fusion.log else dataclasses.replace(fusion, mask_group=1, mask_period=0)
+    # its kernel reads the mask only for log_softmax: a shared one where it is, on y's grid, else written out first
+    if not fusion.log:
+        fusion = dataclasses.replace(fusion, mask_group=1, mask_period=0)
+    elif expands(fusion, N, y.dtype):
+        fusion = mask_expanded(fusion, M)
     dx = output_like(y)
     config = config or config_for(N, y.dtype, fusion)
     aligned = N % vector_elems(y.dtype) == 0  # then every row of y, dy and dx starts on a 16-byte boundary
@@ -437,22 +443,29 @@ def keep_of(fusion: Fusion) -> str | None:
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     """LATE_Y's, STAGED's, LEAN_KEEP's and MASK_EARLY's arguments where they apply: LATE_Y where late_y says,
     STAGED at STAGED_AT (a log's at STAGED_LOG_AT too) where LATE_Y does not apply; LEAN_KEEP to a log_softmax's
-    with a keep-mask (one row of it a row of y, on y's grid: mask_expanded writes a shared one so) or causal rows,
+    with a keep-mask (its rows, shared or not, on y's grid: mask_on_grid) or causal rows,
     and MASK_EARLY with it to the keep-mask, where LATE_Y does not apply (MASK_EARLY None)."""
     late = late_y(N, dtype, fusion)
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
-        fusion.mask is None or (not fusion.mask_shared and mask_on_grid(fusion, N, dtype)))
+        fusion.mask is None or mask_on_grid(fusion, N, dtype))
     early = lean and fusion.mask is not None and (not late if MASK_EARLY is None else MASK_EARLY)
     staged = not late and ((dtype, N) in STAGED_AT or (fusion.log and (dtype, N) in STAGED_LOG_AT))
     return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
             **({"LATE_Y": True} if late else {}), **({"STAGED": True} if staged else {})}
 
 
+def expands(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
+    """Whether a log_softmax's shared mask is written out to y's rows before the kernel reads it: where its rows lie
+    off y's 16-byte grid (read in place there, a byte at a time: 188 registers and 65 byte loads at bf16 50257,
+    compiled for sm_90). On the grid the kernel reads it where it is, as the forward does (MASK_SHARED)."""
+    return fusion.log and fusion.mask_shared and not mask_on_grid(fusion, N, dtype)
+
+
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
-    """backward_traffic, a causal row read whole; log_softmax's shared mask is written out to y's rows first (its
-    kernel reads a row of mask for each)."""
+    """backward_traffic, a causal row read whole; log_softmax's shared mask read where it is, or first written out to
+    y's rows (expands)."""
     whole_rows = partial(backward_traffic, skips_causal=False)
-    if fusion.log:
+    if expands(fusion, N, dtype):
         return expanded_mask_traffic(M, N, dtype, fusion, whole_rows)
     return whole_rows(M, N, dtype, fusion)
 
