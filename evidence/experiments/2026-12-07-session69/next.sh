@@ -6,6 +6,13 @@
 #   log backward: 16 cells under the bar by the floor, 8 with a peer ahead); the patches phased and bias-once after.
 # rows-held (any card; ~4 min): session 67's bias-once.patch applied, rows-held-probe.py (its docstring): fused programs
 #   of 1, 2 and 4 rows of one group of a rows/64 bias at the one-row widths; the patch reversed.
+# h200 (an H200; one call of ~10 min; written for the seventieth session): what this session's H100 could not show.
+#   1. The bar cells of the rows now held in shared memory (SHARED_ROWS on as committed): biased bf16 and causal fp32
+#      512x262144, softmax and log, auto beside torch_compile, as bar-shared-row-<form>-h200-s69.
+#   2. The key-padded log backward over the default grid with the mask read where it is (landed), beside
+#      torch_compile, as bar-key-padded-log-backward-h200-s69.
+#   3. Session 67's phased.patch at 8192x50257, key-padded and biased rows/64, softmax and log: first without the
+#      patch (unphased-<form>-h200-s69), then with it (session 67's `phased` step: its tests, then phased-*).
 set -u
 here=evidence/experiments/2026-12-07-session69
 . evidence/experiments/device-step.sh  # card, tag, pack, left
@@ -14,6 +21,28 @@ if [[ ${1:-} == first ]]; then
   for step in backward-shared phased bias-once; do
     left 60 && LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-06-session67/next.sh $step
   done
+fi
+sweep() {  # sweep ID ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the roofline
+  local id=$1; shift
+  SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 200 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id \
+    "$@" --variant auto --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+  echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+print(' '.join(f'{r.variant}:{r.dtype}:{r.N}:{r.pct_of_roofline:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
+}
+if [[ ${1:-} == h200 ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  for form in biased biased-log causal causal-log; do
+    op=${form%-log}; log=; [[ $form == *-log ]] && log=--log
+    dtype=bf16; [[ $op == causal ]] && dtype=fp32
+    left 40 && sweep bar-shared-row-$form-$tag-s69 --shape 512x262144 --dtype $dtype --op $op $log
+  done
+  left 150 && sweep bar-key-padded-log-backward-$tag-s69 --preset default --op key-padded --log --pass backward
+  for form in key-padded key-padded-log biased biased-log; do
+    op=${form%-log}; log=; [[ $form == *-log ]] && log=--log
+    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+    left 30 && sweep unphased-$form-$tag-s69 --shape 8192x50257 --dtype bf16 --dtype fp32 --op $op $log $shape
+  done
+  left 60 && LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-06-session67/next.sh phased
 fi
 if [[ ${1:-} == rows-held ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1

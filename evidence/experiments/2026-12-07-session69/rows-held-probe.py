@@ -4,7 +4,7 @@
 `python3 rows-held-probe.py`, on a GPU: biased with a rows/64 bias at the fused one-row widths of the default grid,
 fused.launch with its own configuration (ROWS = 1: each program its row and its bias row) against ROWS = 2 and 4
 (the bias row read once for the program's rows and broadcast in registers, or a row at a time, the second read from
-L1), in the warps fused gives a program of that many elements; and key-padded (a rows/64 keep-mask, read a row at a
+L1), in R times R = 1's warps, capped at 32; and key-padded (a rows/64 keep-mask, read a row at a
 time) likewise. auto beside them. Median of 3 timings (the project's timer) in µs and that time against a copy of x (x read, y written, the
 roofline but the bias's 1/64); each result against float64; registers and spills of each compiled kernel."""
 import importlib.util
@@ -59,8 +59,9 @@ def main(cells):
                 if fusion.bias is None and once:  # a keep-mask is read a row at a time
                     continue
                 fused.BIAS_ONCE_ROWS = once
-                warps = base["num_warps"] if rows == 1 else \
-                    fused._launch_config(M, N * rows, x.element_size(), fusion.bias is not None)["num_warps"]
+                # R rows in R times R = 1's warps (capped at 32): as near R = 1's registers a thread as fits. (The
+                # H100 run of the sixty-ninth session took fused's warps for R · N elements, 16 where R = 1 had 32.)
+                warps = min(32, rows * base["num_warps"])
                 config = {**base, "ROWS": rows, "num_warps": warps}
                 try:
                     out, launched = fused.launch(x, fusion, config)
