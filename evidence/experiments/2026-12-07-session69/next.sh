@@ -11,8 +11,12 @@
 #      512x262144, softmax and log, auto beside torch_compile, as bar-shared-row-<form>-h200-s69.
 #   2. The key-padded log backward over the default grid with the mask read where it is (landed), beside
 #      torch_compile, as bar-key-padded-log-backward-h200-s69.
-#   3. Session 67's phased.patch at 8192x50257, key-padded and biased rows/64, softmax and log: first without the
-#      patch (unphased-<form>-h200-s69), then with it (session 67's `phased` step: its tests, then phased-*).
+#   3. rows-held's probe (the premise of holding R rows: untested on an H200) in what is left.
+# phased-both (an H200; one call of ~7 min): phased-both.patch (session 67's phased.patch with the log backward's
+#   shared mask laid out in phase copies too, where it was written out to y's rows first) at 8192x50257:
+#   key-padded and biased rows/64 forward, softmax and log, and the key-padded log backward, first without the
+#   patch (unphased-<form>-<card>-s69), then its GPU tests, then with it (phased-<form>-<card>-s69); the patch
+#   reversed.
 set -u
 here=evidence/experiments/2026-12-07-session69
 . evidence/experiments/device-step.sh  # card, tag, pack, left
@@ -37,12 +41,26 @@ if [[ ${1:-} == h200 ]]; then
     left 40 && sweep bar-shared-row-$form-$tag-s69 --shape 512x262144 --dtype $dtype --op $op $log
   done
   left 150 && sweep bar-key-padded-log-backward-$tag-s69 --preset default --op key-padded --log --pass backward
-  for form in key-padded key-padded-log biased biased-log; do
-    op=${form%-log}; log=; [[ $form == *-log ]] && log=--log
-    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
-    left 30 && sweep unphased-$form-$tag-s69 --shape 8192x50257 --dtype bf16 --dtype fp32 --op $op $log $shape
-  done
-  left 60 && LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-06-session67/next.sh phased
+  left 120 && LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 rows-held
+fi
+if [[ ${1:-} == phased-both ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  phased_sweeps() {  # phased_sweeps PREFIX: the five cells at 8192x50257
+    for form in key-padded key-padded-log biased biased-log key-padded-log-backward; do
+      op=key-padded; [[ $form == biased* ]] && op=biased
+      log=; [[ $form == *-log* ]] && log=--log
+      pass=; [[ $form == *-backward ]] && pass="--pass backward"
+      shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+      left 30 && sweep $1-$form-$tag-s69 --shape 8192x50257 --dtype bf16 --dtype fp32 --op $op $log $pass $shape
+    done
+  }
+  phased_sweeps unphased
+  patch -s -p1 < $here/phased-both.patch || { echo "phased-both.patch does not apply"; exit 1; }
+  timeout 240 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_cluster.py tests/test_cluster_backward.py \
+    -k "shared or bias or phase" > $OUT/tests-phased-both.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-phased-both.txt)"
+  phased_sweeps phased
+  patch -s -R -p1 < $here/phased-both.patch
 fi
 if [[ ${1:-} == rows-held ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
