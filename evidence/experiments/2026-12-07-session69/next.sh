@@ -17,6 +17,9 @@
 #   key-padded and biased rows/64 forward, softmax and log, and the key-padded log backward, first without the
 #   patch (unphased-<form>-<card>-s69), then its GPU tests, then with it (phased-<form>-<card>-s69); the patch
 #   reversed.
+# lead6 (an H200; ~4 min): session 67's lead 6, the fused backward's tiles for the key-padded log (a shared mask) at
+#   the widths where it runs behind the softmax backward (bf16 2048-8192: 200-203 us against 180) or torch_compile
+#   (fp32 65536x2048: 95.4 against 100.3 on the H200), scripts/backward-tiles.py in 5 rounds beside torch_compile.
 set -u
 here=evidence/experiments/2026-12-07-session69
 . evidence/experiments/device-step.sh  # card, tag, pack, left
@@ -61,6 +64,15 @@ if [[ ${1:-} == phased-both ]]; then
   echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-phased-both.txt)"
   phased_sweeps phased
   patch -s -R -p1 < $here/phased-both.patch
+fi
+if [[ ${1:-} == lead6 ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  timeout $(( ${LEFT_S:-600} / 2 - 10 )) python3 scripts/backward-tiles.py $OUT/lead6-fp32.csv fp32 rounds=5 modes=last \
+    op=key-padded log 65536x2048 > $OUT/lead6-fp32.txt 2>&1
+  echo "fp32 rc=$? at $SECONDS s"; tail -4 $OUT/lead6-fp32.txt
+  timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 scripts/backward-tiles.py $OUT/lead6-bf16.csv bf16 rounds=5 modes=last \
+    op=key-padded log 65536x2048 32768x4096 16384x8192 > $OUT/lead6-bf16.txt 2>&1
+  echo "bf16 rc=$? at $SECONDS s"; tail -8 $OUT/lead6-bf16.txt
 fi
 if [[ ${1:-} == rows-held ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
