@@ -20,6 +20,8 @@
 # lead6 (an H200; ~4 min): session 67's lead 6, the fused backward's tiles for the key-padded log (a shared mask) at
 #   the widths where it runs behind the softmax backward (bf16 2048-8192: 200-203 us against 180) or torch_compile
 #   (fp32 65536x2048: 95.4 against 100.3 on the H200), scripts/backward-tiles.py in 5 rounds beside torch_compile.
+# group-rows (an H200; ~3 min): session 67's lead 2 as a probe (group-rows-probe.py, its docstring): a cluster holding
+#   R = 1, 2, 4 rows of one group of a rows/64 bias, the bias piece copied into shared memory once, beside auto.
 set -u
 here=evidence/experiments/2026-12-07-session69
 . evidence/experiments/device-step.sh  # card, tag, pack, left
@@ -73,6 +75,11 @@ if [[ ${1:-} == lead6 ]]; then
   timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 scripts/backward-tiles.py $OUT/lead6-bf16.csv bf16 rounds=5 modes=last \
     op=key-padded log 65536x2048 32768x4096 16384x8192 > $OUT/lead6-bf16.txt 2>&1
   echo "bf16 rc=$? at $SECONDS s"; tail -8 $OUT/lead6-bf16.txt
+fi
+if [[ ${1:-} == group-rows ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  timeout $(( ${LEFT_S:-600} - 10 )) python3 $here/group-rows-probe.py > $OUT/group-rows.txt 2>&1
+  echo "probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/group-rows.txt | tail -6
 fi
 if [[ ${1:-} == rows-held ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
