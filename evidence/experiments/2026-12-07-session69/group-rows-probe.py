@@ -148,7 +148,6 @@ def time_cells(cells):
             ms = median_ms(launch)
             line += f" R{R} {ms * 1e3:.1f} ({copy_ms / ms * 100:.1f} %, err {err:.0e}) |"
         print(line, flush=True)
-        del x, y
 
 
 if __name__ == "__main__":

@@ -73,7 +73,6 @@ def main(cells):
                 except Exception as error:  # a tile that does not build: said, and the next one
                     line += f" {label} w{warps} failed: {type(error).__name__} {str(error)[:80]} |"
             print(line, flush=True)
-            del x, y
 
 
 if __name__ == "__main__":
