@@ -35,8 +35,20 @@ CELLS = [(512, 262144, 16, 8), (1024, 131072, 16, 8), (2048, 65536, 8, 8), (4096
 
 
 @gluon.jit
+def _zz(xs, bs, i, scale, lanes, N, X: gl.constexpr, CHUNK: gl.constexpr, BIAS_MIN: gl.constexpr,
+        MASKED: gl.constexpr):
+    """Chunk i as the softmax takes it: x · scale + bias (shared_row's _z), or (MASKED: bs holds a keep-mask's bytes)
+    x · scale where kept, -inf elsewhere."""
+    if MASKED:
+        z = xs.index(i).load(X).to(gl.float32) * scale
+        return gl.where(bs.index(i).load(X) != 0, z, -float("inf"))
+    else:
+        return _z(xs, bs, i, scale, lanes, N, X, CHUNK, True, False, True, BIAS_MIN, False)
+
+
+@gluon.jit
 def group_rows_kernel(x_ptr, y_ptr, b_ptr, N, scale, n_chunks, R: gl.constexpr, NCHUNK: gl.constexpr,
-                      CHUNK: gl.constexpr, VEC: gl.constexpr, BIAS_MIN: gl.constexpr):
+                      CHUNK: gl.constexpr, VEC: gl.constexpr, BIAS_MIN: gl.constexpr, MASKED: gl.constexpr = False):
     C: gl.constexpr = gl.num_ctas()
     X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
     chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
@@ -65,12 +77,12 @@ def group_rows_kernel(x_ptr, y_ptr, b_ptr, N, scale, n_chunks, R: gl.constexpr, 
         m = gl.full(lanes.shape, -float("inf"), gl.float32, X)
         for i in gl.static_range(NCHUNK):  # groups retire in order: the bias's (older) have landed with x's chunk i
             async_copy.wait_group(NCHUNK - 1 - i)
-            m = gl.maximum(m, _z(xs, bs, i, scale, lanes, N, X, CHUNK, True, False, True, BIAS_MIN, False))
+            m = gl.maximum(m, _zz(xs, bs, i, scale, lanes, N, X, CHUNK, BIAS_MIN, MASKED))
         m = gl.max(m, axis=1)
         shift = gl.where(m == -float("inf"), 0.0, m)[:, None]
         t = gl.zeros(lanes.shape, gl.float32, X)
         for i in range(n_chunks):
-            z = _z(xs, bs, i, scale, lanes, N, X, CHUNK, True, False, True, BIAS_MIN, False)
+            z = _zz(xs, bs, i, scale, lanes, N, X, CHUNK, BIAS_MIN, MASKED)
             t += gl.exp2((z - shift) * LOG2E)
         maxes, sums = exchange(m, gl.sum(t, axis=1), max_in, sum_in, bar, r % 2)
         row_max = gl.max(maxes, axis=0)
@@ -82,30 +94,30 @@ def group_rows_kernel(x_ptr, y_ptr, b_ptr, N, scale, n_chunks, R: gl.constexpr, 
         g_x = gl.convert_layout(1.0 / one_a_cta(row_sum), gl.SliceLayout(1, X))[:, None]
         y_row = y_ptr + row * N
         for i in range(n_chunks):
-            z = _z(xs, bs, i, scale, lanes, N, X, CHUNK, True, False, True, BIAS_MIN, False)
+            z = _zz(xs, bs, i, scale, lanes, N, X, CHUNK, BIAS_MIN, MASKED)
             gl.store(y_row + i * CHUNK + lanes, (gl.exp2((z - shift_x) * LOG2E) * g_x).to(y_ptr.dtype.element_ty))
 
 
-def constexprs_of(N, ctas, warps, R):
+def constexprs_of(N, ctas, warps, R, masked=False):
     chunk = 32 * warps * 8  # bf16: 8 elements a 16-byte vector
     assert N % (ctas * chunk) == 0, "a row must be whole chunks"
     return {"R": R, "NCHUNK": N // (ctas * chunk), "CHUNK": chunk, "VEC": 8,
-            "BIAS_MIN": float(torch.finfo(torch.bfloat16).min)}
+            "BIAS_MIN": float(torch.finfo(torch.bfloat16).min), "MASKED": masked}
 
 
 def compile_all(out="/tmp"):
     from tests.compile_sm90 import compiled_for_sm90, registers_of
 
-    for M, N, ctas, warps in CELLS:
+    for (M, N, ctas, warps), masked in [(cell, masked) for masked in (False, True) for cell in CELLS]:
         for R in (1, 2, 4):
-            constexprs = constexprs_of(N, ctas, warps, R)
-            sig = {"x_ptr": "*bf16", "y_ptr": "*bf16", "b_ptr": "*bf16", "N": "i32", "scale": "fp32",
+            constexprs = constexprs_of(N, ctas, warps, R, masked)
+            sig = {"x_ptr": "*bf16", "y_ptr": "*bf16", "b_ptr": "*u8" if masked else "*bf16", "N": "i32", "scale": "fp32",
                    "n_chunks": "i32", **{k: "constexpr" for k in constexprs}}
             src = GluonASTSource(fn=group_rows_kernel, signature=sig, constexprs=constexprs,
                                  attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3)})
-            path = f"{out}/group-rows-{N}-R{R}.ptx"
+            path = f"{out}/group-rows-{N}-R{R}{'-masked' if masked else ''}.ptx"
             _, report, spill, shared = compiled_for_sm90(src, {"num_warps": warps, "num_ctas": ctas}, path)
-            print(f"N {N} ({ctas} CTAs x {warps} warps) R {R}: {registers_of(report, path)} registers, {spill} bytes "
+            print(f"{'key-padded' if masked else 'biased'} N {N} ({ctas} CTAs x {warps} warps) R {R}: {registers_of(report, path)} registers, {spill} bytes "
                   f"spilled, {shared} bytes of shared memory", flush=True)
 
 
@@ -120,24 +132,31 @@ def time_cells(cells):
         return sorted(measure(fn, settings, interpret=False).ms for _ in range(3))[1]
 
     print("Triton", triton.__version__, torch.cuda.get_device_name(), flush=True)
-    op = get_op("biased")
-    for M, N, ctas, warps in cells:
+    for (M, N, ctas, warps), form in [(cell, form) for form in ("biased", "key-padded") for cell in cells]:
+        op, masked = get_op(form), form == "key-padded"
         x = torch.randn(M, N, dtype=torch.bfloat16, device="cuda")
         y = torch.empty_like(x)
         copy_ms = median_ms(lambda: y.copy_(x))
-        fusion = op.fusion_for(x, "rows/64")
-        assert fusion.bias_group == GROUP and fusion.bias_period in (0, M // GROUP), fusion
-        bias = fusion.bias
-        assert bias.dtype == x.dtype and bias.stride() == (N, 1), (bias.dtype, bias.stride())
-        want = torch.softmax(x.double() * fusion.scale + bias.double().repeat_interleave(GROUP, 0), -1)
+        fusion = op.fusion_for(x, "rows/64") if op.shaped else op.fusion_for(x)
+        if masked:  # the key-padding mask's rows (uint8, 1 = kept), 64 rows of x a row
+            assert fusion.mask_group == GROUP and fusion.mask_period in (0, M // GROUP), fusion
+            bias = fusion.mask
+            z = (x.double() * fusion.scale).masked_fill(bias.repeat_interleave(GROUP, 0) == 0, float("-inf"))
+        else:
+            assert fusion.bias_group == GROUP and fusion.bias_period in (0, M // GROUP), fusion
+            bias = fusion.bias
+            assert bias.dtype == x.dtype, bias.dtype
+            z = x.double() * fusion.scale + bias.double().repeat_interleave(GROUP, 0)
+        assert bias.stride() == (N, 1), bias.stride()
+        want = torch.softmax(z, -1)
         clear_caches()
         call = user_call(x, fusion, "auto")
         err = (call().double() - want).abs().max().item()
         ms = median_ms(call)
-        line = f"biased rows/64 bf16 {M}x{N}: copy {copy_ms * 1e3:.1f} us | auto {ms * 1e3:.1f} " \
+        line = f"{form} rows/64 bf16 {M}x{N}: copy {copy_ms * 1e3:.1f} us | auto {ms * 1e3:.1f} " \
                f"({copy_ms / ms * 100:.1f} %, err {err:.0e}) |"
         for R in (1, 2, 4):
-            constexprs = constexprs_of(N, ctas, warps, R)
+            constexprs = constexprs_of(N, ctas, warps, R, masked)
 
             def launch():
                 group_rows_kernel[(M // R,)](x, y, bias, N, fusion.scale, constexprs["NCHUNK"], num_warps=warps,
