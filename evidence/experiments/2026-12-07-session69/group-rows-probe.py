@@ -6,10 +6,12 @@ takes rows p · R … p · R + R − 1, which share bias row (p · R) // 64. Eac
 into shared memory by cp.async once, then for each row copies its piece of x into one buffer (after a CTA barrier,
 so that no thread still reads the last row's), takes the max as the chunks land, the sum, one exchange (the row's
 count modulo 2 its mbarrier phase; the CTA arrives at the cluster barrier once it has read what it received), and
-stores. R = 1 is the same kernel reading the bias a row at a time, the baseline beside auto.
+stores. R = 1 is the same kernel reading the bias a row at a time, the baseline beside auto. key-padded (its
+rows/64 keep-mask, uint8) is run the same way, its mask's piece held where the bias's is (MASKED).
 
     python3 group-rows-probe.py compile         # sm_90 without a GPU: registers, spills, shared memory
-    python3 group-rows-probe.py [CELLS]          # on a GPU: each cell's auto, then R = 1, 2, 4; median of 3, µs
+    python3 group-rows-probe.py [CELLS]          # on a GPU, biased then key-padded: each cell's auto, then R = 1,
+                                                 # 2, 4; median of 3, µs
                                                  # and % of a copy of x (the roofline but the bias's 1/64)
 """
 import os
