@@ -1,7 +1,7 @@
 """Does a cluster that holds R rows of one group of a shared bias, and copies its bias piece into shared memory once
 for them, run the biased rows/64 cluster widths nearer their roofline? (issue 26, session 67's lead 2.)
 
-The probe is shared_row_kernel (softmax_bench/kernels/shared_row.py), biased softmax only, with a row loop: cluster p
+The probe is shared_row_kernel (softmax_bench/kernels/shared_row.py), the softmax only, with a row loop: cluster p
 takes rows p · R … p · R + R − 1, which share bias row (p · R) // 64. Each CTA copies its piece of that bias row
 into shared memory by cp.async once, then for each row copies its piece of x into one buffer (after a CTA barrier,
 so that no thread still reads the last row's), takes the max as the chunks land, the sum, one exchange (the row's
