@@ -11,7 +11,7 @@
 #      512x262144, softmax and log, auto beside torch_compile, as bar-shared-row-<form>-h200-s69.
 #   2. The key-padded log backward over the default grid with the mask read where it is (landed), beside
 #      torch_compile, as bar-key-padded-log-backward-h200-s69.
-#   3. rows-held's probe (the premise of holding R rows: untested on an H200) in what is left.
+#   3. group-rows' probe (lead 2: a cluster holding R rows of one group of a shared bias or mask) in what is left.
 # phased-both (an H200; one call of ~7 min): phased-both.patch (session 67's phased.patch with the log backward's
 #   shared mask laid out in phase copies too, where it was written out to y's rows first) at 8192x50257:
 #   key-padded and biased rows/64 forward, softmax and log, and the key-padded log backward, first without the
@@ -46,7 +46,7 @@ if [[ ${1:-} == h200 ]]; then
     left 40 && sweep bar-shared-row-$form-$tag-s69 --shape 512x262144 --dtype $dtype --op $op $log
   done
   left 150 && sweep bar-key-padded-log-backward-$tag-s69 --preset default --op key-padded --log --pass backward
-  left 120 && LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 rows-held
+  left 120 && LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 group-rows
 fi
 if [[ ${1:-} == phased-both ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
