@@ -130,8 +130,8 @@ def roofline_pct(row, op: str) -> float:
     rows first: 94.6 % of its own bytes at bf16 1024×131072 on the H200, 71.0 % of the floor's). Runs from before
     the floor's copy was a column: pct_of_roofline; the plain softmax in a run from before that was filled, its %
     of copy (its roofline is a copy's bytes). NaN where none is known: a cell not counted as meeting the bar."""
-    floor_ms = row.get("roofline_copy_ms")
-    if floor_ms is not None and pd.notna(floor_ms) and pd.notna(row["ms"]):
+    floor_ms = row.get("roofline_copy_ms")  # None in runs without the column: pd.notna(None) is False
+    if pd.notna(floor_ms) and pd.notna(row["ms"]):
         return float(100 * floor_ms / row["ms"])
     if pd.notna(row["pct_of_roofline"]):
         return float(row["pct_of_roofline"])
