@@ -159,7 +159,8 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
                   "HAS_SCALE": case.get("scale", 1.0) != 1.0, "HAS_MASK": False, "CAUSAL": bool(case.get("causal")),
                   "LOG": bool(case.get("log")), "HAS_BIAS": bool(case.get("bias")), "ONLINE": online,
                   **({"BIAS_MIN": float(torch.finfo(dtype).min),
-                      "BIAS_BLEND": cluster.BIAS_BLEND and dtype != torch.float32} if case.get("bias") else {})}
+                      "BIAS_BLEND": cluster.bias_blends(Fusion(bias=torch.empty(0, dtype=dtype)), dtype)}
+                     if case.get("bias") else {})}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*" + case["dtype"],
              "bias_ptr": "*" + case["dtype"], "scale": "fp32"}
     divisible = ("x_ptr", "y_ptr", "bias_ptr", "N", "stride_x", "stride_y", "bias_stride")

@@ -1214,6 +1214,12 @@ if gluon is not None:
                 gl.store(y_row + end_lanes, end_y.to(out_ty), mask=at_end)
 
 
+def bias_blends(fusion: Fusion, dtype: torch.dtype) -> bool:
+    """Whether a kernel selects a 16-bit row's bias floor as bits (BIAS_BLEND): cluster_kernel's and
+    shared_row_kernel's rule."""
+    return BIAS_BLEND and fusion.bias is not None and dtype != torch.float32
+
+
 def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned: bool,
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
@@ -1227,7 +1233,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "POSITIVE_SCALE": POSITIVE_SCALES and how == "fp32" and fusion.scale > 0 and fusion.scale != 1.0,
                 "MASK_BLEND": MASK_BLEND_F32 and how == "fp32" and mask_vectors and N not in FP32_UNBLENDED_AT,
                 "BIAS_VECTORS": bias_vectors,
-                "BIAS_BLEND": BIAS_BLEND and fusion.bias is not None and dtype != torch.float32,
+                "BIAS_BLEND": bias_blends(fusion, dtype),
                 "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N),
                 "LEAN_CAUSAL": fusion.causal_m is not None and how == "fp32" and N in LEAN_CAUSAL_AT
                 and not by_vectors,

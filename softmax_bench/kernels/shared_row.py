@@ -172,9 +172,9 @@ def launch(x: torch.Tensor, y: torch.Tensor, fusion: Fusion, entry: tuple[int, i
     ctas, warps, online = entry
     chunk = 32 * warps * vector_elems(x.dtype)
     n_chunks = N // (ctas * chunk)
-    blend = cluster.BIAS_BLEND and fusion.bias is not None and x.dtype != torch.float32  # as kernel_constexprs'
     compiled = launch_kernel(shared_row_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              n_chunks=n_chunks, NCHUNK=n_chunks, CHUNK=chunk, VEC=vector_elems(x.dtype),
-                             ONLINE=online, BIAS_BLEND=blend, num_ctas=ctas, num_warps=warps)
+                             ONLINE=online, BIAS_BLEND=cluster.bias_blends(fusion, x.dtype), num_ctas=ctas,
+                             num_warps=warps)
     settings = {"ctas": ctas, "num_warps": warps, "step": N // ctas, "held": "shared"}
     return Launch(settings | ({"online": True} if online else {}), [compiled])
