@@ -6,14 +6,15 @@ leads fused at bf16 8192×16384 (97.4 against 93.8 % in evidence/runs/wide-rows-
 With `backward`, also twice the rows a program, and the cluster backward's default configuration is timed beside
 fused's where it runs (printed only).
 
-    [WARPS=2,4,8] python3 scripts/fused-configs.py OUT.csv [bf16|fp32] [backward|scaled|scaled-masked|causal|biased]
-        [log] [N|MxN ...]
+    [WARPS=2,4,8] python3 scripts/fused-configs.py OUT.csv [bf16|fp32]
+        [backward|scaled|scaled-masked|causal|biased|key-padded] [log] [rows/64|...] [N|MxN ...]
 
 N alone takes M = 2^27 / N rows; MxN (e.g. 4096x4000, the wide-rows config's first cell) those M rows. A sweep's
 fused op (scaled-masked, causal, biased) is timed as % of a copy of the bytes the op must move (x, the mask or
 bias, y; a causal row's kept columns), also with twice the rows a program. Every configuration is then timed again
 capped at the registers that give an SM one more program of it (config_timing.occupancy_cap). log: the op's
-log_softmax.
+log_softmax. A mask shape (softmax_bench.ops.MASK_SHAPES, e.g. rows/64) lays a shaped op's mask or bias out so (a
+sweep's --mask-shape; key-padded's is its own).
 """
 
 import itertools
@@ -31,11 +32,12 @@ WIDTHS = [4096, 8192, 16384, 24576, 32768]
 WARPS = tuple(int(w) for w in os.environ.get("WARPS", "4,8,16,32").split(","))  # warps a program tried
 
 
-def case(M: int, N: int, dtype: torch.dtype, backward: bool, op: str | None = None, log: bool = False):
+def case(M: int, N: int, dtype: torch.dtype, backward: bool, op: str | None = None, log: bool = False,
+         mask_shape: str = "full"):
     """(launch(config), its fp32 reference, tolerances, bytes it moves) for one M×N cell (of the sweep's `op`)."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     if op is not None:
-        fusion = ops.get_op(op).fusion_for(x, log=log)
+        fusion = ops.get_op(op).fusion_for(x, mask_shape, log)
         return (lambda config: fused.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
             TOLERANCES, one_pass_traffic(M, N, dtype, fusion).total_bytes
     [inputs], ref, tolerances, nbytes = pass_inputs([x], "backward" if backward else "forward")
@@ -50,19 +52,19 @@ def backward_launch(config, y, dy):
 
 
 def main(path: str, dtypes: list[torch.dtype], shapes: list[tuple[int, int]], backward: bool,
-         op: str | None = None, log: bool = False) -> None:
+         op: str | None = None, log: bool = False, mask_shape: str = "full") -> None:
     write_row = csv_rows(path, ["pass", "dtype", "M", "N", "rows", "num_warps", "per_thread", "max_registers",
                                 "default", "n_regs", "n_spills", "ms", "ms_p20", "ms_p80", "pct_of_copy", "copy_gbps",
                                 "max_err", "ok"])
     for dtype in dtypes:
         for M, N in shapes:
-            run, ref, tolerances, nbytes = case(M, N, dtype, backward, op, log)
+            run, ref, tolerances, nbytes = case(M, N, dtype, backward, op, log, mask_shape)
             label = "backward" if backward else (op or "forward") + ("-log" if log else "")
             copy = copy_gbps(dtype, nbytes)
             if backward:
                 default = fused_backward.launch_config(M, N, dtype)
             else:  # loading as the launch does (kernels.FORWARD_EVICT: evict_last, but narrow causal rows)
-                fusion = ops.get_op(op).fusion_for(torch.empty(M, N, device="meta")) if op else PLAIN
+                fusion = ops.get_op(op).fusion_for(torch.empty(M, N, device="meta"), mask_shape) if op else PLAIN
                 evict = fused.forward_evict(N, fusion)
                 default = {**fused.launch_config(M, N, dtype, fusion), **({"EVICT": evict} if evict else {})}
             # the backward and the fused ops also with twice the rows a program (more bytes in flight a thread)
@@ -106,4 +108,4 @@ if __name__ == "__main__":
     shapes = [tuple(map(int, a.split("x"))) if "x" in a else (ELEMS // int(a), int(a))
               for a in args if a.replace("x", "").isdigit()]
     main(sys.argv[1], dtypes, shapes or [(ELEMS // n, n) for n in WIDTHS if not backward or n <= fused_backward.MAX_N],
-         backward, op, "log" in args and op is not None)
+         backward, op, "log" in args and op is not None, next((a for a in args if "/" in a), "full"))

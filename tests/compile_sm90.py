@@ -96,8 +96,9 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     """A case of fused's kernel ({"kernel": "fused", "dtype", "N", "causal", "skip" (SKIP_MASKED), "causal_bits",
     "positive_scale", "exp_ftz", "halvings", "fold_scale", "shiftless" (CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ,
     HALVINGS, FOLD_SCALE, SHIFTLESS), "log", "max_registers" (ptxas's maxnreg; absent: none), "rows", "warps"
-    (absent: launch_config's), "evict" (the loads' EVICT; absent: plain)}): launch_config's tile for 2^27 / N rows
-    unless given, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
+    (absent: launch_config's), "evict" (the loads' EVICT; absent: plain), "mask" (a keep-mask), "shared" (its rows
+    shared: MASK_SHARED), "mask_once" (MASK_ONCE)}): launch_config's tile for 2^27 / N rows unless given, a scale,
+    the pointers and N's multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
 
     from softmax_bench.kernels import fused
@@ -106,15 +107,17 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     config = {**fused.launch_config(2**27 // N, N, dtype), **({"ROWS": case["rows"]} if "rows" in case else {}),
               **({"num_warps": case["warps"]} if "warps" in case else {})}
     kernel = fused.fused_rows_kernel
-    constexprs = {"BLOCK_N": config["BLOCK_N"], "ROWS": config["ROWS"], "HAS_SCALE": True, "HAS_MASK": False,
+    constexprs = {"BLOCK_N": config["BLOCK_N"], "ROWS": config["ROWS"], "HAS_SCALE": True,
                   "CAUSAL": bool(case.get("causal")), "LOG": bool(case.get("log")), "bias_ptr": None,
                   "SKIP_MASKED": bool(case.get("skip")), "CAUSAL_BITS": bool(case.get("causal_bits")),
                   "POSITIVE_SCALE": bool(case.get("positive_scale")), "EVICT": case.get("evict", ""),
                   "EXP_FTZ": bool(case.get("exp_ftz")), "HALVINGS": case.get("halvings", 0),
-                  "FOLD_SCALE": bool(case.get("fold_scale")),
+                  "FOLD_SCALE": bool(case.get("fold_scale")), "HAS_MASK": bool(case.get("mask")),
+                  "MASK_SHARED": bool(case.get("shared")), "MASK_ONCE": bool(case.get("mask_once")),
                   **({"SHIFTLESS": True} if case.get("shiftless") else {})}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*u8", "scale": "fp32"}
-    divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m") if N % 16 == 0 else ()
+    divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m", "mask_stride") \
+        if N % 16 == 0 else ()
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                        attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible})
     path = ptx_path(case, out_dir)

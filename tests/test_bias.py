@@ -276,3 +276,34 @@ def test_a_float64_bias_beside_float64_x_runs_torch():
     y = softmax_bench.softmax(x, bias=bias)
     assert y.dtype == torch.float64
     torch.testing.assert_close(y, torch.softmax(x + bias, -1))
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_a_programs_rows_read_their_shared_bias_row_once_with_the_row_by_row_result(dtype, log, monkeypatch):
+    """fused.BIAS_ONCE_ROWS: a program whose rows share a bias row ([B, 1, 1, S] over [B, H, S', S] scores) reads it
+    once and broadcasts it, bit for bit the result of reading it a row at a time, beside a keep-mask, with the dtype's
+    minimum, NaN and +inf in the bias; only where the program's rows lie in one group (bias_once)."""
+    from softmax_bench import dispatch
+    from softmax_bench.kernels import Fusion, fused
+
+    x = (torch.randn(2, 2, 64, 64, device=DEVICE) * 3).to(dtype)
+    bias = torch.randn(2, 1, 1, 64, device=DEVICE).to(dtype)
+    bias[0, ..., :5] = torch.finfo(dtype).min
+    bias[1, ..., 7], bias[1, ..., 9] = float("nan"), float("inf")
+    keep = torch.rand(x.shape, device=DEVICE) > 0.3
+    op = softmax_bench.log_softmax if log else softmax_bench.softmax
+    fusion = fusion_for(x, -1, 0.5, None, False, log, bias=bias)
+    rows = fused.launch_config(256, 64, dtype, fusion)["ROWS"]
+    monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", True)
+    assert fused.bias_once(fusion, rows) and 1 < rows <= fusion.bias_group
+    assert not fused.bias_once(fusion, 2 * fusion.bias_group) and not fused.bias_once(fusion, 1)
+    assert not fused.bias_once(Fusion(bias=torch.empty(4, 8, device="meta"), bias_group=8, causal_m=3), 4)
+    bits = torch.int16 if dtype == torch.bfloat16 else torch.int32  # NaN compares equal as bits
+    for mask in (None, keep):
+        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", True)
+        dispatch.clear_caches()
+        once = op(x, scale=0.5, mask=mask, bias=bias, variant="fused")
+        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", False)
+        dispatch.clear_caches()  # a call like an earlier one replays its launch
+        assert torch.equal(once.view(bits), op(x, scale=0.5, mask=mask, bias=bias, variant="fused").view(bits))

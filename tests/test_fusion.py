@@ -728,6 +728,41 @@ def test_a_broadcast_masks_gradient_is_the_expanded_masks(log):
         assert bool((grads[0][~keep.expand(x.shape)] == 0).all())
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_a_programs_rows_read_their_shared_mask_row_once_with_the_row_by_row_result(dtype, log, monkeypatch):
+    """fused.MASK_ONCE_ROWS: a program whose rows share a key-padding mask's row ([B, 1, 1, S] over [B, H, S', S]
+    scores) reads it once and broadcasts it, bit for bit the result of reading it a row at a time, alone and beside
+    a shared bias (read once too), a row masked out whole among them; only where the program's rows lie in one
+    group (mask_once)."""
+    from softmax_bench import dispatch
+    from softmax_bench.dispatch import fusion_for
+    from softmax_bench.kernels import fused
+
+    x, _ = fresh_randn(2, 2, 64, 64, dtype=dtype)
+    keep = torch.rand(2, 1, 1, 64, device=DEVICE) > 0.4  # each batch its own row: group 0's for all would differ
+    keep[1, ..., :] = False  # a batch whose rows keep nothing: zeros (softmax) and -inf (log_softmax)
+    bias = torch.randn(2, 1, 1, 64, device=DEVICE).to(dtype)
+    op = softmax_bench.log_softmax if log else softmax_bench.softmax
+    fusion = fusion_for(x, -1, 0.5, keep, False, log)
+    rows = fused.launch_config(256, 64, dtype, fusion)["ROWS"]
+    monkeypatch.setattr(fused, "MASK_ONCE_ROWS", True)
+    assert fused.mask_once(fusion, rows) and 1 < rows <= fusion.mask_group
+    assert not fused.mask_once(fusion, 2 * fusion.mask_group) and not fused.mask_once(fusion, 1)
+    assert not fused.mask_once(Fusion(mask=torch.empty(4, 8, device="meta"), mask_group=8, causal_m=3), 4)
+    bits = torch.int16 if dtype == torch.bfloat16 else torch.int32  # NaN compares equal as bits
+    for with_bias in (None, bias):
+        monkeypatch.setattr(fused, "MASK_ONCE_ROWS", True)
+        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", True)
+        dispatch.clear_caches()
+        assert fused.mask_once(fusion, rows)
+        once = op(x, scale=0.5, mask=keep, bias=with_bias, variant="fused")
+        monkeypatch.setattr(fused, "MASK_ONCE_ROWS", False)
+        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", False)
+        dispatch.clear_caches()  # a call like an earlier one replays its launch
+        assert torch.equal(once.view(bits), op(x, scale=0.5, mask=keep, bias=with_bias, variant="fused").view(bits))
+
+
 def test_a_shared_masks_bytes_are_its_own_rows_for_fused_and_cluster():
     from softmax_bench.kernels import Fusion, one_pass_traffic
 

@@ -155,7 +155,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       SKIP_MASKED: tl.constexpr = False, REVERSED: tl.constexpr = False,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
                       EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0, FOLD_SCALE: tl.constexpr = False,
-                      SHIFTLESS: tl.constexpr = False):
+                      SHIFTLESS: tl.constexpr = False, BIAS_ONCE: tl.constexpr = False,
+                      MASK_ONCE: tl.constexpr = False):
     first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
     if HALVINGS > 0:  # (TILE_HALVINGS: one causal row a program) the narrowest tile holding what the row keeps
         last = last_kept(first, causal_m, N)
@@ -175,7 +176,7 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
         _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
               BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
-              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS)
+              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS, BIAS_ONCE, MASK_ONCE)
 
 
 @triton.jit
@@ -207,7 +208,8 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
           MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr,
           bias_group, bias_period, BIAS_SHARED: tl.constexpr, SKIP_MASKED: tl.constexpr, CAUSAL_BITS: tl.constexpr,
           POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr = False,
-          SHIFTLESS: tl.constexpr = False):
+          SHIFTLESS: tl.constexpr = False, BIAS_ONCE: tl.constexpr = False,
+          MASK_ONCE: tl.constexpr = False):
     """y's rows first … first + ROWS − 1, columns 0 … BLOCK_N − 1 (what of them lies inside the row)."""
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
@@ -253,7 +255,7 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
             y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                               HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
                               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
-                              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE)
+                              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, BIAS_ONCE, MASK_ONCE)
         _store_tile(y_ptr, stride_y, rows, cols, inside, y)
 
 
@@ -269,11 +271,13 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
                   EVICT: tl.constexpr, mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride,
                   HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
-                  EXP_FTZ: tl.constexpr = False, FOLD_SCALE: tl.constexpr = False):
+                  EXP_FTZ: tl.constexpr = False, FOLD_SCALE: tl.constexpr = False, BIAS_ONCE: tl.constexpr = False,
+                  MASK_ONCE: tl.constexpr = False):
     """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32, shifted by each row's max."""
     x = _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside, HAS_SCALE,
                     HAS_MASK, CAUSAL, EVICT, mask_group, mask_period, MASK_SHARED, bias_ptr, bias_stride, HAS_BIAS,
-                    BIAS_MIN, bias_group, bias_period, BIAS_SHARED, CAUSAL_BITS, POSITIVE_SCALE, FOLD_SCALE)
+                    BIAS_MIN, bias_group, bias_period, BIAS_SHARED, CAUSAL_BITS, POSITIVE_SCALE, FOLD_SCALE, BIAS_ONCE,
+                    MASK_ONCE)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
@@ -299,7 +303,8 @@ def _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows
                 HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr, EVICT: tl.constexpr,
                 mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr,
                 BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
-                CAUSAL_BITS: tl.constexpr, POSITIVE_SCALE: tl.constexpr, FOLD_SCALE: tl.constexpr):
+                CAUSAL_BITS: tl.constexpr, POSITIVE_SCALE: tl.constexpr, FOLD_SCALE: tl.constexpr,
+                BIAS_ONCE: tl.constexpr = False, MASK_ONCE: tl.constexpr = False):
     """The tile's x in fp32, scaled (not under FOLD_SCALE), masked and biased: -inf in every column not kept
     (masked out, past a causal row's diagonal, past the row's end)."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
@@ -310,13 +315,23 @@ def _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows
     x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
                 eviction_policy=EVICT)
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
-    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period, MASK_SHARED)
+    if MASK_ONCE:  # (mask_once) the tile's rows share its first row's mask row: its pointer
+        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, tl.min(rows, axis=0), mask_group, mask_period,
+                                          MASK_SHARED)
+    else:
+        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period,
+                                          MASK_SHARED)
     if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
-        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period, BIAS_SHARED)
+        if BIAS_ONCE:  # (bias_once) the tile's rows share its first row's bias row: its pointer
+            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, tl.min(rows, axis=0), bias_group, bias_period,
+                                              BIAS_SHARED)
+        else:
+            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period,
+                                              BIAS_SHARED)
     # (FOLD_SCALE: a scale > 0 and EXP_FTZ) x stays unscaled, its max too: scale · (x − max) is one FFMA an element
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
                        HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN,
-                       CAUSAL_BITS, POSITIVE_SCALE)
+                       CAUSAL_BITS, POSITIVE_SCALE, BIAS_ONCE, MASK_ONCE)
     return x
 
 
@@ -375,10 +390,37 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     halvings = {"HALVINGS": halving} if halving else {}
     fold = {"FOLD_SCALE": True} if FOLD_SCALES[fusion.log] and causal_bits and ftz and fusion.scale > 0 else {}
     shiftless = {"SHIFTLESS": True} if unshifted(x, config["BLOCK_N"], fusion) and causal_bits and ftz else {}
+    once = {"BIAS_ONCE": True} if bias_once(fusion, config["ROWS"]) else {}
+    once |= {"MASK_ONCE": True} if mask_once(fusion, config["ROWS"]) else {}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold,
-                             **shiftless)
+                             **shiftless, **once)
     return y, Launch(config, [compiled])
+
+
+# A program's rows that share one row of a bias ([B, 1, 1, S] over [B, H, S, S] scores) or of a keep-mask (a
+# key-padding mask) read it once, for all of them, and broadcast it (BIAS_ONCE, MASK_ONCE; through shared memory
+# where the row's layout is not the tile's, compiled for sm_90), not once a row (issue 26, the sixty-seventh
+# session's bias-once.patch and the seventieth's mask-once: docs/perf-notes.md).
+BIAS_ONCE_ROWS = False
+MASK_ONCE_ROWS = False
+
+
+def bias_once(fusion: Fusion, rows: int) -> bool:
+    """Whether a program of `rows` rows (first row a multiple of rows) reads a shared bias's row once (BIAS_ONCE):
+    its rows lie in one group of the bias's rows (rows divides bias_group), and no causal mask cuts them."""
+    return BIAS_ONCE_ROWS and fusion.bias_shared and one_group(rows, fusion.bias_group, fusion)
+
+
+def mask_once(fusion: Fusion, rows: int) -> bool:
+    """Whether a program of `rows` rows reads a shared keep-mask's row once (MASK_ONCE), as bias_once for a bias."""
+    return MASK_ONCE_ROWS and fusion.mask_shared and one_group(rows, fusion.mask_group, fusion)
+
+
+def one_group(rows: int, group: int, fusion: Fusion) -> bool:
+    """Whether a program's `rows` rows (more than one, its first a multiple of them) lie in one group of `group`
+    rows, no causal mask cutting them."""
+    return rows > 1 and group % rows == 0 and fusion.causal_m is None
 
 
 def unshifted(x: torch.Tensor, block_n: int, fusion: Fusion) -> bool:

@@ -20,13 +20,15 @@ except ImportError:  # pragma: no cover - depends on the installed Triton
 def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m, N,
                    HAS_SCALE: tl.constexpr, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
                    bias_ptr=None, bias_stride=0, HAS_BIAS: tl.constexpr = False, BIAS_MIN: tl.constexpr = 0.0,
-                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False):
+                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
+                   ROW_BIAS: tl.constexpr = False, ROW_MASK: tl.constexpr = False):
     """x (fp32) times scale, plus the bias, with padding and masked-out positions at -inf so they add
     exp(-inf) = 0 to the sum.
 
     rows (int64) and cols broadcast against x; inside is False on padding lanes, which were loaded as -inf.
     A bias at or below BIAS_MIN (its dtype's minimum, -inf included) masks its position out. A causal row's bias
-    is read up to its diagonal only.
+    is read up to its diagonal only. ROW_BIAS: bias_ptr is the one bias row of all the rows (fused's BIAS_ONCE);
+    ROW_MASK: mask_ptr the one mask row (fused's MASK_ONCE).
     A plain softmax compiles to nothing here: on the H200 even an always-true select cost two_pass a third of its
     bandwidth on misaligned bf16 rows (docs/perf-notes.md).
     """
@@ -43,10 +45,13 @@ def scale_and_mask(x, rows, cols, inside, scale, mask_ptr, mask_stride, causal_m
         bits = x.to(tl.int32, bitcast=True)
         return ((bits & ~dropped) | (-8388608 & dropped)).to(tl.float32, bitcast=True)  # -inf's bits, 0xff800000
     if HAS_SCALE or HAS_MASK or CAUSAL or HAS_BIAS:
-        keep = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL)
+        keep = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK, CAUSAL, ROW_MASK)
         if HAS_BIAS:
-            read = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, False, CAUSAL)
-            bias = tl.load(bias_ptr + rows * bias_stride + cols, mask=read, other=0.0).to(tl.float32)
+            if ROW_BIAS:  # (no causal) one bias row for every row: read once, broadcast over them
+                bias = tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+            else:
+                read = kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, False, CAUSAL)
+                bias = tl.load(bias_ptr + rows * bias_stride + cols, mask=read, other=0.0).to(tl.float32)
             keep = keep & ~(bias <= BIAS_MIN)  # a NaN bias is kept: NaN in a row gives NaN in that row
             x = x + bias
         x = tl.where(keep, x, -float("inf"))  # padding back to -inf whatever the sign of scale
@@ -67,11 +72,16 @@ def mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED:
 
 
 @triton.jit
-def kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr):
-    """True where the keep-mask and the causal mask keep a position inside the row."""
+def kept(rows, cols, inside, mask_ptr, mask_stride, causal_m, N, HAS_MASK: tl.constexpr, CAUSAL: tl.constexpr,
+         ROW_MASK: tl.constexpr = False):
+    """True where the keep-mask and the causal mask keep a position inside the row (ROW_MASK: mask_ptr is the one
+    mask row of all the rows, read once and broadcast over them)."""
     keep = inside
     if HAS_MASK:
-        keep = keep & (tl.load(mask_ptr + rows * mask_stride + cols, mask=inside, other=0) != 0)
+        if ROW_MASK:
+            keep = keep & (tl.load(mask_ptr + cols, mask=cols < N, other=0) != 0)
+        else:
+            keep = keep & (tl.load(mask_ptr + rows * mask_stride + cols, mask=inside, other=0) != 0)
     if CAUSAL:
         keep = keep & (cols <= last_kept(rows, causal_m, N))
     return keep

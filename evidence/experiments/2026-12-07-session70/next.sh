@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The seventieth session's device steps: bash evidence/experiments/2026-12-07-session70/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]; COMMIT=SHA literal.
+# kp-configs (an H200; ~6 min): fused's configurations (scripts/fused-configs.py: warps 4-32, the default rows a
+#   program and twice them, each also capped at a program more an SM) for the key-padded bf16 rows fused runs, where
+#   auto reads 86.6-91.1 % of the floor on the H200 (broadcast-key-padded-forward-h200-s66), then biased rows/64's.
+# once (an H200; ~5 min): once-probe.py (its docstring): fused's key-padded and biased rows/64 bf16 narrow rows, the
+#   shared row read a row at a time or once a program (fused.MASK_ONCE_ROWS, BIAS_ONCE_ROWS), at launch_config's
+#   rows and twice them, in rounds after a copy of the floor's bytes.
+set -u
+here=evidence/experiments/2026-12-07-session70
+. evidence/experiments/device-step.sh  # card, tag, pack, left
+NARROW="4194304x32 1048576x128 262144x512 131072x1024 65536x2048 4096x4000"
+if [[ ${1:-} == kp-configs ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  timeout $(( ${LEFT_S:-600} * 3 / 5 )) python3 scripts/fused-configs.py $OUT/kp-configs-bf16.csv bf16 key-padded \
+    $NARROW > $OUT/kp-configs-bf16.txt 2>&1
+  echo "key-padded rc=$? at $SECONDS s"; grep "(default)" $OUT/kp-configs-bf16.txt
+  left 40 && timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 scripts/fused-configs.py $OUT/biased-configs-bf16.csv \
+    bf16 biased rows/64 $NARROW > $OUT/biased-configs-bf16.txt 2>&1
+  echo "biased rows/64 rc=$? at $SECONDS s"; grep "(default)" $OUT/biased-configs-bf16.txt
+  python3 - $OUT <<'PY'
+import glob, sys
+import pandas as pd
+for path in sorted(glob.glob(f"{sys.argv[1]}/*-configs-bf16.csv")):
+    d = pd.read_csv(path)
+    for (M, N), cell in d.groupby(["M", "N"]):
+        best, default = cell.loc[cell.pct_of_copy.idxmax()], cell[cell.default]
+        print(path.split("/")[-1], f"{M}x{N}", "default", *default.pct_of_copy.tolist(), "best", best.pct_of_copy,
+              f"rows {best.rows} warps {best.num_warps} cap {best.max_registers}")
+PY
+fi
+if [[ ${1:-} == once ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  timeout $(( ${LEFT_S:-600} - 10 )) python3 $here/once-probe.py 5 > $OUT/once-probe.txt 2>&1
+  echo "probe rc=$? at $SECONDS s"; grep -E "median|DIFFERS|error|Error" $OUT/once-probe.txt | grep -v "^W" | tail -80
+fi

@@ -1,0 +1,62 @@
+"""Does a fused program that reads its rows' shared mask (or bias) row once, not once a row, run key-padded's and
+biased rows/64's narrow bf16 rows nearer their floor on the H200? (issue 26; fused.MASK_ONCE_ROWS and BIAS_ONCE_ROWS,
+docs/perf-notes.md, seventieth session.)
+
+Each cell's fused launch, four forms timed in turn for ROUNDS rounds after a copy of the floor's bytes (the op's
+roofline: x, y and the shared rows once), as % of that copy:
+  rows      launch_config's tile, the shared row read a row at a time (as before the change)
+  once      the same tile, the row read once a program (where launch_config's rows lie in one group)
+  rows-2x   twice the rows a program, read a row at a time
+  once-2x   twice the rows a program, read once
+Each form is checked against float64 first, and against `rows` bit for bit.
+
+    python3 once-probe.py [ROUNDS]      # on a GPU
+"""
+import os
+import sys
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, "..", "..", ".."), os.path.join(here, "..", "..", "..", "scripts")]
+from config_timing import checked_forms, copy_gbps, csv_rows, in_rounds  # noqa: E402
+
+from softmax_bench import ops  # noqa: E402
+from softmax_bench.kernels import fused, one_pass_traffic  # noqa: E402
+
+CELLS = [(4194304, 32), (1048576, 128), (262144, 512), (131072, 1024), (65536, 2048), (4096, 4000)]
+CASES = [("key-padded", "full", False), ("key-padded", "full", True), ("biased", "rows/64", False)]
+
+
+def main(rounds: int) -> None:
+    out = os.environ.get("OUT", ".")
+    write_row = csv_rows(os.path.join(out, "once-probe.csv"), ["op", "log", "M", "N", "form", "round", "ms", "pct",
+                                                               "copy_gbps"])
+    for op, shape, log in CASES:
+        for M, N in CELLS:
+            x = torch.randn(M, N, dtype=torch.bfloat16, device="cuda") * 3
+            fusion = ops.get_op(op).fusion_for(x, shape, log)
+            config = dict(fused.launch_config(M, N, x.dtype, fusion))
+            evict = fused.forward_evict(N, fusion)
+            config |= {"EVICT": evict} if evict else {}
+            tiles = {"rows": config, "once": config, "rows-2x": {**config, "ROWS": 2 * config["ROWS"]},
+                     "once-2x": {**config, "ROWS": 2 * config["ROWS"]}}
+
+            def launched(form):
+                fused.MASK_ONCE_ROWS = fused.BIAS_ONCE_ROWS = form.startswith("once")
+                y, launch = fused.launch(x, fusion, config=tiles[form])
+                return y, launch
+
+            expected = ops.reference(x, fusion, torch.float64)
+            prefix = [op, log, M, N]
+            calls = checked_forms(launched, list(tiles), expected, prefix)
+            nbytes = one_pass_traffic(M, N, x.dtype, fusion).total_bytes
+            print(*prefix, "once a program at launch_config's rows:",
+                  fused.mask_once(fusion, config["ROWS"]) or fused.bias_once(fusion, config["ROWS"]), flush=True)
+            in_rounds(calls, rounds, x.dtype, nbytes, write_row, prefix, marked="rows")
+            del x, fusion, expected, calls
+
+
+if __name__ == "__main__":
+    print("copy check", round(copy_gbps(torch.bfloat16, 2**28)), "GB/s", flush=True)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
