@@ -97,7 +97,7 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     "positive_scale", "exp_ftz", "halvings", "fold_scale", "shiftless" (CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ,
     HALVINGS, FOLD_SCALE, SHIFTLESS), "log", "max_registers" (ptxas's maxnreg; absent: none), "rows", "warps"
     (absent: launch_config's), "evict" (the loads' EVICT; absent: plain), "mask" (a keep-mask), "shared" (its rows
-    shared: MASK_SHARED), "mask_once" (MASK_ONCE)}): launch_config's tile for 2^27 / N rows unless given, a scale,
+    shared: MASK_SHARED), "mask_once" (MASK_ONCE), "mask_shift" (MASK_SHIFT; absent: -1)}): launch_config's tile for 2^27 / N rows unless given, a scale,
     the pointers and N's multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
 
@@ -114,6 +114,7 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
                   "EXP_FTZ": bool(case.get("exp_ftz")), "HALVINGS": case.get("halvings", 0),
                   "FOLD_SCALE": bool(case.get("fold_scale")), "HAS_MASK": bool(case.get("mask")),
                   "MASK_SHARED": bool(case.get("shared")), "MASK_ONCE": bool(case.get("mask_once")),
+                  "MASK_SHIFT": case.get("mask_shift", -1),
                   **({"SHIFTLESS": True} if case.get("shiftless") else {})}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*u8", "scale": "fp32"}
     divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m", "mask_stride") \

@@ -763,6 +763,33 @@ def test_a_programs_rows_read_their_shared_mask_row_once_with_the_row_by_row_res
         assert torch.equal(once.view(bits), op(x, scale=0.5, mask=keep, bias=with_bias, variant="fused").view(bits))
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_a_shared_row_found_by_a_shift_where_its_groups_are_powers_of_two(log, monkeypatch):
+    """fused.GROUP_SHIFTS: where a shared mask's and bias's groups of rows are powers of two and do not repeat, fused
+    finds each row's by a shift (masking.group_shift), bit for bit the division and modulo's result; groups of
+    another size, or rows that repeat, keep the division."""
+    from softmax_bench import dispatch
+    from softmax_bench.dispatch import fusion_for
+    from softmax_bench.kernels import fused
+    from softmax_bench.kernels.masking import group_shift
+
+    assert (group_shift(64, 0), group_shift(1, 0), group_shift(48, 0), group_shift(64, 3)) == (6, 0, -1, -1)
+    x, _ = fresh_randn(4, 2, 32, 40)  # [B, H, S', S]: 64 rows a group
+    keep = torch.rand(4, 1, 1, 40, device=DEVICE) > 0.4
+    keep[2] = False  # a batch that keeps nothing
+    bias = torch.randn(4, 1, 1, 40, device=DEVICE)
+    fusion = fusion_for(x, -1, 0.5, keep, False, log, bias=bias)
+    assert group_shift(fusion.mask_group, fusion.mask_period) == 6 == group_shift(fusion.bias_group, fusion.bias_period)
+    op = softmax_bench.log_softmax if log else softmax_bench.softmax
+    for mask, with_bias in ((keep, None), (None, bias), (keep, bias)):
+        shifted = op(x, scale=0.5, mask=mask, bias=with_bias, variant="fused")
+        monkeypatch.setattr(fused, "GROUP_SHIFTS", False)
+        dispatch.clear_caches()  # a call like an earlier one replays its launch
+        assert torch.equal(shifted, op(x, scale=0.5, mask=mask, bias=with_bias, variant="fused"))
+        monkeypatch.setattr(fused, "GROUP_SHIFTS", True)
+        dispatch.clear_caches()
+
+
 def test_a_shared_masks_bytes_are_its_own_rows_for_fused_and_cluster():
     from softmax_bench.kernels import Fusion, one_pass_traffic
 

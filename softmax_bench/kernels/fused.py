@@ -14,8 +14,8 @@ import triton.language as tl
 
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, config_shape, forward_evict_setting, launch_kernel,
                next_power_of_2, one_pass_traffic, output_like)
-from .masking import (exp2_ftz, first_row, fusion_args, keeps_none, kept_vectors, last_kept, log_of_sum,
-                      mask_rows, normalized, normalizer, rows_differ, scale_and_mask)
+from .masking import (exp2_ftz, first_row, fusion_args, group_shift, keeps_none, kept_vectors, last_kept,
+                      log_of_sum, mask_rows, normalized, normalizer, rows_differ, scale_and_mask)
 
 # A program holds at least this many bytes of input (2048 16-bit values, 1024 fp32 ones): below it, several rows
 # share a program. On the H200 fp32 rows of 32, 512 and 1024 ran 2.1–3.2 points of a copy faster in 1024-value
@@ -156,7 +156,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
                       CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
                       EXP_FTZ: tl.constexpr = False, HALVINGS: tl.constexpr = 0, FOLD_SCALE: tl.constexpr = False,
                       SHIFTLESS: tl.constexpr = False, BIAS_ONCE: tl.constexpr = False,
-                      MASK_ONCE: tl.constexpr = False):
+                      MASK_ONCE: tl.constexpr = False, MASK_SHIFT: tl.constexpr = -1,
+                      BIAS_SHIFT: tl.constexpr = -1):
     first = first_row(ROWS, REVERSED)  # (REVERSED: CAUSAL, HEAVIEST_FIRST)
     if HALVINGS > 0:  # (TILE_HALVINGS: one causal row a program) the narrowest tile holding what the row keeps
         last = last_kept(first, causal_m, N)
@@ -176,7 +177,8 @@ def fused_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y,
         _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, causal_m, first,
               BLOCK_N, ROWS, HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED, SKIP_MASKED,
-              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS, BIAS_ONCE, MASK_ONCE)
+              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, SHIFTLESS, BIAS_ONCE, MASK_ONCE,
+              MASK_SHIFT, BIAS_SHIFT)
 
 
 @triton.jit
@@ -209,7 +211,7 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
           bias_group, bias_period, BIAS_SHARED: tl.constexpr, SKIP_MASKED: tl.constexpr, CAUSAL_BITS: tl.constexpr,
           POSITIVE_SCALE: tl.constexpr, EXP_FTZ: tl.constexpr, FOLD_SCALE: tl.constexpr = False,
           SHIFTLESS: tl.constexpr = False, BIAS_ONCE: tl.constexpr = False,
-          MASK_ONCE: tl.constexpr = False):
+          MASK_ONCE: tl.constexpr = False, MASK_SHIFT: tl.constexpr = -1, BIAS_SHIFT: tl.constexpr = -1):
     """y's rows first … first + ROWS − 1, columns 0 … BLOCK_N − 1 (what of them lies inside the row)."""
     rows = first + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
@@ -255,7 +257,8 @@ def _rows(x_ptr, y_ptr, M, N, stride_x, stride_y, scale, mask_ptr, mask_stride, 
             y = _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside,
                               HAS_SCALE, HAS_MASK, CAUSAL, LOG, EVICT, mask_group, mask_period, MASK_SHARED,
                               bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN, bias_group, bias_period, BIAS_SHARED,
-                              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, BIAS_ONCE, MASK_ONCE)
+                              CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ, FOLD_SCALE, BIAS_ONCE, MASK_ONCE,
+                              MASK_SHIFT, BIAS_SHIFT)
         _store_tile(y_ptr, stride_y, rows, cols, inside, y)
 
 
@@ -272,12 +275,13 @@ def _softmax_tile(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, ro
                   HAS_BIAS: tl.constexpr, BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
                   CAUSAL_BITS: tl.constexpr = False, POSITIVE_SCALE: tl.constexpr = False,
                   EXP_FTZ: tl.constexpr = False, FOLD_SCALE: tl.constexpr = False, BIAS_ONCE: tl.constexpr = False,
-                  MASK_ONCE: tl.constexpr = False):
+                  MASK_ONCE: tl.constexpr = False, MASK_SHIFT: tl.constexpr = -1,
+                  BIAS_SHIFT: tl.constexpr = -1):
     """The softmax (log_softmax) of a ROWS × BLOCK_N tile of x's rows `rows`, in fp32, shifted by each row's max."""
     x = _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows, cols, inside, HAS_SCALE,
                     HAS_MASK, CAUSAL, EVICT, mask_group, mask_period, MASK_SHARED, bias_ptr, bias_stride, HAS_BIAS,
                     BIAS_MIN, bias_group, bias_period, BIAS_SHARED, CAUSAL_BITS, POSITIVE_SCALE, FOLD_SCALE, BIAS_ONCE,
-                    MASK_ONCE)
+                    MASK_ONCE, MASK_SHIFT, BIAS_SHIFT)
     row_max = tl.max(x, axis=1)
     # Shift by the max so exp never overflows; an all -inf row shifts by 0 so that it gives zeros, not NaN.
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)[:, None]
@@ -304,9 +308,11 @@ def _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows
                 mask_group, mask_period, MASK_SHARED: tl.constexpr, bias_ptr, bias_stride, HAS_BIAS: tl.constexpr,
                 BIAS_MIN: tl.constexpr, bias_group, bias_period, BIAS_SHARED: tl.constexpr,
                 CAUSAL_BITS: tl.constexpr, POSITIVE_SCALE: tl.constexpr, FOLD_SCALE: tl.constexpr,
-                BIAS_ONCE: tl.constexpr = False, MASK_ONCE: tl.constexpr = False):
+                BIAS_ONCE: tl.constexpr = False, MASK_ONCE: tl.constexpr = False, MASK_SHIFT: tl.constexpr = -1,
+                BIAS_SHIFT: tl.constexpr = -1):
     """The tile's x in fp32, scaled (not under FOLD_SCALE), masked and biased: -inf in every column not kept
-    (masked out, past a causal row's diagonal, past the row's end)."""
+    (masked out, past a causal row's diagonal, past the row's end). MASK_SHIFT, BIAS_SHIFT: mask_rows's
+    GROUP_SHIFT of a shared mask's and bias's rows."""
     # Padding lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum.
     # EVICT: "" unless FORWARD_EVICT (or scripts/eviction.py and scripts/l2-after.py) set it
     read = inside
@@ -317,17 +323,17 @@ def _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
     if MASK_ONCE:  # (mask_once) the tile's rows share its first row's mask row: its pointer
         mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, tl.min(rows, axis=0), mask_group, mask_period,
-                                          MASK_SHARED)
+                                          MASK_SHARED, MASK_SHIFT)
     else:
         mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period,
-                                          MASK_SHARED)
+                                          MASK_SHARED, MASK_SHIFT)
     if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
         if BIAS_ONCE:  # (bias_once) the tile's rows share its first row's bias row: its pointer
             bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, tl.min(rows, axis=0), bias_group, bias_period,
-                                              BIAS_SHARED)
+                                              BIAS_SHARED, BIAS_SHIFT)
         else:
             bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period,
-                                              BIAS_SHARED)
+                                              BIAS_SHARED, BIAS_SHIFT)
     # (FOLD_SCALE: a scale > 0 and EXP_FTZ) x stays unscaled, its max too: scale · (x − max) is one FFMA an element
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
                        HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN,
@@ -392,10 +398,20 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     shiftless = {"SHIFTLESS": True} if unshifted(x, config["BLOCK_N"], fusion) and causal_bits and ftz else {}
     once = {"BIAS_ONCE": True} if bias_once(fusion, config["ROWS"]) else {}
     once |= {"MASK_ONCE": True} if mask_once(fusion, config["ROWS"]) else {}
+    shifts = {name: shift for name, shared, shift in
+              (("MASK_SHIFT", fusion.mask_shared, group_shift(fusion.mask_group, fusion.mask_period)),
+               ("BIAS_SHIFT", fusion.bias_shared, group_shift(fusion.bias_group, fusion.bias_period)))
+              if GROUP_SHIFTS and shared and shift >= 0}
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold,
-                             **shiftless, **once)
+                             **shiftless, **once, **shifts)
     return y, Launch(config, [compiled])
+
+
+# A shared mask's (bias's) row found by a shift where its groups are powers of two rows (masking.group_shift), not
+# a division and a modulo by runtime values: on the H200 the key-padded bf16 rows fused runs are bound by issuing
+# their instructions (seventieth session, docs/perf-notes.md).
+GROUP_SHIFTS = True
 
 
 # A program's rows that share one row of a bias ([B, 1, 1, S] over [B, H, S, S] scores) or of a keep-mask (a

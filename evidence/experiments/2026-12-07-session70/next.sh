@@ -5,8 +5,10 @@
 #   program and twice them, each also capped at a program more an SM) for the key-padded bf16 rows fused runs, where
 #   auto reads 86.6-91.1 % of the floor on the H200 (broadcast-key-padded-forward-h200-s66), then biased rows/64's.
 # once (an H200; ~5 min): once-probe.py (its docstring): fused's key-padded and biased rows/64 bf16 narrow rows, the
-#   shared row read a row at a time or once a program (fused.MASK_ONCE_ROWS, BIAS_ONCE_ROWS), at launch_config's
-#   rows and twice them, in rounds after a copy of the floor's bytes.
+#   shared row found by a division or a shift (fused.GROUP_SHIFTS), read a row at a time or once a program
+#   (fused.MASK_ONCE_ROWS, BIAS_ONCE_ROWS), in rounds after a copy of the floor's bytes.
+# sweeps (an H200; ~8 min): the bar's runs of the forms GROUP_SHIFTS touches, as committed, auto beside
+#   torch_compile over the default grid: key-padded forward and its log, biased rows/64 forward and its log.
 set -u
 here=evidence/experiments/2026-12-07-session70
 . evidence/experiments/device-step.sh  # card, tag, pack, left
@@ -34,4 +36,19 @@ if [[ ${1:-} == once ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   timeout $(( ${LEFT_S:-600} - 10 )) python3 $here/once-probe.py 5 > $OUT/once-probe.txt 2>&1
   echo "probe rc=$? at $SECONDS s"; grep -E "median|DIFFERS|error|Error" $OUT/once-probe.txt | grep -v "^W" | tail -80
+fi
+sweep() {  # sweep ID ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the floor
+  local id=$1; shift
+  SOFTMAX_BENCH_COMMIT=${COMMIT:?set COMMIT=SHA} timeout 200 python3 -m softmax_bench sweep --out $OUT/runs --run-id $id \
+    "$@" --variant auto --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+  echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+d = d[d.variant == 'auto']; print(' '.join(f'{r.dtype}:{r.N}:{100 * r.roofline_copy_ms / r.ms:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
+}
+if [[ ${1:-} == sweeps ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  for form in key-padded key-padded-log biased biased-log; do
+    op=${form%-log}; log=; [[ $form == *-log ]] && log=--log
+    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+    left 130 && sweep bar-${form/biased/biased-rows64}-$tag-s70 --preset default --op $op $log $shape
+  done
 fi

@@ -1,14 +1,15 @@
-"""Does a fused program that reads its rows' shared mask (or bias) row once, not once a row, run key-padded's and
-biased rows/64's narrow bf16 rows nearer their floor on the H200? (issue 26; fused.MASK_ONCE_ROWS and BIAS_ONCE_ROWS,
+"""Do fused's key-padded and biased rows/64 narrow bf16 rows run nearer their floor on the H200 with a shared row
+found by a shift (fused.GROUP_SHIFTS), and read once a program (fused.MASK_ONCE_ROWS, BIAS_ONCE_ROWS)? (issue 26,
 docs/perf-notes.md, seventieth session.)
 
 Each cell's fused launch, four forms timed in turn for ROUNDS rounds after a copy of the floor's bytes (the op's
 roofline: x, y and the shared rows once), as % of that copy:
-  rows      launch_config's tile, the shared row read a row at a time (as before the change)
-  once      the same tile, the row read once a program (where launch_config's rows lie in one group)
-  rows-2x   twice the rows a program, read a row at a time
-  once-2x   twice the rows a program, read once
-Each form is checked against float64 first, and against `rows` bit for bit.
+  divide         launch_config's tile, each row's shared row by a division and a modulo, read a row at a time
+                 (as before the change)
+  shift          the same, the row found by a shift
+  shift-once     the same tile, the row read once a program (where launch_config's rows lie in one group)
+  shift-once-2x  twice the rows a program, read once
+Each form is checked against float64 first, and against `divide` bit for bit.
 
     python3 once-probe.py [ROUNDS]      # on a GPU
 """
@@ -39,11 +40,12 @@ def main(rounds: int) -> None:
             config = dict(fused.launch_config(M, N, x.dtype, fusion))
             evict = fused.forward_evict(N, fusion)
             config |= {"EVICT": evict} if evict else {}
-            tiles = {"rows": config, "once": config, "rows-2x": {**config, "ROWS": 2 * config["ROWS"]},
-                     "once-2x": {**config, "ROWS": 2 * config["ROWS"]}}
+            tiles = {"divide": config, "shift": config, "shift-once": config,
+                     "shift-once-2x": {**config, "ROWS": 2 * config["ROWS"]}}
 
             def launched(form):
-                fused.MASK_ONCE_ROWS = fused.BIAS_ONCE_ROWS = form.startswith("once")
+                fused.GROUP_SHIFTS = form != "divide"
+                fused.MASK_ONCE_ROWS = fused.BIAS_ONCE_ROWS = "once" in form
                 y, launch = fused.launch(x, fusion, config=tiles[form])
                 return y, launch
 
@@ -53,8 +55,7 @@ def main(rounds: int) -> None:
             nbytes = one_pass_traffic(M, N, x.dtype, fusion).total_bytes
             print(*prefix, "once a program at launch_config's rows:",
                   fused.mask_once(fusion, config["ROWS"]) or fused.bias_once(fusion, config["ROWS"]), flush=True)
-            in_rounds(calls, rounds, x.dtype, nbytes, write_row, prefix, marked="rows")
-            del x, fusion, expected, calls
+            in_rounds(calls, rounds, x.dtype, nbytes, write_row, prefix, marked="divide")
 
 
 if __name__ == "__main__":
