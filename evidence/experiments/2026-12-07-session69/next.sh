@@ -83,8 +83,7 @@ if [[ ${1:-} == group-rows ]]; then
 fi
 if [[ ${1:-} == rows-held ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  patch -s -p1 < evidence/experiments/2026-12-06-session67/bias-once.patch || { echo "bias-once.patch does not apply"; exit 1; }
+  # bias-once.patch is in the tree since 1236d16 (switched off; the probe sets fused.BIAS_ONCE_ROWS)
   timeout $(( ${LEFT_S:-600} - 15 )) python3 $here/rows-held-probe.py > $OUT/rows-held.txt 2>&1
   echo "probe rc=$? at $SECONDS s"; grep -vE "Warning|^W" $OUT/rows-held.txt | tail -17
-  patch -s -R -p1 < evidence/experiments/2026-12-06-session67/bias-once.patch
 fi
