@@ -221,7 +221,10 @@ def mask_expanded(fusion: Fusion, M: int) -> Fusion:
 
 def group_shift(group: int, period: int) -> int:
     """mask_rows's GROUP_SHIFT for a shared mask's (or bias's) mask_group and mask_period: log2(group) where group is
-    a power of two and the rows do not repeat (period 0), else -1 (a division and a modulo)."""
+    a power of two and the rows do not repeat (period 0), else -1 (a division and a modulo; also where torch.compile
+    traces them as SymInts)."""
+    if not (isinstance(group, int) and isinstance(period, int)):
+        return -1
     return group.bit_length() - 1 if period == 0 and group & (group - 1) == 0 else -1
 
 
