@@ -9,6 +9,7 @@
 #   (fused.MASK_ONCE_ROWS, BIAS_ONCE_ROWS), in rounds after a copy of the floor's bytes.
 # sweeps (an H200; ~8 min): the bar's runs of the forms GROUP_SHIFTS touches, as committed, auto beside
 #   torch_compile over the default grid: key-padded forward and its log, biased rows/64 forward and its log.
+# once-sweeps (an H200; one call of LEFT_S): once in its first 240 s, then sweeps in what is left.
 set -u
 here=evidence/experiments/2026-12-07-session70
 . evidence/experiments/device-step.sh  # card, tag, pack, left
@@ -34,7 +35,7 @@ PY
 fi
 if [[ ${1:-} == once ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  timeout $(( ${LEFT_S:-600} - 10 )) python3 $here/once-probe.py 5 > $OUT/once-probe.txt 2>&1
+  timeout $(( ${LEFT_S:-600} - 10 )) python3 $here/once-probe.py 3 > $OUT/once-probe.txt 2>&1
   echo "probe rc=$? at $SECONDS s"; grep -E "median|DIFFERS|error|Error" $OUT/once-probe.txt | grep -v "^W" | tail -80
 fi
 sweep() {  # sweep ID ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the floor
@@ -44,6 +45,10 @@ sweep() {  # sweep ID ARGS...: auto beside torch_compile into $OUT/runs/ID, one 
   echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
 d = d[d.variant == 'auto']; print(' '.join(f'{r.dtype}:{r.N}:{100 * r.roofline_copy_ms / r.ms:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
 }
+if [[ ${1:-} == once-sweeps ]]; then  # once in LEFT_S's first 240 s, then sweeps in what is left
+  LEFT_S=240 bash $0 once
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 sweeps
+fi
 if [[ ${1:-} == sweeps ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   for form in key-padded key-padded-log biased biased-log; do
