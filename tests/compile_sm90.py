@@ -97,8 +97,9 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
     "positive_scale", "exp_ftz", "halvings", "fold_scale", "shiftless" (CAUSAL_BITS, POSITIVE_SCALE, EXP_FTZ,
     HALVINGS, FOLD_SCALE, SHIFTLESS), "log", "max_registers" (ptxas's maxnreg; absent: none), "rows", "warps"
     (absent: launch_config's), "evict" (the loads' EVICT; absent: plain), "mask" (a keep-mask), "shared" (its rows
-    shared: MASK_SHARED), "mask_once" (MASK_ONCE), "mask_shift" (MASK_SHIFT; absent: -1)}): launch_config's tile for 2^27 / N rows unless given, a scale,
-    the pointers and N's multiples of 16 specialized as a launch does."""
+    shared: MASK_SHARED), "mask_once" (MASK_ONCE), "mask_shift" (MASK_SHIFT; absent: -1), "bias" (True: a bias of
+    x's dtype, its rows shared: BIAS_SHARED), "bias_shift" (BIAS_SHIFT; absent: -1)}): launch_config's tile for 2^27
+    / N rows unless given, a scale, the pointers and N's multiples of 16 specialized as a launch does."""
     from triton.compiler import ASTSource
 
     from softmax_bench.kernels import fused
@@ -117,8 +118,13 @@ def compile_fused_case(case: dict, out_dir: str) -> dict:
                   "MASK_SHIFT": case.get("mask_shift", -1),
                   **({"SHIFTLESS": True} if case.get("shiftless") else {})}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*u8", "scale": "fp32"}
-    divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m", "mask_stride") \
-        if N % 16 == 0 else ()
+    if case.get("bias"):
+        del constexprs["bias_ptr"]
+        constexprs |= {"HAS_BIAS": True, "BIAS_SHARED": True, "BIAS_SHIFT": case.get("bias_shift", -1),
+                       "BIAS_MIN": float(torch.finfo(dtype).min)}
+        types["bias_ptr"] = "*" + case["dtype"]
+    divisible = ("x_ptr", "y_ptr", "mask_ptr", "M", "N", "stride_x", "stride_y", "causal_m", "mask_stride",
+                 "bias_ptr", "bias_stride") if N % 16 == 0 else ()
     source = ASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                        attrs={(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible})
     path = ptx_path(case, out_dir)
