@@ -11,6 +11,7 @@ from softmax_bench.kernels import TOLERANCES, GRAD_TOLERANCES, variants
 
 from .compile_sm90 import printed_without_interpreter
 from .conftest import DEVICE, runnable_variants
+from .test_fusion import same_bits_switched
 
 BIASED = runnable_variants()  # every variant adds a bias; cluster (wide rows only) in test_cluster
 TRITON_BIASED = runnable_variants(triton_only=True)
@@ -284,7 +285,6 @@ def test_a_programs_rows_read_their_shared_bias_row_once_with_the_row_by_row_res
     """fused.BIAS_ONCE_ROWS: a program whose rows share a bias row ([B, 1, 1, S] over [B, H, S', S] scores) reads it
     once and broadcasts it, bit for bit the result of reading it a row at a time, beside a keep-mask, with the dtype's
     minimum, NaN and +inf in the bias; only where the program's rows lie in one group (bias_once)."""
-    from softmax_bench import dispatch
     from softmax_bench.kernels import Fusion, fused
 
     x = (torch.randn(2, 2, 64, 64, device=DEVICE) * 3).to(dtype)
@@ -299,11 +299,6 @@ def test_a_programs_rows_read_their_shared_bias_row_once_with_the_row_by_row_res
     assert fused.bias_once(fusion, rows) and 1 < rows <= fusion.bias_group
     assert not fused.bias_once(fusion, 2 * fusion.bias_group) and not fused.bias_once(fusion, 1)
     assert not fused.bias_once(Fusion(bias=torch.empty(4, 8, device="meta"), bias_group=8, causal_m=3), 4)
-    bits = torch.int16 if dtype == torch.bfloat16 else torch.int32  # NaN compares equal as bits
     for mask in (None, keep):
-        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", True)
-        dispatch.clear_caches()
-        once = op(x, scale=0.5, mask=mask, bias=bias, variant="fused")
-        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", False)
-        dispatch.clear_caches()  # a call like an earlier one replays its launch
-        assert torch.equal(once.view(bits), op(x, scale=0.5, mask=mask, bias=bias, variant="fused").view(bits))
+        same_bits_switched(monkeypatch, fused, ["BIAS_ONCE_ROWS"],
+                           lambda: op(x, scale=0.5, mask=mask, bias=bias, variant="fused"))

@@ -728,6 +728,21 @@ def test_a_broadcast_masks_gradient_is_the_expanded_masks(log):
         assert bool((grads[0][~keep.expand(x.shape)] == 0).all())
 
 
+def same_bits_switched(monkeypatch, module, switches: list[str], call) -> None:
+    """call()'s output with the module's `switches` on is bit for bit its output with them off (NaN equal to NaN),
+    each call launched afresh, not replayed from the other."""
+    from softmax_bench import dispatch
+
+    outputs = []
+    for on in (True, False):
+        for name in switches:
+            monkeypatch.setattr(module, name, on)
+        dispatch.clear_caches()  # a call like an earlier one replays its launch
+        outputs.append(call())
+    bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[outputs[0].element_size()]
+    assert torch.equal(outputs[0].view(bits), outputs[1].view(bits))
+
+
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_a_programs_rows_read_their_shared_mask_row_once_with_the_row_by_row_result(dtype, log, monkeypatch):
@@ -735,7 +750,6 @@ def test_a_programs_rows_read_their_shared_mask_row_once_with_the_row_by_row_res
     scores) reads it once and broadcasts it, bit for bit the result of reading it a row at a time, alone and beside
     a shared bias (read once too), a row masked out whole among them; only where the program's rows lie in one
     group (mask_once)."""
-    from softmax_bench import dispatch
     from softmax_bench.dispatch import fusion_for
     from softmax_bench.kernels import fused
 
@@ -750,17 +764,9 @@ def test_a_programs_rows_read_their_shared_mask_row_once_with_the_row_by_row_res
     assert fused.mask_once(fusion, rows) and 1 < rows <= fusion.mask_group
     assert not fused.mask_once(fusion, 2 * fusion.mask_group) and not fused.mask_once(fusion, 1)
     assert not fused.mask_once(Fusion(mask=torch.empty(4, 8, device="meta"), mask_group=8, causal_m=3), 4)
-    bits = torch.int16 if dtype == torch.bfloat16 else torch.int32  # NaN compares equal as bits
     for with_bias in (None, bias):
-        monkeypatch.setattr(fused, "MASK_ONCE_ROWS", True)
-        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", True)
-        dispatch.clear_caches()
-        assert fused.mask_once(fusion, rows)
-        once = op(x, scale=0.5, mask=keep, bias=with_bias, variant="fused")
-        monkeypatch.setattr(fused, "MASK_ONCE_ROWS", False)
-        monkeypatch.setattr(fused, "BIAS_ONCE_ROWS", False)
-        dispatch.clear_caches()  # a call like an earlier one replays its launch
-        assert torch.equal(once.view(bits), op(x, scale=0.5, mask=keep, bias=with_bias, variant="fused").view(bits))
+        same_bits_switched(monkeypatch, fused, ["MASK_ONCE_ROWS", "BIAS_ONCE_ROWS"],
+                           lambda: op(x, scale=0.5, mask=keep, bias=with_bias, variant="fused"))
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
@@ -768,7 +774,6 @@ def test_a_shared_row_found_by_a_shift_where_its_groups_are_powers_of_two(log, m
     """fused.GROUP_SHIFTS: where a shared mask's and bias's groups of rows are powers of two and do not repeat, fused
     finds each row's by a shift (masking.group_shift), bit for bit the division and modulo's result; groups of
     another size, or rows that repeat, keep the division."""
-    from softmax_bench import dispatch
     from softmax_bench.dispatch import fusion_for
     from softmax_bench.kernels import fused
     from softmax_bench.kernels.masking import group_shift
@@ -782,12 +787,8 @@ def test_a_shared_row_found_by_a_shift_where_its_groups_are_powers_of_two(log, m
     assert group_shift(fusion.mask_group, fusion.mask_period) == 6 == group_shift(fusion.bias_group, fusion.bias_period)
     op = softmax_bench.log_softmax if log else softmax_bench.softmax
     for mask, with_bias in ((keep, None), (None, bias), (keep, bias)):
-        shifted = op(x, scale=0.5, mask=mask, bias=with_bias, variant="fused")
-        monkeypatch.setattr(fused, "GROUP_SHIFTS", False)
-        dispatch.clear_caches()  # a call like an earlier one replays its launch
-        assert torch.equal(shifted, op(x, scale=0.5, mask=mask, bias=with_bias, variant="fused"))
-        monkeypatch.setattr(fused, "GROUP_SHIFTS", True)
-        dispatch.clear_caches()
+        same_bits_switched(monkeypatch, fused, ["GROUP_SHIFTS"],
+                           lambda: op(x, scale=0.5, mask=mask, bias=with_bias, variant="fused"))
 
 
 def test_a_shared_masks_bytes_are_its_own_rows_for_fused_and_cluster():

@@ -321,24 +321,26 @@ def _tile_input(x_ptr, stride_x, N, scale, mask_ptr, mask_stride, causal_m, rows
     x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=read, other=-float("inf"),
                 eviction_policy=EVICT)
     x = x.to(tl.float32)  # accumulate in fp32 whatever the input dtype
-    if MASK_ONCE:  # (mask_once) the tile's rows share its first row's mask row: its pointer
-        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, tl.min(rows, axis=0), mask_group, mask_period,
-                                          MASK_SHARED, MASK_SHIFT)
-    else:
-        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, rows[:, None], mask_group, mask_period,
-                                          MASK_SHARED, MASK_SHIFT)
+    mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, _reading_rows(rows, MASK_ONCE), mask_group,
+                                      mask_period, MASK_SHARED, MASK_SHIFT)
     if HAS_BIAS:  # only then: Triton 3.6 cannot return bias_ptr's None from a function
-        if BIAS_ONCE:  # (bias_once) the tile's rows share its first row's bias row: its pointer
-            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, tl.min(rows, axis=0), bias_group, bias_period,
-                                              BIAS_SHARED, BIAS_SHIFT)
-        else:
-            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, rows[:, None], bias_group, bias_period,
-                                              BIAS_SHARED, BIAS_SHIFT)
+        bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, _reading_rows(rows, BIAS_ONCE), bias_group,
+                                          bias_period, BIAS_SHARED, BIAS_SHIFT)
     # (FOLD_SCALE: a scale > 0 and EXP_FTZ) x stays unscaled, its max too: scale · (x − max) is one FFMA an element
     x = scale_and_mask(x, rows[:, None], cols[None, :], inside, scale, mask_ptr, mask_stride, causal_m, N,
                        HAS_SCALE and not FOLD_SCALE, HAS_MASK, CAUSAL, bias_ptr, bias_stride, HAS_BIAS, BIAS_MIN,
                        CAUSAL_BITS, POSITIVE_SCALE, BIAS_ONCE, MASK_ONCE)
     return x
+
+
+@triton.jit
+def _reading_rows(rows, ONCE: tl.constexpr):
+    """The rows whose shared mask (bias) rows a tile reads: each of its rows, or (ONCE: mask_once, bias_once) the
+    first alone, whose row all of them share."""
+    if ONCE:
+        return tl.min(rows, axis=0)
+    else:
+        return rows[:, None]
 
 
 def launch_config(M: int, N: int, dtype: torch.dtype = torch.float32, fusion: Fusion = PLAIN) -> dict:
