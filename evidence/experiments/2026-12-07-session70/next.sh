@@ -4,7 +4,7 @@
 # kp-configs (an H200; ~6 min): fused's configurations (scripts/fused-configs.py: warps 4-32, the default rows a
 #   program and twice them, each also capped at a program more an SM) for the key-padded bf16 rows fused runs, where
 #   auto reads 86.6-91.1 % of the floor on the H200 (broadcast-key-padded-forward-h200-s66), then biased rows/64's.
-# once (an H200; ~5 min): once-probe.py (its docstring): fused's key-padded and biased rows/64 bf16 narrow rows, the
+# once (an H200; ~5 min): the GPU tests of the shift and the once switches, then once-probe.py (its docstring): fused's key-padded and biased rows/64 bf16 narrow rows, the
 #   shared row found by a division or a shift (fused.GROUP_SHIFTS), read a row at a time or once a program
 #   (fused.MASK_ONCE_ROWS, BIAS_ONCE_ROWS), in rounds after a copy of the floor's bytes.
 # sweeps (an H200; ~8 min): the bar's runs of the forms GROUP_SHIFTS touches, as committed, auto beside
@@ -35,6 +35,10 @@ PY
 fi
 if [[ ${1:-} == once ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  # first the GPU tests of the shift and the once switches (landed checked in the interpreter only)
+  timeout 90 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_fusion.py tests/test_bias.py \
+    -k "shift or once or broadcast or shared" > $OUT/tests-shift-once.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-shift-once.txt)"
   timeout $(( ${LEFT_S:-600} - 10 )) python3 $here/once-probe.py 3 > $OUT/once-probe.txt 2>&1
   echo "probe rc=$? at $SECONDS s"; grep -E "median|DIFFERS|error|Error" $OUT/once-probe.txt | grep -v "^W" | tail -80
 fi
