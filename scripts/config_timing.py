@@ -17,7 +17,8 @@ from softmax_bench.timing import Timing, TimingSettings, measure
 SETTINGS = TimingSettings(warmup_ms=10, rep_ms=30)
 ELEMS = 2**27
 VOCAB = {50257: 8192, 128256: 4096, 151936: 2048}  # rows of the vocabulary shapes; other widths: ELEMS // N
-FUSED_OPS = ("scaled", "scaled-masked", "causal", "biased", "key-padded")  # the sweep's fused ops (softmax_bench.ops) timed here
+# the sweep's fused ops (softmax_bench.ops) timed here
+FUSED_OPS = ("scaled", "scaled-masked", "causal", "biased", "key-padded")
 
 
 def csv_rows(path: str, header: list[str]):
