@@ -400,10 +400,11 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     shiftless = {"SHIFTLESS": True} if unshifted(x, config["BLOCK_N"], fusion) and causal_bits and ftz else {}
     once = {"BIAS_ONCE": True} if bias_once(fusion, config["ROWS"]) else {}
     once |= {"MASK_ONCE": True} if mask_once(fusion, config["ROWS"]) else {}
-    shifts = {name: shift for name, shared, shift in
-              (("MASK_SHIFT", fusion.mask_shared, group_shift(fusion.mask_group, fusion.mask_period)),
-               ("BIAS_SHIFT", fusion.bias_shared, group_shift(fusion.bias_group, fusion.bias_period)))
-              if GROUP_SHIFTS and shared and shift >= 0}
+    shifts = {}  # (only for a shared mask or bias: a plain call passes no more arguments)
+    if GROUP_SHIFTS and fusion.mask_shared:
+        shifts["MASK_SHIFT"] = group_shift(fusion.mask_group, fusion.mask_period)
+    if GROUP_SHIFTS and fusion.bias_shared:
+        shifts["BIAS_SHIFT"] = group_shift(fusion.bias_group, fusion.bias_period)
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold,
                              **shiftless, **once, **shifts)

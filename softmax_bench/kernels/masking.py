@@ -66,13 +66,13 @@ def mask_rows(mask_ptr, mask_stride, rows, mask_group, mask_period, MASK_SHARED:
     [B, 1, 1, S] over [B, H, S, S] scores) and the mask's rows repeat (every mask_period: a [1, 1, S, S] mask over
     a batch), each row's mask row as a pointer, with row stride 0. In 32 bits: rows < M < 2^31. GROUP_SHIFT ≥ 0
     (group_shift): mask_group is 2^GROUP_SHIFT and the rows do not repeat, so the row is a shift."""
-    if MASK_SHARED and GROUP_SHIFT >= 0:
-        # a shift for the division and modulo by runtime values: about 50 SASS instructions a thread of fused's
-        # key-padded bf16 programs (434 → 389 at 2048), bound by issuing them on the H200 (seventieth session)
-        mask_ptr = mask_ptr + (rows.to(tl.int32) >> GROUP_SHIFT).to(tl.int64) * mask_stride
-        mask_stride = 0
-    elif MASK_SHARED:  # resolved when compiling: a plain mask's code is what it was
-        shared = (rows.to(tl.int32) // mask_group) % mask_period
+    if MASK_SHARED:  # resolved when compiling: a plain mask's code is what it was
+        if GROUP_SHIFT >= 0:
+            # a shift for the division and modulo by runtime values: about 50 SASS instructions a thread of fused's
+            # key-padded bf16 programs (434 → 389 at 2048), bound by issuing them on the H200 (seventieth session)
+            shared = rows.to(tl.int32) >> GROUP_SHIFT
+        else:
+            shared = (rows.to(tl.int32) // mask_group) % mask_period
         mask_ptr = mask_ptr + shared.to(tl.int64) * mask_stride
         mask_stride = 0
     return mask_ptr, mask_stride
