@@ -6,7 +6,7 @@ row of the mask and of the bias), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
 (cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
-(cluster.DIAGONAL_STORE_AT's, likewise), "lean_keep",
+(cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared" (cluster.KEEP_SHARED_ROWS, likewise), "lean_keep",
 "late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y, MASK_EARLY and STAGED; absent: as
 cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with
 their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as
@@ -48,7 +48,7 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
 
 # A case's keys that set the kernel's switch of the same name in capitals (absent: as the launch sets it).
 SWITCH_KEYS = ("mask_packed", "causal_vectors", "lean_keep", "late_y", "staged", "mask_early",
-               "positive_scale", "mask_blend", "bias_blend", "lean_causal", "diagonal_store")
+               "positive_scale", "mask_blend", "bias_blend", "lean_causal", "diagonal_store", "keep_shared")
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:

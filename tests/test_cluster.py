@@ -749,6 +749,37 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log):
     torch.testing.assert_close(y.double(), reference, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
 
 
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_shared_rows_kept_in_l2_are_read_evict_last_and_hold_no_more_registers(tmp_path):
+    """cluster.KEEP_SHARED_ROWS, compiled for sm_90: a key-padding mask's (bf16 262144) and a shared bias's (bf16
+    32768) loads are evict_last, as x's are, in the same registers and spills; off, only x's are."""
+    cases = [{"kernel": "forward", "dtype": "bf16", "N": N, "scale": 0.125, **form, "shared": True, "keep_shared": on}
+             for N, form in ((262144, {"mask": True}), (32768, {"bias": True})) for on in (False, True)]
+    mask_off, mask_on, bias_off, bias_on = compile_in_subprocess(cases, tmp_path)
+    for off, on in ((mask_off, mask_on), (bias_off, bias_on)):
+        assert off["evict_last_loads"] > 0 and on["evict_last_loads"] == 2 * off["evict_last_loads"], (off, on)
+        assert (on["registers"], on["spill_bytes"]) == (off["registers"], off["spill_bytes"]), (off, on)
+
+
+@on_gpu
+@pytest.mark.parametrize("N", [32768, 32769])
+def test_shared_rows_read_evict_last_change_no_bit(N, monkeypatch):
+    """cluster.KEEP_SHARED_ROWS changes where a shared mask or bias row stays cached, not the result: on rows on the
+    16-byte grid and off it, a key-padding mask and a [B, 1, 1, S] bias give the same bits either way."""
+    x, _ = fresh_randn(2, 3, 4, N, dtype=torch.bfloat16)
+    keep = torch.rand(2, 1, 1, N, device=x.device) > 0.3
+    keep[..., 0] = True
+    bias = torch.randn(2, 1, 1, N, device=x.device).to(x.dtype)
+    for kwargs in ({"mask": keep}, {"bias": bias}):
+        results = []
+        for on in (False, True):
+            monkeypatch.setattr(cluster, "KEEP_SHARED_ROWS", on)
+            clear_caches()  # a call like an earlier one replays its launch
+            results.append(softmax_bench.softmax(x, scale=0.125, variant="cluster", **kwargs))
+        assert torch.equal(*results), kwargs
+    clear_caches()
+
+
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("N", [32768, 50257, 151936])

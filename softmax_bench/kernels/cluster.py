@@ -223,6 +223,11 @@ MASKED_SHARE = 0.75
 # the op's bytes, bf16: 128256 85.8 → 96.7, 151936 77.0 → 91.6, 262144 89.5 → 96.0, 32768 93.0 → 98.2; fp16 128256
 # 76.2 → 96.6; no width slower.
 MASK_PACKED = True
+# A shared mask or bias row (key-padded's, rows/64's) read evict_last, as x is (FORWARD_EVICT), where it was read
+# plainly: L2 evicts plain lines before evict_last ones, so x's stream pushed the shared row out and each row read it
+# from HBM again. Suspected from key-padded bf16 512×262144 (176 µs) running slower than the full mask's (164 µs),
+# which reads a mask row from HBM for every row (seventy-first session; measured before switching on).
+KEEP_SHARED_ROWS = False
 # A causal row read a whole vector at a time with no per-element select: the vectors it keeps whole as a plain
 # row's, the one vector its diagonal cuts beside the row's partial end vectors (element by element, few). Compiled
 # for sm_90, bf16 128256 causal: the element select takes 1520 SASS instructions and 127 registers, 416 more
@@ -796,7 +801,7 @@ if gluon is not None:
               HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False,
               last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False,
               MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
-              LEAN_CAUSAL: gl.constexpr = False):
+              LEAN_CAUSAL: gl.constexpr = False, MASK_EVICT: gl.constexpr = "", BIAS_EVICT: gl.constexpr = ""):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -828,15 +833,16 @@ if gluon is not None:
                     x = gl.where(move, x, -float("inf"))
             if HAS_BIAS:
                 if BIAS_VECTORS:
-                    bias = load_lanes(bias_row, lanes, move, 0.0, EVEN and not CAUSAL, "")
+                    bias = load_lanes(bias_row, lanes, move, 0.0, EVEN and not CAUSAL, BIAS_EVICT)
                 else:
-                    bias = gl.load(bias_ptr + row * bias_stride + cols, mask=move, other=0.0)
+                    bias = gl.load(bias_ptr + row * bias_stride + cols, mask=move, other=0.0,
+                                   eviction_policy=BIAS_EVICT)
                 x = _biased(x, bias, BIAS_MIN, BIAS_BLEND)
         if MASK_VECTORS:
             if CAUSAL:
-                keep = load_lanes(mask_row, lanes, move, 0, False, "")
+                keep = load_lanes(mask_row, lanes, move, 0, False, MASK_EVICT)
             else:
-                keep = load_lanes(mask_row, lanes, move, 0, EVEN, "")
+                keep = load_lanes(mask_row, lanes, move, 0, EVEN, MASK_EVICT)
             if MASK_PACKED and not HOLD_F32:
                 x = _select_packed(x, keep)
             elif MASK_BLEND and HOLD_F32:
@@ -1053,8 +1059,13 @@ if gluon is not None:
                        HAS_Z_LOSS: gl.constexpr = False, CAUSAL_VECTORS: gl.constexpr = False,
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
-                       LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False):
+                       LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
+                       KEEP_SHARED: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
+        # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: plainly, x's evict_last lines pushed it out
+        # of L2 first, and every row read it from HBM again
+        MASK_EVICT: gl.constexpr = "evict_last" if KEEP_SHARED and MASK_SHARED else ""
+        BIAS_EVICT: gl.constexpr = "evict_last" if KEEP_SHARED and BIAS_SHARED else ""
         UNCUT: gl.constexpr = DIAGONAL and not DIAGONAL_STORE  # the pieces' stores skip the diagonal's vector
         HAS_ENDS: gl.constexpr = (not ALIGNED) or DIAGONAL
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -1104,19 +1115,19 @@ if gluon is not None:
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -1237,7 +1248,8 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "REVERSED": HEAVIEST_FIRST and rows_differ(fusion.causal_m, N),
                 "LEAN_CAUSAL": fusion.causal_m is not None and how == "fp32" and N in LEAN_CAUSAL_AT
                 and not by_vectors,
-                "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ())}
+                "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
+                "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared)}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
