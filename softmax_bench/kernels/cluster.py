@@ -224,9 +224,9 @@ MASKED_SHARE = 0.75
 # 76.2 → 96.6; no width slower.
 MASK_PACKED = True
 # A shared mask or bias row (key-padded's, rows/64's) read evict_last, as x is (FORWARD_EVICT), where it was read
-# plainly: L2 evicts plain lines before evict_last ones, so x's stream pushed the shared row out and each row read it
-# from HBM again. Suspected from key-padded bf16 512×262144 (176 µs) running slower than the full mask's (164 µs),
-# which reads a mask row from HBM for every row (seventy-first session; measured before switching on).
+# plainly: L2 evicts plain lines before evict_last ones, so x's stream would push the shared row out and each row
+# read it from HBM again. Suspected from key-padded bf16 512×262144 (176 µs) running slower than the full mask's
+# (164 µs), which reads a mask row from HBM for every row (seventy-first session; to be measured before it is on).
 KEEP_SHARED_ROWS = False
 # A causal row read a whole vector at a time with no per-element select: the vectors it keeps whole as a plain
 # row's, the one vector its diagonal cuts beside the row's partial end vectors (element by element, few). Compiled
@@ -1062,8 +1062,8 @@ if gluon is not None:
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
                        KEEP_SHARED: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
-        # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: plainly, x's evict_last lines pushed it out
-        # of L2 first, and every row read it from HBM again
+        # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
+        # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
         MASK_EVICT: gl.constexpr = "evict_last" if KEEP_SHARED and MASK_SHARED else ""
         BIAS_EVICT: gl.constexpr = "evict_last" if KEEP_SHARED and BIAS_SHARED else ""
         UNCUT: gl.constexpr = DIAGONAL and not DIAGONAL_STORE  # the pieces' stores skip the diagonal's vector
