@@ -17,6 +17,7 @@ from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
 from .compile_sm90 import cases_here, compile_in_subprocess, load_waves, sass_of
+from .test_fusion import same_bits_switched
 from .test_kernels import assert_matches, fresh_randn
 
 RUNS_HERE = cluster.why_not_here() is None
@@ -771,12 +772,8 @@ def test_shared_rows_read_evict_last_change_no_bit(N, monkeypatch):
     keep[..., 0] = True
     bias = torch.randn(2, 1, 1, N, device=x.device).to(x.dtype)
     for kwargs in ({"mask": keep}, {"bias": bias}):
-        results = []
-        for on in (False, True):
-            monkeypatch.setattr(cluster, "KEEP_SHARED_ROWS", on)
-            clear_caches()  # a call like an earlier one replays its launch
-            results.append(softmax_bench.softmax(x, scale=0.125, variant="cluster", **kwargs))
-        assert torch.equal(*results), kwargs
+        same_bits_switched(monkeypatch, cluster, ["KEEP_SHARED_ROWS"],
+                           lambda: softmax_bench.softmax(x, scale=0.125, variant="cluster", **kwargs))
     clear_caches()
 
 
