@@ -226,7 +226,8 @@ MASK_PACKED = True
 # A shared mask or bias row (key-padded's, rows/64's) read evict_last, as x is (FORWARD_EVICT), where it was read
 # plainly: L2 evicts plain lines before evict_last ones, so x's stream would push the shared row out and each row
 # read it from HBM again. Suspected from key-padded bf16 512×262144 (176 µs) running slower than the full mask's
-# (164 µs), which reads a mask row from HBM for every row (seventy-first session; to be measured before it is on).
+# (164 µs), which reads a mask row from HBM for every row (seventy-first session). On an H100 it moved nothing
+# (keep-probe.py, seventy-second session: within ±0.8 % of a copy at all 20 cells): off until an H200 says otherwise.
 KEEP_SHARED_ROWS = False
 # A causal row read a whole vector at a time with no per-element select: the vectors it keeps whole as a plain
 # row's, the one vector its diagonal cuts beside the row's partial end vectors (element by element, few). Compiled
