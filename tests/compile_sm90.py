@@ -2,7 +2,8 @@
 report: run as `python -m tests.compile_sm90 OUT_DIR CASES_JSON` in a process without TRITON_INTERPRET (Gluon kernels
 do not run in the interpreter). A case is {"kernel": "forward" | "backward", "dtype", "N", "scale", "causal", "mask",
 "log", "bias" (True: a bias of x's dtype on x's grid; "off": one element off it), "shared" (64 rows of x share a
-row of the mask and of the bias), "mask_packed" (cluster.MASK_PACKED;
+row of the mask and of the bias), "phased" (those shared rows laid out in phase copies, masking.phased_rows;
+absent: as cluster.phases_wanted has a launch lay them out), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
 (cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
@@ -29,6 +30,7 @@ from triton.experimental.gluon._runtime import GluonASTSource
 
 from softmax_bench.kernels import DTYPES, Fusion, cluster, cluster_backward
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
+from softmax_bench.kernels.masking import phased
 
 try:  # the ptxas Triton compiles with (its PTX's .version is that ptxas's): on the device an environment may name
     # another than the one bundled, which then rejected the PTX ("Unsupported .version 9.0; current version is 8.8")
@@ -196,6 +198,8 @@ def compile_case(case: dict, out_dir: str) -> dict:
         bias = torch.empty(2, N + 1, dtype=dtype)[:, 1:] if case["bias"] == "off" else torch.empty(2, N, dtype=dtype)
         fusion = dataclasses.replace(fusion, bias=bias, bias_group=64 if case.get("shared") else 1)
     aligned = N % vector_elems(dtype) == 0
+    if case.get("phased", cluster.phases_wanted(fusion, N, dtype)):  # the shared rows in phase copies (absent: as
+        fusion = phased(fusion, vector_elems(dtype))                    # a launch lays them out, off the grid)
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
         config = cluster.config_for(N, dtype, fusion)
@@ -238,8 +242,9 @@ def compile_case(case: dict, out_dir: str) -> dict:
     # the pointers, and N and the row strides where N is a multiple of 16: as a launch specializes them
     on_grid = case.get("bias") is True  # a bias off the grid starts off a 16-byte boundary: not specialized so
     divisible = (*pointers, "mask_ptr", *(("bias_ptr",) if on_grid else ())) + tuple(
-        a for a in kernel.arg_names if N % 16 == 0 and (
+        a for a in kernel.arg_names if (N % 16 == 0 and (
             a == "N" or a.startswith("stride") or a == "mask_stride" or (a == "bias_stride" and on_grid)))
+        or (fusion.phased and a in ("mask_stride", "bias_stride")))  # phase copies' rows: multiples of 16 bytes
     aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs=aligned_pointers)

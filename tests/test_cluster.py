@@ -728,26 +728,31 @@ def test_the_packed_mask_select_is_the_element_select_bit_for_bit(N, dtype, log,
 
 
 @on_gpu
+@pytest.mark.parametrize("phased", [True, False], ids=["phased", "unphased"])
 @pytest.mark.parametrize("N", [32768, 32769])
 @pytest.mark.parametrize("mask_shape", [(2, 1, 1), (1, 1, 4), (1, 3, 1)], ids=str)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log):
+def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypatch):
     """A mask broadcast over x's leading dims (a key-padding [B, 1, 1, S], one [S, S] over the batch, a row a head)
     is read by each row where it lies, not written out to x's rows first: on rows on the 16-byte grid (its bytes
-    of a vector in one load) the result is the expanded mask's, bit for bit; off the grid it is read a byte at a
-    time, and held in fp32 where the expanded mask's rows are held packed (a softmax's exponentials then differ
-    in their last bit: the result is checked against float64)."""
+    of a vector in one load), and off it in phase copies (cluster.PHASED_SHARED_ROWS: each row's copy on its own
+    grid), the result is the expanded mask's, bit for bit. Off the grid without them it is read a byte at a time,
+    and held in fp32 where the expanded mask's rows are held packed (a softmax's exponentials then differ in their
+    last bit: the result is checked against float64)."""
+    monkeypatch.setattr(cluster, "PHASED_SHARED_ROWS", phased)
+    clear_caches()  # a call like an earlier one replays its launch
     x, _ = fresh_randn(2, 3, 4, N, dtype=torch.bfloat16)
     keep = torch.rand(*mask_shape, N, device=x.device) > 0.3
     keep[..., 0] = True
     call = softmax_bench.log_softmax if log else softmax_bench.softmax
     y = call(x, scale=0.125, mask=keep, variant="cluster")
     expanded = call(x, scale=0.125, mask=keep.expand(x.shape).contiguous(), variant="cluster")
-    if N % vector_elems(x.dtype) == 0 or log:
+    if N % vector_elems(x.dtype) == 0 or log or phased:
         assert torch.equal(y, expanded)
     z = (x.double() * 0.125).masked_fill(~keep, float("-inf"))
     reference = (torch.log_softmax if log else torch.softmax)(z, dim=-1)
     torch.testing.assert_close(y.double(), reference, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
+    clear_caches()
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -1034,3 +1039,47 @@ def test_causal_rows_run_last_to_first_where_their_kept_shares_differ_by_more_th
         assert cluster.kernel_constexprs(config, N, torch.bfloat16, True, causal).get("REVERSED", False) == reversed_
     assert "REVERSED" not in cluster.kernel_constexprs(cluster.config_for(16384, torch.bfloat16), 16384,
                                                         torch.bfloat16, True)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
+    """masking.phased_rows, as cluster lays out a shared mask and bias off x's grid (N = 50257): the copy a row of x
+    takes (cluster's phase_copy: copy (r · N) mod VEC of its shared row) holds that row, element c as far past a
+    16-byte boundary, in the copy's elements, as x's element c is in x's: a vector of x has its mask or bias in
+    one vector."""
+    from softmax_bench.kernels.masking import phased_rows
+
+    M, N, group, vec = 256, 50257, 64, vector_elems(dtype)
+    x = torch.empty(M, N, dtype=dtype)
+    for rows in (torch.rand(M // group, N) > 0.5, torch.randn(M // group, N).to(dtype)):
+        copies = phased_rows(rows.view(torch.uint8) if rows.dtype == torch.bool else rows, vec)
+        assert copies.stride(0) % vec == 0 and copies.stride(0) * copies.element_size() % 16 == 0
+        for r in range(0, M, 7):
+            copy = copies[(r // group) * vec + (r * N) % vec, (r * N) % vec:][:N]
+            assert torch.equal(copy, rows[r // group].view(copy.dtype))
+            x_phase = (x[r].data_ptr() - x.data_ptr()) // x.element_size() % vec
+            copy_phase = (copy.data_ptr() - copies.data_ptr()) // copies.element_size() % vec
+            assert copy_phase == x_phase, r
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_a_shared_row_off_the_grid_is_read_in_vectors_in_phase_copies(tmp_path):
+    """Compiled for sm_90: key-padded's mask and a rows/64 bias at N = 50257 (off x's grid), as a launch lays them
+    out (phased_rows): the mask read in vectors (one byte load, the full mask's; 33 in bf16 and 29 in fp32
+    without the copies) in the full mask's configuration, and the bias in as many vectors as x."""
+    cases = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "shared": True, **form}
+             for dtype in ("bf16", "fp32") for form in ({"mask": True}, {"bias": True})]
+    full = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "mask": True} for dtype in ("bf16", "fp32")]
+    unphased = [{**case, "phased": False} for case in cases]
+    compiled = compile_in_subprocess(cases + full + unphased, tmp_path)
+    phased_mask = {c["dtype"]: c for c in compiled[:4] if c.get("mask")}
+    phased_bias = {c["dtype"]: c for c in compiled[:4] if c.get("bias")}
+    full_mask = {c["dtype"]: c for c in compiled[4:6]}
+    row_by_row = {(c["dtype"], "mask" if c.get("mask") else "bias"): c for c in compiled[6:]}
+    for dtype in ("bf16", "fp32"):
+        assert phased_mask[dtype]["byte_loads"] == full_mask[dtype]["byte_loads"] == 1
+        assert row_by_row[dtype, "mask"]["byte_loads"] > 20
+        assert (phased_mask[dtype]["ctas"], phased_mask[dtype]["warps"]) == (full_mask[dtype]["ctas"],
+                                                                            full_mask[dtype]["warps"])
+        assert phased_bias[dtype]["loads_v4"] > row_by_row[dtype, "bias"]["loads_v4"]
+        assert phased_mask[dtype]["spill_bytes"] == phased_bias[dtype]["spill_bytes"] == 0

@@ -415,12 +415,15 @@ def test_log_softmax_scale_mask_causal_odd_offsets(N, dtype):
     assert_log_matches(softmax_bench.log_softmax(x, scale=0.125, variant="cluster")[rows], x[rows], scale=0.125)
 
 
-def test_a_log_softmaxs_shared_mask_is_written_out_only_off_ys_grid():
+@pytest.mark.parametrize("phased", [True, False], ids=["phased", "unphased"])
+def test_a_log_softmaxs_shared_mask_is_written_out_only_off_ys_grid_without_phase_copies(phased, monkeypatch):
     """The backward's bytes: a key-padding mask [B, 1, 1, S] of a log_softmax read where it is, its rows once, where
-    they lie on y's 16-byte grid (N a multiple of VEC); off it first written out to y's rows and read whole."""
+    they lie on y's 16-byte grid (N a multiple of VEC), and off it in phase copies (cluster.PHASED_SHARED_ROWS);
+    without them, off it, first written out to y's rows and read whole."""
     from softmax_bench.dispatch import fusion_for
 
-    for N, expanded in ((4096, False), (4097, True)):
+    monkeypatch.setattr(cluster, "PHASED_SHARED_ROWS", phased)
+    for N, expanded in ((4096, False), (4097, not phased)):
         x = torch.empty(2, 3, 4, N, dtype=torch.bfloat16)
         keep = torch.ones(2, 1, 1, N, dtype=torch.bool)
         fusion = fusion_for(x, -1, 0.125, keep, False, True)
@@ -431,12 +434,25 @@ def test_a_log_softmaxs_shared_mask_is_written_out_only_off_ys_grid():
         assert backwards()["cluster"].traffic(24, N, x.dtype, fusion).total_bytes == floor + written_out
 
 
+@pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
+def test_a_log_softmaxs_shared_mask_off_ys_grid_is_read_in_vectors_in_phase_copies(tmp_path):
+    """Compiled for sm_90: the log's backward under key-padded's mask at N = 50257 (off y's grid), laid out in phase
+    copies as a launch lays it out, reads it as the full mask's backward does (LEAN_KEEP's vectors: as many byte
+    loads), where read in place it takes one a byte; no spill."""
+    cases = [{"kernel": "backward", "dtype": dtype, "N": 50257, "scale": 0.125, "mask": True, "log": True, **form}
+             for dtype in ("bf16", "fp32") for form in ({"shared": True}, {}, {"shared": True, "phased": False})]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    for phased, full, in_place in zip(compiled[::3], compiled[1::3], compiled[2::3]):
+        assert phased["byte_loads"] == full["byte_loads"] < in_place["byte_loads"], (phased, full, in_place)
+        assert phased["spill_bytes"] == 0
+
+
 @on_gpu
-@pytest.mark.parametrize("N", [32768, 32769])
+@pytest.mark.parametrize("N", [32768, 32769, 50257])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_a_log_softmaxs_shared_mask_gives_the_expanded_masks_gradient(N, dtype):
     """cluster's backward of a log_softmax under a key-padding mask [B, 1, 1, S]: read where it is on y's grid
-    (MASK_SHARED), written out first off it: dx the expanded mask's, bit for bit, zero where it masks out."""
+    (MASK_SHARED), in phase copies off it (PHASED): dx the expanded mask's, bit for bit, zero where it masks out."""
     from softmax_bench.dispatch import fusion_for
 
     x, _ = fresh_randn(2, 3, 4, N, dtype=dtype)

@@ -36,7 +36,7 @@ import triton
 from . import (PLAIN, Fusion, Launch, Variant, cdiv, forward_evict_setting, interpreted, launch_kernel,
                one_pass_traffic, output_like)
 from .aligned import same_alignment, vector_elems, window_lanes
-from .masking import fusion_args, mask_rows, rows_differ
+from .masking import fusion_args, mask_rows, phased, rows_differ
 
 try:  # Gluon and its Hopper cluster ops (Triton ≥ 3.5; multi-CTA builds need 3.8)
     from triton.experimental import gluon
@@ -343,18 +343,31 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
     return "fp32" if fp32 else "packed"
 
 
+# A shared mask or bias off x's 16-byte grid (rows/K of an N that is not a multiple of VEC) laid out in phase copies
+# (masking.phased_rows) and read in vectors, not element by element (issue 26, sixty-seventh session's
+# phased.patch: docs/perf-notes.md).
+PHASED_SHARED_ROWS = True
+
+
+def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
+    """Whether a launch lays the shared rows out in phase copies: a shared mask or bias, and rows off the grid."""
+    return PHASED_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared) and N % vector_elems(dtype) != 0
+
+
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether the keep-mask's bytes of each of x's 16-byte vectors (VEC of them) start on a VEC-byte boundary, so
     that a thread reads them in one load: the mask starts on one and its row stride is x's modulo VEC (x's, after
     same_alignment, is N's), as a contiguous mask of x's shape is; a shared mask's rows, on rows of N on the grid."""
-    return on_grid(fusion.mask, fusion.mask_shared, N, dtype)
+    return on_grid(fusion.mask, fusion.mask_shared, N, dtype, fusion.phased)
 
 
-def on_grid(rows: torch.Tensor, shared: bool, N: int, dtype: torch.dtype) -> bool:
+def on_grid(rows: torch.Tensor, shared: bool, N: int, dtype: torch.dtype, phased: bool = False) -> bool:
     """mask_on_grid for a mask's or a bias's rows (`shared`: rows of x share them): each of x's vectors of VEC
     elements has its VEC elements of `rows` at a multiple of VEC from the tensor's start, which is on such a
-    boundary."""
+    boundary. Shared rows laid out in phase copies (`phased`) are, by construction."""
     vec = vector_elems(dtype)
+    if shared and phased:
+        return True
     if shared and N % vec:  # a row's mask row is not the row's own: it starts elsewhere on the grid
         return False
     start, misaligned = divmod(rows.data_ptr(), rows.element_size())
@@ -716,6 +729,15 @@ if gluon is not None:
         return ptr + gl.multiple_of(row * stride - off, VEC)
 
     @gluon.jit
+    def phase_copy(ptr, stride, row, group, period, off, VEC: gl.constexpr):
+        """(PHASED: shared rows laid out by masking.phased_rows, `stride` a multiple of VEC) the copy of row `row`'s
+        shared row that starts `off` elements past a 16-byte boundary, as x's row does: (its window, from that
+        boundary, as row_window gives x's; the shared row itself, element 0 at column 0, row stride 0)."""
+        copy = ((row.to(gl.int32) // group) % period).to(gl.int64) * VEC + off
+        window = ptr + gl.multiple_of(copy * stride, VEC)
+        return window, window + off, 0
+
+    @gluon.jit
     def piece(start: gl.constexpr, PIECE: gl.constexpr, STEP: gl.constexpr, first_whole, end_whole,
               layout: gl.constexpr):
         """A piece's lanes — CTA c holds [c·STEP + start, c·STEP + start + PIECE) of the row's window — and which of
@@ -1061,7 +1083,7 @@ if gluon is not None:
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
-                       KEEP_SHARED: gl.constexpr = False):
+                       KEEP_SHARED: gl.constexpr = False, PHASED: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1086,16 +1108,23 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
-        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
-        mask_row = mask_ptr
-        if MASK_VECTORS:
-            mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
+        if PHASED and MASK_SHARED:
+            mask_row, mask_ptr, mask_stride = phase_copy(mask_ptr, mask_stride, row, mask_group, mask_period, off, VEC)
+        else:
+            mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
+            mask_row = mask_ptr
+            if MASK_VECTORS:
+                mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
         bias_row = bias_ptr
         if HAS_BIAS:  # only then, as fused's
-            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
-            bias_row = bias_ptr
-            if BIAS_VECTORS:
-                bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
+            if PHASED and BIAS_SHARED:
+                bias_row, bias_ptr, bias_stride = phase_copy(bias_ptr, bias_stride, row, bias_group, bias_period, off,
+                                                             VEC)
+            else:
+                bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
+                bias_row = bias_ptr
+                if BIAS_VECTORS:
+                    bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
         last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
         diagonal = -1
         if DIAGONAL:
@@ -1237,7 +1266,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
-    bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype)
+    bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.phased)
     how = holding(dtype, fusion, N)
     by_vectors = fusion.causal_m is not None and causal_vectors(N, how, fusion)  # causal rows read by vectors
     switches = {"MASK_PACKED": MASK_PACKED and mask_vectors and how == "packed",
@@ -1250,7 +1279,8 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "LEAN_CAUSAL": fusion.causal_m is not None and how == "fp32" and N in LEAN_CAUSAL_AT
                 and not by_vectors,
                 "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
-                "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared)}
+                "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared),
+                "PHASED": fusion.phased}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
@@ -1305,6 +1335,8 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     M, N = x.shape
     x = same_alignment(x)
     y = output_like(x, fusion)
+    if phases_wanted(fusion, N, x.dtype):  # before the configuration: it takes the layout of rows read in vectors
+        fusion = phased(fusion, vector_elems(x.dtype))
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)

@@ -21,8 +21,8 @@ from . import PLAIN, Backward, Fusion, Launch, backward_traffic, expanded_mask_t
 from . import cluster as forward_cluster
 from .aligned import same_alignment, vector_elems, window_lanes
 from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_on_grid, packed_ptx,
-                      settings_of, unsupported_width, why_not_here, window_constexprs)
-from .masking import fusion_args, mask_expanded, mask_rows
+                      phases_wanted, settings_of, unsupported_width, why_not_here, window_constexprs)
+from .masking import fusion_args, mask_expanded, mask_rows, phased
 
 # A thread holds lanes of y and of dy: half the forward's window.
 BACKWARD_CAPACITY = CAPACITY // 2
@@ -99,8 +99,8 @@ if gluon is not None:
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
     from .cluster import (LOG2E, SELECT_PACKED, async_copy, end_vectors, ends_layout, exchange_barrier, kept,
-                          last_kept_column, load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout,
-                          row_window, stage, staging_buffers, store_lanes, thread_sums, window_bounds)
+                          last_kept_column, load_lanes, one_a_cta, phase_copy, piece, push, receive_buffer, received,
+                          row_layout, row_window, stage, staging_buffers, store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -276,7 +276,7 @@ if gluon is not None:
                                 LOG: gl.constexpr, LEAN_KEEP: gl.constexpr = False,
                                 LATE_Y: gl.constexpr = False, MASK_EARLY: gl.constexpr = False,
                                 STAGED: gl.constexpr = False, mask_group=1, mask_period=0,
-                                MASK_SHARED: gl.constexpr = False):
+                                MASK_SHARED: gl.constexpr = False, PHASED: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
@@ -289,11 +289,15 @@ if gluon is not None:
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
         dy_row = row_window(dy_ptr, row, stride_dy, off, VEC)
         dx_row = row_window(dx_ptr, row, stride_dx, off, VEC)
-        # a shared mask (MASK_SHARED: rows of y share its rows) read where it is, its row's pointer taken once
-        mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
-        mask_row = mask_ptr
-        if LEAN_KEEP and HAS_MASK:
-            mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # the launch sees it lies on y's grid
+        # a shared mask (MASK_SHARED: rows of y share its rows) read where it is, its row's pointer taken once; off
+        # y's grid (PHASED) the copy of it that lies on this row's grid
+        if PHASED and MASK_SHARED:
+            mask_row, mask_ptr, mask_stride = phase_copy(mask_ptr, mask_stride, row, mask_group, mask_period, off, VEC)
+        else:
+            mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
+            mask_row = mask_ptr
+            if LEAN_KEEP and HAS_MASK:
+                mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # the launch sees it lies on y's grid
 
         # Every load before the first reduction, as the forward's. LATE_Y: y is not held across the exchange but
         # read after it, log_softmax's only then (until then y stands for dy, which its terms alone read), softmax's
@@ -413,9 +417,12 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
         raise ValueError(f"{reason}; use the two_pass backward")
     M, N = y.shape
     y, dy = same_alignment(y), same_alignment(dy)
-    # its kernel reads the mask only for log_softmax: a shared one where it is, on y's grid, else written out first
+    # its kernel reads the mask only for log_softmax: a shared one where it is on y's grid, laid out in phase copies
+    # off it (rows of N off the grid), else written out first
     if not fusion.log:
         fusion = dataclasses.replace(fusion, mask_group=1, mask_period=0)
+    elif fusion.mask_shared and phases_wanted(fusion, N, y.dtype):
+        fusion = phased(fusion, vector_elems(y.dtype))
     elif expands(fusion, N, y.dtype):
         fusion = mask_expanded(fusion, M)
     dx = output_like(y)
@@ -443,22 +450,26 @@ def keep_of(fusion: Fusion) -> str | None:
 def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     """LATE_Y's, STAGED's, LEAN_KEEP's and MASK_EARLY's arguments where they apply: LATE_Y where late_y says,
     STAGED at STAGED_AT (a log's at STAGED_LOG_AT too) where LATE_Y does not apply; LEAN_KEEP to a log_softmax's
-    with a keep-mask (its rows, shared or not, on y's grid: mask_on_grid) or causal rows,
-    and MASK_EARLY with it to the keep-mask, where LATE_Y does not apply (MASK_EARLY None)."""
+    with a keep-mask (its rows, shared or not, on y's grid: mask_on_grid; phase copies are) or causal rows,
+    and MASK_EARLY with it to the keep-mask, where LATE_Y does not apply (MASK_EARLY None); PHASED to a shared mask
+    laid out in phase copies (Fusion.phased)."""
     late = late_y(N, dtype, fusion)
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or mask_on_grid(fusion, N, dtype))
     early = lean and fusion.mask is not None and (not late if MASK_EARLY is None else MASK_EARLY)
     staged = not late and ((dtype, N) in STAGED_AT or (fusion.log and (dtype, N) in STAGED_LOG_AT))
     return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
-            **({"LATE_Y": True} if late else {}), **({"STAGED": True} if staged else {})}
+            **({"LATE_Y": True} if late else {}), **({"STAGED": True} if staged else {}),
+            **({"PHASED": True} if fusion.phased and fusion.mask_shared else {})}
 
 
 def expands(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether a log_softmax's shared mask is written out to y's rows before the kernel reads it: where its rows lie
     off y's 16-byte grid (read in place there, a byte at a time: 188 registers and 65 byte loads at bf16 50257,
-    compiled for sm_90). On the grid the kernel reads it where it is, as the forward does (MASK_SHARED)."""
-    return fusion.log and fusion.mask_shared and not mask_on_grid(fusion, N, dtype)
+    compiled for sm_90) and are not laid out in phase copies (rows of N off the grid: cluster.phases_wanted). On
+    the grid the kernel reads it where it is, as the forward does (MASK_SHARED)."""
+    return (fusion.log and fusion.mask_shared and not mask_on_grid(fusion, N, dtype)
+            and not phases_wanted(fusion, N, dtype))
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):

@@ -1,6 +1,7 @@
 """The fused prologue every Triton variant applies to what it loads (scale, keep-mask, causal mask, padding), and
 the epilogue that makes softmax or log_softmax of the row's max and sum."""
 
+import math
 import os
 from dataclasses import replace
 
@@ -215,6 +216,27 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
     else:
         dx = y * (dy - row_sum)
     return dx
+
+
+def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
+    """A shared mask's (bias's) G rows of N as `vec` copies of each, copy j shifted j elements into a row of L (a
+    multiple of vec and of 16 bytes): [G · vec, L], row k · vec + j holding row k at columns j … j + N − 1. A row of x that
+    starts j elements past a 16-byte boundary finds copy j of its shared row as far past one, so that a kernel
+    reads it in vectors beside x's (cluster's PHASED): vec/K of the shared rows' bytes more, written and read, for
+    rows/K."""
+    G, N = rows.shape
+    unit = math.lcm(vec, 16 // rows.element_size())  # L: whole vectors of x's, whole 16 bytes of the rows'
+    L = -(-(N + vec) // unit) * unit
+    phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
+    phased.as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
+    return phased
+
+
+def phased(fusion: Fusion, vec: int) -> Fusion:
+    """The fusion with its shared mask and bias laid out as phased_rows (Fusion.phased)."""
+    mask = phased_rows(fusion.mask, vec) if fusion.mask_shared else fusion.mask
+    bias = phased_rows(fusion.bias, vec) if fusion.bias_shared else fusion.bias
+    return replace(fusion, mask=mask, bias=bias, phased=True)
 
 
 def mask_expanded(fusion: Fusion, M: int) -> Fusion:

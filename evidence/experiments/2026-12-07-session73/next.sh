@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The seventy-third session's device step: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session73/next.sh all
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]. In one call (an H200; LEFT_S, ~9 min):
+# 1. the GPU tests of the phase copies (landed in this session: cluster.PHASED_SHARED_ROWS, forward and the log's
+#    backward) and of the last sessions' changes (the shift, once, the shared rows);
+# 2. the A/B at the one cell the phase copies change on the default grid, 8192x50257: key-padded and biased rows/64
+#    forward with the switch off (unphased-<op>-<card>-s73), auto beside torch_compile; the bar's runs give it on;
+# 3. the bar's sweeps, auto beside torch_compile over the default grid, while time is left: key-padded forward,
+#    biased rows/64 forward, the key-padded log backward, key-padded log, biased rows/64 log (bar-<form>-<card>-s73).
+set -u
+. evidence/experiments/device-step.sh  # card, tag, pack, left
+sweep() {  # sweep ID PHASED ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the floor's copy
+  local id=$1 phased=$2; shift 2
+  SOFTMAX_BENCH_COMMIT=$commit timeout 200 python3 -c "import sys; import softmax_bench.kernels.cluster as c; \
+c.PHASED_SHARED_ROWS = $phased; from softmax_bench.cli import app; app(sys.argv[1:], prog_name='softmax-bench')" \
+    sweep --out $OUT/runs --run-id $id "$@" --variant auto --variant torch_compile > $OUT/sweep-$id.txt 2>&1
+  echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
+d = d[d.variant == 'auto']; print(' '.join(f'{r.dtype}:{r.M}x{r.N}:{100 * r.roofline_copy_ms / r.ms:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
+}
+if [[ ${1:-} == all ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -n 12 -rfE tests/test_cluster.py tests/test_cluster_backward.py \
+    tests/test_fusion.py tests/test_bias.py -k "shift or once or broadcast or shared or keep or phase or bias" \
+    > $OUT/tests.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests.txt | head -20
+  for op in key-padded biased; do
+    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+    left 30 && sweep unphased-$op-$tag-s73 False --shape 8192x50257 --dtype bf16 --dtype fp32 --op $op $shape
+  done
+  for form in key-padded biased-rows64 key-padded-log-backward key-padded-log biased-rows64-log; do
+    op=key-padded; [[ $form == biased* ]] && op=biased
+    log=; [[ $form == *-log* ]] && log=--log
+    pass=; [[ $form == *-backward ]] && pass="--pass backward"
+    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+    left 100 && sweep bar-$form-$tag-s73 True --preset default --op $op $log $pass $shape
+  done
+fi
