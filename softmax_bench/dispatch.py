@@ -24,6 +24,13 @@ from .kernels import (DTYPES, PLAIN, Backward, Fusion, Variant, backwards, dtype
                       variants)
 
 
+# Without a table, rows this wide go to cluster where it runs, though fused holds them: at 32768 every measurement
+# has cluster ahead. H200 (Triton 3.8 table): softmax bf16 130.0 µs against fused's 170.3, fp32 257.1 against 260.9,
+# causal 149.3 / 255.5 against 261.5 / 399.3. H100 (no table; docs/perf-notes.md, seventy-third session), % of a
+# copy: key-padded bf16 99.5 against fused's 86.3, biased rows/64 bf16 85.9 against 57.7, fp32 98.1 against 69.6.
+RULE_CLUSTER_FROM = 32768
+
+
 class SoftmaxInputError(ValueError):
     """Bad input to softmax: the message says what to do."""
 
@@ -41,9 +48,10 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
     """The variant `auto` runs for rows of N elements of dtype on `device`, and why.
 
     From the table measured on that GPU under this Triton (softmax_bench.auto_table, whose docstring gives the
-    rule); with none — on CPU, or on a GPU or Triton nobody has tuned — the declared-support rule: fused while it
-    holds the row in registers without spilling (fused.MAX_N), else cluster where it runs (Triton ≥ 3.8, sm_90)
-    and holds the row, else two_pass, which takes any width and reads the row twice.
+    rule); with none — on CPU, or on a GPU or Triton nobody has tuned — the declared-support rule: cluster where it
+    runs (Triton ≥ 3.8, sm_90) and holds the row from N = RULE_CLUSTER_FROM on, fused below that or where cluster
+    does not run while it holds the row in registers without spilling (fused.MAX_N), else two_pass, which takes any
+    width and reads the row twice.
     device None: the current CUDA device, unless the kernels run in Triton's interpreter. While a CUDA graph is
     being captured (capturing None: asked now), variants that are not graph-safe (split) are passed over. log:
     for log_softmax, which every variant computes and the same table picks for (it was measured on softmax).
@@ -65,10 +73,12 @@ def auto_choice(N: int, dtype: torch.dtype, device: torch.device | None = None,
         if picked is not None:
             return picked
     fused = registry["fused"]
+    cluster_runs = registry["cluster"].supports(N, dtype) and (device is None or device.type == "cuda")
+    if cluster_runs and N >= RULE_CLUSTER_FROM:
+        return "cluster", (f"N = {N} ≥ {RULE_CLUSTER_FROM}: the row held across a thread-block cluster, one read and "
+                           "one write (measured ahead of fused's one program a row from this width)")
     if fused.supports(N, dtype):
         return "fused", f"N = {N} ≤ {fused.max_n}: the row fits in registers without spilling, one read and one write"
-    if registry["cluster"].supports(N, dtype) and (device is None or device.type == "cuda"):
-        return "cluster", f"N = {N} > {fused.max_n}: the row held across a thread-block cluster, one read and one write"
     return "two_pass", f"N = {N} > {fused.max_n}: a row in registers would spill; two reads and one write instead"
 
 

@@ -198,8 +198,9 @@ def compile_case(case: dict, out_dir: str) -> dict:
         bias = torch.empty(2, N + 1, dtype=dtype)[:, 1:] if case["bias"] == "off" else torch.empty(2, N, dtype=dtype)
         fusion = dataclasses.replace(fusion, bias=bias, bias_group=64 if case.get("shared") else 1)
     aligned = N % vector_elems(dtype) == 0
-    if case.get("phased", cluster.phases_wanted(fusion, N, dtype)):  # the shared rows in phase copies (absent: as
-        fusion = phased(fusion, vector_elems(dtype))                    # a launch lays them out, off the grid)
+    forced = case.get("phased")  # the shared rows in phase copies (absent: as a launch lays them out)
+    mask_phased, bias_phased = cluster.phases_wanted(fusion, N, dtype) if forced is None else (forced, forced)
+    fusion = phased(fusion, vector_elems(dtype), mask_phased, bias_phased)
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
         config = cluster.config_for(N, dtype, fusion)
@@ -244,7 +245,7 @@ def compile_case(case: dict, out_dir: str) -> dict:
     divisible = (*pointers, "mask_ptr", *(("bias_ptr",) if on_grid else ())) + tuple(
         a for a in kernel.arg_names if (N % 16 == 0 and (
             a == "N" or a.startswith("stride") or a == "mask_stride" or (a == "bias_stride" and on_grid)))
-        or (fusion.phased and a in ("mask_stride", "bias_stride")))  # phase copies' rows: multiples of 16 bytes
+        or (fusion.mask_phased and a == "mask_stride") or (fusion.bias_phased and a == "bias_stride"))  # phase copies' rows: multiples of 16 bytes
     aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs=aligned_pointers)

@@ -1062,12 +1062,24 @@ def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
             assert copy_phase == x_phase, r
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_under_16_bit_x(dtype):
+    """cluster.phases_wanted: a shared mask off x's grid (N = 50257) in phase copies under any x, a shared bias only
+    under 16-bit x (under fp32 its copies' bytes cost more than its elements' loads save: an H100, docs/perf-notes.md);
+    neither on the grid, nor rows of x's own."""
+    shared, own = {"mask_group": 64, "bias_group": 64}, {}
+    for N, form, wanted in ((50257, shared, (True, dtype != torch.float32)), (50256, shared, (False, False)),
+                            (50257, own, (False, False))):
+        fusion = Fusion(mask=torch.ones(2, N, dtype=torch.bool), bias=torch.zeros(2, N, dtype=dtype), **form)
+        assert cluster.phases_wanted(fusion, N, dtype) == wanted, (N, form)
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_a_shared_row_off_the_grid_is_read_in_vectors_in_phase_copies(tmp_path):
-    """Compiled for sm_90: key-padded's mask and a rows/64 bias at N = 50257 (off x's grid), as a launch lays them
-    out (phased_rows): the mask read in vectors (one byte load, the full mask's; 33 in bf16 and 29 in fp32
+    """Compiled for sm_90: key-padded's mask and a rows/64 bias at N = 50257 (off x's grid), laid out in phase copies
+    (phased_rows; a launch lays out a bias so only under 16-bit x): the mask read in vectors (one byte load, the full mask's; 33 in bf16 and 29 in fp32
     without the copies) in the full mask's configuration, and the bias in as many vectors as x."""
-    cases = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "shared": True, **form}
+    cases = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "shared": True, "phased": True, **form}
              for dtype in ("bf16", "fp32") for form in ({"mask": True}, {"bias": True})]
     full = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "mask": True} for dtype in ("bf16", "fp32")]
     unphased = [{**case, "phased": False} for case in cases]

@@ -753,9 +753,11 @@ def test_a_programs_rows_read_their_shared_mask_row_once_with_the_row_by_row_res
     """fused.MASK_ONCE_ROWS: a program whose rows share a key-padding mask's row ([B, 1, 1, S] over [B, H, S', S]
     scores) reads it once and broadcasts it, the result of reading it a row at a time, alone and beside a shared
     bias (read once too), a row masked out whole among them; only where the program's rows lie in one group
-    (mask_once). Bit for bit in bf16; in fp32 within one unit in the last place: the row broadcast lays the tile
-    out otherwise (fp32 N=64 for sm_90: 24 shuffles against 6), which sums a row in another order (an H100, the
-    seventy-second session: 1 ulp apart)."""
+    (mask_once). Bit for bit in bf16; in fp32 within log2(N) + 2 units in the last place: the row broadcast lays the
+    tile out otherwise (fp32 N=64 for sm_90: 24 shuffles against 6), which sums a row in another order (two
+    orders' sums of N terms differ by up to log2(N) ulps, and the quotient by one more; H100s found 1 and 3 ulps
+    apart, the seventy-second and seventy-third sessions). A program reading another group's row is off by far
+    more: the rows keep other columns."""
     from softmax_bench.dispatch import fusion_for
     from softmax_bench.kernels import fused
 
@@ -773,7 +775,7 @@ def test_a_programs_rows_read_their_shared_mask_row_once_with_the_row_by_row_res
     for with_bias in (None, bias):
         same_bits_switched(monkeypatch, fused, ["MASK_ONCE_ROWS", "BIAS_ONCE_ROWS"],
                            lambda: op(x, scale=0.5, mask=keep, bias=with_bias, variant="fused"),
-                           ulps=1 if dtype == torch.float32 else 0)
+                           ulps=int(math.log2(x.shape[-1])) + 2 if dtype == torch.float32 else 0)
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])

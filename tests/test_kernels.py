@@ -278,6 +278,25 @@ def test_auto_rule_without_a_table_picks_by_width():
     cpu = torch.device("cpu")  # no GPU, no table: the rule
     assert auto_choice(4096, torch.float32, cpu)[0] == "fused"
     assert auto_choice(262144, torch.bfloat16, cpu)[0] == "two_pass"  # cluster runs on a GPU only
+
+
+def test_auto_rule_without_a_table_takes_cluster_from_32768_where_it_runs(monkeypatch):
+    """On a GPU with no table (an H100 under Triton 3.8), cluster from N = 32768, which fused still holds but runs
+    behind at (dispatch.RULE_CLUSTER_FROM); fused below it, and at it wherever cluster does not run."""
+    from dataclasses import replace
+
+    from softmax_bench import dispatch
+
+    registry = softmax_bench.variants()
+    monkeypatch.setattr(dispatch, "_table_of", lambda device: None)
+    gpu = torch.device("cuda")  # only asked its type: no GPU needed
+    for runs, picks in ((True, {16384: "fused", 32768: "cluster", 65536: "cluster"}),
+                        (False, {16384: "fused", 32768: "fused", 65536: "two_pass"})):
+        cluster = replace(registry["cluster"], here=lambda: None if runs else "no sm_90 here")
+        monkeypatch.setattr(dispatch, "variants", lambda: {**registry, "cluster": cluster})
+        for N, variant in picks.items():
+            for dtype in (torch.bfloat16, torch.float32):
+                assert dispatch.auto_choice(N, dtype, gpu, capturing=False)[0] == variant, (runs, N, dtype)
     x, _ = fresh_randn(2, 70000)
     assert_matches(softmax_bench.softmax(x), x)
 

@@ -101,9 +101,9 @@ class Fusion:
     bias: rows of an additive bias (fp32, bf16 or fp16), added after the scale and before the mask:
     y = softmax(where(keep, x · scale + bias, -inf)); laid out and shared (bias_group, bias_period) as the mask's
     rows are. In the Triton variants a bias at or below its dtype's minimum (transformers' additive mask) masks
-    its position out, as -inf does: a row biased so everywhere gives what a fully masked row gives. phased: the
-    shared mask's and bias's rows laid out in phase copies (masking.phased_rows, a launch's own), so that each row
-    of x finds its shared row on its own 16-byte grid.
+    its position out, as -inf does: a row biased so everywhere gives what a fully masked row gives. mask_phased,
+    bias_phased: the shared mask's, the shared bias's rows laid out in phase copies (masking.phased_rows, a launch's
+    own), so that each row of x finds its shared row on its own 16-byte grid.
     """
 
     scale: float = 1.0
@@ -116,7 +116,8 @@ class Fusion:
     bias: torch.Tensor | None = None
     bias_group: int = 1
     bias_period: int = 0
-    phased: bool = False
+    mask_phased: bool = False
+    bias_phased: bool = False
 
     @property
     def mask_shared(self) -> bool:

@@ -345,20 +345,24 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
 
 # A shared mask or bias off x's 16-byte grid (rows/K of an N that is not a multiple of VEC) laid out in phase copies
 # (masking.phased_rows) and read in vectors, not element by element (issue 26, sixty-seventh session's
-# phased.patch: docs/perf-notes.md).
+# phased.patch: docs/perf-notes.md). A bias only under 16-bit x: under fp32 x its copies' bytes cost more than
+# reading it an element at a time does (biased rows/64 8192×50257 on an H100, seventy-third session: fp32 78.1 % of a
+# copy phased against 81.2, bf16 74.7 against 71.4; key-padded's mask bf16 79.5 against 59.2, fp32 94.0 against 63.3).
 PHASED_SHARED_ROWS = True
 
 
-def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
-    """Whether a launch lays the shared rows out in phase copies: a shared mask or bias, and rows off the grid."""
-    return PHASED_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared) and N % vector_elems(dtype) != 0
+def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype) -> tuple[bool, bool]:
+    """(mask, bias): whether a launch lays a shared mask's, a shared bias's rows out in phase copies: rows off the
+    grid; a bias only under 16-bit x."""
+    off = PHASED_SHARED_ROWS and N % vector_elems(dtype) != 0
+    return off and fusion.mask_shared, off and fusion.bias_shared and dtype.itemsize == 2
 
 
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether the keep-mask's bytes of each of x's 16-byte vectors (VEC of them) start on a VEC-byte boundary, so
     that a thread reads them in one load: the mask starts on one and its row stride is x's modulo VEC (x's, after
     same_alignment, is N's), as a contiguous mask of x's shape is; a shared mask's rows, on rows of N on the grid."""
-    return on_grid(fusion.mask, fusion.mask_shared, N, dtype, fusion.phased)
+    return on_grid(fusion.mask, fusion.mask_shared, N, dtype, fusion.mask_phased)
 
 
 def on_grid(rows: torch.Tensor, shared: bool, N: int, dtype: torch.dtype, phased: bool = False) -> bool:
@@ -730,7 +734,7 @@ if gluon is not None:
 
     @gluon.jit
     def phase_copy(ptr, stride, row, group, period, off, VEC: gl.constexpr):
-        """(PHASED: shared rows laid out by masking.phased_rows, `stride` a multiple of VEC) the copy of row `row`'s
+        """(MASK_PHASED, BIAS_PHASED: shared rows laid out by masking.phased_rows, `stride` a multiple of VEC) the copy of row `row`'s
         shared row that starts `off` elements past a 16-byte boundary, as x's row does: (its window, from that
         boundary, as row_window gives x's; the shared row itself, element 0 at column 0, row stride 0)."""
         copy = ((row.to(gl.int32) // group) % period).to(gl.int64) * VEC + off
@@ -1083,7 +1087,8 @@ if gluon is not None:
                        POSITIVE_SCALE: gl.constexpr = False, MASK_BLEND: gl.constexpr = False,
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
-                       KEEP_SHARED: gl.constexpr = False, PHASED: gl.constexpr = False):
+                       KEEP_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
+                       BIAS_PHASED: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1108,7 +1113,7 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
-        if PHASED and MASK_SHARED:
+        if MASK_PHASED:
             mask_row, mask_ptr, mask_stride = phase_copy(mask_ptr, mask_stride, row, mask_group, mask_period, off, VEC)
         else:
             mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
@@ -1117,7 +1122,7 @@ if gluon is not None:
                 mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
         bias_row = bias_ptr
         if HAS_BIAS:  # only then, as fused's
-            if PHASED and BIAS_SHARED:
+            if BIAS_PHASED:
                 bias_row, bias_ptr, bias_stride = phase_copy(bias_ptr, bias_stride, row, bias_group, bias_period, off,
                                                              VEC)
             else:
@@ -1266,7 +1271,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
     mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
-    bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.phased)
+    bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.bias_phased)
     how = holding(dtype, fusion, N)
     by_vectors = fusion.causal_m is not None and causal_vectors(N, how, fusion)  # causal rows read by vectors
     switches = {"MASK_PACKED": MASK_PACKED and mask_vectors and how == "packed",
@@ -1280,7 +1285,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 and not by_vectors,
                 "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
                 "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared),
-                "PHASED": fusion.phased}
+                "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
@@ -1335,8 +1340,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     M, N = x.shape
     x = same_alignment(x)
     y = output_like(x, fusion)
-    if phases_wanted(fusion, N, x.dtype):  # before the configuration: it takes the layout of rows read in vectors
-        fusion = phased(fusion, vector_elems(x.dtype))
+    mask_phased, bias_phased = phases_wanted(fusion, N, x.dtype)
+    if mask_phased or bias_phased:  # before the configuration: it takes the layout of rows read in vectors
+        fusion = phased(fusion, vector_elems(x.dtype), mask_phased, bias_phased)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)

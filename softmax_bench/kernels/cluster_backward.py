@@ -276,7 +276,7 @@ if gluon is not None:
                                 LOG: gl.constexpr, LEAN_KEEP: gl.constexpr = False,
                                 LATE_Y: gl.constexpr = False, MASK_EARLY: gl.constexpr = False,
                                 STAGED: gl.constexpr = False, mask_group=1, mask_period=0,
-                                MASK_SHARED: gl.constexpr = False, PHASED: gl.constexpr = False):
+                                MASK_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
@@ -290,8 +290,8 @@ if gluon is not None:
         dy_row = row_window(dy_ptr, row, stride_dy, off, VEC)
         dx_row = row_window(dx_ptr, row, stride_dx, off, VEC)
         # a shared mask (MASK_SHARED: rows of y share its rows) read where it is, its row's pointer taken once; off
-        # y's grid (PHASED) the copy of it that lies on this row's grid
-        if PHASED and MASK_SHARED:
+        # y's grid (MASK_PHASED) the copy of it that lies on this row's grid
+        if MASK_PHASED:
             mask_row, mask_ptr, mask_stride = phase_copy(mask_ptr, mask_stride, row, mask_group, mask_period, off, VEC)
         else:
             mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
@@ -421,8 +421,8 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     # off it (rows of N off the grid), else written out first
     if not fusion.log:
         fusion = dataclasses.replace(fusion, mask_group=1, mask_period=0)
-    elif fusion.mask_shared and phases_wanted(fusion, N, y.dtype):
-        fusion = phased(fusion, vector_elems(y.dtype))
+    elif phases_wanted(fusion, N, y.dtype)[0]:
+        fusion = phased(fusion, vector_elems(y.dtype), bias=False)
     elif expands(fusion, N, y.dtype):
         fusion = mask_expanded(fusion, M)
     dx = output_like(y)
@@ -451,8 +451,8 @@ def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     """LATE_Y's, STAGED's, LEAN_KEEP's and MASK_EARLY's arguments where they apply: LATE_Y where late_y says,
     STAGED at STAGED_AT (a log's at STAGED_LOG_AT too) where LATE_Y does not apply; LEAN_KEEP to a log_softmax's
     with a keep-mask (its rows, shared or not, on y's grid: mask_on_grid; phase copies are) or causal rows,
-    and MASK_EARLY with it to the keep-mask, where LATE_Y does not apply (MASK_EARLY None); PHASED to a shared mask
-    laid out in phase copies (Fusion.phased)."""
+    and MASK_EARLY with it to the keep-mask, where LATE_Y does not apply (MASK_EARLY None); MASK_PHASED to a shared
+    mask laid out in phase copies (Fusion.mask_phased)."""
     late = late_y(N, dtype, fusion)
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or mask_on_grid(fusion, N, dtype))
@@ -460,7 +460,7 @@ def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     staged = not late and ((dtype, N) in STAGED_AT or (fusion.log and (dtype, N) in STAGED_LOG_AT))
     return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
             **({"LATE_Y": True} if late else {}), **({"STAGED": True} if staged else {}),
-            **({"PHASED": True} if fusion.phased and fusion.mask_shared else {})}
+            **({"MASK_PHASED": True} if fusion.mask_phased else {})}
 
 
 def expands(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
@@ -469,7 +469,7 @@ def expands(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     compiled for sm_90) and are not laid out in phase copies (rows of N off the grid: cluster.phases_wanted). On
     the grid the kernel reads it where it is, as the forward does (MASK_SHARED)."""
     return (fusion.log and fusion.mask_shared and not mask_on_grid(fusion, N, dtype)
-            and not phases_wanted(fusion, N, dtype))
+            and not phases_wanted(fusion, N, dtype)[0])
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):

@@ -232,11 +232,12 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     return phased
 
 
-def phased(fusion: Fusion, vec: int) -> Fusion:
-    """The fusion with its shared mask and bias laid out as phased_rows (Fusion.phased)."""
-    mask = phased_rows(fusion.mask, vec) if fusion.mask_shared else fusion.mask
-    bias = phased_rows(fusion.bias, vec) if fusion.bias_shared else fusion.bias
-    return replace(fusion, mask=mask, bias=bias, phased=True)
+def phased(fusion: Fusion, vec: int, mask: bool = True, bias: bool = True) -> Fusion:
+    """The fusion with its shared mask (`mask`) and its shared bias (`bias`) laid out as phased_rows
+    (Fusion.mask_phased, bias_phased)."""
+    mask, bias = mask and fusion.mask_shared, bias and fusion.bias_shared
+    return replace(fusion, mask=phased_rows(fusion.mask, vec) if mask else fusion.mask, mask_phased=mask,
+                   bias=phased_rows(fusion.bias, vec) if bias else fusion.bias, bias_phased=bias)
 
 
 def mask_expanded(fusion: Fusion, M: int) -> Fusion:

@@ -7,6 +7,10 @@
 #    forward with the switch off (unphased-<op>-<card>-s73), auto beside torch_compile; the bar's runs give it on;
 # 3. the bar's sweeps, auto beside torch_compile over the default grid, while time is left: key-padded forward,
 #    biased rows/64 forward, the key-padded log backward, key-padded log, biased rows/64 log (bar-<form>-<card>-s73).
+# confirm (any card; ~5 min): after `all` on an H100, the GPU tests of the bias's phase copies kept to 16-bit x, MASK_ONCE's
+#   fp32 bound and the rule's cluster from 32768 (dispatch.RULE_CLUSTER_FROM); at 4096x32768, every form auto beside
+#   fused, cluster and torch_compile (rule-32768-<op>-<card>-s73); biased rows/64 at 8192x50257, bf16 and fp32, forward
+#   and log (gated-biased[-log]-<card>-s73).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 sweep() {  # sweep ID PHASED ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the floor's copy
@@ -34,5 +38,24 @@ if [[ ${1:-} == all ]]; then
     pass=; [[ $form == *-backward ]] && pass="--pass backward"
     shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
     left 100 && sweep bar-$form-$tag-s73 True --preset default --op $op $log $pass $shape
+  done
+fi
+if [[ ${1:-} == confirm ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -n 12 -rfE tests/test_cluster.py tests/test_cluster_backward.py \
+    tests/test_fusion.py tests/test_bias.py tests/test_kernels.py tests/test_dispatch.py tests/test_explain.py \
+    -k "once or phase or shared or bias or auto or rule or explain" > $OUT/tests-confirm.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-confirm.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-confirm.txt | head -20
+  for form in softmax causal key-padded key-padded-log biased-rows64 biased-rows64-log; do
+    op=${form%-log}; op=${op%-rows64}; log=; [[ $form == *-log ]] && log=--log
+    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+    left 40 && sweep rule-32768-$form-$tag-s73 True --shape 4096x32768 --dtype bf16 --dtype fp32 --op $op $log $shape \
+      --variant fused --variant cluster
+  done
+  for form in biased biased-log; do
+    log=; [[ $form == *-log ]] && log=--log
+    left 30 && sweep gated-$form-$tag-s73 True --shape 8192x50257 --dtype bf16 --dtype fp32 --op biased $log \
+      --mask-shape rows/64
   done
 fi
