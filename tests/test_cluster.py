@@ -552,8 +552,11 @@ def test_causal_rows_by_vectors_select_no_element(compiled_forwards):
         assert (vectors["loads_v4"], vectors["stores_v4"]) == (element["loads_v4"], element["stores_v4"]), vectors
         assert vectors["selects"] <= plain["selects"] + 8 < element["selects"], (plain, element, vectors)
         assert vectors["registers"] <= element["registers"] + 2, (element, vectors)
-        # CAUSAL_REGISTERS: bf16 50257 at 96, 5 CTAs of 4 warps an SM (uncapped, 112 registers: 4)
-        cap = cluster.CAUSAL_REGISTERS.get(DTYPES[vectors["dtype"]], {}).get(vectors["N"])
+        # CAUSAL_REGISTERS: bf16 50257 at 96, 5 CTAs of 4 warps an SM (uncapped, 112 registers: 4); a causal row
+        # with a keep-mask is the masked form (form_of), in MEASURED's configuration, not capped so (bf16 151936:
+        # 79 registers in 8 × 8, no spill; an H100's GPU suite, the seventy-third session)
+        capped = cluster.CAUSAL_REGISTERS.get(DTYPES[vectors["dtype"]], {})
+        cap = None if vectors.get("mask") else capped.get(vectors["N"])
         assert cap is None or vectors["registers"] <= cap, (vectors, cap)
 
 
@@ -738,7 +741,8 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypat
     of a vector in one load), and off it in phase copies (cluster.PHASED_SHARED_ROWS: each row's copy on its own
     grid), the result is the expanded mask's, bit for bit. Off the grid without them it is read a byte at a time,
     and held in fp32 where the expanded mask's rows are held packed (a softmax's exponentials then differ in their
-    last bit: the result is checked against float64)."""
+    last bit, and so at times does a log's sum: an H100 found one such log_softmax, the seventy-third session; the
+    result is checked against float64)."""
     monkeypatch.setattr(cluster, "PHASED_SHARED_ROWS", phased)
     clear_caches()  # a call like an earlier one replays its launch
     x, _ = fresh_randn(2, 3, 4, N, dtype=torch.bfloat16)
@@ -747,7 +751,7 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypat
     call = softmax_bench.log_softmax if log else softmax_bench.softmax
     y = call(x, scale=0.125, mask=keep, variant="cluster")
     expanded = call(x, scale=0.125, mask=keep.expand(x.shape).contiguous(), variant="cluster")
-    if N % vector_elems(x.dtype) == 0 or log or phased:
+    if N % vector_elems(x.dtype) == 0 or phased:
         assert torch.equal(y, expanded)
     z = (x.double() * 0.125).masked_fill(~keep, float("-inf"))
     reference = (torch.log_softmax if log else torch.softmax)(z, dim=-1)
