@@ -160,21 +160,23 @@ def test_a_cell_measured_in_a_launch_the_code_no_longer_makes_is_not_met_and_say
             f"{2 * now['num_warps']} → {now['num_warps']}") in lines
 
 
-def status_of_a_cell_recorded(tmp_path, capsys, cell, launch: str) -> tuple[int, list[str]]:
-    """bar-status's exit code and lines (spaces collapsed) over a run of GRID met everywhere, `cell` recorded as
-    launched `launch`, and runs of the other forms met."""
+def status_of_a_cell_recorded(tmp_path, capsys, cell, launch: str, op: str = "causal",
+                              mask_shape: str = "full") -> tuple[int, list[str]]:
+    """bar-status's exit code and lines (spaces collapsed) over a run of op's GRID met everywhere, `cell` recorded
+    as launched `launch`, and runs of the other forms met."""
     grid = {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}
     grid[cell] = {"auto": (95.0, 0.99, 1.0, 1.01, launch)}
-    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000", grid)
-    write_other_forms_met(tmp_path)
-    result = bar_status(tmp_path, capsys)
+    write_run(tmp_path, f"{op}-grid", "2026-12-01T00:00:00+0000", grid, op=op, mask_shape=mask_shape)
+    write_other_forms_met(tmp_path, op, mask_shape)
+    result = bar_status(tmp_path, capsys, op)
     return result.returncode, [" ".join(line.split()) for line in result.stdout.splitlines()]
 
 
-def status_of_a_newer_run(tmp_path, capsys, cell, launch: str) -> int:
+def status_of_a_newer_run(tmp_path, capsys, cell, launch: str, op: str = "causal", mask_shape: str = "full") -> int:
     """bar-status's exit code once a newer run records `cell` as launched `launch`."""
-    write_run(tmp_path, "causal-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, launch)}})
-    return bar_status(tmp_path, capsys).returncode
+    write_run(tmp_path, f"{op}-cell", "2026-12-02T00:00:00+0000", {cell: {"auto": (95.0, 0.99, 1.0, 1.01, launch)}},
+              op=op, mask_shape=mask_shape)
+    return bar_status(tmp_path, capsys, op).returncode
 
 
 def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys,
@@ -223,6 +225,30 @@ def test_a_cluster_cell_held_in_registers_where_the_code_holds_it_in_shared_memo
             f"shared, num_warps 16 → {warps}") in lines
     held = f"picked=cluster ctas={ctas} num_warps={warps} step=16384 held=shared online=True"
     assert status_of_a_newer_run(tmp_path, capsys, cell, held) == 0
+
+
+def test_a_cluster_cell_is_judged_by_the_launch_of_its_shared_rows_laid_out_in_phase_copies(tmp_path, capsys):
+    """Key-padded bf16 8192×50257: the launch lays the mask's rows out in phase copies before it takes its
+    configuration (cluster.laid_out), which then reads them in vectors. A run recording that launch is counted; one
+    recording the configuration of the mask read in place (before the seventy-third session) is marked !."""
+    import torch
+
+    from softmax_bench.kernels import cluster
+    from softmax_bench.ops import OPS
+
+    cell, mask_shape = ("bf16", 8192, 50257), "full"  # the op's own rows/64: its runs record "full"
+    assert cell in GRID
+    fusion = OPS["key-padded"].shapes_fusion(8192, 50257, torch.bfloat16, mask_shape, False)
+    assert fusion.mask_shared
+    recorded = {}
+    for name, form in (("phased", cluster.laid_out(fusion, 50257, torch.bfloat16)), ("in place", fusion)):
+        config = cluster.config_for(50257, torch.bfloat16, form)
+        recorded[name] = "picked=cluster " + " ".join(f"{k}={v}" for k, v in cluster.settings_of(config).items())
+    assert recorded["phased"] != recorded["in place"]
+    returncode, lines = status_of_a_cell_recorded(tmp_path, capsys, cell, recorded["in place"], "key-padded",
+                                                  mask_shape)
+    assert returncode == 1 and any(line.startswith("launched otherwise now bf16 8192×50257") for line in lines)
+    assert status_of_a_newer_run(tmp_path, capsys, cell, recorded["phased"], "key-padded", mask_shape) == 0
 
 
 def test_every_form_the_bar_covers_needs_a_run_a_broadcast_bias_and_the_key_padding_mask_too(tmp_path, capsys):

@@ -358,6 +358,13 @@ def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype) -> tuple[bool, boo
     return off and fusion.mask_shared, off and fusion.bias_shared and dtype.itemsize == 2
 
 
+def laid_out(fusion: Fusion, N: int, dtype: torch.dtype) -> Fusion:
+    """The fusion as a launch lays it out before it takes its configuration: shared rows in phase copies where
+    phases_wanted says (their rows then read in vectors)."""
+    mask, bias = phases_wanted(fusion, N, dtype)
+    return phased(fusion, vector_elems(dtype), mask, bias) if mask or bias else fusion
+
+
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether the keep-mask's bytes of each of x's 16-byte vectors (VEC of them) start on a VEC-byte boundary, so
     that a thread reads them in one load: the mask starts on one and its row stride is x's modulo VEC (x's, after
@@ -1340,9 +1347,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     M, N = x.shape
     x = same_alignment(x)
     y = output_like(x, fusion)
-    mask_phased, bias_phased = phases_wanted(fusion, N, x.dtype)
-    if mask_phased or bias_phased:  # before the configuration: it takes the layout of rows read in vectors
-        fusion = phased(fusion, vector_elems(x.dtype), mask_phased, bias_phased)
+    fusion = laid_out(fusion, N, x.dtype)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
