@@ -128,7 +128,8 @@ def environment(out_dir, interpret: bool) -> list[tuple[str, str]]:
     lines.append(("replayed calls", replay_path()))
     table = None if interpret else table_in_use()
     lines.append(("auto table", f"{table['file']} (written {table['created']}, commit {table['commit']})" if table
-                  else "none: the rule (fused while the row fits, else cluster where it runs, else two_pass)"))
+                  else "none: the rule (cluster from N = 32768 where it runs, else fused while the row fits, "
+                  "else two_pass)"))
     record = stored_record(out_dir, device)
     if record is None:
         lines.append(("copy baseline", f"none stored in {out_dir} for this device: `softmax-bench copy-baseline`"))
