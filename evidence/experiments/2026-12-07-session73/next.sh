@@ -11,8 +11,9 @@
 #   fp32 bound and the rule's cluster from 32768 (dispatch.RULE_CLUSTER_FROM); at 4096x32768, every form auto beside
 #   fused, cluster and torch_compile (rule-32768-<op>-<card>-s73); biased rows/64 at 8192x50257, bf16 and fp32, forward
 #   and log (gated-biased[-log]-<card>-s73).
-# suite (any card; SUITE_S, default 420): the GPU suite's first half of tests/test_*.py (cluster, bias, fusion, dispatch,
-#   explain, the CLI), -v so that a run cut short still names what it ran.
+# suite (any card; SUITE_S, default 420): HALF=1 (default) or 2, that half of tests/test_*.py on the GPU (the first:
+#   cluster, bias, fusion, dispatch, explain, the CLI; the second: kernels, log_softmax, rounding, sweeps, torch's
+#   samples), -v so that a run cut short still names what it ran.
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 sweep() {  # sweep ID PHASED ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the floor's copy
@@ -63,9 +64,11 @@ if [[ ${1:-} == confirm ]]; then
 fi
 if [[ ${1:-} == suite ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  files=(tests/test_*.py); files=("${files[@]:0:${#files[@]}/2}")
-  timeout ${SUITE_S:-420} python3 -m pytest -v -p no:cacheprovider -n 14 -rfE "${files[@]}" > $OUT/gpu-suite1.txt 2>&1
-  echo "suite rc=$? at $SECONDS s: $(tail -1 $OUT/gpu-suite1.txt)"
-  grep -E " (FAILED|ERROR) " $OUT/gpu-suite1.txt | sed 's/.*\(FAILED\|ERROR\) //' | sort -u | cut -c1-220
-  grep -cE " PASSED " $OUT/gpu-suite1.txt
+  files=(tests/test_*.py); n=${#files[@]}; half=${HALF:-1}
+  if [[ $half == 1 ]]; then files=("${files[@]:0:n/2}"); else files=("${files[@]:n/2}"); fi
+  log=$OUT/gpu-suite$half.txt
+  timeout ${SUITE_S:-420} python3 -m pytest -v -p no:cacheprovider -n 14 -rfE "${files[@]}" > $log 2>&1
+  echo "suite rc=$? at $SECONDS s: $(tail -1 $log)"
+  grep -E " (FAILED|ERROR) " $log | sed 's/.*\(FAILED\|ERROR\) //' | sort -u | cut -c1-220
+  grep -cE " PASSED " $log
 fi
