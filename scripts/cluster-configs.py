@@ -6,7 +6,8 @@ measurement, flushed, so an interrupted run keeps what it measured.
     PYTHONPATH=. python3 scripts/cluster-configs.py OUT.csv [bf16|fp32] [log|backward|scaled|scaled-masked|causal|biased|loss|
         loss-grad] [N ...]
 
-A fused op and `log` together time the op's log_softmax (a sweep's --op OP --log).
+A fused op and `log` together time the op's log_softmax (a sweep's --op OP --log). MASK_SHAPE=rows/64 (any of
+ops.MASK_SHAPES; unset: full) lays a scaled-masked or biased op's mask or bias out so (a sweep's --mask-shape).
 
 COMPILE_ONLY=1 builds every configuration and times none: run so, a process a width side by side, before the
 timing run, the kernels come from Triton's cache there. MASK_PACKED=0|1, CAUSAL_VECTORS=all|none|measured and
@@ -44,6 +45,7 @@ cluster.CAUSAL_VECTORS = os.environ.get("CAUSAL_VECTORS", cluster.CAUSAL_VECTORS
 if "BIAS_BLEND" in os.environ:
     cluster.BIAS_BLEND = os.environ["BIAS_BLEND"] == "1"
 LOSS_MODES = ("loss", "loss-grad")
+MASK_SHAPE = os.environ.get("MASK_SHAPE", "full")
 FORWARD_EVICTS = {"plain": ("",), "evict_last": ("evict_last",), "both": ("evict_last", "")}.get(
     os.environ.get("EVICT", ""), (FORWARD_EVICT,))
 WIDTHS = [16384, 24576, 32768, 49152, 50257, 65536, 98304, 128256, 131072, 151936, 196608, 262144]
@@ -84,10 +86,11 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
     for one M×N cell; a fused mode's log_softmax with `log`."""
     x = torch.randn(M, N, dtype=dtype, device="cuda") * 3
     if mode in FUSED_OPS:
-        fusion = ops.get_op(mode).fusion_for(x, log=log)
+        fusion = ops.get_op(mode).fusion_for(x, MASK_SHAPE, log=log)
         traffic = one_pass_traffic(M, N, dtype, fusion, skips_causal=True)
+        default = cluster.config_for(N, dtype, cluster.laid_out(fusion, N, dtype))  # as a launch takes it
         return (lambda config: cluster.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
-            TOLERANCES, traffic.total_bytes, cluster.config_for(N, dtype, fusion), fusion
+            TOLERANCES, traffic.total_bytes, default, fusion
     if mode in LOSS_MODES:
         grad = mode == "loss-grad"
         lse = torch.empty(M, device="cuda")
@@ -143,7 +146,8 @@ def main(path: str, dtypes: list[torch.dtype], widths: list[int], mode: str = "f
                 if cap is not None and dataclasses.replace(config, max_registers=cap) not in tried:
                     tried.append(dataclasses.replace(config, max_registers=cap))
                 t, pct = r.timing, r.pct_of_copy
-                write_row([mode + (" log" if log else ""), str(dtype).split(".")[-1], M, N, config.ctas,
+                form = mode + (" log" if log else "") + ("" if MASK_SHAPE == "full" else " " + MASK_SHAPE)
+                write_row([form, str(dtype).split(".")[-1], M, N, config.ctas,
                            config.num_warps, config.step, "+".join(map(str, config.pieces)), config.max_registers,
                            config.evict or "plain", config == default, r.launch.n_regs, r.launch.n_spills, t.ms,
                            t.ms_p20, t.ms_p80, round(pct, 1), round(copy), r.max_err, r.ok])

@@ -14,6 +14,10 @@
 # suite (any card; SUITE_S, default 420): HALF=1 (default) or 2, that half of tests/test_*.py on the GPU (the first:
 #   cluster, bias, fusion, dispatch, explain, the CLI; the second: kernels, log_softmax, rounding, sweeps, torch's
 #   samples), -v so that a run cut short still names what it ran.
+# biased-scan (any card; LEFT_S): scripts/cluster-configs.py over biased rows/64's wide widths (WIDTHS, default 50257
+#   128256 151936 262144; DTYPE bf16 or fp32, default bf16), every configuration compiled first in a process a width,
+#   then timed against a copy, the best of each width printed: BIASED's entries were fitted to the full bias on the
+#   H200, and rows/64's cluster cells run at 75-88 on the H100.
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 sweep() {  # sweep ID PHASED ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the floor's copy
@@ -71,4 +75,16 @@ if [[ ${1:-} == suite ]]; then
   echo "suite rc=$? at $SECONDS s: $(tail -1 $log)"
   grep -E " (FAILED|ERROR) " $log | sed 's/.*\(FAILED\|ERROR\) //' | sort -u | cut -c1-220
   grep -cE " PASSED " $log
+fi
+if [[ ${1:-} == biased-scan ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  widths=(${WIDTHS:-50257 128256 151936 262144}); dtype=${DTYPE:-bf16}
+  for N in "${widths[@]}"; do
+    MASK_SHAPE=rows/64 COMPILE_ONLY=1 timeout 240 python3 scripts/cluster-configs.py /dev/null $dtype biased $N \
+      > $OUT/compile-$dtype-$N.txt 2>&1 &
+  done
+  wait; echo "compiled at $SECONDS s"
+  MASK_SHAPE=rows/64 timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 scripts/cluster-configs.py \
+    $OUT/biased-rows64-$dtype.csv $dtype biased "${widths[@]}" > $OUT/biased-scan-$dtype.txt 2>&1
+  echo "scan rc=$? at $SECONDS s"; grep -E "BEST|WRONG|rror" $OUT/biased-scan-$dtype.txt | tail -12
 fi
