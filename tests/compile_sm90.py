@@ -245,7 +245,8 @@ def compile_case(case: dict, out_dir: str) -> dict:
     divisible = (*pointers, "mask_ptr", *(("bias_ptr",) if on_grid else ())) + tuple(
         a for a in kernel.arg_names if (N % 16 == 0 and (
             a == "N" or a.startswith("stride") or a == "mask_stride" or (a == "bias_stride" and on_grid)))
-        or (fusion.mask_phased and a == "mask_stride") or (fusion.bias_phased and a == "bias_stride"))  # phase copies' rows: multiples of 16 bytes
+        # phase copies' rows: multiples of 16 bytes
+        or (fusion.mask_phased and a == "mask_stride") or (fusion.bias_phased and a == "bias_stride"))
     aligned_pointers = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
     source = GluonASTSource(fn=kernel, signature=signature_of(kernel, constexprs, types), constexprs=constexprs,
                             attrs=aligned_pointers)

@@ -1081,11 +1081,13 @@ def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_a_shared_row_off_the_grid_is_read_in_vectors_in_phase_copies(tmp_path):
     """Compiled for sm_90: key-padded's mask and a rows/64 bias at N = 50257 (off x's grid), laid out in phase copies
-    (phased_rows; a launch lays out a bias so only under 16-bit x): the mask read in vectors (one byte load, the full mask's; 33 in bf16 and 29 in fp32
-    without the copies) in the full mask's configuration, and the bias in as many vectors as x."""
+    (phased_rows; a launch lays out a bias so only under 16-bit x): the mask read in vectors (one byte load, the full
+    mask's; 33 in bf16 and 29 in fp32 without the copies) in the full mask's configuration, and the bias in as many
+    vectors as x."""
     cases = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "shared": True, "phased": True, **form}
              for dtype in ("bf16", "fp32") for form in ({"mask": True}, {"bias": True})]
-    full = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "mask": True} for dtype in ("bf16", "fp32")]
+    full = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "mask": True}
+            for dtype in ("bf16", "fp32")]
     unphased = [{**case, "phased": False} for case in cases]
     compiled = compile_in_subprocess(cases + full + unphased, tmp_path)
     phased_mask = {c["dtype"]: c for c in compiled[:4] if c.get("mask")}

@@ -741,9 +741,10 @@ if gluon is not None:
 
     @gluon.jit
     def phase_copy(ptr, stride, row, group, period, off, VEC: gl.constexpr):
-        """(MASK_PHASED, BIAS_PHASED: shared rows laid out by masking.phased_rows, `stride` a multiple of VEC) the copy of row `row`'s
-        shared row that starts `off` elements past a 16-byte boundary, as x's row does: (its window, from that
-        boundary, as row_window gives x's; the shared row itself, element 0 at column 0, row stride 0)."""
+        """(MASK_PHASED, BIAS_PHASED: shared rows laid out by masking.phased_rows, `stride` a multiple of VEC) the
+        copy of row `row`'s shared row that starts `off` elements past a 16-byte boundary, as x's row does: (its
+        window, from that boundary, as row_window gives x's; the shared row itself, element 0 at column 0, row
+        stride 0)."""
         copy = ((row.to(gl.int32) // group) % period).to(gl.int64) * VEC + off
         window = ptr + gl.multiple_of(copy * stride, VEC)
         return window, window + off, 0

@@ -220,10 +220,10 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
 
 def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     """A shared mask's (bias's) G rows of N as `vec` copies of each, copy j shifted j elements into a row of L (a
-    multiple of vec and of 16 bytes): [G · vec, L], row k · vec + j holding row k at columns j … j + N − 1. A row of x that
-    starts j elements past a 16-byte boundary finds copy j of its shared row as far past one, so that a kernel
-    reads it in vectors beside x's (cluster's PHASED): vec/K of the shared rows' bytes more, written and read, for
-    rows/K."""
+    multiple of vec and of 16 bytes): [G · vec, L], row k · vec + j holding row k at columns j … j + N − 1. A row
+    of x that starts j elements past a 16-byte boundary finds copy j of its shared row as far past one, so that a
+    kernel reads it in vectors beside x's (cluster's MASK_PHASED, BIAS_PHASED): vec/K of the shared rows' bytes
+    more, written and read, for rows/K."""
     G, N = rows.shape
     unit = math.lcm(vec, 16 // rows.element_size())  # L: whole vectors of x's, whole 16 bytes of the rows'
     L = -(-(N + vec) // unit) * unit
