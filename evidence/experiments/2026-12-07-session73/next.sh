@@ -20,13 +20,9 @@
 #   H200, and rows/64's cluster cells run at 75-88 on the H100.
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
-sweep() {  # sweep ID PHASED ARGS...: auto beside torch_compile into $OUT/runs/ID, one line of % of the floor's copy
+sweep() {  # sweep ID PHASED ARGS...: device-step.sh's bar_sweep with cluster.PHASED_SHARED_ROWS = PHASED
   local id=$1 phased=$2; shift 2
-  SOFTMAX_BENCH_COMMIT=$commit timeout 200 python3 -c "import sys; import softmax_bench.kernels.cluster as c; \
-c.PHASED_SHARED_ROWS = $phased; from softmax_bench.cli import app; app(sys.argv[1:], prog_name='softmax-bench')" \
-    sweep --out $OUT/runs --run-id $id "$@" --variant auto --variant torch_compile > $OUT/sweep-$id.txt 2>&1
-  echo "$id rc=$? at $SECONDS s: $(python3 -c "import pandas as pd; d = pd.read_csv('$OUT/runs/$id/rows.csv'); \
-d = d[d.variant == 'auto']; print(' '.join(f'{r.dtype}:{r.M}x{r.N}:{100 * r.roofline_copy_ms / r.ms:.1f}' for r in d.itertuples()))" 2>&1 | tail -1)"
+  SWEEP_SET="import softmax_bench.kernels.cluster as c; c.PHASED_SHARED_ROWS = $phased" bar_sweep $id "$@"
 }
 if [[ ${1:-} == all ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
