@@ -759,6 +759,25 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypat
     clear_caches()
 
 
+@on_gpu
+@pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log):
+    """A [B, 1, 1, S] bias over rows of N = 32769 (off x's 16-byte grid): laid out in phase copies under 16-bit x
+    (cluster.phases_wanted), read a row where it lies under fp32 x. The result is the expanded bias's, bit for bit
+    (the same configuration, the same vectors of it), and within the dtype's tolerance of float64."""
+    N = 32769
+    x, _ = fresh_randn(2, 3, 4, N, dtype=dtype)
+    bias = torch.randn(2, 1, 1, N, device=x.device).to(dtype)
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    y = call(x, scale=0.125, bias=bias, variant="cluster")
+    assert torch.equal(y, call(x, scale=0.125, bias=bias.expand(x.shape).contiguous(), variant="cluster"))
+    z = x.double() * 0.125 + bias.double()
+    reference = (torch.log_softmax if log else torch.softmax)(z, dim=-1)
+    torch.testing.assert_close(y.double(), reference, atol=TOL[dtype][0], rtol=TOL[dtype][1])
+    clear_caches()
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_shared_rows_kept_in_l2_are_read_evict_last_and_hold_no_more_registers(tmp_path):
     """cluster.KEEP_SHARED_ROWS, compiled for sm_90: a key-padding mask's (bf16 262144) and a shared bias's (bf16
