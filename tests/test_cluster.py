@@ -1097,6 +1097,24 @@ def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_
         assert cluster.phases_wanted(fusion, N, dtype) == wanted, (N, form)
 
 
+def test_cluster_counts_the_bytes_of_its_phase_copies():
+    """cluster's traffic model: the floor (one_pass_traffic), and where a launch lays shared rows out in phase copies
+    (key-padded's mask; a rows/64 bias under 16-bit x; N = 50257, off the grid) VEC copies of them written and read
+    again; on the grid, or a bias under fp32 x, the floor alone."""
+    from softmax_bench.kernels import one_pass_traffic
+    from softmax_bench.ops import OPS
+
+    for op, mask_shape, dtype, N, copied in (("key-padded", "full", torch.bfloat16, 50257, 8 * 128 * 50257),
+                                             ("key-padded", "full", torch.float32, 50257, 4 * 128 * 50257),
+                                             ("biased", "rows/64", torch.bfloat16, 50257, 8 * 128 * 50257 * 2),
+                                             ("biased", "rows/64", torch.float32, 50257, 0),
+                                             ("key-padded", "full", torch.bfloat16, 50256, 0)):
+        fusion = OPS[op].shapes_fusion(8192, N, dtype, mask_shape)
+        floor = one_pass_traffic(8192, N, dtype, fusion).total_bytes
+        assert softmax_bench.variants()["cluster"].traffic(8192, N, dtype, fusion).total_bytes == floor + 2 * copied, (
+            op, dtype, N)
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_a_shared_row_off_the_grid_is_read_in_vectors_in_phase_copies(tmp_path):
     """Compiled for sm_90: key-padded's mask and a rows/64 bias at N = 50257 (off x's grid), laid out in phase copies

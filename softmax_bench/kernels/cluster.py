@@ -33,8 +33,8 @@ from functools import cache, lru_cache
 import torch
 import triton
 
-from . import (PLAIN, Fusion, Launch, Variant, cdiv, forward_evict_setting, interpreted, launch_kernel,
-               one_pass_traffic, output_like)
+from . import (PLAIN, Fusion, Launch, Traffic, Variant, cdiv, forward_evict_setting, interpreted, launch_kernel,
+               one_pass_traffic, output_like, rows_bytes)
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, mask_rows, phased, rows_differ
 
@@ -363,6 +363,24 @@ def laid_out(fusion: Fusion, N: int, dtype: torch.dtype) -> Fusion:
     phases_wanted says (their rows then read in vectors)."""
     mask, bias = phases_wanted(fusion, N, dtype)
     return phased(fusion, vector_elems(dtype), mask, bias) if mask or bias else fusion
+
+
+def phase_copy_passes(N: int, dtype: torch.dtype, fusion: Fusion, bias: bool = True
+                      ) -> tuple[tuple[str, int, int], ...]:
+    """The passes of the phase copies a launch lays out (phases_wanted; `bias`: the bias's too, where wanted): the
+    shared rows read once, as the floor's pass over them counts, VEC copies of them written, then read by the kernel
+    in their place (each copy from memory once, as the rows were)."""
+    vec = vector_elems(dtype)
+    return tuple((f"write the shared {what} rows' {vec} phase copies, read them in the rows' place", copied, copied)
+                 for what, rows, wanted in zip(("mask", "bias"), (fusion.mask, fusion.bias),
+                                               phases_wanted(fusion, N, dtype))
+                 if wanted and (bias or what == "mask") and (copied := vec * rows_bytes(rows)))
+
+
+def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
+    """one_pass_traffic, and the phase copies of shared rows off the grid (phase_copy_passes)."""
+    floor = one_pass_traffic(M, N, dtype, fusion)
+    return replace(floor, passes=floor.passes + phase_copy_passes(N, dtype, fusion))
 
 
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
@@ -1403,7 +1421,7 @@ VARIANT = Variant(
     name="cluster",
     summary="each row on chip across a thread-block cluster, partial max/sum pushed to every CTA: one read, one write",
     launch=launch,
-    traffic=one_pass_traffic,
+    traffic=traffic,
     triton=True,
     limits=unsupported_width,
     here=lambda: why_not_here(),  # looked up at each call, as the launch looks it up

@@ -21,7 +21,8 @@ from . import PLAIN, Backward, Fusion, Launch, backward_traffic, expanded_mask_t
 from . import cluster as forward_cluster
 from .aligned import same_alignment, vector_elems, window_lanes
 from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_on_grid, packed_ptx,
-                      phases_wanted, settings_of, unsupported_width, why_not_here, window_constexprs)
+                      phase_copy_passes, phases_wanted, settings_of, unsupported_width, why_not_here,
+                      window_constexprs)
 from .masking import fusion_args, mask_expanded, mask_rows, phased
 
 # A thread holds lanes of y and of dy: half the forward's window.
@@ -473,12 +474,14 @@ def expands(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN):
-    """backward_traffic, a causal row read whole; log_softmax's shared mask read where it is, or first written out to
-    y's rows (expands)."""
+    """backward_traffic, a causal row read whole; log_softmax's shared mask read where it is, in phase copies off
+    y's grid (cluster.phase_copy_passes), or first written out to y's rows (expands)."""
     whole_rows = partial(backward_traffic, skips_causal=False)
     if expands(fusion, N, dtype):
         return expanded_mask_traffic(M, N, dtype, fusion, whole_rows)
-    return whole_rows(M, N, dtype, fusion)
+    floor = whole_rows(M, N, dtype, fusion)
+    copies = phase_copy_passes(N, dtype, fusion, bias=False) if fusion.log else ()
+    return dataclasses.replace(floor, passes=floor.passes + copies)
 
 
 def unsupported(N: int, dtype: torch.dtype) -> str | None:
