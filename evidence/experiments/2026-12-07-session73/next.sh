@@ -18,6 +18,10 @@
 #   128256 151936 262144; DTYPE bf16 or fp32, default bf16), every configuration compiled first in a process a width,
 #   then timed against a copy, the best of each width printed: BIASED's entries were fitted to the full bias on the
 #   H200, and rows/64's cluster cells run at 75-88 on the H100.
+# small-groups (any card; ~4 min): the phase copies where few rows share a row, measured only at rows/64 so far:
+#   their bytes are 2 * VEC / K of the mask's (a quarter of x's at K = 8 for a bf16 x's mask), and a phased call is
+#   not replayed (it pays the host path: host_us, call_ms). scaled-masked's mask and a bias laid out rows/K, K = 4, 16,
+#   64, at 64x50257 and 8192x50257 in bf16, phased and not (small-<op>-rows<K>-<phased|unphased>-<card>-s73).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 sweep() {  # sweep ID PHASED ARGS...: device-step.sh's bar_sweep with cluster.PHASED_SHARED_ROWS = PHASED
@@ -83,4 +87,17 @@ if [[ ${1:-} == biased-scan ]]; then
   MASK_SHAPE=rows/64 timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 scripts/cluster-configs.py \
     $OUT/biased-rows64-$dtype.csv $dtype biased "${widths[@]}" > $OUT/biased-scan-$dtype.txt 2>&1
   echo "scan rc=$? at $SECONDS s"; grep -E "BEST|WRONG|rror" $OUT/biased-scan-$dtype.txt | tail -12
+fi
+if [[ ${1:-} == small-groups ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  for K in 4 16 64; do
+    for op in scaled-masked biased; do
+      for phased in True False; do
+        form=$([[ $phased == True ]] && echo phased || echo unphased)
+        left 25 && sweep small-$op-rows$K-$form-$tag-s73 $phased --shape 64x50257 --shape 8192x50257 --dtype bf16 \
+          --op $op --mask-shape rows/$K
+      done
+    done
+  done
 fi
