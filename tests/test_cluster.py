@@ -1067,7 +1067,7 @@ def test_causal_rows_run_last_to_first_where_their_kept_shares_differ_by_more_th
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
     """masking.phased_rows, as cluster lays out a shared mask and bias off x's grid (N = 50257): the copy a row of x
-    takes (cluster's phase_copy: copy (r · N) mod VEC of its shared row) holds that row, element c as far past a
+    takes (cluster's row_of, PHASED: copy (r · N) mod VEC of its shared row) holds that row, element c as far past a
     16-byte boundary, in the copy's elements, as x's element c is in x's: a vector of x has its mask or bias in
     one vector."""
     from softmax_bench.kernels.masking import phased_rows

@@ -758,14 +758,24 @@ if gluon is not None:
         return ptr + gl.multiple_of(row * stride - off, VEC)
 
     @gluon.jit
-    def phase_copy(ptr, stride, row, group, period, off, VEC: gl.constexpr):
-        """(MASK_PHASED, BIAS_PHASED: shared rows laid out by masking.phased_rows, `stride` a multiple of VEC) the
-        copy of row `row`'s shared row that starts `off` elements past a 16-byte boundary, as x's row does: (its
-        window, from that boundary, as row_window gives x's; the shared row itself, element 0 at column 0, row
-        stride 0)."""
-        copy = ((row.to(gl.int32) // group) % period).to(gl.int64) * VEC + off
-        window = ptr + gl.multiple_of(copy * stride, VEC)
-        return window, window + off, 0
+    def row_of(ptr, stride, row, group, period, off, SHARED: gl.constexpr, PHASED: gl.constexpr,
+               VECTORS: gl.constexpr, VEC: gl.constexpr):
+        """A mask's or bias's row for x's row `row`: (its window from the 16-byte boundary at or before its start,
+        `off` elements before it, as row_window gives x's, where it is read in VECTORS; the pointer and row stride
+        its elements are read by, as mask_rows gives them). PHASED (shared rows laid out by masking.phased_rows,
+        `stride` a multiple of VEC): the copy of the shared row that starts `off` elements past a 16-byte boundary,
+        as x's row does, its window so, and the shared row itself, element 0 at column 0, row stride 0."""
+        if PHASED:
+            copy = ((row.to(gl.int32) // group) % period).to(gl.int64) * VEC + off
+            window = ptr + gl.multiple_of(copy * stride, VEC)
+            ptr = window + off
+            stride = 0
+        else:
+            ptr, stride = mask_rows(ptr, stride, row, group, period, SHARED)
+            window = ptr
+            if VECTORS:
+                window = row_window(ptr, row, stride, off, VEC)  # off is 0 on ALIGNED rows
+        return window, ptr, stride
 
     @gluon.jit
     def piece(start: gl.constexpr, PIECE: gl.constexpr, STEP: gl.constexpr, first_whole, end_whole,
@@ -1139,23 +1149,12 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
-        if MASK_PHASED:
-            mask_row, mask_ptr, mask_stride = phase_copy(mask_ptr, mask_stride, row, mask_group, mask_period, off, VEC)
-        else:
-            mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
-            mask_row = mask_ptr
-            if MASK_VECTORS:
-                mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # off is 0 on ALIGNED rows
+        mask_row, mask_ptr, mask_stride = row_of(mask_ptr, mask_stride, row, mask_group, mask_period, off,
+                                                 MASK_SHARED, MASK_PHASED, MASK_VECTORS, VEC)
         bias_row = bias_ptr
         if HAS_BIAS:  # only then, as fused's
-            if BIAS_PHASED:
-                bias_row, bias_ptr, bias_stride = phase_copy(bias_ptr, bias_stride, row, bias_group, bias_period, off,
-                                                             VEC)
-            else:
-                bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
-                bias_row = bias_ptr
-                if BIAS_VECTORS:
-                    bias_row = row_window(bias_ptr, row, bias_stride, off, VEC)
+            bias_row, bias_ptr, bias_stride = row_of(bias_ptr, bias_stride, row, bias_group, bias_period, off,
+                                                     BIAS_SHARED, BIAS_PHASED, BIAS_VECTORS, VEC)
         last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
         diagonal = -1
         if DIAGONAL:

@@ -23,7 +23,7 @@ from .aligned import same_alignment, vector_elems, window_lanes
 from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_on_grid, packed_ptx,
                       phase_copy_passes, phases_wanted, settings_of, unsupported_width, why_not_here,
                       window_constexprs)
-from .masking import fusion_args, mask_expanded, mask_rows, phased
+from .masking import fusion_args, mask_expanded, phased
 
 # A thread holds lanes of y and of dy: half the forward's window.
 BACKWARD_CAPACITY = CAPACITY // 2
@@ -100,8 +100,8 @@ if gluon is not None:
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
     from .cluster import (LOG2E, SELECT_PACKED, async_copy, end_vectors, ends_layout, exchange_barrier, kept,
-                          last_kept_column, load_lanes, one_a_cta, phase_copy, piece, push, receive_buffer, received,
-                          row_layout, row_window, stage, staging_buffers, store_lanes, thread_sums, window_bounds)
+                          last_kept_column, load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout,
+                          row_of, row_window, stage, staging_buffers, store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -292,13 +292,9 @@ if gluon is not None:
         dx_row = row_window(dx_ptr, row, stride_dx, off, VEC)
         # a shared mask (MASK_SHARED: rows of y share its rows) read where it is, its row's pointer taken once; off
         # y's grid (MASK_PHASED) the copy of it that lies on this row's grid
-        if MASK_PHASED:
-            mask_row, mask_ptr, mask_stride = phase_copy(mask_ptr, mask_stride, row, mask_group, mask_period, off, VEC)
-        else:
-            mask_ptr, mask_stride = mask_rows(mask_ptr, mask_stride, row, mask_group, mask_period, MASK_SHARED)
-            mask_row = mask_ptr
-            if LEAN_KEEP and HAS_MASK:
-                mask_row = row_window(mask_ptr, row, mask_stride, off, VEC)  # the launch sees it lies on y's grid
+        MASK_VECTORS: gl.constexpr = LEAN_KEEP and HAS_MASK  # the launch sees it lies on y's grid
+        mask_row, mask_ptr, mask_stride = row_of(mask_ptr, mask_stride, row, mask_group, mask_period, off,
+                                                 MASK_SHARED, MASK_PHASED, MASK_VECTORS, VEC)
 
         # Every load before the first reduction, as the forward's. LATE_Y: y is not held across the exchange but
         # read after it, log_softmax's only then (until then y stands for dy, which its terms alone read), softmax's
