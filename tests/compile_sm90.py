@@ -199,8 +199,8 @@ def compile_case(case: dict, out_dir: str) -> dict:
         fusion = dataclasses.replace(fusion, bias=bias, bias_group=64 if case.get("shared") else 1)
     aligned = N % vector_elems(dtype) == 0
     forced = case.get("phased")  # the shared rows in phase copies (absent: as a launch lays them out)
-    mask_phased, bias_phased = cluster.phases_wanted(fusion, N, dtype) if forced is None else (forced, forced)
-    fusion = phased(fusion, vector_elems(dtype), mask_phased, bias_phased)
+    fusion = cluster.laid_out(fusion, N, dtype) if forced is None else phased(fusion, vector_elems(dtype), forced,
+                                                                              forced)
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
         config = cluster.config_for(N, dtype, fusion)
