@@ -179,6 +179,13 @@ def status_of_a_newer_run(tmp_path, capsys, cell, launch: str, op: str = "causal
     return bar_status(tmp_path, capsys, op).returncode
 
 
+def recorded_cluster_launch(config) -> str:
+    """auto's launch of cluster in `config` as a sweep records it (its config column)."""
+    from softmax_bench.kernels import cluster
+
+    return "picked=cluster " + " ".join(f"{key}={value}" for key, value in cluster.settings_of(config).items())
+
+
 def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_marked(tmp_path, capsys,
                                                                                         monkeypatch):
     """A cluster launch's cap and evict_last loads are recorded only where set: fp32 causal 512×262144 held in
@@ -195,7 +202,7 @@ def test_a_cluster_cell_measured_with_other_loads_or_cap_than_the_code_makes_is_
     monkeypatch.setattr(shared_row, "SHARED_ROWS", False)
     config = cluster.config_for(262144, torch.float32, OPS["causal"].shapes_fusion(512, 262144, torch.float32))
     assert config.evict == "evict_last", config
-    as_now = "picked=cluster " + " ".join(f"{key}={value}" for key, value in cluster.settings_of(config).items())
+    as_now = recorded_cluster_launch(config)
     plain = as_now.replace(" evict=evict_last", "")
     returncode, lines = status_of_a_cell_recorded(tmp_path, capsys, cell, plain)
     assert returncode == 1
@@ -242,8 +249,7 @@ def test_a_cluster_cell_is_judged_by_the_launch_of_its_shared_rows_laid_out_in_p
     assert fusion.mask_shared
     recorded = {}
     for name, form in (("phased", cluster.laid_out(fusion, 50257, torch.bfloat16)), ("in place", fusion)):
-        config = cluster.config_for(50257, torch.bfloat16, form)
-        recorded[name] = "picked=cluster " + " ".join(f"{k}={v}" for k, v in cluster.settings_of(config).items())
+        recorded[name] = recorded_cluster_launch(cluster.config_for(50257, torch.bfloat16, form))
     assert recorded["phased"] != recorded["in place"]
     returncode, lines = status_of_a_cell_recorded(tmp_path, capsys, cell, recorded["in place"], "key-padded",
                                                   mask_shape)
