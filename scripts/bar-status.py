@@ -111,7 +111,7 @@ def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dty
         ctas, num_warps, _ = entry
         now, then = {"held": "shared", "ctas": ctas, "num_warps": num_warps}, {"held": "registers", **then}
     elif picked == "cluster":
-        config = cluster.config_for(N, DTYPES[dtype], cluster.laid_out(fusion, N, DTYPES[dtype]))
+        config = cluster.config_for(N, DTYPES[dtype], cluster.laid_out(fusion, N, DTYPES[dtype], M))
         now = {"held": "registers", "ctas": config.ctas, "num_warps": config.num_warps}
         # held in shared memory, a cap and evict_last loads are recorded only where set: absent, registers, none and
         # plain loads

@@ -88,7 +88,7 @@ def case(M: int, N: int, dtype: torch.dtype, mode: str, log: bool = False):
     if mode in FUSED_OPS:
         fusion = ops.get_op(mode).fusion_for(x, MASK_SHAPE, log=log)
         traffic = one_pass_traffic(M, N, dtype, fusion, skips_causal=True)
-        default = cluster.config_for(N, dtype, cluster.laid_out(fusion, N, dtype))  # as a launch takes it
+        default = cluster.config_for(N, dtype, cluster.laid_out(fusion, N, dtype, M))  # as a launch takes it
         return (lambda config: cluster.launch(x, fusion, config=config)), ops.reference(x, fusion, torch.float32), \
             TOLERANCES, traffic.total_bytes, default, fusion
     if mode in LOSS_MODES:

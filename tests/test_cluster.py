@@ -134,7 +134,8 @@ def test_every_cta_gets_columns_and_no_thread_holds_too_many(N, dtype):
         budget = cluster.MAX_PER_THREAD[how][config.num_warps]
         if not as_plain and (fusion.causal_m is not None or fusion.mask is not None or fusion.bias is not None):
             budget = budget * cluster.MASKED_SHARE
-        measured = N in (cluster.BIASED[dtype.itemsize] if form == "biased" else cluster.MEASURED.get((form, how), {}))
+        biased = {**cluster.BIASED[dtype.itemsize], **cluster.SHARED_BIASED[dtype.itemsize]}
+        measured = N in (biased if form == "biased" else cluster.MEASURED.get((form, how), {}))
         if N <= 262144 and not measured:  # the widest masked rows may hold more: they spill rather than fail
             assert config.span // threads <= budget
         assert all(p % (threads * vector_elems(dtype)) == 0 for p in config.pieces), "16 bytes a thread"
@@ -288,6 +289,10 @@ FORWARD_CASES = {
     "biased configurations": [  # every entry of cluster.BIASED, in its configuration
         {"kernel": "forward", "dtype": {2: "bf16", 4: "fp32"}[size], "N": N, "scale": 0.125, "bias": True}
         for size, entries in cluster.BIASED.items() for N in entries],
+    "shared biased configurations": [  # every entry of cluster.SHARED_BIASED, a bias 64 rows of x share
+        {"kernel": "forward", "dtype": {2: "bf16", 4: "fp32"}[size], "N": N, "scale": 0.125, "bias": True,
+         "shared": True}
+        for size, entries in cluster.SHARED_BIASED.items() for N in entries],
     "cross entropy": [  # plain, then cross_entropy's rows with their gradient (capped as a step launches them:
         # cluster.CROSS_ENTROPY), then without (the lse alone)
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
@@ -614,6 +619,30 @@ def test_biased_configurations_compile_as_measured(compiled_forwards):
                                      for N in cluster.BIASED[size]}
 
 
+# Registers a thread of each SHARED_BIASED configuration took on an H100 (n_regs in
+# evidence/experiments/2026-12-07-session74/out-h100-scan/biased-rows64-*.csv)
+SHARED_BIASED_REGISTERS = {("bf16", 128256): 64, ("fp32", 50257): 48, ("fp32", 128256): 64}
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+@pytest.mark.xdist_group("cluster-sm90")
+def test_a_shared_bias_takes_its_own_configurations_as_measured(compiled_forwards):
+    """A bias shared by 64 rows of x takes cluster.SHARED_BIASED's configuration where it has one (a full bias
+    BIASED's): compiled for sm_90, its CTAs and warps, one exchange, no spills, and the registers of the H100's
+    compile of it."""
+    cases = compiled_forwards["shared biased configurations"]
+    assert cases
+    for case in cases:
+        assert_one_exchange_no_spills(case, pushes=2)
+        size = {"bf16": 2, "fp32": 4}[case["dtype"]]
+        ctas, warps, most_pieces, cap = cluster.SHARED_BIASED[size][case["N"]]
+        assert (ctas, warps) != cluster.BIASED[size][case["N"]][:2] or cap != cluster.BIASED[size][case["N"]][3]
+        assert (case["ctas"], case["warps"]) == (ctas, warps) and case["pieces"] <= most_pieces, case
+        assert case["registers"] <= SHARED_BIASED_REGISTERS[case["dtype"], case["N"]], case
+    assert set(SHARED_BIASED_REGISTERS) == {({2: "bf16", 4: "fp32"}[size], N) for size in cluster.SHARED_BIASED
+                                            for N in cluster.SHARED_BIASED[size]}
+
+
 def test_how_fused_forms_hold_16_bit_rows():
     """Packed under a positive scale, a causal mask, and a keep-mask whose bytes of a vector are one load: rows on
     the 16-byte grid, or a mask on x's grid (a contiguous mask of x's shape); fp32 under a negative scale, fp32
@@ -744,6 +773,7 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypat
     last bit, and so at times does a log's sum: an H100 found one such log_softmax, the seventy-third session; the
     result is checked against float64)."""
     monkeypatch.setattr(cluster, "PHASED_SHARED_ROWS", phased)
+    monkeypatch.setattr(cluster, "PHASED_FROM_ROWS", 1)  # 6 to 12 rows of x a shared row here
     clear_caches()  # a call like an earlier one replays its launch
     x, _ = fresh_randn(2, 3, 4, N, dtype=torch.bfloat16)
     keep = torch.rand(*mask_shape, N, device=x.device) > 0.3
@@ -763,11 +793,12 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypat
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log):
-    """A [B, 1, 1, S] bias over rows of N = 32769 (off x's 16-byte grid): laid out in phase copies under 16-bit x
-    (cluster.phases_wanted), read a row where it lies under fp32 x. The result is the expanded bias's, bit for bit
-    (the same configuration, the same vectors of it), and within the dtype's tolerance of float64."""
+    """A [B, 1, 1, S] bias over rows of N = 32769 (off x's 16-byte grid), 64 rows of x a row of it: laid out in
+    phase copies under 16-bit x (cluster.phases_wanted), read a row where it lies under fp32 x. The result is the
+    expanded bias's, bit for bit (the same configuration, the same vectors of it), and within the dtype's tolerance
+    of float64."""
     N = 32769
-    x, _ = fresh_randn(2, 3, 4, N, dtype=dtype)
+    x, _ = fresh_randn(2, 4, 16, N, dtype=dtype)
     bias = torch.randn(2, 1, 1, N, device=x.device).to(dtype)
     call = softmax_bench.log_softmax if log else softmax_bench.softmax
     y = call(x, scale=0.125, bias=bias, variant="cluster")
@@ -1089,18 +1120,22 @@ def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
 def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_under_16_bit_x(dtype):
     """cluster.phases_wanted: a shared mask off x's grid (N = 50257) in phase copies under any x, a shared bias only
     under 16-bit x (under fp32 its copies' bytes cost more than its elements' loads save: an H100, docs/perf-notes.md);
-    neither on the grid, nor rows of x's own."""
+    neither on the grid, nor rows of x's own; in a forward, only rows that 64 rows of x share (fewer: the copies
+    cost more than they save, cluster.PHASED_FROM_ROWS)."""
     shared, own = {"mask_group": 64, "bias_group": 64}, {}
     for N, form, wanted in ((50257, shared, (True, dtype != torch.float32)), (50256, shared, (False, False)),
                             (50257, own, (False, False))):
         fusion = Fusion(mask=torch.ones(2, N, dtype=torch.bool), bias=torch.zeros(2, N, dtype=dtype), **form)
         assert cluster.phases_wanted(fusion, N, dtype) == wanted, (N, form)
+        assert cluster.phases_wanted(fusion, N, dtype, M=128) == wanted, (N, form)  # 64 rows of x a shared row
+        # a forward over fewer rows a shared row reads them in place (cluster.PHASED_FROM_ROWS)
+        assert cluster.phases_wanted(fusion, N, dtype, M=127) == (False, False), (N, form)
 
 
 def test_cluster_counts_the_bytes_of_its_phase_copies():
     """cluster's traffic model: the floor (one_pass_traffic), and where a launch lays shared rows out in phase copies
     (key-padded's mask; a rows/64 bias under 16-bit x; N = 50257, off the grid) VEC copies of them written and read
-    again; on the grid, or a bias under fp32 x, the floor alone."""
+    again; on the grid, a bias under fp32 x, or rows/16 (too few rows a shared row), the floor alone."""
     from softmax_bench.kernels import one_pass_traffic
     from softmax_bench.ops import OPS
 
@@ -1108,7 +1143,9 @@ def test_cluster_counts_the_bytes_of_its_phase_copies():
                                              ("key-padded", "full", torch.float32, 50257, 4 * 128 * 50257),
                                              ("biased", "rows/64", torch.bfloat16, 50257, 8 * 128 * 50257 * 2),
                                              ("biased", "rows/64", torch.float32, 50257, 0),
-                                             ("key-padded", "full", torch.bfloat16, 50256, 0)):
+                                             ("key-padded", "full", torch.bfloat16, 50256, 0),
+                                             ("scaled-masked", "rows/16", torch.bfloat16, 50257, 0),
+                                             ("biased", "rows/16", torch.bfloat16, 50257, 0)):
         fusion = OPS[op].shapes_fusion(8192, N, dtype, mask_shape)
         floor = one_pass_traffic(8192, N, dtype, fusion).total_bytes
         assert softmax_bench.variants()["cluster"].traffic(8192, N, dtype, fusion).total_bytes == floor + 2 * copied, (
@@ -1120,7 +1157,8 @@ def test_a_shared_row_off_the_grid_is_read_in_vectors_in_phase_copies(tmp_path):
     """Compiled for sm_90: key-padded's mask and a rows/64 bias at N = 50257 (off x's grid), laid out in phase copies
     (phased_rows; a launch lays out a bias so only under 16-bit x): the mask read in vectors (one byte load, the full
     mask's; 33 in bf16 and 29 in fp32 without the copies) in the full mask's configuration, and the bias in as many
-    vectors as x."""
+    vectors as x; none spills as a launch lays it out (an fp32 bias read in place, in SHARED_BIASED's 16 × 8 capped at
+    48: forced into copies under that cap it spills)."""
     cases = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "shared": True, "phased": True, **form}
              for dtype in ("bf16", "fp32") for form in ({"mask": True}, {"bias": True})]
     full = [{"kernel": "forward", "dtype": dtype, "N": 50257, "scale": 0.125, "mask": True}
@@ -1137,4 +1175,5 @@ def test_a_shared_row_off_the_grid_is_read_in_vectors_in_phase_copies(tmp_path):
         assert (phased_mask[dtype]["ctas"], phased_mask[dtype]["warps"]) == (full_mask[dtype]["ctas"],
                                                                             full_mask[dtype]["warps"])
         assert phased_bias[dtype]["loads_v4"] > row_by_row[dtype, "bias"]["loads_v4"]
-        assert phased_mask[dtype]["spill_bytes"] == phased_bias[dtype]["spill_bytes"] == 0
+        launched_bias = phased_bias[dtype] if dtype == "bf16" else row_by_row[dtype, "bias"]  # as a launch lays it out
+        assert phased_mask[dtype]["spill_bytes"] == launched_bias["spill_bytes"] == 0

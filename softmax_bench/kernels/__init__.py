@@ -169,11 +169,16 @@ def shared_shapes(rows: int, group: int, N: int) -> tuple[tuple[int, ...], tuple
     return (-1, rows, group, N), (1, rows, 1, N)
 
 
+def row_count(rows: torch.Tensor) -> int:
+    """How many distinct rows a mask's or bias's rows hold: a broadcast row (row stride 0) one."""
+    return 1 if rows.stride(0) == 0 else rows.shape[0]
+
+
 def rows_bytes(rows: torch.Tensor | None) -> int:
     """Bytes of a mask's or bias's rows read from memory: a broadcast row (row stride 0) once."""
     if rows is None:
         return 0
-    return (1 if rows.stride(0) == 0 else rows.shape[0]) * rows.shape[1] * rows.element_size()
+    return row_count(rows) * rows.shape[1] * rows.element_size()
 
 
 PLAIN = Fusion()

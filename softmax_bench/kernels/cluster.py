@@ -34,7 +34,7 @@ import torch
 import triton
 
 from . import (PLAIN, Fusion, Launch, Traffic, Variant, cdiv, forward_evict_setting, interpreted, launch_kernel,
-               one_pass_traffic, output_like, rows_bytes)
+               one_pass_traffic, output_like, row_count, rows_bytes)
 from .aligned import same_alignment, vector_elems, window_lanes
 from .masking import fusion_args, mask_rows, phased, rows_differ
 
@@ -208,6 +208,17 @@ BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
         151936: (8, 8, 2, None), 262144: (16, 16, 1, 64)},
     4: {50257: (16, 8, 1, 80), 128256: (16, 16, 1, None), 151936: (16, 16, 2, None)},
 }
+# A bias shared by rows of x (a [B, 1, 1, S] bias, rows/64) is read from L2 by every row of its group but the
+# first, where BIASED's full bias is read from HBM: its entries, as BIASED's, where they differ. On an H100
+# (seventy-fourth session, session73/next.sh biased-scan, MASK_SHAPE=rows/64, % of a copy of the floor's bytes,
+# configurations that do not spill): bf16 128256 in 8 × 16 82.6 against BIASED's 16 × 8 75.1; fp32 50257 in
+# 16 × 8 capped at 48 registers 87.9 against 80.8 at 80; fp32 128256 in 16 × 8 capped at 64 83.8 against
+# 16 × 16's 80.6. At the other wide widths BIASED's were within 3.5 points of the best, or behind only configurations
+# that spill.
+SHARED_BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
+    2: {128256: (8, 16, 1, None)},
+    4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64)},
+}
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
 # of a 16-warp CTA 128 registers, one of a smaller CTA 255. Compiled for sm_90: 64 fp32 elements take 115–119
@@ -349,38 +360,51 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
 # reading it an element at a time does (biased rows/64 8192×50257 on an H100, seventy-third session: fp32 78.1 % of a
 # copy phased against 81.2, bf16 74.7 against 71.4; key-padded's mask bf16 79.5 against 59.2, fp32 94.0 against 63.3).
 PHASED_SHARED_ROWS = True
+# A forward lays shared rows out in phase copies only where PHASED_FROM_ROWS rows of x or more share each: the
+# copies' bytes are 2 · VEC / K of the shared rows' for rows/K, and where few rows share a row they cost more than
+# the vectors save. On an H100 (seventy-fourth session, session73/next.sh small-groups, bf16 8192×50257, % of the
+# floor's copy, phased against in place): scaled-masked's mask rows/4 25.5 / 62.3, rows/16 54.5 / 60.1, rows/64
+# 79.7 / 59.5; a bias rows/4 25.5 / 76.6, rows/16 51.7 / 73.7, rows/64 74.6 / 71.6. The log's backward is not gated:
+# its other way writes the mask out for every row, VEC / K times the copies' bytes.
+PHASED_FROM_ROWS = 64
 
 
-def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype) -> tuple[bool, bool]:
+def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
     """(mask, bias): whether a launch lays a shared mask's, a shared bias's rows out in phase copies: rows off the
-    grid; a bias only under 16-bit x."""
+    grid; a bias only under 16-bit x; in a forward over M rows of x, only rows PHASED_FROM_ROWS of them or more
+    share (M None: the log's backward, not gated)."""
     off = PHASED_SHARED_ROWS and N % vector_elems(dtype) != 0
-    return off and fusion.mask_shared, off and fusion.bias_shared and dtype.itemsize == 2
+
+    def pays(rows: torch.Tensor) -> bool:
+        return M is None or M >= PHASED_FROM_ROWS * row_count(rows)
+
+    return (off and fusion.mask_shared and pays(fusion.mask),
+            off and fusion.bias_shared and dtype.itemsize == 2 and pays(fusion.bias))
 
 
-def laid_out(fusion: Fusion, N: int, dtype: torch.dtype) -> Fusion:
-    """The fusion as a launch lays it out before it takes its configuration: shared rows in phase copies where
-    phases_wanted says (their rows then read in vectors)."""
-    mask, bias = phases_wanted(fusion, N, dtype)
+def laid_out(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> Fusion:
+    """The fusion as a launch over M rows lays it out before it takes its configuration: shared rows in phase
+    copies where phases_wanted says (their rows then read in vectors)."""
+    mask, bias = phases_wanted(fusion, N, dtype, M)
     return phased(fusion, vector_elems(dtype), mask, bias) if mask or bias else fusion
 
 
-def phase_copy_passes(N: int, dtype: torch.dtype, fusion: Fusion, bias: bool = True
+def phase_copy_passes(N: int, dtype: torch.dtype, fusion: Fusion, bias: bool = True, M: int | None = None
                       ) -> tuple[tuple[str, int, int], ...]:
-    """The passes of the phase copies a launch lays out (phases_wanted; `bias`: the bias's too, where wanted): the
-    shared rows read once, as the floor's pass over them counts, VEC copies of them written, then read by the kernel
-    in their place (each copy from memory once, as the rows were)."""
+    """The passes of the phase copies a launch over M rows lays out (phases_wanted; `bias`: the bias's too, where
+    wanted): the shared rows read once, as the floor's pass over them counts, VEC copies of them written, then read
+    by the kernel in their place (each copy from memory once, as the rows were)."""
     vec = vector_elems(dtype)
     return tuple((f"write the shared {what} rows' {vec} phase copies, read them in the rows' place", copied, copied)
                  for what, rows, wanted in zip(("mask", "bias"), (fusion.mask, fusion.bias),
-                                               phases_wanted(fusion, N, dtype))
+                                               phases_wanted(fusion, N, dtype, M))
                  if wanted and (bias or what == "mask") and (copied := vec * rows_bytes(rows)))
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
     """one_pass_traffic, and the phase copies of shared rows off the grid (phase_copy_passes)."""
     floor = one_pass_traffic(M, N, dtype, fusion)
-    return replace(floor, passes=floor.passes + phase_copy_passes(N, dtype, fusion))
+    return replace(floor, passes=floor.passes + phase_copy_passes(N, dtype, fusion, M=M))
 
 
 def mask_on_grid(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
@@ -462,7 +486,10 @@ def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
         cap = CAUSAL_REGISTERS.get(dtype, {}).get(N) if how == "packed" else None
         return replace(config, max_registers=cap) if UNCAPPED_CAUSAL or cap else config
     form = form_of(fusion)
-    measured = BIASED[dtype.itemsize].get(N) if form == "biased" else MEASURED.get((form, how), {}).get(N)
+    if form == "biased":
+        measured = (fusion.bias_shared and SHARED_BIASED[dtype.itemsize].get(N)) or BIASED[dtype.itemsize].get(N)
+    else:
+        measured = MEASURED.get((form, how), {}).get(N)
     if measured is not None:
         config = measured_config(N, dtype, how, measured)
         if fusion.log and how == "fp32":  # the cap was fitted to the softmax: fp32 causal 151936's log spills under it
@@ -1365,7 +1392,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     M, N = x.shape
     x = same_alignment(x)
     y = output_like(x, fusion)
-    fusion = laid_out(fusion, N, x.dtype)
+    fusion = laid_out(fusion, N, x.dtype, M)
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The seventy-fourth session's device step: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session74/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
+# gate (any card; LEFT_S, ~6 min):
+# 1. the GPU tests of the shared rows, the phase copies and the bias (cluster.PHASED_FROM_ROWS, cluster.SHARED_BIASED);
+# 2. SHARED_BIASED against BIASED (SHARED_BIASED emptied: shared-biased-before-<form>-<card>-s74) at its cells, biased
+#    rows/64 4096x128256 and 8192x50257, bf16 and fp32, softmax and log (shared-biased-<form>-<card>-s74);
+# 3. the gate on K at bf16 8192x50257: scaled-masked and biased rows/16 and rows/4 (gated-<op>-rows<K>-<card>-s74),
+#    which a launch now reads in place; session 73's small-groups measured them phased and not.
+set -u
+. evidence/experiments/device-step.sh  # card, tag, pack, left
+if [[ ${1:-} == gate ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -n 12 -rfE tests/test_cluster.py tests/test_cluster_backward.py \
+    tests/test_bias.py tests/test_fusion.py -k "shared or phase or bias or keep or broadcast" > $OUT/tests.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests.txt | head -20
+  for form in softmax log; do
+    log=; [[ $form == log ]] && log=--log
+    for when in before after; do
+      id=shared-biased-$form-$tag-s74; set=pass
+      [[ $when == before ]] && id=shared-biased-before-$form-$tag-s74 && \
+        set="import softmax_bench.kernels.cluster as c; c.SHARED_BIASED = {2: {}, 4: {}}"
+      left 40 && SWEEP_SET=$set bar_sweep $id --shape 4096x128256 --shape 8192x50257 --dtype bf16 --dtype fp32 \
+        --op biased --mask-shape rows/64 $log
+    done
+  done
+  for K in 16 4; do
+    for op in scaled-masked biased; do
+      left 25 && bar_sweep gated-$op-rows$K-$tag-s74 --shape 8192x50257 --dtype bf16 --op $op --mask-shape rows/$K
+    done
+  done
+fi
