@@ -627,9 +627,19 @@ SHARED_BIASED_REGISTERS = {("bf16", 128256): 64, ("fp32", 50257): 48, ("fp32", 1
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 @pytest.mark.xdist_group("cluster-sm90")
 def test_a_shared_bias_takes_its_own_configurations_as_measured(compiled_forwards):
-    """A bias shared by 64 rows of x takes cluster.SHARED_BIASED's configuration where it has one (a full bias
-    BIASED's): compiled for sm_90, its CTAs and warps, one exchange, no spills, and the registers of the H100's
-    compile of it."""
+    """A bias shared by 64 rows of x takes cluster.SHARED_BIASED's configuration where it has one (a full bias, and
+    the log_softmax of a shared one, BIASED's): compiled for sm_90, its CTAs and warps, one exchange, no spills, and
+    the registers of the H100's compile of it."""
+    for size, entries in cluster.SHARED_BIASED.items():
+        for N, (ctas, warps, _, cap) in entries.items():
+            dtype = {2: torch.bfloat16, 4: torch.float32}[size]
+            full = Fusion(scale=0.125, bias=torch.empty(2, N, dtype=dtype))
+            shared = replace(full, bias_group=64)
+            config = cluster.config_for(N, dtype, shared)
+            assert (config.ctas, config.num_warps, config.max_registers) == (ctas, warps, cap), N
+            for other in (full, replace(shared, log=True)):
+                assert (cluster.config_for(N, dtype, other).ctas, cluster.config_for(N, dtype, other).num_warps) == \
+                    cluster.BIASED[size][N][:2], (N, other.log)
     cases = compiled_forwards["shared biased configurations"]
     assert cases
     for case in cases:
