@@ -7,6 +7,10 @@
 #    rows/64 4096x128256 and 8192x50257, bf16 and fp32, softmax and log (shared-biased-<form>-<card>-s74);
 # 3. the gate on K at bf16 8192x50257: scaled-masked and biased rows/16 and rows/4 (gated-<op>-rows<K>-<card>-s74),
 #    which a launch now reads in place; session 73's small-groups measured them phased and not.
+# ab (any card; LEFT_S, ~4 min): on the H200 SHARED_BIASED's entries have never run. Its A/B as in `gate`, the softmax
+#   only (shared-biased-[before-]softmax-<card>-s74); then the gate's one untried K, rows/32 at bf16 8192×50257,
+#   read in place (PHASED_FROM_ROWS = 64) and in phase copies (PHASED_FROM_ROWS = 32), scaled-masked and biased
+#   (k32-<op>-<in-place|phased>-<card>-s74).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 if [[ ${1:-} == gate ]]; then
@@ -28,6 +32,24 @@ if [[ ${1:-} == gate ]]; then
   for K in 16 4; do
     for op in scaled-masked biased; do
       left 25 && bar_sweep gated-$op-rows$K-$tag-s74 --shape 8192x50257 --dtype bf16 --op $op --mask-shape rows/$K
+    done
+  done
+fi
+if [[ ${1:-} == ab ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  for when in before after; do
+    id=shared-biased-softmax-$tag-s74; set=pass
+    [[ $when == before ]] && id=shared-biased-before-softmax-$tag-s74 && \
+      set="import softmax_bench.kernels.cluster as c; c.SHARED_BIASED = {2: {}, 4: {}}"
+    left 40 && SWEEP_SET=$set bar_sweep $id --shape 4096x128256 --shape 8192x50257 --dtype bf16 --dtype fp32 \
+      --op biased --mask-shape rows/64
+  done
+  for op in scaled-masked biased; do
+    for from in 64 32; do
+      form=$([[ $from == 32 ]] && echo phased || echo in-place)
+      left 25 && SWEEP_SET="import softmax_bench.kernels.cluster as c; c.PHASED_FROM_ROWS = $from" \
+        bar_sweep k32-$op-$form-$tag-s74 --shape 8192x50257 --dtype bf16 --op $op --mask-shape rows/32
     done
   done
 fi
