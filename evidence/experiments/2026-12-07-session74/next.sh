@@ -11,6 +11,9 @@
 #   only (shared-biased-[before-]softmax-<card>-s74); then the gate's one untried K, rows/32 at bf16 8192×50257,
 #   read in place (PHASED_FROM_ROWS = 64) and in phase copies (PHASED_FROM_ROWS = 32), scaled-masked and biased
 #   (k32-<op>-<in-place|phased>-<card>-s74).
+# tune (an H100; LEFT_S, ~7 min): `softmax-bench tune` of the default grid, the softmax, then causal and scaled-masked
+#   joining it, into $OUT/<table_name> (auto_table.table_name of the card and this Triton): an H100 Triton 3.8 table
+#   for softmax_bench/auto_tables/ (auto has none there: it takes the rule's picks).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 if [[ ${1:-} == gate ]]; then
@@ -51,5 +54,16 @@ if [[ ${1:-} == ab ]]; then
       left 25 && SWEEP_SET="import softmax_bench.kernels.cluster as c; c.PHASED_FROM_ROWS = $from" \
         bar_sweep k32-$op-$form-$tag-s74 --shape 8192x50257 --dtype bf16 --op $op --mask-shape rows/32
     done
+  done
+fi
+if [[ ${1:-} == tune ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  table=$OUT/$(python3 -c "import torch; from softmax_bench.auto_table import table_name, triton_version; \
+print(table_name(torch.cuda.get_device_name(), triton_version()))")
+  for op in softmax causal scaled-masked; do
+    left 120 && SOFTMAX_BENCH_COMMIT=$commit timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 -m softmax_bench tune \
+      --preset default --op $op --table $table > $OUT/tune-$op.txt 2>&1
+    echo "tune $op rc=$? at $SECONDS s"; tail -3 $OUT/tune-$op.txt
   done
 fi
