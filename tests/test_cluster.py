@@ -653,6 +653,18 @@ def test_a_shared_bias_takes_its_own_configurations_as_measured(compiled_forward
                                             for N in cluster.SHARED_BIASED[size]}
 
 
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_a_shared_bias_row_is_found_from_its_own_start_in_the_registers_of_a_full_one(tmp_path):
+    """row_of finds a shared row's window from that row's own start, as a full bias's is found: compiled for sm_90,
+    biased rows/64 bf16 128256 in BIASED's 16 × 8 takes the full bias's 64 registers (68 when its window was taken
+    from mask_rows' pointer, the seventy-fourth session), with no spill and the same vector loads."""
+    cases = [{"kernel": "forward", "dtype": "bf16", "N": 128256, "scale": 0.125, "bias": True, "ctas": 16, "warps": 8,
+              "max_registers": None, **shared} for shared in ({}, {"shared": True})]
+    full, shared = compile_in_subprocess(cases, tmp_path)
+    assert shared["registers"] <= full["registers"] <= 64 and shared["spill_bytes"] == 0, (full, shared)
+    assert shared["loads_v4"] == full["loads_v4"], (full, shared)
+
+
 def test_how_fused_forms_hold_16_bit_rows():
     """Packed under a positive scale, a causal mask, and a keep-mask whose bytes of a vector are one load: rows on
     the 16-byte grid, or a mask on x's grid (a contiguous mask of x's shape); fp32 under a negative scale, fp32

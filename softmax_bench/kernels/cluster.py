@@ -795,16 +795,19 @@ if gluon is not None:
         its elements are read by, as mask_rows gives them). PHASED (shared rows laid out by masking.phased_rows,
         `stride` a multiple of VEC): the copy of the shared row that starts `off` elements past a 16-byte boundary,
         as x's row does, its window so, and the shared row itself, element 0 at column 0, row stride 0."""
+        own = row  # the row of it that x's row reads
+        if SHARED:
+            own = ((row.to(gl.int32) // group) % period).to(gl.int64)
         if PHASED:
-            copy = ((row.to(gl.int32) // group) % period).to(gl.int64) * VEC + off
-            window = ptr + gl.multiple_of(copy * stride, VEC)
+            window = ptr + gl.multiple_of((own * VEC + off) * stride, VEC)
             ptr = window + off
             stride = 0
         else:
-            ptr, stride = mask_rows(ptr, stride, row, group, period, SHARED)
             window = ptr
-            if VECTORS:
-                window = row_window(ptr, row, stride, off, VEC)  # off is 0 on ALIGNED rows
+            if VECTORS:  # from its own row's start, as x's, where mask_rows would give the shared row's pointer with
+                # row stride 0: compiled for sm_90, biased rows/64 bf16 128256 in 16 × 8 then takes 64 registers, not 68
+                window = row_window(ptr, own, stride, off, VEC)  # off is 0 on ALIGNED rows
+            ptr, stride = mask_rows(ptr, stride, row, group, period, SHARED)
         return window, ptr, stride
 
     @gluon.jit

@@ -7,10 +7,15 @@
 #    rows/64 4096x128256 and 8192x50257, bf16 and fp32, softmax and log (shared-biased-<form>-<card>-s74);
 # 3. the gate on K at bf16 8192x50257: scaled-masked and biased rows/16 and rows/4 (gated-<op>-rows<K>-<card>-s74),
 #    which a launch now reads in place; session 73's small-groups measured them phased and not.
-# ab (any card; LEFT_S, ~4 min): on the H200 SHARED_BIASED's entries have never run. Its A/B as in `gate`, the softmax
-#   only (shared-biased-[before-]softmax-<card>-s74); then the gate's one untried K, rows/32 at bf16 8192×50257,
-#   read in place (PHASED_FROM_ROWS = 64) and in phase copies (PHASED_FROM_ROWS = 32), scaled-masked and biased
-#   (k32-<op>-<in-place|phased>-<card>-s74).
+# ab (any card; LEFT_S, ~8 min):
+#   1. SHARED_BIASED's A/B as in `gate`, the softmax only (shared-biased-[before-]softmax-<card>-s74): on the H200
+#      its entries have never run, and since row-of-own-start.patch BIASED's 16 × 8 takes bf16 128256 in 64
+#      registers, not the 68 that the scan measured it in;
+#   2. row-of-own-start.patch (landed: row_of finds a shared row's window from its own row's start) reversed, then
+#      as landed (rowof-<before|after>-<op>-<card>-s74): key-padded and biased rows/64 at the widths whose
+#      registers it moves, compiled for sm_90 (16384, 65536, 131072, 128256, 262144), bf16 and fp32;
+#   3. the gate's one untried K, rows/32 at bf16 8192×50257, read in place (PHASED_FROM_ROWS = 64) and in phase
+#      copies (PHASED_FROM_ROWS = 32), scaled-masked and biased (k32-<op>-<in-place|phased>-<card>-s74).
 # tune (an H100; LEFT_S, ~7 min): `softmax-bench tune` of the default grid, the softmax, then causal and scaled-masked
 #   joining it, into $OUT/<table_name> (auto_table.table_name of the card and this Triton): an H100 Triton 3.8 table
 #   for softmax_bench/auto_tables/ (auto has none there: it takes the rule's picks).
@@ -47,6 +52,16 @@ if [[ ${1:-} == ab ]]; then
       set="import softmax_bench.kernels.cluster as c; c.SHARED_BIASED = {2: {}, 4: {}}"
     left 40 && SWEEP_SET=$set bar_sweep $id --shape 4096x128256 --shape 8192x50257 --dtype bf16 --dtype fp32 \
       --op biased --mask-shape rows/64
+  done
+  for when in before after; do
+    [[ $when == before ]] && { patch -s -R -p1 < evidence/experiments/2026-12-07-session74/row-of-own-start.patch \
+      || { echo "the patch did not reverse"; break; }; }
+    for op in key-padded biased; do
+      shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+      left 60 && bar_sweep rowof-$when-$op-$tag-s74 --shape 8192x16384 --shape 2048x65536 --shape 1024x131072 \
+        --shape 4096x128256 --shape 512x262144 --dtype bf16 --dtype fp32 --op $op $shape
+    done
+    [[ $when == before ]] && patch -s -p1 < evidence/experiments/2026-12-07-session74/row-of-own-start.patch
   done
   for op in scaled-masked biased; do
     for from in 64 32; do
