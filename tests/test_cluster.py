@@ -607,16 +607,20 @@ BIASED_REGISTERS = {("bf16", 16384): 54, ("bf16", 50257): 94, ("bf16", 128256): 
 def test_biased_configurations_compile_as_measured(compiled_forwards):
     """Each of cluster.BIASED's configurations compiles for sm_90 as it was measured: its CTAs and warps, one
     exchange, no spills, and no more registers than the H200's compile of it took."""
-    cases = compiled_forwards["biased configurations"]
+    assert_compiled_as_measured(compiled_forwards["biased configurations"], cluster.BIASED, BIASED_REGISTERS)
+
+
+def assert_compiled_as_measured(cases: list[dict], entries: dict, registers: dict) -> None:
+    """Each compiled case of a table of entries by x's bytes an element and N (BIASED's, SHARED_BIASED's) in its
+    entry's CTAs and warps, one exchange, no spills, no more registers than `registers` says; every entry has its
+    count there."""
     assert cases
     for case in cases:
         assert_one_exchange_no_spills(case, pushes=2)
-        size = {"bf16": 2, "fp32": 4}[case["dtype"]]
-        ctas, warps, most_pieces, _ = cluster.BIASED[size][case["N"]]
+        ctas, warps, most_pieces, _ = entries[{"bf16": 2, "fp32": 4}[case["dtype"]]][case["N"]]
         assert (case["ctas"], case["warps"]) == (ctas, warps) and case["pieces"] <= most_pieces, case
-        assert case["registers"] <= BIASED_REGISTERS[case["dtype"], case["N"]], case
-    assert set(BIASED_REGISTERS) == {({2: "bf16", 4: "fp32"}[size], N) for size in cluster.BIASED
-                                     for N in cluster.BIASED[size]}
+        assert case["registers"] <= registers[case["dtype"], case["N"]], case
+    assert set(registers) == {({2: "bf16", 4: "fp32"}[size], N) for size in entries for N in entries[size]}
 
 
 # Registers a thread of each SHARED_BIASED configuration took on an H100 (n_regs in
@@ -640,17 +644,9 @@ def test_a_shared_bias_takes_its_own_configurations_as_measured(compiled_forward
             for other in (full, replace(shared, log=True)):
                 assert (cluster.config_for(N, dtype, other).ctas, cluster.config_for(N, dtype, other).num_warps) == \
                     cluster.BIASED[size][N][:2], (N, other.log)
-    cases = compiled_forwards["shared biased configurations"]
-    assert cases
-    for case in cases:
-        assert_one_exchange_no_spills(case, pushes=2)
-        size = {"bf16": 2, "fp32": 4}[case["dtype"]]
-        ctas, warps, most_pieces, cap = cluster.SHARED_BIASED[size][case["N"]]
-        assert (ctas, warps) != cluster.BIASED[size][case["N"]][:2] or cap != cluster.BIASED[size][case["N"]][3]
-        assert (case["ctas"], case["warps"]) == (ctas, warps) and case["pieces"] <= most_pieces, case
-        assert case["registers"] <= SHARED_BIASED_REGISTERS[case["dtype"], case["N"]], case
-    assert set(SHARED_BIASED_REGISTERS) == {({2: "bf16", 4: "fp32"}[size], N) for size in cluster.SHARED_BIASED
-                                            for N in cluster.SHARED_BIASED[size]}
+            assert (ctas, warps, cap) != tuple(cluster.BIASED[size][N][i] for i in (0, 1, 3)), N  # an entry differs
+    assert_compiled_as_measured(compiled_forwards["shared biased configurations"], cluster.SHARED_BIASED,
+                                SHARED_BIASED_REGISTERS)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
