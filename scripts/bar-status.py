@@ -24,7 +24,7 @@ broadcast mask. A form with no run is named and not met. (Until the sixty-sixth 
 it found runs of, and the broadcast ones, never measured since the key-padded runs of the early sessions, went
 unseen.)
 
-    python3 scripts/bar-status.py [--out evidence/runs] [--device "NVIDIA H200"] [--triton 3.8.0] [--op OP ...]
+    python3 scripts/bar-status.py [--out evidence/runs ...] [--device "NVIDIA H200"] [--triton 3.8.0] [--op OP ...]
 """
 
 import argparse
@@ -56,11 +56,12 @@ def default_grid() -> set[tuple[str, int, int]]:
     return set(build_plan([], [], [], None, "default", [], []).cells())
 
 
-def cells_by_form(out: Path, device: str, triton: str, ops: tuple[str, ...], grid: set) -> dict[tuple, pd.DataFrame]:
+def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ...], grid: set
+                  ) -> dict[tuple, pd.DataFrame]:
     """(op, mask shape, log, pass) → one row a (dtype, M, N) cell: auto's and the best peer's figures, from the
-    newest run that timed auto at that cell, with the run's id."""
+    newest run in the folders `outs` that timed auto at that cell, with the run's id."""
     taken: dict[tuple, dict] = {}
-    for run in stored_runs(out):  # newest first: the first run to give a cell keeps it
+    for run in stored_runs(*outs):  # newest first: the first run to give a cell keeps it
         try:
             meta, rows = run.meta(), run.rows()
         except BenchError:
@@ -154,16 +155,20 @@ def figures(run_id: str, ours, peers: pd.DataFrame, op: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("evidence/runs"), help="the folder of runs")
+    parser.add_argument("--out", type=Path, action="append",
+                        help="a folder of runs (repeatable: the newest run of a cell in any of them counts); "
+                             "default: evidence/runs")
     parser.add_argument("--device", default="NVIDIA H200")
     parser.add_argument("--triton", default="3.8.0")
     parser.add_argument("--op", action="append", choices=(*FORMS, "softmax"),
                         help="only this op (repeatable); default: the fused forms")
     args = parser.parse_args(argv)
     grid = default_grid()
-    forms = cells_by_form(args.out, args.device, args.triton, tuple(args.op or FORMS), grid)
+    outs = args.out or [Path("evidence/runs")]
+    forms = cells_by_form(outs, args.device, args.triton, tuple(args.op or FORMS), grid)
     if not forms:
-        print(f"no run of {', '.join(args.op or FORMS)} on {args.device} under Triton {args.triton} in {args.out}")
+        print(f"no run of {', '.join(args.op or FORMS)} on {args.device} under Triton {args.triton} in "
+              f"{', '.join(map(str, outs))}")
         return 1
     missed = 0
     for form in required_forms(tuple(args.op or FORMS)):

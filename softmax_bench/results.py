@@ -272,12 +272,11 @@ def open_run(ref: str, out_dir: Path = DEFAULT_DIR) -> Run:
     raise BenchError(f"no run {ref!r} (give a run folder or a run id; `softmax-bench runs` lists them){hint}")
 
 
-def stored_runs(out_dir: Path) -> list[Run]:
-    """The runs under out_dir, newest first (by when each started, as its metadata says; a run whose metadata
-    cannot be read, by its folder's time)."""
-    if not out_dir.is_dir():
-        return []
-    runs = [Run(p) for p in out_dir.iterdir() if (p / META_FILE).is_file()]
+def stored_runs(out_dir: Path, *more_dirs: Path) -> list[Run]:
+    """The runs under out_dir (and more_dirs), newest first (by when each started, as its metadata says; a run
+    whose metadata cannot be read, by its folder's time)."""
+    runs = [Run(p) for folder in (out_dir, *more_dirs) if folder.is_dir() for p in folder.iterdir()
+            if (p / META_FILE).is_file()]
 
     def started(run: Run) -> str:
         try:

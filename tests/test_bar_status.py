@@ -43,13 +43,14 @@ def write_other_forms_met(out: Path, op: str = "causal", mask_shape: str = "full
                   mask_shape=mask_shape)
 
 
-def bar_status(out: Path, capsys, op: str = "causal") -> SimpleNamespace:
-    """The script's main on op's runs in out, in this process (a process of its own costs seconds of imports): its
-    exit code and what it printed."""
+def bar_status(out: Path | list[Path], capsys, op: str = "causal") -> SimpleNamespace:
+    """The script's main on op's runs in out (a folder, or several), in this process (a process of its own costs
+    seconds of imports): its exit code and what it printed."""
     spec = importlib.util.spec_from_file_location("bar_status", SCRIPT)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    returncode = script.main(["--out", str(out), "--op", op])
+    outs = out if isinstance(out, list) else [out]
+    returncode = script.main([arg for folder in outs for arg in ("--out", str(folder))] + ["--op", op])
     printed = capsys.readouterr()
     return SimpleNamespace(returncode=returncode, stdout=printed.out, stderr=printed.err)
 
@@ -86,6 +87,25 @@ def test_the_bar_names_the_cells_under_it_and_the_peers_ahead_and_a_newer_run_ta
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"causal forward: {len(GRID)} cells, auto ≥ 92 at {len(GRID)}, a peer ahead at 0, level at 1: met " \
            "(runs: causal-cells, causal-grid)" in result.stdout
+
+
+def test_runs_in_several_folders_are_read_together_the_newest_run_of_a_cell_counts(tmp_path, capsys):
+    """--out repeated (a session's device outputs beside evidence/runs): every folder's runs count, and a cell is
+    the newest run's whichever folder holds it."""
+    under = GRID[0]
+    grid = {cell: {"auto": (95.0, 0.99, 1.0, 1.01)} for cell in GRID}
+    grid[under] = {"auto": (85.0, 0.99, 1.0, 1.01)}
+    first, second = tmp_path / "runs", tmp_path / "out-h100" / "runs"
+    write_run(first, "causal-grid", "2026-12-01T00:00:00+0000", grid)
+    write_other_forms_met(first)
+    write_run(second, "causal-cell", "2026-12-02T00:00:00+0000", {under: {"auto": (96.0, 0.99, 1.0, 1.01)}})
+    write_run(second, "causal-older", "2026-11-01T00:00:00+0000", {GRID[1]: {"auto": (50.0, 0.99, 1.0, 1.01)}})
+
+    assert bar_status(first, capsys).returncode == 1
+    result = bar_status([first, second], capsys)
+    assert result.returncode == 0, result.stdout
+    assert "causal forward: {} cells, auto ≥ 92 at {}, a peer ahead at 0, level at 0: met (runs: causal-cell, " \
+           "causal-grid)".format(len(GRID), len(GRID)) in result.stdout
 
 
 def test_a_form_measured_at_some_cells_only_is_not_met_and_no_run_is_exit_1(tmp_path, capsys):
