@@ -216,7 +216,9 @@ BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
 # 16 × 16's 80.6. At the other wide widths BIASED's were within 3.5 points of the best, or behind only configurations
 # that spill. The softmax's only: in the same call (session74/next.sh gate, BIASED's first, then these) the softmax
 # went 75.1 → 82.6, 81.0 → 88.4 and 80.8 → 83.7, but the log lost at 128256 (bf16 87.7 → 83.0, fp32 80.4 → 76.1;
-# fp32 50257 82.0 → 82.1).
+# fp32 50257 82.0 → 82.1). BIASED's 16 × 8 took the bf16 128256 softmax in 68 registers then; since row_of finds a
+# shared row's window from its own row's start it takes 64, as its log does (session74/next.sh ab measures which
+# entry wins now).
 SHARED_BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
     2: {128256: (8, 16, 1, None)},
     4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64)},
