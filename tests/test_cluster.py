@@ -827,6 +827,27 @@ def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log):
     clear_caches()
 
 
+@on_gpu
+@pytest.mark.parametrize("heads, expected_copies", [(1, 0), (16, 1)], ids=["12-rows-a-row", "192-rows-a-row"])
+def test_a_launch_makes_phase_copies_only_where_64_rows_of_x_share_a_row(heads, expected_copies, monkeypatch):
+    """cluster.PHASED_FROM_ROWS at the launch: a [B, 1, 1, S] keep-mask off x's grid (N = 32769) over 12 rows of x
+    a row of it is read where it lies, over 192 laid out in phase copies (masking.phased, called once a call), as the
+    traffic model counts; either way the result is within the tolerance of float64."""
+    calls = []
+    real = cluster.phased
+    monkeypatch.setattr(cluster, "phased", lambda *args: calls.append(args) or real(*args))
+    clear_caches()  # a call like an earlier one replays its launch
+    N = 32769
+    x, _ = fresh_randn(2, 12, heads, N, dtype=torch.bfloat16)
+    keep = torch.rand(2, 1, 1, N, device=x.device) > 0.3
+    keep[..., 0] = True
+    y = softmax_bench.softmax(x, scale=0.125, mask=keep, variant="cluster")
+    assert len(calls) == expected_copies
+    reference = torch.softmax((x.double() * 0.125).masked_fill(~keep, float("-inf")), dim=-1)
+    torch.testing.assert_close(y.double(), reference, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
+    clear_caches()
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_shared_rows_kept_in_l2_are_read_evict_last_and_hold_no_more_registers(tmp_path):
     """cluster.KEEP_SHARED_ROWS, compiled for sm_90: a key-padding mask's (bf16 262144) and a shared bias's (bf16
