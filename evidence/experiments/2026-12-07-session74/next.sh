@@ -7,7 +7,7 @@
 #    rows/64 4096x128256 and 8192x50257, bf16 and fp32, softmax and log (shared-biased-<form>-<card>-s74);
 # 3. the gate on K at bf16 8192x50257: scaled-masked and biased rows/16 and rows/4 (gated-<op>-rows<K>-<card>-s74),
 #    which a launch now reads in place; session 73's small-groups measured them phased and not.
-# ab (any card; LEFT_S, ~8 min):
+# ab (any card; LEFT_S=560, ~9 min): first `gate`'s GPU tests (row_of's change and the gate's launch test are new), then
 #   1. SHARED_BIASED's A/B as in `gate`, the softmax only (shared-biased-[before-]softmax-<card>-s74): on the H200
 #      its entries have never run, and since row-of-own-start.patch BIASED's 16 × 8 takes bf16 128256 in 64
 #      registers, not the 68 that the scan measured it in;
@@ -21,12 +21,15 @@
 #   for softmax_bench/auto_tables/ (auto has none there: it takes the rule's picks).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
+gpu_tests() {  # gpu_tests NAME: the GPU tests of the shared rows, the phase copies and the bias, into $OUT/tests-NAME.txt
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -n 12 -rfE tests/test_cluster.py tests/test_cluster_backward.py \
+    tests/test_bias.py tests/test_fusion.py -k "shared or phase or bias or keep or broadcast" > $OUT/tests-$1.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-$1.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-$1.txt | head -20
+}
 if [[ ${1:-} == gate ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -n 12 -rfE tests/test_cluster.py tests/test_cluster_backward.py \
-    tests/test_bias.py tests/test_fusion.py -k "shared or phase or bias or keep or broadcast" > $OUT/tests.txt 2>&1
-  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests.txt | head -20
+  gpu_tests gate
   for form in softmax log; do
     log=; [[ $form == log ]] && log=--log
     for when in before after; do
@@ -46,6 +49,7 @@ fi
 if [[ ${1:-} == ab ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
+  gpu_tests ab
   for when in before after; do
     id=shared-biased-softmax-$tag-s74; set=pass
     [[ $when == before ]] && id=shared-biased-before-softmax-$tag-s74 && \
