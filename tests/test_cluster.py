@@ -642,8 +642,8 @@ def test_a_shared_bias_takes_its_own_configurations_as_measured(compiled_forward
             config = cluster.config_for(N, dtype, shared)
             assert (config.ctas, config.num_warps, config.max_registers) == (ctas, warps, cap), N
             for other in (full, replace(shared, log=True)):
-                assert (cluster.config_for(N, dtype, other).ctas, cluster.config_for(N, dtype, other).num_warps) == \
-                    cluster.BIASED[size][N][:2], (N, other.log)
+                taken = cluster.config_for(N, dtype, other)
+                assert (taken.ctas, taken.num_warps) == cluster.BIASED[size][N][:2], (N, other.log)
             assert (ctas, warps, cap) != tuple(cluster.BIASED[size][N][i] for i in (0, 1, 3)), N  # an entry differs
     assert_compiled_as_measured(compiled_forwards["shared biased configurations"], cluster.SHARED_BIASED,
                                 SHARED_BIASED_REGISTERS)
