@@ -209,18 +209,17 @@ BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
     4: {50257: (16, 8, 1, 80), 128256: (16, 16, 1, None), 151936: (16, 16, 2, None)},
 }
 # A bias shared by rows of x (a [B, 1, 1, S] bias, rows/64) is read from L2 by every row of its group but the
-# first, where BIASED's full bias is read from HBM: its entries, as BIASED's, where they differ. On an H100
-# (seventy-fourth session, session73/next.sh biased-scan, MASK_SHAPE=rows/64, % of a copy of the floor's bytes,
-# configurations that do not spill): bf16 128256 in 8 × 16 82.6 against BIASED's 16 × 8 75.1; fp32 50257 in
-# 16 × 8 capped at 48 registers 87.9 against 80.8 at 80; fp32 128256 in 16 × 8 capped at 64 83.8 against
-# 16 × 16's 80.6. At the other wide widths BIASED's were within 3.5 points of the best, or behind only configurations
-# that spill. The softmax's only: in the same call (session74/next.sh gate, BIASED's first, then these) the softmax
-# went 75.1 → 82.6, 81.0 → 88.4 and 80.8 → 83.7, but the log lost at 128256 (bf16 87.7 → 83.0, fp32 80.4 → 76.1;
-# fp32 50257 82.0 → 82.1). BIASED's 16 × 8 took the bf16 128256 softmax in 68 registers then; since row_of finds a
-# shared row's window from its own row's start it takes 64, as its log does (session74/next.sh ab measures which
-# entry wins now).
+# first, where BIASED's full bias is read from HBM: its entries, as BIASED's, where they differ. On an H100 under
+# Triton 3.8 (session73/next.sh biased-scan, MASK_SHAPE=rows/64, % of a copy of the floor's bytes, configurations
+# that do not spill), seventy-fourth session: fp32 50257 in 16 × 8 capped at 48 registers 87.9 against 80.8 at 80;
+# fp32 128256 in 16 × 8 capped at 64 83.8 against 16 × 16's 80.6. The softmax's only: the log lost 4–5 points under
+# such entries at 128256 (session74/next.sh gate). bf16 128256 takes BIASED's 16 × 8 again (seventy-fifth session):
+# since row_of finds a shared row's window from its own row's start it compiles to 64 registers, not 68, and ran at
+# 87.5–87.7 against 83.0–83.1 in the 8 × 16 this table held. Two caps ahead by more are not taken because they spill
+# (session75/next.sh scan-entries): fp32 262144 in 16 × 4 at 168 (three CTAs an SM; 4 bytes spilled) 97.2 against
+# 84.8, bf16 151936 in 16 × 8 at 64 (12 bytes) 84.9 against 79.1.
 SHARED_BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
-    2: {128256: (8, 16, 1, None)},
+    2: {},
     4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64)},
 }
 WARPS = (4, 8, 16)
