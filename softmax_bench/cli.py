@@ -527,8 +527,9 @@ def tune(
     fastest correct one is the cell's entry. `auto` then runs, for rows of N elements, the entry for N, else the
     one of the nearest width measured; with no table for the GPU and this Triton, cluster from N = 32768 where
     it runs, else fused while the row fits in registers, else two_pass. Tables are per GPU and Triton version:
-    the package ships the H200's for Triton 3.6 and 3.8 (softmax_bench/auto_tables/); a table you write here
-    takes precedence on your GPU under this Triton. With no shape options, the default preset's shapes.
+    the package ships the H200's for Triton 3.6 and 3.8 and the H100's for 3.8 (softmax_bench/auto_tables/); a
+    table you write here takes precedence on your GPU under this Triton. With no shape options, the default
+    preset's shapes.
     """
     from .auto_table import table_for, table_name, triton_version, user_tables_dir
     from .dispatch import clear_caches

@@ -158,10 +158,12 @@ def test_user_table_comes_before_the_shipped_one(tmp_path, monkeypatch):
         table_for.cache_clear()
 
 
-@pytest.mark.parametrize("triton", ["3.6", "3.8"])
-def test_shipped_h200_tables_cover_the_default_grid_with_variants_that_support_each_row(triton):
-    table = read_table(auto_table.PACKAGED / f"nvidia-h200-triton{triton}.json")
-    assert table.device == "NVIDIA H200"
+@pytest.mark.parametrize("device, triton", [("NVIDIA H200", "3.6"), ("NVIDIA H200", "3.8"),
+                                            ("NVIDIA H100 80GB HBM3", "3.8")])
+def test_shipped_tables_cover_the_default_grid_with_variants_that_support_each_row(device, triton):
+    table = table_for(device, triton)
+    assert table is not None and table.source.startswith(str(auto_table.PACKAGED))
+    assert table.device == device
     assert table.meta["device_info"]["triton"].startswith(triton + ".")
     registry = softmax_bench.variants()
     measured = {(e["dtype"], e["N"]) for e in table.entries}
