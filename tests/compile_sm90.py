@@ -157,7 +157,8 @@ def fused_backward_source(N: int, dtype: str, form: dict, masked_log: bool = Fal
 
 def compile_shared_row_case(case: dict, out_dir: str) -> dict:
     """A case of the rows cluster holds in shared memory ({"kernel": "shared_row", "dtype", "N", "scale", "causal",
-    "bias", "log", "ctas", "warps", "online" (absent: shared_row.SHARED_ROW_AT's entry for the form)}), the pointers,
+    "bias", "shared" (rows of x share the bias's rows), "log", "ctas", "warps", "online" (absent:
+    shared_row.SHARED_ROW_AT's entry for the form)}), the pointers,
     N and the strides specialized as a launch does."""
     from softmax_bench.kernels import shared_row
 
@@ -170,7 +171,7 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
     constexprs = {"NCHUNK": N // (ctas * chunk), "CHUNK": chunk, "VEC": vector_elems(dtype),
                   "HAS_SCALE": case.get("scale", 1.0) != 1.0, "HAS_MASK": False, "CAUSAL": bool(case.get("causal")),
                   "LOG": bool(case.get("log")), "HAS_BIAS": bool(case.get("bias")), "ONLINE": online,
-                  **({"BIAS_MIN": float(torch.finfo(dtype).min),
+                  **({"BIAS_MIN": float(torch.finfo(dtype).min), "BIAS_SHARED": bool(case.get("shared")),
                       "BIAS_BLEND": cluster.bias_blends(Fusion(bias=torch.empty(0, dtype=dtype)), dtype)}
                      if case.get("bias") else {})}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*" + case["dtype"],

@@ -62,6 +62,19 @@ def test_the_rows_measured_faster_in_shared_memory_take_it_and_no_others(shared_
     assert shared_row.shared_row_entry(off_grid, Fusion(bias=x)) is None
 
 
+def test_rows_sharing_a_bias_row_take_shared_memory_only_with_their_switch(shared_rows, monkeypatch):
+    """SHARED_BIAS_ROWS (off as committed): a bias whose rows rows of x share takes the full bias's entry, on the
+    grid only."""
+    x, bias = torch.empty(128, N, dtype=torch.bfloat16), torch.empty(2, N, dtype=torch.bfloat16)
+    shared = Fusion(scale=0.125, bias=bias, bias_group=64)
+    assert shared_row.SHARED_BIAS_ROWS is False and shared_row.shared_row_entry(x, shared) is None
+    monkeypatch.setattr(shared_row, "SHARED_BIAS_ROWS", True)
+    assert shared_row.shared_row_entry(x, shared) == BF16_BIASED
+    assert shared_row.shared_row_entry(x, Fusion(bias=bias, bias_period=2)) == BF16_BIASED
+    off_grid = torch.empty(2, N + 1, dtype=torch.bfloat16)[:, 1:]
+    assert shared_row.shared_row_entry(x, Fusion(bias=off_grid, bias_group=64)) is None
+
+
 def test_every_entry_fills_whole_chunks_of_its_ctas():
     for (_, dtype), widths in shared_row.SHARED_ROW_AT.items():
         for n, (ctas, warps, _) in widths.items():
@@ -106,8 +119,8 @@ def test_a_launch_passes_the_kernel_every_argument_it_takes(shared_rows, monkeyp
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    cases = [{"kernel": "shared_row", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "log": log}
-             for log in (False, True)]
+    cases = [{"kernel": "shared_row", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "log": log, **shared}
+             for log in (False, True) for shared in ({}, {"shared": True})]
     cases += [{"kernel": "shared_row", "dtype": "fp32", "N": N, "scale": 0.125, "causal": True, "log": log}
               for log in (False, True)]
     return compile_in_subprocess(cases, tmp_path_factory.mktemp("shared_row"))
@@ -181,3 +194,24 @@ def test_causal_rows_in_shared_memory_match_float64(queries, log, shared_rows, m
         clear_caches()
         in_registers = call(x, scale=0.125, causal=True, variant="cluster")
         torch.testing.assert_close(y, in_registers, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
+
+
+@on_gpu
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_rows_sharing_a_bias_row_in_shared_memory_give_the_expanded_bias_result(log, shared_rows, monkeypatch):
+    """SHARED_BIAS_ROWS on: rows of x sharing bias rows (row r reads (r // 2) mod 3 of three) held in shared memory,
+    with the dtype's minimum and -inf in a row: bit for bit the rows of a full bias, each row its own (expanded),
+    and within the dtype's tolerance of float64."""
+    monkeypatch.setattr(shared_row, "SHARED_BIAS_ROWS", True)
+    x, seed = fresh_randn(12, N, dtype=torch.bfloat16)
+    rows, _ = fresh_randn(3, N, dtype=torch.bfloat16)
+    rows[1, ::5] = torch.finfo(torch.bfloat16).min
+    rows[2, 7] = float("-inf")
+    expanded = rows[(torch.arange(12, device=rows.device) // 2) % 3]
+    y, launch = cluster.launch(x, Fusion(scale=0.125, bias=rows, bias_group=2, bias_period=3, log=log))
+    assert launch.config.get("held") == "shared"
+    y_full, held = held_in_shared_memory(x, scale=0.125, bias=expanded, log=log)
+    assert held and torch.equal(y, y_full), f"seed {seed}"
+    expected = reference(x, expanded, 0.125, None, log)
+    torch.testing.assert_close(y.double().cpu(), expected, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1],
+                               msg=lambda m: f"seed {seed}: {m}")

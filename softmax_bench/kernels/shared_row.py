@@ -13,7 +13,8 @@ wait covered by another's passes (docs/perf-notes.md, sixty-sixth and sixty-eigh
 landing-row-probe.py, 93.3 against 84.4; causal fp32 262144 with ONLINE 95.7 against 92.1).
 
 What it takes: rows on the 16-byte grid whose width is the cluster's CTAs times a whole number of chunks, and of
-the fused forms a scale, a causal mask, a full bias of x's dtype (no keep-mask, no shared bias rows) and the log.
+the fused forms a scale, a causal mask, a bias of x's dtype (no keep-mask; rows of x sharing a bias row only with
+SHARED_BIAS_ROWS) and the log.
 y is computed in fp32 and rounded once to its dtype, as the other variants' is.
 """
 
@@ -37,6 +38,11 @@ SHARED_ROW_AT: dict[tuple[str, torch.dtype], dict[int, tuple[int, int, bool]]] =
 # bf16 512×262144, 99.0 against 99.0 at causal fp32; evidence/experiments/2026-12-07-session69/out-h100). The H200's
 # gain is session 66's probe's (93.3 against 84.4, 95.7 against 92.1); this kernel's own H200 run is still to come.
 SHARED_ROWS = True
+# A bias whose rows rows of x share (a [B, 1, 1, S] bias: biased rows/64) held in shared memory as a full one is, its
+# row copied from L2 by all but the first row of its group. Off until measured: on an H100 biased rows/64 bf16
+# 512×262144 runs in registers (BIASED's 16 × 16 capped at 64) at 77.3 % of its roofline, where a full bias held here
+# ran at 98.6 (seventy-fifth session; session75/next.sh shared-bias-rows measures it).
+SHARED_BIAS_ROWS = False
 
 if gluon is not None and async_copy is not None:  # (a Triton without them does not run the cluster: why_not_here)
     from triton.experimental.gluon import language as gl
@@ -65,11 +71,13 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
                           NCHUNK: gl.constexpr, CHUNK: gl.constexpr, VEC: gl.constexpr, HAS_SCALE: gl.constexpr,
                           HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr, bias_ptr=None,
                           bias_stride=0, HAS_BIAS: gl.constexpr = False, BIAS_MIN: gl.constexpr = 0.0,
-                          BIAS_BLEND: gl.constexpr = False, ONLINE: gl.constexpr = False):
+                          BIAS_BLEND: gl.constexpr = False, ONLINE: gl.constexpr = False, bias_group=1,
+                          bias_period=0, BIAS_SHARED: gl.constexpr = False):
         """One row a cluster, N = C · NCHUNK · CHUNK, CTA c holding columns [c, c + 1) · NCHUNK · CHUNK in shared
         memory as [NCHUNK, CHUNK] (n_chunks = NCHUNK, passed at run time so that the later passes stay rolled). The
         fusion's arguments are masking.fusion_args', as cluster_kernel's; a keep-mask is not taken (shared_row_entry:
-        mask_ptr, mask_stride and HAS_MASK are not read)."""
+        mask_ptr, mask_stride and HAS_MASK are not read). BIAS_SHARED: rows of x share the bias's rows, row r
+        reading row (r // bias_group) % bias_period of it, as cluster_kernel's row_of finds it."""
         C: gl.constexpr = gl.num_ctas()
         X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
         chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
@@ -89,6 +97,9 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
         if CAUSAL:
             last = last_kept_column(row, causal_m, N)
         x_row = x_ptr + row * stride_x
+        bias_row = row
+        if BIAS_SHARED:
+            bias_row = ((row.to(gl.int32) // bias_group) % bias_period).to(gl.int64)
         for i in gl.static_range(NCHUNK):  # every copy asked for at once, a group a chunk
             if CAUSAL:  # a vector is copied if its first column is kept: nothing past the diagonal's vector is read
                 async_copy.async_load(xs.index(i), x_row + i * CHUNK + lanes,
@@ -96,7 +107,7 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
             else:
                 async_copy.async_load(xs.index(i), x_row + i * CHUNK + lanes, eviction_policy="evict_last")
             if HAS_BIAS:
-                async_copy.async_load(bs.index(i), bias_ptr + row * bias_stride + i * CHUNK + lanes)
+                async_copy.async_load(bs.index(i), bias_ptr + bias_row * bias_stride + i * CHUNK + lanes)
             async_copy.commit_group()
 
         m = gl.full(lanes.shape, -float("inf"), gl.float32, X)
@@ -149,19 +160,19 @@ def shared_row_entry(x: torch.Tensor, fusion: Fusion) -> tuple[int, int, bool] |
     if entry is None or x.stride(1) != 1 or not on_grid(x, False, N, x.dtype):
         return None
     bias = fusion.bias
-    if bias is not None and (bias.stride(1) != 1 or not on_grid(bias, False, N, x.dtype)):
+    if bias is not None and (bias.stride(1) != 1 or not on_grid(bias, fusion.bias_shared, N, x.dtype)):
         return None
     return entry
 
 
 def entry_for(N: int, dtype: torch.dtype, fusion: Fusion) -> tuple[int, int, bool] | None:
     """SHARED_ROW_AT's entry for rows of N elements of `dtype` and the fusion's form, or None: SHARED_ROWS off, the
-    form and width not listed, a keep-mask, shared bias rows or a bias of another dtype than x's, or a width the
-    cluster's chunks do not divide."""
+    form and width not listed, a keep-mask, shared bias rows (but with SHARED_BIAS_ROWS) or a bias of another dtype
+    than x's, or a width the cluster's chunks do not divide."""
     entry = SHARED_ROW_AT.get((form_of(fusion), dtype), {}).get(N) if SHARED_ROWS else None
     if entry is None or fusion.mask is not None or N % (entry[0] * 32 * entry[1] * vector_elems(dtype)):
         return None
-    if fusion.bias is not None and (fusion.bias_shared or fusion.bias.dtype != dtype):
+    if fusion.bias is not None and (fusion.bias_shared and not SHARED_BIAS_ROWS or fusion.bias.dtype != dtype):
         return None
     return entry
 
