@@ -164,7 +164,9 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
 
     dtype, N = DTYPES[case["dtype"]], case["N"]
     form = "biased" if case.get("bias") else "causal" if case.get("causal") else "other"
-    ctas, warps, online = shared_row.SHARED_ROW_AT.get((form, dtype), {}).get(N, (16, 8, False))
+    entries = shared_row.SHARED_BIAS_ROW_AT if case.get("shared") else {}
+    ctas, warps, online = entries.get((form, dtype), shared_row.SHARED_ROW_AT.get((form, dtype), {})).get(
+        N, (16, 8, False))
     ctas, warps, online = case.get("ctas", ctas), case.get("warps", warps), case.get("online", online)
     chunk = 32 * warps * vector_elems(dtype)
     kernel = shared_row.shared_row_kernel
@@ -172,6 +174,7 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
                   "HAS_SCALE": case.get("scale", 1.0) != 1.0, "HAS_MASK": False, "CAUSAL": bool(case.get("causal")),
                   "LOG": bool(case.get("log")), "HAS_BIAS": bool(case.get("bias")), "ONLINE": online,
                   **({"BIAS_MIN": float(torch.finfo(dtype).min), "BIAS_SHARED": bool(case.get("shared")),
+                      "BIAS_HELD": shared_row.bias_held(dtype),
                       "BIAS_BLEND": cluster.bias_blends(Fusion(bias=torch.empty(0, dtype=dtype)), dtype)}
                      if case.get("bias") else {})}
     types = {"x_ptr": "*" + case["dtype"], "y_ptr": "*" + case["dtype"], "mask_ptr": "*" + case["dtype"],

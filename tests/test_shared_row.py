@@ -20,6 +20,7 @@ from .test_kernels import fresh_randn
 N = 262144
 BF16_BIASED = (16, 8, False)
 FP32_CAUSAL = (16, 8, True)
+FP32_SHARED_BIAS = (16, 8, True)
 
 
 def entry(dtype, n=N, bias_dtype=None, **fusion):
@@ -63,8 +64,8 @@ def test_the_rows_measured_faster_in_shared_memory_take_it_and_no_others(shared_
 
 
 def test_rows_sharing_a_bias_row_take_shared_memory_only_with_their_switch(shared_rows, monkeypatch):
-    """SHARED_BIAS_ROWS (off as committed): a bias whose rows rows of x share takes the full bias's entry, on the
-    grid only."""
+    """SHARED_BIAS_ROWS (off as committed): a bias whose rows rows of x share takes the full bias's entry in 16-bit
+    and SHARED_BIAS_ROW_AT's in fp32 (a full fp32 bias none), on the grid only."""
     x, bias = torch.empty(128, N, dtype=torch.bfloat16), torch.empty(2, N, dtype=torch.bfloat16)
     shared = Fusion(scale=0.125, bias=bias, bias_group=64)
     assert shared_row.SHARED_BIAS_ROWS is False and shared_row.shared_row_entry(x, shared) is None
@@ -73,6 +74,9 @@ def test_rows_sharing_a_bias_row_take_shared_memory_only_with_their_switch(share
     assert shared_row.shared_row_entry(x, Fusion(bias=bias, bias_period=2)) == BF16_BIASED
     off_grid = torch.empty(2, N + 1, dtype=torch.bfloat16)[:, 1:]
     assert shared_row.shared_row_entry(x, Fusion(bias=off_grid, bias_group=64)) is None
+    x, bias = x.float(), bias.float()
+    assert shared_row.shared_row_entry(x, Fusion(bias=bias, bias_group=64, log=True)) == FP32_SHARED_BIAS
+    assert shared_row.shared_row_entry(x, Fusion(bias=torch.empty(128, N))) is None
 
 
 def test_every_entry_fills_whole_chunks_of_its_ctas():
@@ -121,17 +125,19 @@ def test_a_launch_passes_the_kernel_every_argument_it_takes(shared_rows, monkeyp
 def compiled(tmp_path_factory):
     cases = [{"kernel": "shared_row", "dtype": "bf16", "N": N, "scale": 0.125, "bias": True, "log": log, **shared}
              for log in (False, True) for shared in ({}, {"shared": True})]
+    cases += [{"kernel": "shared_row", "dtype": "fp32", "N": N, "scale": 0.125, "bias": True, "shared": True,
+               "log": log} for log in (False, True)]
     cases += [{"kernel": "shared_row", "dtype": "fp32", "N": N, "scale": 0.125, "causal": True, "log": log}
               for log in (False, True)]
     return compile_in_subprocess(cases, tmp_path_factory.mktemp("shared_row"))
 
 
 def test_compiled_for_sm90_copies_its_share_in_16_bytes_a_thread_and_fits_three_ctas_an_sm(compiled):
-    """Each chunk's copies (x's, and the bias's) are one 16-byte cp.async a thread; one exchange (a push of the max
-    and one of the sum); no spill; three CTAs' shared memory in an SM's 228 KB (1 KB of each reserved), and their
-    threads' registers in its 64K."""
+    """Each chunk's copies (x's, and a 16-bit x's bias's: an fp32 x's is read from global memory at each pass) are
+    one 16-byte cp.async a thread; one exchange (a push of the max and one of the sum); no spill; three CTAs' shared
+    memory in an SM's 228 KB (1 KB of each reserved), and their threads' registers in its 64K."""
     for case in compiled:
-        warps, tensors = case["warps"], 2 if case.get("bias") else 1
+        warps, tensors = case["warps"], 2 if case.get("bias") and case["dtype"] == "bf16" else 1
         chunks = N // (case["ctas"] * 32 * warps * 16 // (2 if case["dtype"] == "bf16" else 4))
         assert case["async_copies"] == chunks * tensors, case
         assert case["st_async"] == 2 and case["spill_bytes"] == 0, case
@@ -197,21 +203,29 @@ def test_causal_rows_in_shared_memory_match_float64(queries, log, shared_rows, m
 
 
 @on_gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_rows_sharing_a_bias_row_in_shared_memory_give_the_expanded_bias_result(log, shared_rows, monkeypatch):
+def test_rows_sharing_a_bias_row_in_shared_memory_give_the_expanded_bias_result(dtype, log, shared_rows,
+                                                                                monkeypatch):
     """SHARED_BIAS_ROWS on: rows of x sharing bias rows (row r reads (r // 2) mod 3 of three) held in shared memory,
-    with the dtype's minimum and -inf in a row: bit for bit the rows of a full bias, each row its own (expanded),
-    and within the dtype's tolerance of float64."""
+    with the dtype's minimum and -inf in a row and a half row at the minimum (CTAs with nothing kept): within the
+    dtype's tolerance of float64, and the rows of a full bias, each row its own (expanded): bit for bit in bf16,
+    where those are held in shared memory too; within the tolerance in fp32, where they are held in registers."""
     monkeypatch.setattr(shared_row, "SHARED_BIAS_ROWS", True)
-    x, seed = fresh_randn(12, N, dtype=torch.bfloat16)
-    rows, _ = fresh_randn(3, N, dtype=torch.bfloat16)
-    rows[1, ::5] = torch.finfo(torch.bfloat16).min
-    rows[2, 7] = float("-inf")
+    x, seed = fresh_randn(12, N, dtype=dtype)
+    rows, _ = fresh_randn(3, N, dtype=dtype)
+    low = torch.finfo(dtype).min
+    rows[1, ::5] = low
+    rows[2, : N // 2] = low
+    rows[2, N // 2 + 7] = float("-inf")
     expanded = rows[(torch.arange(12, device=rows.device) // 2) % 3]
     y, launch = cluster.launch(x, Fusion(scale=0.125, bias=rows, bias_group=2, bias_period=3, log=log))
     assert launch.config.get("held") == "shared"
-    y_full, held = held_in_shared_memory(x, scale=0.125, bias=expanded, log=log)
-    assert held and torch.equal(y, y_full), f"seed {seed}"
     expected = reference(x, expanded, 0.125, None, log)
     torch.testing.assert_close(y.double().cpu(), expected, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1],
                                msg=lambda m: f"seed {seed}: {m}")
+    y_full, held = held_in_shared_memory(x, scale=0.125, bias=expanded, log=log)
+    if dtype == torch.bfloat16:
+        assert held and torch.equal(y, y_full), f"seed {seed}"
+    else:
+        torch.testing.assert_close(y, y_full, atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])

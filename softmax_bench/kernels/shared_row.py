@@ -1,11 +1,12 @@
 """The cluster's row held in shared memory: where a CTA's share of a row in registers leaves too few CTAs an SM.
 
 cluster.launch takes this form at SHARED_ROW_AT's widths (with SHARED_ROWS). Each CTA of the cluster copies its
-even share of the row (and of a bias) into shared memory by cp.async, 16 bytes a thread, one copy group a chunk of
-32 · warps vectors, and reads it back from there: the first pass takes each chunk's max as soon as its copies land
-(or, ONLINE, the max and the sum of exponentials together, each lane's sum rescaled as its max grows: two passes
-over shared memory, not three), the second the sum, the third normalizes and stores, in rolled loops. The CTAs
-exchange (max, sum) once, as cluster_kernel does (cluster.exchange).
+even share of the row (and of a 16-bit row's bias: an fp32 row's is read at each pass) into shared memory by
+cp.async, 16 bytes a thread, one copy group a chunk of 32 · warps vectors, and reads it back from there: the first
+pass takes each chunk's max as soon as its copies land (or, ONLINE, the max and the sum of exponentials together,
+each lane's sum rescaled as its max grows: two passes over shared memory, not three), the second the sum, the third
+normalizes and stores, in rolled loops. The CTAs exchange (max, sum) once, as cluster_kernel does
+(cluster.exchange).
 
 Why: a biased bf16 row of 262144 holds x and the bias, 64 KB a CTA of a 16-CTA cluster; held in registers (fp32)
 that is one CTA an SM, and on the H200 84 % of its roofline. In shared memory it is three CTAs an SM, one CTA's
@@ -43,6 +44,12 @@ SHARED_ROWS = True
 # 512×262144 runs in registers (BIASED's 16 × 16 capped at 64) at 77.3 % of its roofline, where a full bias held here
 # ran at 98.6 (seventy-fifth session; session75/next.sh shared-bias-rows measures it).
 SHARED_BIAS_ROWS = False
+# Such a bias's entries where SHARED_ROW_AT has none: fp32 x alone fills a 16-CTA cluster's shared memory at 262144
+# (64 KB a CTA, three an SM), so its bias is read from L2 at each pass (bias_held), ONLINE for two passes, not three.
+# In registers it runs at 84.8 % on an H100 (BIASED's 16 × 8; 186 registers in 16 × 4 leave two CTAs an SM).
+SHARED_BIAS_ROW_AT: dict[tuple[str, torch.dtype], dict[int, tuple[int, int, bool]]] = {
+    ("biased", torch.float32): {262144: (16, 8, True)},
+}
 
 if gluon is not None and async_copy is not None:  # (a Triton without them does not run the cluster: why_not_here)
     from triton.experimental.gluon import language as gl
@@ -53,15 +60,21 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
     LOG2E = gl.constexpr(1.4426950408889634)
 
     @gluon.jit
-    def _z(xs, bs, i, scale, lanes, last, X: gl.constexpr, CHUNK: gl.constexpr, HAS_SCALE: gl.constexpr,
-           CAUSAL: gl.constexpr, HAS_BIAS: gl.constexpr, BIAS_MIN: gl.constexpr, BIAS_BLEND: gl.constexpr):
+    def _z(xs, bs, b_row, i, scale, lanes, last, X: gl.constexpr, CHUNK: gl.constexpr, HAS_SCALE: gl.constexpr,
+           CAUSAL: gl.constexpr, HAS_BIAS: gl.constexpr, BIAS_MIN: gl.constexpr, BIAS_BLEND: gl.constexpr,
+           BIAS_HELD: gl.constexpr):
         """Chunk i of the CTA's share as the softmax takes it, in fp32: x · scale (+ bias, -inf where the bias is at
-        or below its dtype's minimum), -inf past a causal row's last kept column."""
+        or below its dtype's minimum; BIAS_HELD: the bias's chunk from shared memory, else from its row b_row in
+        global memory), -inf past a causal row's last kept column."""
         z = xs.index(i).load(X).to(gl.float32)
         if HAS_SCALE:
             z = z * scale
         if HAS_BIAS:
-            z = _biased(z, bs.index(i).load(X), BIAS_MIN, BIAS_BLEND)
+            if BIAS_HELD:
+                b = bs.index(i).load(X)
+            else:
+                b = gl.load(b_row + i * CHUNK + lanes)
+            z = _biased(z, b, BIAS_MIN, BIAS_BLEND)
         if CAUSAL:
             z = gl.where(i * CHUNK + lanes <= last, z, -float("inf"))
         return z
@@ -72,18 +85,19 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
                           HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr, bias_ptr=None,
                           bias_stride=0, HAS_BIAS: gl.constexpr = False, BIAS_MIN: gl.constexpr = 0.0,
                           BIAS_BLEND: gl.constexpr = False, ONLINE: gl.constexpr = False, bias_group=1,
-                          bias_period=0, BIAS_SHARED: gl.constexpr = False):
+                          bias_period=0, BIAS_SHARED: gl.constexpr = False, BIAS_HELD: gl.constexpr = True):
         """One row a cluster, N = C · NCHUNK · CHUNK, CTA c holding columns [c, c + 1) · NCHUNK · CHUNK in shared
         memory as [NCHUNK, CHUNK] (n_chunks = NCHUNK, passed at run time so that the later passes stay rolled). The
         fusion's arguments are masking.fusion_args', as cluster_kernel's; a keep-mask is not taken (shared_row_entry:
         mask_ptr, mask_stride and HAS_MASK are not read). BIAS_SHARED: rows of x share the bias's rows, row r
-        reading row (r // bias_group) % bias_period of it, as cluster_kernel's row_of finds it."""
+        reading row (r // bias_group) % bias_period of it, as cluster_kernel's row_of finds it. BIAS_HELD: the bias
+        copied into shared memory beside x, else read from global memory (from L2, for shared rows) at each pass."""
         C: gl.constexpr = gl.num_ctas()
         X: gl.constexpr = row_layout(C, gl.num_warps(), VEC)
         chunks: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0], cga_layout=split_over_ctas(C, 2, 0))
         xs = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [NCHUNK, C, CHUNK], chunks)
-        bs = xs  # unused without a bias
-        if HAS_BIAS:
+        bs = xs  # unused without a bias held beside x
+        if HAS_BIAS and BIAS_HELD:
             bs = gl.allocate_shared_memory(bias_ptr.dtype.element_ty, [NCHUNK, C, CHUNK], chunks)
         max_in = receive_buffer()
         sum_in = receive_buffer()
@@ -97,24 +111,28 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
         if CAUSAL:
             last = last_kept_column(row, causal_m, N)
         x_row = x_ptr + row * stride_x
-        bias_row = row
-        if BIAS_SHARED:
-            bias_row = ((row.to(gl.int32) // bias_group) % bias_period).to(gl.int64)
+        b_row = x_row  # unused without a bias
+        if HAS_BIAS:
+            if BIAS_SHARED:
+                b_row = bias_ptr + ((row.to(gl.int32) // bias_group) % bias_period).to(gl.int64) * bias_stride
+            else:
+                b_row = bias_ptr + row * bias_stride
         for i in gl.static_range(NCHUNK):  # every copy asked for at once, a group a chunk
             if CAUSAL:  # a vector is copied if its first column is kept: nothing past the diagonal's vector is read
                 async_copy.async_load(xs.index(i), x_row + i * CHUNK + lanes,
                                       mask=(i * CHUNK + lanes) // VEC * VEC <= last, eviction_policy="evict_last")
             else:
                 async_copy.async_load(xs.index(i), x_row + i * CHUNK + lanes, eviction_policy="evict_last")
-            if HAS_BIAS:
-                async_copy.async_load(bs.index(i), bias_ptr + bias_row * bias_stride + i * CHUNK + lanes)
+            if HAS_BIAS and BIAS_HELD:
+                async_copy.async_load(bs.index(i), b_row + i * CHUNK + lanes)
             async_copy.commit_group()
 
         m = gl.full(lanes.shape, -float("inf"), gl.float32, X)
         t = gl.zeros(lanes.shape, gl.float32, X)
         for i in gl.static_range(NCHUNK):  # each chunk once its own copies have landed
             async_copy.wait_group(NCHUNK - 1 - i)
-            z = _z(xs, bs, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN, BIAS_BLEND)
+            z = _z(xs, bs, b_row, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN,
+                   BIAS_BLEND, BIAS_HELD)
             if ONLINE:  # each lane's sum against its own max so far (a lane with nothing kept: 0)
                 grown = gl.maximum(m, z)
                 lane_shift = gl.where(grown == -float("inf"), 0.0, grown)
@@ -129,7 +147,8 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
             t = t * gl.exp2((lane_max - shift) * LOG2E)
         else:
             for i in range(n_chunks):
-                z = _z(xs, bs, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN, BIAS_BLEND)
+                z = _z(xs, bs, b_row, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN,
+                       BIAS_BLEND, BIAS_HELD)
                 t += gl.exp2((z - shift) * LOG2E)
 
         maxes, sums = exchange(m, gl.sum(t, axis=1), max_in, sum_in, bar)
@@ -144,7 +163,8 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
             g_x = gl.convert_layout(1.0 / one_a_cta(row_sum), gl.SliceLayout(1, X))[:, None]
         y_row = y_ptr + row * stride_y
         for i in range(n_chunks):
-            z = _z(xs, bs, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN, BIAS_BLEND)
+            z = _z(xs, bs, b_row, i, scale, lanes, last, X, CHUNK, HAS_SCALE, CAUSAL, HAS_BIAS, BIAS_MIN,
+                   BIAS_BLEND, BIAS_HELD)
             if LOG:
                 y = z - shift_x - g_x
             else:
@@ -166,15 +186,26 @@ def shared_row_entry(x: torch.Tensor, fusion: Fusion) -> tuple[int, int, bool] |
 
 
 def entry_for(N: int, dtype: torch.dtype, fusion: Fusion) -> tuple[int, int, bool] | None:
-    """SHARED_ROW_AT's entry for rows of N elements of `dtype` and the fusion's form, or None: SHARED_ROWS off, the
-    form and width not listed, a keep-mask, shared bias rows (but with SHARED_BIAS_ROWS) or a bias of another dtype
-    than x's, or a width the cluster's chunks do not divide."""
-    entry = SHARED_ROW_AT.get((form_of(fusion), dtype), {}).get(N) if SHARED_ROWS else None
+    """SHARED_ROW_AT's entry for rows of N elements of `dtype` and the fusion's form (shared bias rows:
+    SHARED_BIAS_ROW_AT's first), or None: SHARED_ROWS off, the form and width not listed, a keep-mask, shared bias
+    rows (but with SHARED_BIAS_ROWS) or a bias of another dtype than x's, or a width the cluster's chunks do not
+    divide."""
+    key, entry = (form_of(fusion), dtype), None
+    if SHARED_ROWS and fusion.bias_shared:
+        entry = SHARED_BIAS_ROW_AT.get(key, {}).get(N)
+    if SHARED_ROWS and entry is None:
+        entry = SHARED_ROW_AT.get(key, {}).get(N)
     if entry is None or fusion.mask is not None or N % (entry[0] * 32 * entry[1] * vector_elems(dtype)):
         return None
     if fusion.bias is not None and (fusion.bias_shared and not SHARED_BIAS_ROWS or fusion.bias.dtype != dtype):
         return None
     return entry
+
+
+def bias_held(dtype: torch.dtype) -> bool:
+    """Whether a bias is copied into shared memory beside x (BIAS_HELD): under 16-bit x, where both fit three CTAs
+    an SM; under fp32 x it is read from global memory at each pass (SHARED_BIAS_ROW_AT's shared rows, from L2)."""
+    return dtype.itemsize == 2
 
 
 def launch(x: torch.Tensor, y: torch.Tensor, fusion: Fusion, entry: tuple[int, int, bool]) -> Launch:
@@ -185,7 +216,8 @@ def launch(x: torch.Tensor, y: torch.Tensor, fusion: Fusion, entry: tuple[int, i
     n_chunks = N // (ctas * chunk)
     compiled = launch_kernel(shared_row_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              n_chunks=n_chunks, NCHUNK=n_chunks, CHUNK=chunk, VEC=vector_elems(x.dtype),
-                             ONLINE=online, BIAS_BLEND=cluster.bias_blends(fusion, x.dtype), num_ctas=ctas,
-                             num_warps=warps)
+                             ONLINE=online, BIAS_BLEND=cluster.bias_blends(fusion, x.dtype),
+                             **({"BIAS_HELD": False} if fusion.bias is not None and not bias_held(x.dtype) else {}),
+                             num_ctas=ctas, num_warps=warps)
     settings = {"ctas": ctas, "num_warps": warps, "step": N // ctas, "held": "shared"}
     return Launch(settings | ({"online": True} if online else {}), [compiled])

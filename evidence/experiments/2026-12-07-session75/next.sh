@@ -14,9 +14,10 @@
 #   scaled-masked rows/32 at 8192x50257 and 2048x50257, bf16 and fp32, with cluster.PHASED_FROM_ROWS 64 (in place)
 #   and 32 (phased) (from32-<64|32>-<card>-s75).
 # shared-bias-rows (any card; ~4 min): shared_row.SHARED_BIAS_ROWS (a shared bias's rows held in shared memory as a
-#   full bias's are; off as committed). Its GPU tests (tests/test_shared_row.py), then biased rows/64 bf16 512x262144
-#   and 1024x131072, softmax and log, auto beside torch_compile, off (sbr-off-<card>-s75) and on
-#   (sbr-on-<card>-s75; 131072 given SHARED_ROW_AT's 262144 entry, 16 x 8, for the probe).
+#   full bias's are, and fp32's by SHARED_BIAS_ROW_AT, its bias read from L2 at each pass; off as committed). Its GPU
+#   tests (tests/test_shared_row.py), then biased rows/64 at 512x262144 and 1024x131072, bf16 and fp32, softmax and
+#   log, auto beside torch_compile, off (sbr-off-<card>-s75) and on (sbr-on-<card>-s75; bf16 131072 given the
+#   262144 entry, 16 x 8, for the probe; fp32 131072 has none, in registers in both: the control).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
 if [[ ${1:-} == scan-entries ]]; then
@@ -56,9 +57,9 @@ if [[ ${1:-} == shared-bias-rows ]]; then
   on="import torch, softmax_bench.kernels.shared_row as s; s.SHARED_BIAS_ROWS = True; \
 s.SHARED_ROW_AT[('biased', torch.bfloat16)][131072] = (16, 8, False)"
   for log in "" --log; do
-    left 40 && bar_sweep sbr-off${log:+-log}-$tag-s75 --shape 512x262144 --shape 1024x131072 --dtype bf16 --op biased \
-      --mask-shape rows/64 $log
-    left 40 && SWEEP_SET=$on bar_sweep sbr-on${log:+-log}-$tag-s75 --shape 512x262144 --shape 1024x131072 \
-      --dtype bf16 --op biased --mask-shape rows/64 $log
+    left 45 && bar_sweep sbr-off${log:+-log}-$tag-s75 --shape 512x262144 --shape 1024x131072 --dtype bf16 \
+      --dtype fp32 --op biased --mask-shape rows/64 $log
+    left 45 && SWEEP_SET=$on bar_sweep sbr-on${log:+-log}-$tag-s75 --shape 512x262144 --shape 1024x131072 \
+      --dtype bf16 --dtype fp32 --op biased --mask-shape rows/64 $log
   done
 fi
