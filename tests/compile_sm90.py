@@ -157,9 +157,9 @@ def fused_backward_source(N: int, dtype: str, form: dict, masked_log: bool = Fal
 
 def compile_shared_row_case(case: dict, out_dir: str) -> dict:
     """A case of the rows cluster holds in shared memory ({"kernel": "shared_row", "dtype", "N", "scale", "causal",
-    "bias", "shared" (rows of x share the bias's rows), "log", "ctas", "warps", "online" (absent:
-    shared_row.SHARED_ROW_AT's entry for the form)}), the pointers,
-    N and the strides specialized as a launch does."""
+    "bias", "shared" (rows of x share the bias's rows), "log", "ctas", "warps", "online" (absent: the entry for the
+    form, SHARED_BIAS_ROW_AT's for shared rows where it has one, else SHARED_ROW_AT's)}), the pointers, N and the
+    strides specialized as a launch does."""
     from softmax_bench.kernels import shared_row
 
     dtype, N = DTYPES[case["dtype"]], case["N"]

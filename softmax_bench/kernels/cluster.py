@@ -216,8 +216,8 @@ BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
 # such entries at 128256 (session74/next.sh gate). bf16 128256 takes BIASED's 16 × 8 again (seventy-fifth session):
 # since row_of finds a shared row's window from its own row's start it compiles to 64 registers, not 68, and ran at
 # 87.5–87.7 against 83.0–83.1 in the 8 × 16 this table held. Two caps ahead by more are not taken because they spill
-# (session75/next.sh scan-entries): fp32 262144 in 16 × 4 at 168 (three CTAs an SM; 4 bytes spilled) 97.2 against
-# 84.8, bf16 151936 in 16 × 8 at 64 (12 bytes) 84.9 against 79.1.
+# (session75/next.sh scan-entries; bytes spilled compiled for sm_90): fp32 262144 in 16 × 4 at 168 (three CTAs an SM;
+# 32 bytes) 97.2 against 84.8, bf16 151936 in 16 × 8 at 64 (88 bytes) 84.9 against 79.1.
 SHARED_BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
     2: {},
     4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64)},
