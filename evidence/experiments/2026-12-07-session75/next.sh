@@ -12,12 +12,14 @@
 # mask-from-32 (any card; ~3 min): a shared mask's phase copies from 32 rows of x a row, where a bias's lost
 #   (session 74's rows/32: scaled-masked bf16 8192x50257 in place 59.3, phased 69.1; biased 72.9 / 65.5).
 #   scaled-masked rows/32 at 8192x50257 and 2048x50257, bf16 and fp32, with cluster.PHASED_FROM_ROWS 64 (in place)
-#   and 32 (phased) (from32-<64|32>-<card>-s75).
+#   and 32 (phased) (from32-<64|32>-<card>-s75); then the plain softmax at 8192x50257 (plain-50257-<card>-s75), what
+#   key-padded's 79.6 there on the H100 is to be read against.
 # shared-bias-rows (any card; ~4 min): shared_row.SHARED_BIAS_ROWS (a shared bias's rows held in shared memory as a
 #   full bias's are, and fp32's by SHARED_BIAS_ROW_AT, its bias read from L2 at each pass; off as committed). Its GPU
 #   tests (tests/test_shared_row.py), then biased rows/64 at 512x262144 and 1024x131072, bf16 and fp32, softmax and
 #   log, auto beside torch_compile, off (sbr-off-<card>-s75) and on (sbr-on-<card>-s75; bf16 131072 given the
-#   262144 entry, 16 x 8, for the probe; fp32 131072 has none, in registers in both: the control).
+#   262144 entry, 16 x 8, for the probe; fp32 131072 has none, in registers in both: the control), then on with a
+#   16-bit row's bias read from L2 at each pass too, not copied (sbr-read-<card>-s75; shared_row.bias_held False).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
 if [[ ${1:-} == scan-entries ]]; then
@@ -48,6 +50,7 @@ if [[ ${1:-} == mask-from-32 ]]; then
       bar_sweep from32-$from-$tag-s75 --shape 8192x50257 --shape 2048x50257 --dtype bf16 --dtype fp32 \
       --op scaled-masked --mask-shape rows/32
   done
+  left 40 && bar_sweep plain-50257-$tag-s75 --shape 8192x50257 --dtype bf16 --dtype fp32
 fi
 if [[ ${1:-} == shared-bias-rows ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
@@ -61,5 +64,9 @@ s.SHARED_ROW_AT[('biased', torch.bfloat16)][131072] = (16, 8, False)"
       --dtype fp32 --op biased --mask-shape rows/64 $log
     left 45 && SWEEP_SET=$on bar_sweep sbr-on${log:+-log}-$tag-s75 --shape 512x262144 --shape 1024x131072 \
       --dtype bf16 --dtype fp32 --op biased --mask-shape rows/64 $log
+  done
+  for log in "" --log; do
+    left 35 && SWEEP_SET="$on; s.bias_held = lambda dtype: False" bar_sweep sbr-read${log:+-log}-$tag-s75 \
+      --shape 512x262144 --shape 1024x131072 --dtype bf16 --op biased --mask-shape rows/64 $log
   done
 fi
