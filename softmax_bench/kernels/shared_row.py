@@ -26,7 +26,7 @@ import torch
 from . import Fusion, Launch, cluster, launch_kernel
 from .aligned import vector_elems
 from .cluster import async_copy, form_of, gluon, on_grid
-from .masking import fusion_args
+from .masking import fusion_args, mask_rows
 
 # (form, dtype): {N: (CTAs, warps, ONLINE)}: where rows are held in shared memory; the probe that is this kernel less
 # the library's floor, log and scales measured faster there on the H200 (sixty-sixth session).
@@ -113,10 +113,8 @@ if gluon is not None and async_copy is not None:  # (a Triton without them does 
         x_row = x_ptr + row * stride_x
         b_row = x_row  # unused without a bias
         if HAS_BIAS:
-            if BIAS_SHARED:
-                b_row = bias_ptr + ((row.to(gl.int32) // bias_group) % bias_period).to(gl.int64) * bias_stride
-            else:
-                b_row = bias_ptr + row * bias_stride
+            bias_ptr, bias_stride = mask_rows(bias_ptr, bias_stride, row, bias_group, bias_period, BIAS_SHARED)
+            b_row = bias_ptr + row * bias_stride
         for i in gl.static_range(NCHUNK):  # every copy asked for at once, a group a chunk
             if CAUSAL:  # a vector is copied if its first column is kept: nothing past the diagonal's vector is read
                 async_copy.async_load(xs.index(i), x_row + i * CHUNK + lanes,
@@ -190,11 +188,10 @@ def entry_for(N: int, dtype: torch.dtype, fusion: Fusion) -> tuple[int, int, boo
     SHARED_BIAS_ROW_AT's first), or None: SHARED_ROWS off, the form and width not listed, a keep-mask, shared bias
     rows (but with SHARED_BIAS_ROWS) or a bias of another dtype than x's, or a width the cluster's chunks do not
     divide."""
-    key, entry = (form_of(fusion), dtype), None
-    if SHARED_ROWS and fusion.bias_shared:
-        entry = SHARED_BIAS_ROW_AT.get(key, {}).get(N)
-    if SHARED_ROWS and entry is None:
-        entry = SHARED_ROW_AT.get(key, {}).get(N)
+    if not SHARED_ROWS:
+        return None
+    key = (form_of(fusion), dtype)
+    entry = fusion.bias_shared and SHARED_BIAS_ROW_AT.get(key, {}).get(N) or SHARED_ROW_AT.get(key, {}).get(N)
     if entry is None or fusion.mask is not None or N % (entry[0] * 32 * entry[1] * vector_elems(dtype)):
         return None
     if fusion.bias is not None and (fusion.bias_shared and not SHARED_BIAS_ROWS or fusion.bias.dtype != dtype):
@@ -217,7 +214,6 @@ def launch(x: torch.Tensor, y: torch.Tensor, fusion: Fusion, entry: tuple[int, i
     compiled = launch_kernel(shared_row_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              n_chunks=n_chunks, NCHUNK=n_chunks, CHUNK=chunk, VEC=vector_elems(x.dtype),
                              ONLINE=online, BIAS_BLEND=cluster.bias_blends(fusion, x.dtype),
-                             **({"BIAS_HELD": False} if fusion.bias is not None and not bias_held(x.dtype) else {}),
-                             num_ctas=ctas, num_warps=warps)
+                             BIAS_HELD=fusion.bias is None or bias_held(x.dtype), num_ctas=ctas, num_warps=warps)
     settings = {"ctas": ctas, "num_warps": warps, "step": N // ctas, "held": "shared"}
     return Launch(settings | ({"online": True} if online else {}), [compiled])
