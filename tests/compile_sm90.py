@@ -164,8 +164,8 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
 
     dtype, N = DTYPES[case["dtype"]], case["N"]
     form = "biased" if case.get("bias") else "causal" if case.get("causal") else "other"
-    shared = case.get("shared") and shared_row.SHARED_BIAS_ROW_AT.get((form, dtype), {}).get(N)
-    ctas, warps, online = shared or shared_row.SHARED_ROW_AT.get((form, dtype), {}).get(N, (16, 8, False))
+    listed = shared_row.listed_entry(N, dtype, form, bool(case.get("shared")))
+    ctas, warps, online = listed or (16, 8, False)
     ctas, warps, online = case.get("ctas", ctas), case.get("warps", warps), case.get("online", online)
     chunk = 32 * warps * vector_elems(dtype)
     kernel = shared_row.shared_row_kernel

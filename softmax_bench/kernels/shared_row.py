@@ -190,13 +190,19 @@ def entry_for(N: int, dtype: torch.dtype, fusion: Fusion) -> tuple[int, int, boo
     divide."""
     if not SHARED_ROWS:
         return None
-    key = (form_of(fusion), dtype)
-    entry = fusion.bias_shared and SHARED_BIAS_ROW_AT.get(key, {}).get(N) or SHARED_ROW_AT.get(key, {}).get(N)
+    entry = listed_entry(N, dtype, form_of(fusion), fusion.bias_shared)
     if entry is None or fusion.mask is not None or N % (entry[0] * 32 * entry[1] * vector_elems(dtype)):
         return None
     if fusion.bias is not None and (fusion.bias_shared and not SHARED_BIAS_ROWS or fusion.bias.dtype != dtype):
         return None
     return entry
+
+
+def listed_entry(N: int, dtype: torch.dtype, form: str, bias_shared: bool) -> tuple[int, int, bool] | None:
+    """The entry the tables list for rows of N elements of `dtype` in `form`, switches aside: rows sharing bias rows
+    SHARED_BIAS_ROW_AT's where it has one, else SHARED_ROW_AT's; None where neither lists it."""
+    key = (form, dtype)
+    return bias_shared and SHARED_BIAS_ROW_AT.get(key, {}).get(N) or SHARED_ROW_AT.get(key, {}).get(N)
 
 
 def bias_held(dtype: torch.dtype) -> bool:
