@@ -293,6 +293,10 @@ FORWARD_CASES = {
         {"kernel": "forward", "dtype": {2: "bf16", 4: "fp32"}[size], "N": N, "scale": 0.125, "bias": True,
          "shared": True}
         for size, entries in cluster.SHARED_BIASED.items() for N in entries],
+    "shared biased log configurations": [  # every entry of cluster.SHARED_BIASED_LOG
+        {"kernel": "forward", "dtype": {2: "bf16", 4: "fp32"}[size], "N": N, "scale": 0.125, "bias": True,
+         "shared": True, "log": True}
+        for size, entries in cluster.SHARED_BIASED_LOG.items() for N in entries],
     "cross entropy": [  # plain, then cross_entropy's rows with their gradient (capped as a step launches them:
         # cluster.CROSS_ENTROPY), then without (the lse alone)
         {"kernel": "forward", "dtype": dtype, "N": N, **form}
@@ -610,13 +614,14 @@ def test_biased_configurations_compile_as_measured(compiled_forwards):
     assert_compiled_as_measured(compiled_forwards["biased configurations"], cluster.BIASED, BIASED_REGISTERS)
 
 
-def assert_compiled_as_measured(cases: list[dict], entries: dict, registers: dict) -> None:
+def assert_compiled_as_measured(cases: list[dict], entries: dict, registers: dict, spills: dict | None = None
+                                ) -> None:
     """Each compiled case of a table of entries by x's bytes an element and N (BIASED's, SHARED_BIASED's) in its
-    entry's CTAs and warps, one exchange, no spills, no more registers than `registers` says; every entry has its
-    count there."""
+    entry's CTAs and warps, one exchange, no spills (but the bytes `spills` takes for a case as measured), no more
+    registers than `registers` says; every entry has its count there."""
     assert cases
     for case in cases:
-        assert_one_exchange_no_spills(case, pushes=2)
+        assert_one_exchange_no_spills(case, pushes=2, spill_bytes=(spills or {}).get((case["dtype"], case["N"]), 0))
         ctas, warps, most_pieces, _ = entries[{"bf16": 2, "fp32": 4}[case["dtype"]]][case["N"]]
         assert (case["ctas"], case["warps"]) == (ctas, warps) and case["pieces"] <= most_pieces, case
         assert case["registers"] <= registers[case["dtype"], case["N"]], case
@@ -624,29 +629,38 @@ def assert_compiled_as_measured(cases: list[dict], entries: dict, registers: dic
 
 
 # Registers a thread of each SHARED_BIASED configuration took on an H100 (n_regs in
-# evidence/experiments/2026-12-07-session74/out-h100-scan/biased-rows64-fp32.csv)
-SHARED_BIASED_REGISTERS = {("fp32", 50257): 48, ("fp32", 128256): 64}
+# evidence/experiments/2026-12-07-session74/out-h100-scan/biased-rows64-fp32.csv and session77/out-h100-scan-*)
+SHARED_BIASED_REGISTERS = {("bf16", 32768): 56, ("fp32", 50257): 48, ("fp32", 128256): 64, ("fp32", 262144): 168}
+SHARED_BIASED_LOG_REGISTERS = {("bf16", 32768): 56}
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 @pytest.mark.xdist_group("cluster-sm90")
 def test_a_shared_bias_takes_its_own_configurations_as_measured(compiled_forwards):
-    """A bias shared by 64 rows of x takes cluster.SHARED_BIASED's configuration where it has one (a full bias, and
-    the log_softmax of a shared one, BIASED's): compiled for sm_90, its CTAs and warps, one exchange, no spills, and
-    the registers of the H100's compile of it."""
-    for size, entries in cluster.SHARED_BIASED.items():
-        for N, (ctas, warps, _, cap) in entries.items():
-            dtype = {2: torch.bfloat16, 4: torch.float32}[size]
-            full = Fusion(scale=0.125, bias=torch.empty(2, N, dtype=dtype))
-            shared = replace(full, bias_group=64)
-            config = cluster.config_for(N, dtype, shared)
-            assert (config.ctas, config.num_warps, config.max_registers) == (ctas, warps, cap), N
-            for other in (full, replace(shared, log=True)):
-                taken = cluster.config_for(N, dtype, other)
-                assert (taken.ctas, taken.num_warps) == cluster.BIASED[size][N][:2], (N, other.log)
-            assert (ctas, warps, cap) != tuple(cluster.BIASED[size][N][i] for i in (0, 1, 3)), N  # an entry differs
+    """A bias shared by 64 rows of x takes cluster.SHARED_BIASED's configuration where it has one, its log_softmax
+    SHARED_BIASED_LOG's (and elsewhere what a full bias takes): compiled for sm_90, its CTAs and warps, one exchange,
+    no spills but GRID_SPILLS', and the registers of the H100's compile of it."""
+    def configs(N: int, size: int, log: bool) -> tuple:  # (shared's, full's)
+        dtype = {2: torch.bfloat16, 4: torch.float32}[size]
+        full = Fusion(scale=0.125, bias=torch.empty(2, N, dtype=dtype), log=log)
+        return cluster.config_for(N, dtype, replace(full, bias_group=64)), cluster.config_for(N, dtype, full)
+
+    for log, table in ((False, cluster.SHARED_BIASED), (True, cluster.SHARED_BIASED_LOG)):
+        for size, entries in table.items():
+            for N, (ctas, warps, _, cap) in entries.items():
+                shared, full = configs(N, size, log)
+                assert (shared.ctas, shared.num_warps, shared.max_registers) == (ctas, warps, cap), (N, log)
+                assert (full.ctas, full.num_warps, full.max_registers) != (ctas, warps, cap), (N, log)
+    for size, entries in cluster.SHARED_BIASED.items():  # the log where only the softmax has an entry: a full bias's
+        for N in set(entries) - set(cluster.SHARED_BIASED_LOG[size]):
+            shared, full = configs(N, size, log=True)
+            assert (shared.ctas, shared.num_warps) == (full.ctas, full.num_warps), N
+    spills = {(dtype, N): spilled for (form, log, dtype, N), spilled in GRID_SPILLS.items()
+              if form == "biased rows/64" and not log}
     assert_compiled_as_measured(compiled_forwards["shared biased configurations"], cluster.SHARED_BIASED,
-                                SHARED_BIASED_REGISTERS)
+                                SHARED_BIASED_REGISTERS, spills)
+    assert_compiled_as_measured(compiled_forwards["shared biased log configurations"], cluster.SHARED_BIASED_LOG,
+                                SHARED_BIASED_LOG_REGISTERS)
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
@@ -791,7 +805,7 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypat
     last bit, and so at times does a log's sum: an H100 found one such log_softmax, the seventy-third session; the
     result is checked against float64)."""
     monkeypatch.setattr(cluster, "PHASED_SHARED_ROWS", phased)
-    monkeypatch.setattr(cluster, "PHASED_FROM_ROWS", 1)  # 6 to 12 rows of x a shared row here
+    monkeypatch.setattr(cluster, "PHASED_FROM_ROWS", {"mask": 1, "bias": 1})  # 6 to 12 rows of x a shared row here
     clear_caches()  # a call like an earlier one replays its launch
     x, _ = fresh_randn(2, 3, 4, N, dtype=torch.bfloat16)
     keep = torch.rand(*mask_shape, N, device=x.device) > 0.3
@@ -829,7 +843,7 @@ def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log):
 
 @on_gpu
 @pytest.mark.parametrize("heads, expected_copies", [(1, 0), (16, 1)], ids=["12-rows-a-row", "192-rows-a-row"])
-def test_a_launch_makes_phase_copies_only_where_64_rows_of_x_share_a_row(heads, expected_copies, monkeypatch):
+def test_a_launch_makes_phase_copies_only_where_32_rows_of_x_share_a_mask_row(heads, expected_copies, monkeypatch):
     """cluster.PHASED_FROM_ROWS at the launch: a [B, 1, 1, S] keep-mask off x's grid (N = 32769) over 12 rows of x
     a row of it is read where it lies, over 192 laid out in phase copies (masking.phased, called once a call), as the
     traffic model counts; either way the result is within the tolerance of float64."""
@@ -969,7 +983,9 @@ def test_a_log_softmax_cap_holds_only_in_the_configuration_it_was_measured_in():
 # session).
 GRID_SPILLS = {("masked", False, "fp32", 151936): 8, ("causal", True, "bf16", 262144): 8,
                ("causal", False, "bf16", 151936): 12, ("causal", True, "bf16", 151936): 12,
-               ("key-padded", False, "bf16", 262144): 16}
+               ("key-padded", False, "bf16", 262144): 16,
+               # cluster.SHARED_BIASED's 16 × 4 capped at 168: three CTAs an SM, 96.6 against 84.8 where it did not
+               ("biased rows/64", False, "fp32", 262144): 32}
 # FORM_FIELDS and the broadcast forms the bar covers too: a mask row (--op key-padded) or a bias row (--op biased
 # --mask-shape rows/64) shared by 64 rows
 GRID_FORMS = {**FORM_FIELDS, "key-padded": {"scale": 0.125, "mask": True, "shared": True},
@@ -1159,8 +1175,8 @@ def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
 def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_under_16_bit_x(dtype):
     """cluster.phases_wanted: a shared mask off x's grid (N = 50257) in phase copies under any x, a shared bias only
     under 16-bit x (under fp32 its copies' bytes cost more than its elements' loads save: an H100, docs/perf-notes.md);
-    neither on the grid, nor rows of x's own; in a forward, only rows that 64 rows of x share (fewer: the copies
-    cost more than they save, cluster.PHASED_FROM_ROWS)."""
+    neither on the grid, nor rows of x's own; in a forward, only a mask's rows that 32 rows of x share, a bias's
+    that 64 share (fewer: the copies cost more than they save, cluster.PHASED_FROM_ROWS)."""
     shared, own = {"mask_group": 64, "bias_group": 64}, {}
     for N, form, wanted in ((50257, shared, (True, dtype != torch.float32)), (50256, shared, (False, False)),
                             (50257, own, (False, False))):
@@ -1168,7 +1184,9 @@ def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_
         assert cluster.phases_wanted(fusion, N, dtype) == wanted, (N, form)
         assert cluster.phases_wanted(fusion, N, dtype, M=128) == wanted, (N, form)  # 64 rows of x a shared row
         # a forward over fewer rows a shared row reads them in place (cluster.PHASED_FROM_ROWS)
-        assert cluster.phases_wanted(fusion, N, dtype, M=127) == (False, False), (N, form)
+        assert cluster.phases_wanted(fusion, N, dtype, M=127) == (wanted[0], False), (N, form)
+        assert cluster.phases_wanted(fusion, N, dtype, M=64) == (wanted[0], False), (N, form)  # 32 a shared row
+        assert cluster.phases_wanted(fusion, N, dtype, M=63) == (False, False), (N, form)
 
 
 def test_cluster_counts_the_bytes_of_its_phase_copies():

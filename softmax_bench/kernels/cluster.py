@@ -210,17 +210,28 @@ BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
 }
 # A bias shared by rows of x (a [B, 1, 1, S] bias, rows/64) is read from L2 by every row of its group but the
 # first, where BIASED's full bias is read from HBM: its entries, as BIASED's, where they differ. On an H100 under
-# Triton 3.8 (session73/next.sh biased-scan, MASK_SHAPE=rows/64, % of a copy of the floor's bytes, configurations
-# that do not spill), seventy-fourth session: fp32 50257 in 16 × 8 capped at 48 registers 87.9 against 80.8 at 80;
-# fp32 128256 in 16 × 8 capped at 64 83.8 against 16 × 16's 80.6. The softmax's only: the log lost 4–5 points under
-# such entries at 128256 (session74/next.sh gate). bf16 128256 takes BIASED's 16 × 8 again (seventy-fifth session):
-# since row_of finds a shared row's window from its own row's start it compiles to 64 registers, not 68, and ran at
-# 87.5–87.7 against 83.0–83.1 in the 8 × 16 this table held. Two caps ahead by more are not taken because they spill
-# (session75/next.sh scan-entries; bytes spilled compiled for sm_90): fp32 262144 in 16 × 4 at 168 (three CTAs an SM;
-# 32 bytes) 97.2 against 84.8, bf16 151936 in 16 × 8 at 64 (88 bytes) 84.9 against 79.1.
+# Triton 3.8 (session73/next.sh biased-scan, MASK_SHAPE=rows/64, % of a copy of the floor's bytes), then A/B'd in
+# sweeps of auto:
+# - seventy-fourth session: fp32 50257 in 16 × 8 capped at 48 registers 87.9 against 80.8 at 80; fp32 128256 in
+#   16 × 8 capped at 64 83.8 against 16 × 16's 80.6. The log lost 4–5 points under such entries at 128256
+#   (session74/next.sh gate): it takes SHARED_BIASED_LOG's.
+# - seventy-fifth: bf16 128256 takes BIASED's 16 × 8 again: since row_of finds a shared row's window from its own
+#   row's start it compiles to 64 registers, not 68, and ran at 87.5–87.7 against 83.0–83.1 in the 8 × 16 this
+#   table held.
+# - seventy-seventh (session77/next.sh entries, log-entries and fp32-262144, each A/B twice in one call): bf16 32768
+#   in 8 × 4 (56 registers; the rule's 8 × 8 takes 40) 99.2 and 99.8 against 85.9 and 85.6, its log 99.6 and 99.0
+#   against 86.1 and 86.3; fp32 262144 in 16 × 4 capped at 168 (three CTAs an SM, 32 bytes spilled: the one entry
+#   that spills, test_cluster's GRID_SPILLS) 96.6 twice against 84.7 and 84.8 (session 75's scan: 97.2),
+#   its log not (83.4 against 85.5).
 SHARED_BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
-    2: {},
-    4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64)},
+    2: {32768: (8, 4, 1, None)},
+    4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64), 262144: (16, 4, 1, 168)},
+}
+# The log_softmax of such a bias where SHARED_BIASED's entry measured faster for it too (elsewhere BIASED's, or the
+# rule's).
+SHARED_BIASED_LOG: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
+    2: {32768: (8, 4, 1, None)},
+    4: {},
 }
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
@@ -363,26 +374,28 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
 # reading it an element at a time does (biased rows/64 8192×50257 on an H100, seventy-third session: fp32 78.1 % of a
 # copy phased against 81.2, bf16 74.7 against 71.4; key-padded's mask bf16 79.5 against 59.2, fp32 94.0 against 63.3).
 PHASED_SHARED_ROWS = True
-# A forward lays shared rows out in phase copies only where PHASED_FROM_ROWS rows of x or more share each: the
+# A forward lays shared rows out in phase copies only where PHASED_FROM_ROWS[kind] rows of x or more share each: the
 # copies' bytes are 2 · VEC / K of the shared rows' for rows/K, and where few rows share a row they cost more than
 # the vectors save. On an H100 (seventy-fourth session, session73/next.sh small-groups, bf16 8192×50257, % of the
 # floor's copy, phased against in place): scaled-masked's mask rows/4 25.5 / 62.3, rows/16 54.5 / 60.1, rows/64
-# 79.7 / 59.5; a bias rows/4 25.5 / 76.6, rows/16 51.7 / 73.7, rows/64 74.6 / 71.6. The log's backward is not gated:
-# its other way writes the mask out for every row, VEC / K times the copies' bytes.
-PHASED_FROM_ROWS = 64
+# 79.7 / 59.5; a bias rows/4 25.5 / 76.6, rows/16 51.7 / 73.7, rows/64 74.6 / 71.6. At rows/32 the mask gains and the
+# bias loses (seventy-fifth session: bias 65.5 / 72.9; seventy-seventh, session75/next.sh mask-from-32, scaled-masked
+# rows/32: bf16 8192×50257 69.0 / 59.7, 2048×50257 64.9 / 57.9, fp32 89.5 / 63.1 and 88.1 / 63.5). The log's
+# backward is not gated: its other way writes the mask out for every row, VEC / K times the copies' bytes.
+PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 
 
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
     """(mask, bias): whether a launch lays a shared mask's, a shared bias's rows out in phase copies: rows off the
-    grid; a bias only under 16-bit x; in a forward over M rows of x, only rows PHASED_FROM_ROWS of them or more
-    share (M None: the log's backward, not gated)."""
+    grid; a bias only under 16-bit x; in a forward over M rows of x, only rows PHASED_FROM_ROWS[kind] of them or
+    more share (M None: the log's backward, not gated)."""
     off = PHASED_SHARED_ROWS and N % vector_elems(dtype) != 0
 
-    def pays(rows: torch.Tensor) -> bool:
-        return M is None or M >= PHASED_FROM_ROWS * row_count(rows)
+    def pays(rows: torch.Tensor, kind: str) -> bool:
+        return M is None or M >= PHASED_FROM_ROWS[kind] * row_count(rows)
 
-    return (off and fusion.mask_shared and pays(fusion.mask),
-            off and fusion.bias_shared and dtype.itemsize == 2 and pays(fusion.bias))
+    return (off and fusion.mask_shared and pays(fusion.mask, "mask"),
+            off and fusion.bias_shared and dtype.itemsize == 2 and pays(fusion.bias, "bias"))
 
 
 def laid_out(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> Fusion:
@@ -490,7 +503,7 @@ def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
         return replace(config, max_registers=cap) if UNCAPPED_CAUSAL or cap else config
     form = form_of(fusion)
     if form == "biased":
-        shared = fusion.bias_shared and not fusion.log and SHARED_BIASED[dtype.itemsize].get(N)
+        shared = fusion.bias_shared and (SHARED_BIASED_LOG if fusion.log else SHARED_BIASED)[dtype.itemsize].get(N)
         measured = shared or BIASED[dtype.itemsize].get(N)
     else:
         measured = MEASURED.get((form, how), {}).get(N)

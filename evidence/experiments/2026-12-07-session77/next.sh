@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The seventy-seventh session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session77/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
+# entries (any card; ~2 min): biased rows/64, softmax, at the cells whose biased-scan (this session, H100) found a
+#   configuration ahead of the launch's: bf16 4096x32768 (8 x 4), bf16 2048x151936 (8 x 16 capped at 64), bf16
+#   1024x131072 (8 x 8 capped at 80), auto beside torch_compile as committed (entries-before-<card>-s77), then with
+#   them in SHARED_BIASED (entries-scan-<card>-s77).
+set -u
+. evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
+if [[ ${1:-} == entries ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  cells="--shape 4096x32768 --shape 2048x151936 --shape 1024x131072 --dtype bf16 --op biased --mask-shape rows/64"
+  entries="import softmax_bench.kernels.cluster as c; s = c.SHARED_BIASED[2]; \
+s[32768] = (8, 4, 1, None); s[151936] = (8, 16, 1, 64); s[131072] = (8, 8, 1, 80)"
+  left 50 && bar_sweep entries-before-$tag-s77 $cells
+  left 50 && SWEEP_SET=$entries bar_sweep entries-scan-$tag-s77 $cells
+  left 50 && bar_sweep entries-before2-$tag-s77 $cells
+  left 50 && SWEEP_SET=$entries bar_sweep entries-scan2-$tag-s77 $cells
+fi
+# log-entries (any card; ~2 min): the same entries for biased rows/64's log, which reads BIASED (not SHARED_BIASED):
+#   bf16 4096x32768 and 2048x151936 --log as committed (log-before-<card>-s77), then with BIASED[2] given them
+#   (log-scan-<card>-s77), twice.
+if [[ ${1:-} == log-entries ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  cells="--shape 4096x32768 --shape 2048x151936 --dtype bf16 --op biased --mask-shape rows/64 --log"
+  entries="import softmax_bench.kernels.cluster as c; s = c.BIASED[2]; s[32768] = (8, 4, 1, None); s[151936] = (8, 16, 1, 64)"
+  for k in "" 2; do
+    left 40 && bar_sweep log-before$k-$tag-s77 $cells
+    left 40 && SWEEP_SET=$entries bar_sweep log-scan$k-$tag-s77 $cells
+  done
+fi
+# fp32-262144 (any card; ~2.5 min): biased rows/64 fp32 512x262144, softmax and log, as committed (wide-before) and
+#   in 16 x 4 capped at 168 registers (wide-scan: three CTAs an SM, 32 bytes spilled), twice.
+if [[ ${1:-} == fp32-262144 ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  entries="import softmax_bench.kernels.cluster as c; c.SHARED_BIASED[4][262144] = c.BIASED[4][262144] = (16, 4, 1, 168)"
+  for k in "" 2; do
+    for log in "" --log; do
+      left 30 && bar_sweep wide-before$k${log:+-log}-$tag-s77 --shape 512x262144 --dtype fp32 --op biased --mask-shape rows/64 $log
+      left 30 && SWEEP_SET=$entries bar_sweep wide-scan$k${log:+-log}-$tag-s77 --shape 512x262144 --dtype fp32 --op biased --mask-shape rows/64 $log
+    done
+  done
+fi
+# confirm (any card; ~1.5 min): the scan's two bests not yet A/B'd in a sweep, as committed (confirm-before) and
+#   given them (confirm-scan): biased rows/64 bf16 2048x151936 in 8 x 16, two pieces, capped at 64 (16 bytes spilled;
+#   scan 86.2 against 78.5), fp32 1024x131072 in 16 x 8 capped at 80 (scan 100.0 against 96.8).
+if [[ ${1:-} == confirm ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  cells="--shape 2048x151936 --shape 1024x131072 --dtype bf16 --dtype fp32 --op biased --mask-shape rows/64"
+  entries="import softmax_bench.kernels.cluster as c; c.SHARED_BIASED[2][151936] = (8, 16, 2, 64); \
+c.SHARED_BIASED[4][131072] = (16, 8, 1, 80)"
+  left 35 && bar_sweep confirm-before-$tag-s77 $cells
+  left 35 && SWEEP_SET=$entries bar_sweep confirm-scan-$tag-s77 $cells
+fi
