@@ -40,9 +40,11 @@ SHARED_ROW_AT: dict[tuple[str, torch.dtype], dict[int, tuple[int, int, bool]]] =
 # gain is session 66's probe's (93.3 against 84.4, 95.7 against 92.1); this kernel's own H200 run is still to come.
 SHARED_ROWS = True
 # A bias whose rows rows of x share (a [B, 1, 1, S] bias: biased rows/64) held in shared memory as a full one is, its
-# row copied from L2 by all but the first row of its group. Off until measured: on an H100 biased rows/64 bf16
-# 512×262144 runs in registers (BIASED's 16 × 16 capped at 64) at 77.3 % of its roofline, where a full bias held here
-# ran at 98.6 (seventy-fifth session; session75/next.sh shared-bias-rows measures it).
+# row copied from L2 by all but the first row of its group. Off: measured slower than the registers on an H100
+# (seventy-seventh session, session75/next.sh shared-bias-rows, % of a copy of the floor's bytes, off → on): bf16
+# 512×262144 78.0 → 75.5, 1024×131072 (the 262144 entry's 16 × 8) 87.3 → 74.4, fp32 512×262144 (SHARED_BIAS_ROW_AT,
+# its bias read from L2 at each pass) 84.8 → 65.8; the log alike but bf16 262144 (78.7 → 80.6). A full bias held
+# here ran at 98.6 on the same card (sixty-ninth session): the shared row's bytes are fewer, its time more.
 SHARED_BIAS_ROWS = False
 # Such a bias's entries where SHARED_ROW_AT has none: fp32 x alone fills a 16-CTA cluster's shared memory at 262144
 # (64 KB a CTA, three an SM), so its bias is read from L2 at each pass (bias_held), ONLINE for two passes, not three.
