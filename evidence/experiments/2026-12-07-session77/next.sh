@@ -56,3 +56,16 @@ c.SHARED_BIASED[4][131072] = (16, 8, 1, 80)"
   left 35 && bar_sweep confirm-before-$tag-s77 $cells
   left 35 && SWEEP_SET=$entries bar_sweep confirm-scan-$tag-s77 $cells
 fi
+# l2-lines (any card; ~2.5 min): is a shared bias row slow because it comes from L2, or because every cluster in
+#   flight reads the same L2 lines at once? Biased, softmax, bf16 and fp32 at 512x262144 and 2048x151936, auto beside
+#   torch_compile, with the bias laid out rows/64 (64 consecutive rows share a row: the clusters in flight read one
+#   row), then period/16 (row r reads row r mod 16: the clusters in flight read distinct rows, all of them in L2,
+#   16 x 512 KB at most), then full (distinct rows from HBM), in one call (lines-<shape>-<card>-s77).
+if [[ ${1:-} == l2-lines ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  cells="--shape 512x262144 --shape 2048x151936 --dtype bf16 --dtype fp32 --op biased"
+  for shape in rows/64 period/16 full; do
+    left 45 && bar_sweep lines-${shape/\//}-$tag-s77 $cells --mask-shape $shape
+  done
+fi
