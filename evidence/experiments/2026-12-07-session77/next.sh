@@ -60,12 +60,18 @@ fi
 #   flight reads the same L2 lines at once? Biased, softmax, bf16 and fp32 at 512x262144 and 2048x151936, auto beside
 #   torch_compile, with the bias laid out rows/64 (64 consecutive rows share a row: the clusters in flight read one
 #   row), then period/16 (row r reads row r mod 16: the clusters in flight read distinct rows, all of them in L2,
-#   16 x 512 KB at most), then full (distinct rows from HBM), in one call (lines-<shape>-<card>-s77).
+#   16 x 512 KB at most), then full (distinct rows from HBM), in one call (lines-<shape>-<card>-s77); then the same
+#   three shapes of a keep-mask, scaled-masked bf16 8192x50257 (rows/64 is key-padded's 79.6 on an H100; phase
+#   copies for both shared shapes: mask-lines-<shape>-<card>-s77).
 if [[ ${1:-} == l2-lines ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
   cells="--shape 512x262144 --shape 2048x151936 --dtype bf16 --dtype fp32 --op biased"
   for shape in rows/64 period/16 full; do
     left 45 && bar_sweep lines-${shape/\//}-$tag-s77 $cells --mask-shape $shape
+  done
+  for shape in rows/64 period/16 full; do
+    left 30 && bar_sweep mask-lines-${shape/\//}-$tag-s77 --shape 8192x50257 --dtype bf16 --op scaled-masked \
+      --mask-shape $shape
   done
 fi
