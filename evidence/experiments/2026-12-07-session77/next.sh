@@ -5,8 +5,24 @@
 #   configuration ahead of the launch's: bf16 4096x32768 (8 x 4), bf16 2048x151936 (8 x 16 capped at 64), bf16
 #   1024x131072 (8 x 8 capped at 80), auto beside torch_compile as committed (entries-before-<card>-s77), then with
 #   them in SHARED_BIASED (entries-scan-<card>-s77).
+# first (any card; LEFT_S, up to ~9 min): the next session's first call. On an H200, session 73's `all` (the bar's
+#   GPU tests and sweeps); on another card `confirm`, then `l2-lines`, then the GPU tests this session's commits
+#   touched (tests-s77.txt).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
+if [[ ${1:-} == first ]]; then
+  if [[ $tag == h200 ]]; then
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-07-session73/next.sh all
+  else
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 confirm
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS - 70 )) bash $0 l2-lines
+    . .ab/device-setup.sh > /dev/null
+    left 40 && { timeout $(( ${LEFT_S:-600} - SECONDS - 5 )) python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
+      tests/test_cluster.py -k "phase_copies_only or shared_mask_is_read or shared_bias or phases_wanted" \
+      > $OUT/tests-s77.txt 2>&1
+      echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-s77.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-s77.txt | head; }
+  fi
+fi
 if [[ ${1:-} == entries ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
