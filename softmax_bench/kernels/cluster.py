@@ -254,6 +254,13 @@ MASK_PACKED = True
 # (164 µs), which reads a mask row from HBM for every row (seventy-first session). On an H100 it moved nothing
 # (keep-probe.py, seventy-second session: within ±0.8 % of a copy at all 20 cells): off until an H200 says otherwise.
 KEEP_SHARED_ROWS = False
+# Consecutive clusters take the rows of GROUPS_IN_TURN groups in turn (a group: the K rows of x that share a mask or
+# bias row, rows/K), not one group's rows one after another, so that the clusters in flight read distinct shared rows
+# (up to GROUPS_IN_TURN of them, in L2). Suspected: one shared row read by every cluster in flight at once costs
+# more than distinct rows from HBM. On an H100 (seventy-seventh session) shared_row's kernel ran biased bf16
+# 512×262144 at 98.6 % of its roofline with a full bias (sixty-ninth session) and 75.5 with the same bias shared by
+# 64 rows. 0 (off) until session77/next.sh l2-lines and in-turn measure it.
+GROUPS_IN_TURN = 0
 # A causal row read a whole vector at a time with no per-element select: the vectors it keeps whole as a plain
 # row's, the one vector its diagonal cuts beside the row's partial end vectors (element by element, few). Compiled
 # for sm_90, bf16 128256 causal: the element select takes 1520 SASS instructions and 127 registers, 416 more
@@ -1171,7 +1178,8 @@ if gluon is not None:
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
                        KEEP_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
-                       BIAS_PHASED: gl.constexpr = False):
+                       BIAS_PHASED: gl.constexpr = False, IN_TURN: gl.constexpr = False, turn_groups=1,
+                       turn_rows=1):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1185,7 +1193,11 @@ if gluon is not None:
         sum_in = receive_buffer()
         bar = exchange_barrier()
 
-        row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
+        row = gl.program_id(0)
+        if IN_TURN:  # (GROUPS_IN_TURN) each run of turn_groups groups of turn_rows rows taken a group's row in turn
+            q = row % (turn_groups * turn_rows)
+            row = row - q + (q % turn_groups) * turn_rows + q // turn_groups
+        row = row.to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
         if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
             row = gl.num_programs(0).to(gl.int64) - 1 - row
         # 2^((x − shift)·k) = e^(x − shift), or e^((x − shift)·scale) for 16-bit x held unscaled (SCALED)
@@ -1416,9 +1428,28 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
+    turn_groups, turn_rows = groups_in_turn(fusion, M, constexprs.get("REVERSED", False))
+    in_turn = {"IN_TURN": True, "turn_groups": turn_groups, "turn_rows": turn_rows} if turn_groups > 1 else {}
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **constexprs, **launch_options(config))
-    return y, Launch(settings_of(config), [compiled])
+                             **constexprs, **in_turn, **launch_options(config))
+    settings = settings_of(config) if not in_turn else {**settings_of(config), "groups_in_turn": turn_groups}
+    return y, Launch(settings, [compiled])
+
+
+def groups_in_turn(fusion: Fusion, M: int, reversed_rows: bool) -> tuple[int, int]:
+    """(groups, rows of x a group) whose rows a launch over M rows takes in turn (GROUPS_IN_TURN), or (1, 1): rows in
+    order. Only rows/K sharing (K > 1 rows of x a shared row, the shared rows not repeating; the mask's and the
+    bias's K alike where both are shared), M a multiple of K, and rows not reversed."""
+    shared = {(group, period) for on, group, period in ((fusion.mask_shared, fusion.mask_group, fusion.mask_period),
+                                                         (fusion.bias_shared, fusion.bias_group, fusion.bias_period))
+              if on}
+    if not GROUPS_IN_TURN or reversed_rows or len(shared) != 1:
+        return 1, 1
+    ((group, period),) = shared
+    if group == 1 or period != 0 or M % group:
+        return 1, 1
+    turn = math.gcd(M // group, GROUPS_IN_TURN)
+    return (turn, group) if turn > 1 else (1, 1)
 
 
 def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, lse: torch.Tensor,

@@ -6,21 +6,21 @@
 #   1024x131072 (8 x 8 capped at 80), auto beside torch_compile as committed (entries-before-<card>-s77), then with
 #   them in SHARED_BIASED (entries-scan-<card>-s77).
 # first (any card; LEFT_S, up to ~9 min): the next session's first call. On an H200, session 73's `all` (the bar's
-#   GPU tests and sweeps); on another card `confirm`, then `l2-lines`, then the GPU tests this session's commits
-#   touched (tests-s77.txt).
+#   GPU tests and sweeps); on another card the GPU tests this session's commits touched (tests-s77.txt), then
+#   `in-turn`, `confirm` and `l2-lines`, as time allows.
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
 if [[ ${1:-} == first ]]; then
   if [[ $tag == h200 ]]; then
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-07-session73/next.sh all
   else
-    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 confirm
-    LEFT_S=$(( ${LEFT_S:-600} - SECONDS - 70 )) bash $0 l2-lines
     . .ab/device-setup.sh > /dev/null
-    left 40 && { timeout $(( ${LEFT_S:-600} - SECONDS - 5 )) python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
-      tests/test_cluster.py -k "phase_copies_only or shared_mask_is_read or shared_bias or phases_wanted" \
-      > $OUT/tests-s77.txt 2>&1
-      echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-s77.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-s77.txt | head; }
+    timeout 90 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_cluster.py \
+      -k "phase_copies_only or shared_mask_is_read or shared_bias or phases_wanted or in_turn" > $OUT/tests-s77.txt 2>&1
+    echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-s77.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-s77.txt | head
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 in-turn
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 confirm
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 l2-lines
   fi
 fi
 if [[ ${1:-} == entries ]]; then
@@ -89,5 +89,22 @@ if [[ ${1:-} == l2-lines ]]; then
   for shape in rows/64 period/16 full; do
     left 30 && bar_sweep mask-lines-${shape/\//}-$tag-s77 --shape 8192x50257 --dtype bf16 --op scaled-masked \
       --mask-shape $shape
+  done
+fi
+# in-turn (any card; ~2.5 min): cluster.GROUPS_IN_TURN 0 (rows in order, as committed: in-order-<card>-s77) against
+#   16 (in-turn-<card>-s77): biased rows/64 at the bar's cluster widths, bf16 and fp32, then key-padded at
+#   8192x50257; then both again if time allows (…2-…).
+if [[ ${1:-} == in-turn ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  biased="--shape 4096x32768 --shape 8192x50257 --shape 4096x128256 --shape 2048x151936 --shape 512x262144 \
+--dtype bf16 --dtype fp32 --op biased --mask-shape rows/64"
+  padded="--shape 8192x50257 --dtype bf16 --dtype fp32 --op key-padded"
+  on="import softmax_bench.kernels.cluster as c; c.GROUPS_IN_TURN = 16"
+  for k in "" 2; do
+    left 60 && bar_sweep in-order$k-$tag-s77 $biased
+    left 60 && SWEEP_SET=$on bar_sweep in-turn$k-$tag-s77 $biased
+    left 30 && bar_sweep in-order-padded$k-$tag-s77 $padded
+    left 30 && SWEEP_SET=$on bar_sweep in-turn-padded$k-$tag-s77 $padded
   done
 fi
