@@ -1440,10 +1440,12 @@ def groups_in_turn(fusion: Fusion, M: int, reversed_rows: bool) -> tuple[int, in
     """(groups, rows of x a group) whose rows a launch over M rows takes in turn (GROUPS_IN_TURN), or (1, 1): rows in
     order. Only rows/K sharing (K > 1 rows of x a shared row, the shared rows not repeating; the mask's and the
     bias's K alike where both are shared), M a multiple of K, and rows not reversed."""
+    if not GROUPS_IN_TURN or reversed_rows:  # (first: every launch asks, and the switch is off)
+        return 1, 1
     shared = {(group, period) for on, group, period in ((fusion.mask_shared, fusion.mask_group, fusion.mask_period),
                                                          (fusion.bias_shared, fusion.bias_group, fusion.bias_period))
               if on}
-    if not GROUPS_IN_TURN or reversed_rows or len(shared) != 1:
+    if len(shared) != 1:
         return 1, 1
     ((group, period),) = shared
     if group == 1 or period != 0 or M % group:
