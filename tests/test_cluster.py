@@ -848,13 +848,14 @@ def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log):
 def test_a_shared_bias_in_its_own_configuration_gives_the_float64_result(log, size, N):
     """Each of cluster.SHARED_BIASED's entries (and SHARED_BIASED_LOG's, the log's), launched as a [B, 1, S] bias
     64 rows of x share: within the dtype's tolerance of float64; the softmax's rows sum to 1."""
+    from .test_bias import reference
+
     dtype = {2: torch.bfloat16, 4: torch.float32}[size]
     x, _ = fresh_randn(2, 64, N, dtype=dtype)
     bias = torch.randn(2, 1, N, device=x.device).to(dtype)
     y = (softmax_bench.log_softmax if log else softmax_bench.softmax)(x, scale=0.125, bias=bias, variant="cluster")
-    z = x.double() * 0.125 + bias.double()
-    reference = (torch.log_softmax if log else torch.softmax)(z, dim=-1)
-    torch.testing.assert_close(y.double(), reference, atol=TOL[dtype][0], rtol=TOL[dtype][1])
+    torch.testing.assert_close(y.double().cpu(), reference(x, bias, 0.125, log=log), atol=TOL[dtype][0],
+                               rtol=TOL[dtype][1])
     if not log:  # each element within rtol · y of the truth, whose row sums to 1: so does the row, within rtol
         sums = y.double().sum(-1)
         torch.testing.assert_close(sums, torch.ones_like(sums), atol=TOL[dtype][1], rtol=0)
