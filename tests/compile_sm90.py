@@ -7,8 +7,7 @@ absent: as cluster.phases_wanted has a launch lay them out), "mask_packed" (clus
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
 (cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
-(cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared" (cluster.KEEP_SHARED_ROWS, likewise), "in_turn"
-(cluster.GROUPS_IN_TURN: rows of shared rows taken in turn; absent: in order), "lean_keep",
+(cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared" (cluster.KEEP_SHARED_ROWS, likewise), "lean_keep",
 "late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y, MASK_EARLY and STAGED; absent: as
 cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with
 their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as
@@ -51,7 +50,7 @@ PTX_COUNTS = {"loads_v4": r"ld\.global[.\w:]*\.v4\.", "stores_v4": r"st\.global[
 
 # A case's keys that set the kernel's switch of the same name in capitals (absent: as the launch sets it).
 SWITCH_KEYS = ("mask_packed", "causal_vectors", "lean_keep", "late_y", "staged", "mask_early",
-               "positive_scale", "mask_blend", "bias_blend", "lean_causal", "diagonal_store", "keep_shared", "in_turn")
+               "positive_scale", "mask_blend", "bias_blend", "lean_causal", "diagonal_store", "keep_shared")
 
 
 def signature_of(kernel, constexprs: dict, types: dict) -> dict:

@@ -223,9 +223,13 @@ BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
 #   against 86.1 and 86.3; fp32 262144 in 16 × 4 capped at 168 (three CTAs an SM, 32 bytes spilled: the one entry
 #   that spills, test_cluster's GRID_SPILLS) 96.6 twice against 84.7 and 84.8 (session 75's scan: 97.2),
 #   its log not (83.4 against 85.5).
+# - seventy-eighth (session77/next.sh confirm, after session 77's scan): bf16 151936 in 8 × 16 capped at 64, two
+#   pieces (16 bytes spilled, GRID_SPILLS) 86.4 against 79.2 (scan 86.2 against 78.5; one piece, 82.4: session 77);
+#   fp32 131072 in 16 × 8 capped at 80 100.3 against 97.1 (scan 100.0 against 96.8). Their logs keep BIASED's (bf16
+#   151936's in one piece lost, 77.7 → 56.4).
 SHARED_BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
-    2: {32768: (8, 4, 1, None)},
-    4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64), 262144: (16, 4, 1, 168)},
+    2: {32768: (8, 4, 1, None), 151936: (8, 16, 2, 64)},
+    4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64), 131072: (16, 8, 1, 80), 262144: (16, 4, 1, 168)},
 }
 # The log_softmax of such a bias where SHARED_BIASED's entry measured faster for it too (elsewhere BIASED's, or the
 # rule's).
@@ -254,13 +258,6 @@ MASK_PACKED = True
 # (164 µs), which reads a mask row from HBM for every row (seventy-first session). On an H100 it moved nothing
 # (keep-probe.py, seventy-second session: within ±0.8 % of a copy at all 20 cells): off until an H200 says otherwise.
 KEEP_SHARED_ROWS = False
-# Consecutive clusters take the rows of GROUPS_IN_TURN groups in turn (a group: the K rows of x that share a mask or
-# bias row, rows/K), not one group's rows one after another, so that the clusters in flight read distinct shared rows
-# (up to GROUPS_IN_TURN of them, in L2). Suspected: one shared row read by every cluster in flight at once costs
-# more than distinct rows from HBM. On an H100 (seventy-seventh session) shared_row's kernel ran biased bf16
-# 512×262144 at 98.6 % of its roofline with a full bias (sixty-ninth session) and 75.5 with the same bias shared by
-# 64 rows. 0 (off) until session77/next.sh l2-lines and in-turn measure it.
-GROUPS_IN_TURN = 0
 # A causal row read a whole vector at a time with no per-element select: the vectors it keeps whole as a plain
 # row's, the one vector its diagonal cuts beside the row's partial end vectors (element by element, few). Compiled
 # for sm_90, bf16 128256 causal: the element select takes 1520 SASS instructions and 127 registers, 416 more
@@ -1178,8 +1175,7 @@ if gluon is not None:
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
                        KEEP_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
-                       BIAS_PHASED: gl.constexpr = False, IN_TURN: gl.constexpr = False, turn_groups=1,
-                       turn_rows=1):
+                       BIAS_PHASED: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1193,11 +1189,7 @@ if gluon is not None:
         sum_in = receive_buffer()
         bar = exchange_barrier()
 
-        row = gl.program_id(0)
-        if IN_TURN:  # (GROUPS_IN_TURN) each run of turn_groups groups of turn_rows rows taken a group's row in turn
-            q = row % (turn_groups * turn_rows)
-            row = row - q + (q % turn_groups) * turn_rows + q // turn_groups
-        row = row.to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
+        row = gl.program_id(0).to(gl.int64)  # one row a cluster; 64-bit: row · stride passes 2^31
         if REVERSED:  # (CAUSAL, HEAVIEST_FIRST) the last rows first
             row = gl.num_programs(0).to(gl.int64) - 1 - row
         # 2^((x − shift)·k) = e^(x − shift), or e^((x − shift)·scale) for 16-bit x held unscaled (SCALED)
@@ -1428,30 +1420,9 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: ClusterConfig | None
     config = config or config_for(N, x.dtype, fusion)
     aligned = N % vector_elems(x.dtype) == 0  # then every row of x (after same_alignment) and of y starts on one
     constexprs = kernel_constexprs(config, N, x.dtype, aligned, fusion)
-    turn_groups, turn_rows = groups_in_turn(fusion, M, constexprs.get("REVERSED", False))
-    in_turn = {"IN_TURN": True, "turn_groups": turn_groups, "turn_rows": turn_rows} if turn_groups > 1 else {}
     compiled = launch_kernel(cluster_kernel, (M,), x, y, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
-                             **constexprs, **in_turn, **launch_options(config))
-    settings = settings_of(config) if not in_turn else {**settings_of(config), "groups_in_turn": turn_groups}
-    return y, Launch(settings, [compiled])
-
-
-def groups_in_turn(fusion: Fusion, M: int, reversed_rows: bool) -> tuple[int, int]:
-    """(groups, rows of x a group) whose rows a launch over M rows takes in turn (GROUPS_IN_TURN), or (1, 1): rows in
-    order. Only rows/K sharing (K > 1 rows of x a shared row, the shared rows not repeating; the mask's and the
-    bias's K alike where both are shared), M a multiple of K, and rows not reversed."""
-    if not GROUPS_IN_TURN or reversed_rows:  # (first: every launch asks, and the switch is off)
-        return 1, 1
-    shared = {(group, period) for on, group, period in ((fusion.mask_shared, fusion.mask_group, fusion.mask_period),
-                                                         (fusion.bias_shared, fusion.bias_group, fusion.bias_period))
-              if on}
-    if len(shared) != 1:
-        return 1, 1
-    ((group, period),) = shared
-    if group == 1 or period != 0 or M % group:
-        return 1, 1
-    turn = math.gcd(M // group, GROUPS_IN_TURN)
-    return (turn, group) if turn > 1 else (1, 1)
+                             **constexprs, **launch_options(config))
+    return y, Launch(settings_of(config), [compiled])
 
 
 def launch_cross_entropy(x: torch.Tensor, dx: torch.Tensor | None, lse: torch.Tensor,
