@@ -8,6 +8,12 @@
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
 here=evidence/experiments/2026-12-07-session78
+# first (any card; LEFT_S): on an H200 session 73's `all` (the bar's GPU tests and sweeps), else `ncu`.
+if [[ ${1:-} == first ]]; then
+  step=ncu; [[ $tag == h200 ]] && step=all
+  [[ $step == all ]] && script=evidence/experiments/2026-12-07-session73/next.sh || script=$0
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $script $step
+fi
 if [[ ${1:-} == ncu ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1); echo "ncu: $ncu"
