@@ -28,10 +28,10 @@ if [[ ${1:-} == ncu ]]; then
 bias64-bf16-262144 biased bfloat16 512 262144 rows/64
 biasfull-bf16-262144 biased bfloat16 512 262144 full
 bias64-fp32-262144 biased float32 512 262144 rows/64
-bias64-bf16-151936 biased bfloat16 2048 151936 rows/64
-bias64-bf16-32768 biased bfloat16 4096 32768 rows/64
 padded-bf16-50257 key-padded bfloat16 8192 50257
 period16-bf16-50257 scaled-masked bfloat16 8192 50257 period/16
+bias64-bf16-151936 biased bfloat16 2048 151936 rows/64
+bias64-bf16-32768 biased bfloat16 4096 32768 rows/64
 biasp16-bf16-262144 biased bfloat16 512 262144 period/16
 CELLS
   python3 $here/ncu-summary.py $OUT
