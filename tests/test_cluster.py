@@ -1180,12 +1180,13 @@ def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
     """masking.phased_rows, as cluster lays out a shared mask and bias off x's grid (N = 50257): the copy a row of x
     takes (cluster's row_of, PHASED: copy (r · N) mod VEC of its shared row) holds that row, element c as far past a
     16-byte boundary, in the copy's elements, as x's element c is in x's: a vector of x has its mask or bias in
-    one vector."""
+    one vector; the columns around it hold zeros."""
     from softmax_bench.kernels.masking import phased_rows
 
     M, N, group, vec = 256, 50257, 64, vector_elems(dtype)
     x = torch.empty(M, N, dtype=dtype)
-    for rows in (torch.rand(M // group, N) > 0.5, torch.randn(M // group, N).to(dtype)):
+    for rows in (torch.rand(M // group, N) > 0.5, torch.randn(M // group, N).to(dtype),
+                 torch.randn(M // group, 2 * N).to(dtype)[:, ::2]):  # (a row's elements 2 apart)
         copies = phased_rows(rows.view(torch.uint8) if rows.dtype == torch.bool else rows, vec)
         assert copies.stride(0) % vec == 0 and copies.stride(0) * copies.element_size() % 16 == 0
         for r in range(0, M, 7):
@@ -1194,6 +1195,9 @@ def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
             x_phase = (x[r].data_ptr() - x.data_ptr()) // x.element_size() % vec
             copy_phase = (copy.data_ptr() - copies.data_ptr()) // copies.element_size() % vec
             assert copy_phase == x_phase, r
+        for k in range(copies.shape[0]):  # copy k holds its shared row from column k mod vec, zeros around it
+            shift = k % vec
+            assert not copies[k, :shift].any() and not copies[k, shift + N:].any(), k
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
