@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Fusion, launch_kernel
+from . import Fusion, interpreted, launch_kernel
 
 try:  # the GPU's approximate log (lg2.approx · ln 2)
     from triton.language.extra.cuda.libdevice import fast_logf
@@ -230,9 +230,12 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     unit = math.lcm(vec, 16 // rows.element_size(), 16)
     L = -(-(N + vec) // unit) * unit
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
-    block = 4096
-    launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
-                  rows.stride(1), L, VEC=vec, UNIT=unit, BLOCK=block, num_warps=4)
+    if rows.is_cuda or (interpreted() and rows.device.type == "cpu"):
+        block = 4096  # the kernel writes every column, the zeros too
+        launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
+                      rows.stride(1), L, VEC=vec, UNIT=unit, BLOCK=block, num_warps=4)
+    else:  # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
+        phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
     return phased
 
 
