@@ -529,13 +529,16 @@ def test_ctrl_c_while_the_command_line_starts_is_one_line_and_exit_130():
     """A Ctrl-C while `softmax-bench` imports torch (its first seconds): one line and exit 130, not an import's
     traceback; a rank of --gpus (LOCAL_RANK set) exits 130 saying nothing. Once cli.py has loaded, Ctrl-C is Python's
     again; a program that imports the library keeps its own handler throughout."""
+    # Each child as a shell's foreground command starts, with Ctrl-C's default disposition: a test run started in
+    # the background by a shell without job control ignores SIGINT, and its children would inherit that.
+    foreground = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
     as_cli = "import sys; sys.argv[0] = 'softmax-bench'; "
     interrupted = "import os, signal, time, softmax_bench; os.kill(os.getpid(), signal.SIGINT); time.sleep(30)"
     is_default = "import signal, softmax_bench{}; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
     children = {"cli": (as_cli + interrupted, {}), "rank": (as_cli + interrupted, {"LOCAL_RANK": "1"}),
                 "loaded": (as_cli + is_default.format(".cli"), {}), "library": (is_default.format(""), {})}
-    procs = {name: subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env={**os.environ, **env}, text=True,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    procs = {name: subprocess.Popen([sys.executable, "-c", foreground + code], cwd=REPO, env={**os.environ, **env},
+                                    text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for name, (code, env) in children.items()}
     done = {}
     for name, proc in procs.items():
