@@ -1,7 +1,6 @@
 """The fused prologue every Triton variant applies to what it loads (scale, keep-mask, causal mask, padding), and
 the epilogue that makes softmax or log_softmax of the row's max and sum."""
 
-import math
 import os
 from dataclasses import replace
 
@@ -225,25 +224,23 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     one, so that a kernel reads it in vectors beside x's (cluster's MASK_PHASED, BIAS_PHASED): vec/K of the shared
     rows' bytes more, written and read, for rows/K."""
     G, N = rows.shape
-    # L: whole vectors of x's, whole 16 bytes of the rows', and a multiple of 16, which Triton's launch specializes
-    # on: phase_copies_kernel's stores are then 16 bytes wide (a bf16 L of 8 · odd: one element a store)
-    unit = math.lcm(vec, 16 // rows.element_size(), 16)
-    L = -(-(N + vec) // unit) * unit
+    # L, a multiple of 16 elements: of x's vector (vec, 4 or 8), of the rows' 16 bytes, and what Triton's launch
+    # specializes on, so that phase_copies_kernel's stores are 16 bytes wide (a bf16 L of 8 · odd: one element a store)
+    L = -(-(N + vec) // 16) * 16
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
     if rows.is_cuda or (interpreted() and rows.device.type == "cpu"):
         block = 4096  # the kernel writes every column, the zeros too
         launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
-                      rows.stride(1), L, VEC=vec, UNIT=unit, BLOCK=block, num_warps=4)
+                      rows.stride(1), L, VEC=vec, BLOCK=block, num_warps=4)
     else:  # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
         phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
     return phased
 
 
 @triton.jit
-def phase_copies_kernel(rows_ptr, copies_ptr, N, row_stride, col_stride, L, VEC: tl.constexpr, UNIT: tl.constexpr,
-                        BLOCK: tl.constexpr):
+def phase_copies_kernel(rows_ptr, copies_ptr, N, row_stride, col_stride, L, VEC: tl.constexpr, BLOCK: tl.constexpr):
     """phased_rows' copies, BLOCK columns of one copy a program: stores in whole 16 bytes (a copy's row starts on
-    a multiple of UNIT elements), loads of the shared row misaligned by the copy's shift. torch's strided copy_ of
+    a multiple of 16 elements), loads of the shared row misaligned by the copy's shift. torch's strided copy_ of
     the same (a 1-byte store a thread for a mask) took 102 µs of key-padded bf16 8192×50257's 685 (an H100, Nsight
     Compute, seventy-eighth session)."""
     r = tl.program_id(0)
@@ -252,7 +249,7 @@ def phase_copies_kernel(rows_ptr, copies_ptr, N, row_stride, col_stride, L, VEC:
     src = cols - shift
     values = tl.load(rows_ptr + (r // VEC).to(tl.int64) * row_stride + src * col_stride, mask=(src >= 0) & (src < N),
                      other=0)
-    start = tl.multiple_of(r.to(tl.int64) * L, UNIT)
+    start = tl.multiple_of(r.to(tl.int64) * L, 16)
     tl.store(copies_ptr + start + cols, values, mask=cols < L)
 
 
