@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The seventy-ninth session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session79/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
+# first (any card; LEFT_S): `cap`, then on an H200 session 73's `all` (the bar's GPU tests and three of its sweeps),
+#   on another card `log-scan`.
+# cap (any card; ~2 min): fused.SHIFTED_BIAS_REGISTERS, landed unmeasured in this session: the GPU tests of shared rows
+#   found by a shift (tests-cap.txt), then biased rows/64's log at 8192x16384 fp32 (71 registers uncapped: one
+#   16-warp program an SM; torch.compile ran ahead of it on the H100) uncapped (uncapped-<card>-s79) and capped at 64
+#   (capped-...), twice, auto beside torch_compile.
+# log-scan (any card; LEFT_S): scripts/cluster-configs.py over biased rows/64's log at the widths where it ran under
+#   the forward on the H100 (WIDTHS, default 151936 262144 50257; DTYPE, default bf16): the log takes BIASED's
+#   entries (SHARED_BIASED_LOG holds only bf16 32768), and its caps are dropped for rows held in fp32.
+# logs (an H200; ~3 min): the two bar sweeps session 73's `all` does not make, key-padded log and biased rows/64 log.
+set -u
+. evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
+if [[ ${1:-} == first ]]; then
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 cap
+  if [[ $tag == h200 ]]; then
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-07-session73/next.sh all
+  else
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 log-scan
+  fi
+fi
+if [[ ${1:-} == cap ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_fusion.py -k "shift" \
+    > $OUT/tests-cap.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-cap.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-cap.txt | head
+  cell="--shape 8192x16384 --dtype fp32 --op biased --log --mask-shape rows/64"
+  uncapped="import softmax_bench.kernels.fused as f; f.SHIFTED_BIAS_REGISTERS = {}"
+  for k in "" 2; do
+    left 30 && SWEEP_SET=$uncapped bar_sweep uncapped$k-$tag-s79 $cell
+    left 30 && bar_sweep capped$k-$tag-s79 $cell
+  done
+fi
+if [[ ${1:-} == log-scan ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  widths=(${WIDTHS:-151936 262144 50257}); dtype=${DTYPE:-bf16}
+  for N in "${widths[@]}"; do
+    MASK_SHAPE=rows/64 COMPILE_ONLY=1 timeout 240 python3 scripts/cluster-configs.py /dev/null $dtype biased log $N \
+      > $OUT/compile-log-$dtype-$N.txt 2>&1 &
+  done
+  wait; echo "compiled at $SECONDS s"
+  MASK_SHAPE=rows/64 timeout $(( ${LEFT_S:-600} - SECONDS - 10 )) python3 scripts/cluster-configs.py \
+    $OUT/biased-rows64-log-$dtype.csv $dtype biased log "${widths[@]}" > $OUT/log-scan-$dtype.txt 2>&1
+  echo "scan rc=$? at $SECONDS s"; grep -E "BEST|WRONG|rror" $OUT/log-scan-$dtype.txt | tail -12
+fi
+if [[ ${1:-} == logs ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  left 100 && bar_sweep bar-key-padded-log-$tag-s79 --preset default --op key-padded --log
+  left 100 && bar_sweep bar-biased-rows64-log-$tag-s79 --preset default --op biased --log --mask-shape rows/64
+fi
