@@ -824,6 +824,38 @@ def test_a_shared_row_found_by_a_shift_compiles_without_a_division(tmp_path):
         assert len(shifted) - plain_count <= 62, (len(shifted), plain_count)
 
 
+def test_a_shifted_bias_tile_that_would_lose_a_program_an_sm_is_capped(tmp_path):
+    """fused.SHIFTED_BIAS_REGISTERS: log_softmax's fp32 rows of 16384 with a shared bias found by a shift launch
+    capped at 64 registers, the same output as uncapped; their softmax, bf16 rows, a bias on x's grid, a group that is
+    not a power of two and a configuration given by the caller are not capped. Compiled for sm_90, the shifted tile
+    takes more than 64 registers uncapped (one 16-warp program an SM) and spills nothing capped."""
+    from softmax_bench.dispatch import fusion_for
+    from softmax_bench.kernels import fused
+
+    from .compile_sm90 import compile_in_subprocess
+
+    def launched(x, bias, log, config=None):  # x [B, H, S', S], its rows sharing bias [B, 1, 1, S]'s in groups
+        return fused.launch(x.view(-1, x.shape[-1]), fusion_for(x, -1, None, None, False, log, bias=bias), config)
+
+    x = torch.randn(2, 1, 4, 16384, device=DEVICE)
+    bias = torch.randn(2, 1, 1, 16384, device=DEVICE)
+    assert fusion_for(x, -1, None, None, False, True, bias=bias).bias_group == 4
+    y, capped = launched(x, bias, True)
+    assert capped.config.get("maxnreg") == 64
+    uncapped = fused.launch_config(8, 16384, x.dtype, fusion_for(x, -1, None, None, False, True, bias=bias))
+    y_uncapped, launch_uncapped = launched(x, bias, True, uncapped)
+    assert torch.equal(y, y_uncapped) and launch_uncapped.config.get("maxnreg") is None
+    assert launched(x, bias, False)[1].config.get("maxnreg") is None
+    assert launched(x.bfloat16(), bias.bfloat16(), True)[1].config.get("maxnreg") is None
+    assert launched(x, bias.expand(x.shape).contiguous(), True)[1].config.get("maxnreg") is None
+    x3 = torch.randn(2, 1, 3, 16384, device=DEVICE)
+    assert launched(x3, bias, True)[1].config.get("maxnreg") is None
+    case = {"kernel": "fused", "dtype": "fp32", "N": 16384, "log": True, "evict": "evict_last", "bias": True,
+            "bias_shift": 2}
+    uncapped_code, capped_code = compile_in_subprocess([case, {**case, "max_registers": 64}], tmp_path)
+    assert uncapped_code["registers"] > 64 and capped_code["spill_bytes"] == 0, (uncapped_code, capped_code)
+
+
 def test_a_shared_masks_bytes_are_its_own_rows_for_fused_and_cluster():
     from softmax_bench.kernels import Fusion, one_pass_traffic
 

@@ -386,6 +386,7 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
         config = launch_config(M, N, x.dtype, fusion)
         # (N is a SymInt while torch.compile traces a call: not hashable, and no cap is measured for it)
         cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits and isinstance(N, int) else None
+        cap = cap or shifted_bias_cap(x, config["BLOCK_N"], fusion)
         config = {**config, "maxnreg": cap} if cap else config
         evict = forward_evict(N, fusion)
         config = {**config, "EVICT": evict} if evict else config
@@ -415,6 +416,21 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
 # a division and a modulo by runtime values: on the H200 the key-padded bf16 rows fused runs are bound by issuing
 # their instructions (seventieth session, docs/perf-notes.md).
 GROUP_SHIFTS = True
+# With a shared bias's row found by that shift, log_softmax's fp32 tile of 16384 (16 warps) takes 71 registers where
+# the unshifted tile takes 64: one program an SM where there were two (65536 / (512 · 72)). Capped at 64 (ptxas's
+# maxnreg) it spills nothing (compiled for sm_90); no other shifted tile of the default grid crosses a program an
+# SM. On the H100 (seventy-ninth session, bar-biased-rows64-log-h100-s79: biased rows/64, 8192×16384) it ran at 71.3 %
+# of its roofline, torch.compile at 79.1, the forward (60 registers) at 96.6. (bytes an element, BLOCK_N, log): cap.
+SHIFTED_BIAS_REGISTERS: dict[tuple[int, int, bool], int] = {(4, 16384, True): 64}
+
+
+def shifted_bias_cap(x: torch.Tensor, block_n: int, fusion: Fusion) -> int | None:
+    """SHIFTED_BIAS_REGISTERS' cap for a tile whose shared bias's row is found by a shift, else None."""
+    if not (GROUP_SHIFTS and fusion.bias_shared and isinstance(block_n, int)):
+        return None
+    if group_shift(fusion.bias_group, fusion.bias_period) < 0:
+        return None
+    return SHIFTED_BIAS_REGISTERS.get((x.element_size(), block_n, fusion.log))
 
 
 # A program's rows that share one row of a bias ([B, 1, 1, S] over [B, H, S, S] scores) or of a keep-mask (a
