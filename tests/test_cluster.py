@@ -826,11 +826,14 @@ def test_a_shared_mask_is_read_where_it_is(N, mask_shape, log, phased, monkeypat
 @on_gpu
 @pytest.mark.parametrize("dtype", DTYPE_LIST, ids=str)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log):
+@pytest.mark.parametrize("phased_fp32", [False, True], ids=["as-launched", "fp32-phased"])
+def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log, phased_fp32, monkeypatch):
     """A [B, 1, 1, S] bias over rows of N = 32769 (off x's 16-byte grid), 64 rows of x a row of it: laid out in
-    phase copies under 16-bit x (cluster.phases_wanted), read a row where it lies under fp32 x. The result is the
-    expanded bias's, bit for bit (the same configuration, the same vectors of it), and within the dtype's tolerance
-    of float64."""
+    phase copies under 16-bit x (cluster.phases_wanted), read a row where it lies under fp32 x, or in phase copies
+    there too (cluster.PHASED_BIAS_ITEMSIZES with 4). The result is the expanded bias's, bit for bit (the same
+    configuration, the same vectors of it), and within the dtype's tolerance of float64."""
+    if phased_fp32:
+        monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2, 4))
     N = 32769
     x, _ = fresh_randn(2, 4, 16, N, dtype=dtype)
     bias = torch.randn(2, 1, 1, N, device=x.device).to(dtype)
@@ -1201,11 +1204,12 @@ def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
-def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_under_16_bit_x(dtype):
+def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_under_16_bit_x(dtype, monkeypatch):
     """cluster.phases_wanted: a shared mask off x's grid (N = 50257) in phase copies under any x, a shared bias only
-    under 16-bit x (under fp32 its copies' bytes cost more than its elements' loads save: an H100, docs/perf-notes.md);
-    neither on the grid, nor rows of x's own; in a forward, only a mask's rows that 32 rows of x share, a bias's
-    that 64 share (fewer: the copies cost more than they save, cluster.PHASED_FROM_ROWS)."""
+    under 16-bit x (under fp32 its copies' bytes cost more than its elements' loads save: an H100, docs/perf-notes.md;
+    under fp32 too where cluster.PHASED_BIAS_ITEMSIZES holds 4); neither on the grid, nor rows of x's own; in a
+    forward, only a mask's rows that 32 rows of x share, a bias's that 64 share (fewer: the copies cost more than
+    they save, cluster.PHASED_FROM_ROWS)."""
     shared, own = {"mask_group": 64, "bias_group": 64}, {}
     for N, form, wanted in ((50257, shared, (True, dtype != torch.float32)), (50256, shared, (False, False)),
                             (50257, own, (False, False))):
@@ -1216,6 +1220,9 @@ def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_
         assert cluster.phases_wanted(fusion, N, dtype, M=127) == (wanted[0], False), (N, form)
         assert cluster.phases_wanted(fusion, N, dtype, M=64) == (wanted[0], False), (N, form)  # 32 a shared row
         assert cluster.phases_wanted(fusion, N, dtype, M=63) == (False, False), (N, form)
+    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2, 4))
+    fusion = Fusion(bias=torch.zeros(2, 50257, dtype=dtype), bias_group=64)
+    assert cluster.phases_wanted(fusion, 50257, dtype, M=128) == (False, True)
 
 
 def test_cluster_counts_the_bytes_of_its_phase_copies():

@@ -374,10 +374,13 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
 
 # A shared mask or bias off x's 16-byte grid (rows/K of an N that is not a multiple of VEC) laid out in phase copies
 # (masking.phased_rows) and read in vectors, not element by element (issue 26, sixty-seventh session's
-# phased.patch: docs/perf-notes.md). A bias only under 16-bit x: under fp32 x its copies' bytes cost more than
-# reading it an element at a time does (biased rows/64 8192×50257 on an H100, seventy-third session: fp32 78.1 % of a
-# copy phased against 81.2, bf16 74.7 against 71.4; key-padded's mask bf16 79.5 against 59.2, fp32 94.0 against 63.3).
+# phased.patch: docs/perf-notes.md). A bias only under x of PHASED_BIAS_ITEMSIZES' bytes an element (16-bit): under
+# fp32 x its copies' bytes cost more than reading it an element at a time did (biased rows/64 8192×50257 on an H100,
+# seventy-third session, the copies made by torch: fp32 78.1 % of a copy phased against 81.2, bf16 74.7 against 71.4;
+# key-padded's mask bf16 79.5 against 59.2, fp32 94.0 against 63.3). masking.phase_copies_kernel has made them
+# cheaper since (seventy-ninth session: key-padded bf16 79.5 → 88.1); fp32's bias is to be measured again with it.
 PHASED_SHARED_ROWS = True
+PHASED_BIAS_ITEMSIZES = (2,)
 # A forward lays shared rows out in phase copies only where PHASED_FROM_ROWS[kind] rows of x or more share each: the
 # copies' bytes are 2 · VEC / K of the shared rows' for rows/K, and where few rows share a row they cost more than
 # the vectors save. On an H100 (seventy-fourth session, session73/next.sh small-groups, bf16 8192×50257, % of the
@@ -391,7 +394,7 @@ PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
     """(mask, bias): whether a launch lays a shared mask's, a shared bias's rows out in phase copies: rows off the
-    grid; a bias only under 16-bit x; in a forward over M rows of x, only rows PHASED_FROM_ROWS[kind] of them or
+    grid; a bias only under x of PHASED_BIAS_ITEMSIZES' bytes an element (16-bit); in a forward over M rows of x, only rows PHASED_FROM_ROWS[kind] of them or
     more share (M None: the log's backward, not gated)."""
     off = PHASED_SHARED_ROWS and N % vector_elems(dtype) != 0
 
@@ -399,7 +402,7 @@ def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = No
         return M is None or M >= PHASED_FROM_ROWS[kind] * row_count(rows)
 
     return (off and fusion.mask_shared and pays(fusion.mask, "mask"),
-            off and fusion.bias_shared and dtype.itemsize == 2 and pays(fusion.bias, "bias"))
+            off and fusion.bias_shared and dtype.itemsize in PHASED_BIAS_ITEMSIZES and pays(fusion.bias, "bias"))
 
 
 def laid_out(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> Fusion:

@@ -2,11 +2,15 @@
 # The seventy-ninth session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session79/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
 # first (any card; LEFT_S): `cap`, then on an H200 session 73's `all` (the bar's GPU tests and three of its sweeps),
-#   on another card `log-scan`.
+#   on another card `fp32-phased` and `log-scan`.
 # cap (any card; ~2 min): fused.SHIFTED_BIAS_REGISTERS, landed unmeasured in this session: the GPU tests of shared rows
 #   found by a shift (tests-cap.txt), then biased rows/64's log at 8192x16384 fp32 (71 registers uncapped: one
 #   16-warp program an SM; torch.compile ran ahead of it on the H100) uncapped (uncapped-<card>-s79) and capped at 64
 #   (capped-...), twice, auto beside torch_compile.
+# fp32-phased (any card; ~3 min): cluster.PHASED_BIAS_ITEMSIZES with 4, a shared bias under fp32 x laid out in phase
+#   copies too (it lost to reading in place with torch's copies, seventy-third session; masking.phase_copies_kernel
+#   has made the copies cheaper): the GPU test of a shared bias off the grid (tests-fp32-phased.txt), then biased
+#   rows/64 fp32 at 8192x50257 and 2048x50257, forward and log, in place (inplace-...) and phased (phased-...), twice.
 # log-scan (any card; LEFT_S): scripts/cluster-configs.py over biased rows/64's log at the widths where it ran under
 #   the forward on the H100 (WIDTHS, default 151936 262144 50257; DTYPE, default bf16): the log takes BIASED's
 #   entries (SHARED_BIASED_LOG holds only bf16 32768), and its caps are dropped for rows held in fp32.
@@ -18,6 +22,7 @@ if [[ ${1:-} == first ]]; then
   if [[ $tag == h200 ]]; then
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-07-session73/next.sh all
   else
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 fp32-phased
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 log-scan
   fi
 fi
@@ -32,6 +37,22 @@ if [[ ${1:-} == cap ]]; then
   for k in "" 2; do
     left 30 && SWEEP_SET=$uncapped bar_sweep uncapped$k-$tag-s79 $cell
     left 30 && bar_sweep capped$k-$tag-s79 $cell
+  done
+fi
+if [[ ${1:-} == fp32-phased ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  timeout 100 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_cluster.py -k "off_the_grid_gives" \
+    > $OUT/tests-fp32-phased.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-fp32-phased.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-fp32-phased.txt | head
+  cells="--shape 8192x50257 --shape 2048x50257 --dtype fp32 --op biased --mask-shape rows/64"
+  phased="import softmax_bench.kernels.cluster as c; c.PHASED_BIAS_ITEMSIZES = (2, 4)"
+  for k in "" 2; do
+    for form in softmax log; do
+      log=; [[ $form == log ]] && log=--log
+      left 30 && bar_sweep inplace-$form$k-$tag-s79 $cells $log
+      left 30 && SWEEP_SET=$phased bar_sweep phased-$form$k-$tag-s79 $cells $log
+    done
   done
 fi
 if [[ ${1:-} == log-scan ]]; then
