@@ -636,6 +636,22 @@ SHARED_BIASED_REGISTERS = {("bf16", 32768): 56, ("bf16", 151936): 64, ("fp32", 5
 SHARED_BIASED_LOG_REGISTERS = {("bf16", 32768): 56}
 
 
+def test_a_shared_bias_log_entry_keeps_its_own_cap(monkeypatch):
+    """A SHARED_BIASED_LOG entry was measured for the log itself: its registers' cap stays, where a log drops the cap
+    of an entry fitted to the softmax (rows held in fp32, as every biased row is) and LOG_REGISTERS caps BIASED's."""
+    def config(N, dtype, log, group=64):
+        bias = torch.empty(2, N, dtype=dtype, device="meta")
+        return cluster.config_for(N, dtype, Fusion(scale=0.125, bias=bias, bias_group=group, log=log))
+
+    monkeypatch.setitem(cluster.SHARED_BIASED_LOG[2], 151936, (8, 16, 2, 64))
+    monkeypatch.setitem(cluster.SHARED_BIASED_LOG[4], 128256, (16, 16, 1, 64))  # LOG_REGISTERS' 16 × 16 caps at 56
+    bf16, fp32 = torch.bfloat16, torch.float32
+    assert (config(151936, bf16, True).num_warps, config(151936, bf16, True).max_registers) == (16, 64)
+    assert config(128256, fp32, True).max_registers == 64
+    assert config(128256, fp32, True, group=1).max_registers == cluster.LOG_REGISTERS["biased", "fp32"][128256][2]
+    assert config(151936, bf16, True, group=1).max_registers is None  # BIASED's, uncapped
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 @pytest.mark.xdist_group("cluster-sm90")
 def test_a_shared_bias_takes_its_own_configurations_as_measured(compiled_forwards):

@@ -394,8 +394,8 @@ PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
     """(mask, bias): whether a launch lays a shared mask's, a shared bias's rows out in phase copies: rows off the
-    grid; a bias only under x of PHASED_BIAS_ITEMSIZES' bytes an element (16-bit); in a forward over M rows of x, only rows PHASED_FROM_ROWS[kind] of them or
-    more share (M None: the log's backward, not gated)."""
+    grid; a bias only under x of PHASED_BIAS_ITEMSIZES' bytes an element (16-bit); in a forward over M rows of x,
+    only rows PHASED_FROM_ROWS[kind] of them or more share (M None: the log's backward, not gated)."""
     off = PHASED_SHARED_ROWS and N % vector_elems(dtype) != 0
 
     def pays(rows: torch.Tensor, kind: str) -> bool:
@@ -480,9 +480,9 @@ def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterCon
     LOG_REGISTERS) names its form and width."""
     config = form_config(N, dtype, fusion)
     form, how = form_of(fusion), holding(dtype, fusion, N)
-    if fusion.log:
+    if fusion.log:  # (a cap form_config kept for a log is its entry's own, fitted to the log: kept)
         ctas, warps, cap = LOG_REGISTERS.get((form, how), {}).get(N, (0, 0, None))
-        cap = cap if (config.ctas, config.num_warps) == (ctas, warps) else None
+        cap = cap if (config.ctas, config.num_warps) == (ctas, warps) and config.max_registers is None else None
     else:
         cap = REGISTERS.get((form, dtype), {}).get(N) if how == "packed" else None
     if cap:
@@ -509,14 +509,17 @@ def form_config(N: int, dtype: torch.dtype, fusion: Fusion) -> ClusterConfig:
         cap = CAUSAL_REGISTERS.get(dtype, {}).get(N) if how == "packed" else None
         return replace(config, max_registers=cap) if UNCAPPED_CAUSAL or cap else config
     form = form_of(fusion)
+    fitted_to_log = None  # an entry measured for the log itself (SHARED_BIASED_LOG's), whose cap it keeps
     if form == "biased":
-        shared = fusion.bias_shared and (SHARED_BIASED_LOG if fusion.log else SHARED_BIASED)[dtype.itemsize].get(N)
-        measured = shared or BIASED[dtype.itemsize].get(N)
+        fitted_to_log = fusion.bias_shared and fusion.log and SHARED_BIASED_LOG[dtype.itemsize].get(N)
+        shared = fusion.bias_shared and not fusion.log and SHARED_BIASED[dtype.itemsize].get(N)
+        measured = fitted_to_log or shared or BIASED[dtype.itemsize].get(N)
     else:
         measured = MEASURED.get((form, how), {}).get(N)
     if measured is not None:
         config = measured_config(N, dtype, how, measured)
-        if fusion.log and how == "fp32":  # the cap was fitted to the softmax: fp32 causal 151936's log spills under it
+        # the cap was fitted to the softmax: fp32 causal 151936's log spills under it
+        if fusion.log and how == "fp32" and not fitted_to_log:
             config = replace(config, max_registers=None)
         return config
     config = fitting_config(N, dtype, how, masked)
