@@ -417,10 +417,11 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
 # their instructions (seventieth session, docs/perf-notes.md).
 GROUP_SHIFTS = True
 # With a shared bias's row found by that shift, log_softmax's fp32 tile of 16384 (16 warps) takes 71 registers where
-# the unshifted tile takes 64: one program an SM where there were two (65536 / (512 · 72)). Capped at 64 (ptxas's
-# maxnreg) it spills nothing (compiled for sm_90); no other shifted tile of the default grid crosses a program an
-# SM. On the H100 (seventy-ninth session, bar-biased-rows64-log-h100-s79: biased rows/64, 8192×16384) it ran at 71.3 %
-# of its roofline, torch.compile at 79.1, the forward (60 registers) at 96.6. (bytes an element, BLOCK_N, log): cap.
+# the unshifted tile takes 64 (under Triton 3.8; 3.6's takes 64 either way): one program an SM where there were two
+# (65536 / (512 · 72)). Capped at 64 (ptxas's maxnreg) it spills nothing (compiled for sm_90); no other shifted tile
+# of the default grid crosses a program an SM. On the H100 (seventy-ninth session, bar-biased-rows64-log-h100-s79:
+# biased rows/64, 8192×16384) it ran at 71.3 % of its roofline, torch.compile at 79.1, the forward (60 registers) at
+# 96.6. (bytes an element, BLOCK_N, log): cap.
 SHIFTED_BIAS_REGISTERS: dict[tuple[int, int, bool], int] = {(4, 16384, True): 64}
 
 
