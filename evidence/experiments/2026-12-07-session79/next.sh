@@ -15,6 +15,10 @@
 #   the forward on the H100 (WIDTHS, default 151936 262144 50257; DTYPE, default bf16): the log takes BIASED's
 #   entries (SHARED_BIASED_LOG holds only bf16 32768), and its caps are dropped for rows held in fp32.
 # logs (an H200; ~3 min): the two bar sweeps session 73's `all` does not make, key-padded log and biased rows/64 log.
+# relaunched (an H200; ~2 min): the cells of the other forms whose bar runs were made in a launch the code no longer
+#   makes (bar-status.py's "launched otherwise now": the row now held in shared memory): biased (a full bias) bf16
+#   512x262144 and causal fp32 512x262144, forward and log (relaunched-<form>-<card>-s79).
+# h200b (an H200; LEFT_S): `logs`, then `relaunched`.
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
 if [[ ${1:-} == first ]]; then
@@ -72,4 +76,17 @@ if [[ ${1:-} == logs ]]; then
   commit=${COMMIT:?set COMMIT=SHA}
   left 100 && bar_sweep bar-key-padded-log-$tag-s79 --preset default --op key-padded --log
   left 100 && bar_sweep bar-biased-rows64-log-$tag-s79 --preset default --op biased --log --mask-shape rows/64
+fi
+if [[ ${1:-} == relaunched ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  for form in biased biased-log causal causal-log; do
+    op=${form%-log}; log=; [[ $form == *-log ]] && log=--log
+    dtype=bf16; [[ $op == causal ]] && dtype=fp32
+    left 40 && bar_sweep relaunched-$form-$tag-s79 --shape 512x262144 --dtype $dtype --op $op $log
+  done
+fi
+if [[ ${1:-} == h200b ]]; then
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 logs
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 relaunched
 fi
