@@ -382,11 +382,16 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     y = output_like(x, fusion)
     causal_bits = {"CAUSAL_BITS": True} if CAUSAL_BITS and fusion.causal_m is not None and fusion.mask is None \
         and fusion.bias is None else {}
+    shifts = {}  # (only for a shared mask or bias: a plain call passes no more arguments)
+    if GROUP_SHIFTS and fusion.mask_shared:
+        shifts["MASK_SHIFT"] = group_shift(fusion.mask_group, fusion.mask_period)
+    if GROUP_SHIFTS and fusion.bias_shared:
+        shifts["BIAS_SHIFT"] = group_shift(fusion.bias_group, fusion.bias_period)
     if config is None:
         config = launch_config(M, N, x.dtype, fusion)
         # (N is a SymInt while torch.compile traces a call: not hashable, and no cap is measured for it)
         cap = CAUSAL_REGISTERS.get((x.element_size(), N, fusion.log)) if causal_bits and isinstance(N, int) else None
-        cap = cap or shifted_bias_cap(x, config["BLOCK_N"], fusion)
+        cap = cap or shifted_bias_cap(x, config["BLOCK_N"], fusion.log, shifts.get("BIAS_SHIFT", -1))
         config = {**config, "maxnreg": cap} if cap else config
         evict = forward_evict(N, fusion)
         config = {**config, "EVICT": evict} if evict else config
@@ -401,11 +406,6 @@ def launch(x: torch.Tensor, fusion: Fusion = PLAIN, config: dict | None = None) 
     shiftless = {"SHIFTLESS": True} if unshifted(x, config["BLOCK_N"], fusion) and causal_bits and ftz else {}
     once = {"BIAS_ONCE": True} if bias_once(fusion, config["ROWS"]) else {}
     once |= {"MASK_ONCE": True} if mask_once(fusion, config["ROWS"]) else {}
-    shifts = {}  # (only for a shared mask or bias: a plain call passes no more arguments)
-    if GROUP_SHIFTS and fusion.mask_shared:
-        shifts["MASK_SHIFT"] = group_shift(fusion.mask_group, fusion.mask_period)
-    if GROUP_SHIFTS and fusion.bias_shared:
-        shifts["BIAS_SHIFT"] = group_shift(fusion.bias_group, fusion.bias_period)
     compiled = launch_kernel(fused_rows_kernel, grid, x, y, M, N, x.stride(0), y.stride(0), **fusion_args(fusion, x),
                              **config, **skip, **reversed_rows, **causal_bits, **positive, **ftz, **halvings, **fold,
                              **shiftless, **once, **shifts)
@@ -425,13 +425,12 @@ GROUP_SHIFTS = True
 SHIFTED_BIAS_REGISTERS: dict[tuple[int, int, bool], int] = {(4, 16384, True): 64}
 
 
-def shifted_bias_cap(x: torch.Tensor, block_n: int, fusion: Fusion) -> int | None:
-    """SHIFTED_BIAS_REGISTERS' cap for a tile whose shared bias's row is found by a shift, else None."""
-    if not (GROUP_SHIFTS and fusion.bias_shared and isinstance(block_n, int)):
+def shifted_bias_cap(x: torch.Tensor, block_n: int, log: bool, bias_shift: int) -> int | None:
+    """SHIFTED_BIAS_REGISTERS' cap for a tile whose shared bias's row is found by a shift (the launch's BIAS_SHIFT,
+    -1 where none), else None."""
+    if bias_shift < 0 or not isinstance(block_n, int):
         return None
-    if group_shift(fusion.bias_group, fusion.bias_period) < 0:
-        return None
-    return SHIFTED_BIAS_REGISTERS.get((x.element_size(), block_n, fusion.log))
+    return SHIFTED_BIAS_REGISTERS.get((x.element_size(), block_n, log))
 
 
 # A program's rows that share one row of a bias ([B, 1, 1, S] over [B, H, S, S] scores) or of a keep-mask (a
