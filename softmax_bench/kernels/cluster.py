@@ -232,10 +232,12 @@ SHARED_BIASED: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
     4: {50257: (16, 8, 1, 48), 128256: (16, 8, 1, 64), 131072: (16, 8, 1, 80), 262144: (16, 4, 1, 168)},
 }
 # The log_softmax of such a bias where SHARED_BIASED's entry measured faster for it too (elsewhere BIASED's, or the
-# rule's).
+# rule's). Eighty-second session (session80/next.sh log-entries, an H100, each A/B twice in one call): bf16 151936 in
+# 8 × 16 capped at 64, two pieces (8 bytes spilled, GRID_SPILLS) 87.4 and 87.5 against 77.6 and 77.3 in BIASED's 8 × 8;
+# fp32 50257 in 16 × 8 capped at 48 88.2 twice against 81.7 and 81.8 under LOG_REGISTERS' 80.
 SHARED_BIASED_LOG: dict[int, dict[int, tuple[int, int, int, int | None]]] = {
-    2: {32768: (8, 4, 1, None)},
-    4: {},
+    2: {32768: (8, 4, 1, None), 151936: (8, 16, 2, 64)},
+    4: {50257: (16, 8, 1, 48)},
 }
 WARPS = (4, 8, 16)
 # Elements of a row a thread may hold, by how they are held and warps a CTA: 64 K registers an SM leave a thread
