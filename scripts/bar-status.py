@@ -13,10 +13,12 @@ before a fused cell's roofline became a copy of its own bytes (no "roofline" in 
 A cell whose run launched auto's kernel in another configuration than the code now does is marked ! and counts as
 not met: the figure is no longer the code's. Read for a forward's fused kernel (BLOCK_N, ROWS, num_warps: its
 launch_config) and cluster kernel (its rows held in registers or shared memory, ctas, num_warps, its registers' cap
-and evict_last loads: config_for, shared_row.entry_for) from the run's `config` column; the variant auto picks,
-other kernels and the backward are taken as they are. (The forty-eighth session's biased warps, chosen on an H100,
-moved two H200 cells under the bar; this read them as met from a run made before. The sixty-second session's
-evict_last loads at fp32 causal 262144 are marked so.)
+and evict_last loads: config_for, shared_row.entry_for; shared rows laid out in phase copies or read in place,
+where the run recorded it: cluster.phase_settings) from the run's `config` column; the variant auto picks, other
+kernels and the backward are taken as they are. (The forty-eighth session's biased warps, chosen on an H100, moved
+two H200 cells under the bar; this read them as met from a run made before. The sixty-second session's evict_last
+loads at fp32 causal 262144 are marked so, and so is a run made with the phase copies switched on where the code
+reads in place.)
 
 Every form the bar covers needs runs (required_forms): each op's softmax and log_softmax, forward and backward, and
 for biased the broadcast bias (rows/64) beside the full one — issue 26 item 5; key-padded is scaled-masked's
@@ -99,8 +101,9 @@ def form_label(op: str, mask_shape: str, log: bool, pass_: str) -> str:
 
 def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dtype: str, M: int, N: int) -> str:
     """How the code's launch of auto's forward kernel at a cell differs from the one its run recorded (`picked=fused
-    BLOCK_N=… ROWS=… num_warps=…` or `picked=cluster ctas=… num_warps=… [max_registers=…] [evict=…]`): "num_warps
-    32 → 16", "evict plain → evict_last"; "" where they agree or this cannot tell (another kernel, a backward)."""
+    BLOCK_N=… ROWS=… num_warps=…` or `picked=cluster ctas=… num_warps=… [max_registers=…] [evict=…] [phased=…]`):
+    "num_warps 32 → 16", "evict plain → evict_last", "phased bias → none"; "" where they agree or this cannot tell
+    (another kernel, a backward)."""
     if pass_ != "forward" or not isinstance(recorded, str) or "picked=" not in recorded:
         return ""
     words = recorded.split()
@@ -112,12 +115,16 @@ def launch_change(recorded, op: str, mask_shape: str, log: bool, pass_: str, dty
         ctas, num_warps, _ = entry
         now, then = {"held": "shared", "ctas": ctas, "num_warps": num_warps}, {"held": "registers", **then}
     elif picked == "cluster":
-        config = cluster.config_for(N, DTYPES[dtype], cluster.laid_out(fusion, N, DTYPES[dtype], M))
+        laid_out = cluster.laid_out(fusion, N, DTYPES[dtype], M)
+        config = cluster.config_for(N, DTYPES[dtype], laid_out)
         now = {"held": "registers", "ctas": config.ctas, "num_warps": config.num_warps}
         # held in shared memory, a cap and evict_last loads are recorded only where set: absent, registers, none and
         # plain loads
         then = {"held": "registers", "max_registers": "None", "evict": "plain", **then}
         now.update(max_registers=config.max_registers, evict=config.evict or "plain")
+        # shared rows laid out in phase copies or not: recorded since the eighty-second session (a run from before
+        # cannot tell, and is not marked for it)
+        now.update(cluster.phase_settings(laid_out))
     else:
         return ""
     return ", ".join(f"{key} {then[key]} → {value}" for key, value in now.items()

@@ -277,6 +277,43 @@ def test_a_cluster_cell_is_judged_by_the_launch_of_its_shared_rows_laid_out_in_p
     assert status_of_a_newer_run(tmp_path, capsys, cell, recorded["phased"], "key-padded", mask_shape) == 0
 
 
+def test_a_cluster_cell_recorded_phased_where_the_code_reads_in_place_is_marked(tmp_path, capsys, monkeypatch):
+    """fp32 biased rows/64 8192×50257 launches in one configuration whether its bias is laid out in phase copies or
+    read in place (86.5 against 70.3 % on an H100, the eighty-second session's A/B under a switch): a run recording
+    `phased=bias` where the code reads in place is marked ! and not counted; one recording `phased=none` is counted,
+    and so is one from before launches recorded it, which cannot tell."""
+    import torch
+
+    from softmax_bench.kernels import cluster
+    from softmax_bench.ops import OPS
+
+    cell, dtype = ("fp32", 8192, 50257), torch.float32
+    assert cell in GRID
+    fusion = OPS["biased"].shapes_fusion(8192, 50257, dtype, "rows/64", False)
+    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2,))
+    in_place = cluster.laid_out(fusion, 50257, dtype, 8192)
+    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2, 4))
+    phased = cluster.laid_out(fusion, 50257, dtype, 8192)
+    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2,))
+    assert (cluster.phase_settings(in_place), cluster.phase_settings(phased)) == ({"phased": "none"},
+                                                                                  {"phased": "bias"})
+    config = cluster.config_for(50257, dtype, in_place)
+    assert cluster.config_for(50257, dtype, phased) == config  # the configuration alone cannot tell them apart
+    unrecorded = recorded_cluster_launch(config)
+    for folder in (tmp_path / "now", tmp_path / "before"):  # the full bias's forms, met
+        write_run(folder, "biased-full-grid", "2026-12-01T00:00:00+0000",
+                  {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID}, op="biased")
+        write_other_forms_met(folder, "biased")
+    returncode, lines = status_of_a_cell_recorded(tmp_path / "now", capsys, cell, f"{unrecorded} phased=bias",
+                                                  "biased", "rows/64")
+    assert returncode == 1
+    assert ("launched otherwise now fp32 8192×50257: auto 95.0, no peer nan (biased-grid) ! phased bias → none"
+            in lines), lines
+    assert status_of_a_newer_run(tmp_path / "now", capsys, cell, f"{unrecorded} phased=none", "biased",
+                                 "rows/64") == 0
+    assert status_of_a_cell_recorded(tmp_path / "before", capsys, cell, unrecorded, "biased", "rows/64")[0] == 0
+
+
 def test_every_form_the_bar_covers_needs_a_run_a_broadcast_bias_and_the_key_padding_mask_too(tmp_path, capsys):
     """Issue 26 item 5: a masked or biased op is measured with a full mask and with a broadcast one too (the biased
     op's rows/64 bias; key-padded, scaled-masked's rows/64 mask), its log_softmax and both passes of each: a form

@@ -1244,6 +1244,25 @@ def test_a_launch_lays_out_shared_rows_off_the_grid_in_phase_copies_a_bias_only_
     assert cluster.phases_wanted(fusion, 50257, dtype, M=128) == (False, True)
 
 
+@on_gpu
+def test_a_launch_records_the_shared_rows_it_laid_out_in_phase_copies(monkeypatch):
+    """A run's config column tells a phased launch from one in place where the configuration does not (fp32 biased
+    rows/64 50257 takes 16 × 8 capped at 48 either way; bar-status.py compares it): `phased=bias` for a bias 64 of
+    128 rows of bf16 x share off the grid, `phased=none` under fp32 x (and with the copies switched on for fp32,
+    `phased=bias`), and no such setting where no rows are shared (a full bias, or none)."""
+    def recorded(dtype: torch.dtype, bias_rows: int | None = 2) -> dict:  # None: no bias
+        x = torch.randn(128, 50257, device="cuda", dtype=dtype)
+        bias = None if bias_rows is None else torch.randn(bias_rows, 50257, device="cuda", dtype=dtype)
+        fusion = Fusion(scale=0.125, bias=bias, bias_group=128 // (bias_rows or 128))
+        return cluster.launch(x, fusion)[1].config
+
+    assert recorded(torch.bfloat16)["phased"] == "bias"
+    assert recorded(torch.float32)["phased"] == "none"
+    assert "phased" not in recorded(torch.float32, bias_rows=128) and "phased" not in recorded(torch.float32, None)
+    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2, 4))
+    assert recorded(torch.float32)["phased"] == "bias"
+
+
 def test_cluster_counts_the_bytes_of_its_phase_copies():
     """cluster's traffic model: the floor (one_pass_traffic), and where a launch lays shared rows out in phase copies
     (key-padded's mask; a rows/64 bias under 16-bit x; N = 50257, off the grid) VEC copies of them written and read
