@@ -5,7 +5,8 @@
 #   `fp32-phased` (`phased`), then session 79's `log-scan` at bf16 262144 (the one width of three not yet given an
 #   entry).
 # confirm (any card; ~2.5 min): the two SHARED_BIASED_LOG entries landed this session (bf16 151936, fp32 50257): the
-#   GPU tests of a shared bias in its own configuration (tests-confirm.txt), then both cells as committed
+#   GPU tests of a shared bias in its own configuration, and (since d8fb187) of a launch's record of its phase copies
+#   (tests-confirm.txt), then both cells as committed
 #   (confirm-<dtype>-<card>-s82), auto beside torch_compile.
 # phased (any card; ~3 min): session 79's fp32-phased without its test and its first sweep (inplace-softmax ran in
 #   this session's first call): phased softmax, then in place and phased log, once.
@@ -25,7 +26,7 @@ if [[ ${1:-} == confirm ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
   timeout 120 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE tests/test_cluster.py \
-    -k "shared_bias_in_its_own_configuration" > $OUT/tests-confirm.txt 2>&1
+    -k "shared_bias_in_its_own_configuration or records_the_shared_rows" > $OUT/tests-confirm.txt 2>&1
   echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-confirm.txt)"; grep -E "^(FAILED|ERROR)" $OUT/tests-confirm.txt | head
   for cell in bf16:2048x151936 fp32:8192x50257; do
     left 30 && bar_sweep confirm-${cell%%:*}-$tag-s82 --shape ${cell#*:} --dtype ${cell%%:*} --op biased \
