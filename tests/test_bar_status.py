@@ -290,11 +290,10 @@ def test_a_cluster_cell_recorded_phased_where_the_code_reads_in_place_is_marked(
     cell, dtype = ("fp32", 8192, 50257), torch.float32
     assert cell in GRID
     fusion = OPS["biased"].shapes_fusion(8192, 50257, dtype, "rows/64", False)
-    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2,))
-    in_place = cluster.laid_out(fusion, 50257, dtype, 8192)
-    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2, 4))
-    phased = cluster.laid_out(fusion, 50257, dtype, 8192)
-    monkeypatch.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2,))
+    in_place = cluster.laid_out(fusion, 50257, dtype, 8192)  # as the code lays it out
+    with monkeypatch.context() as switched:
+        switched.setattr(cluster, "PHASED_BIAS_ITEMSIZES", (2, 4))
+        phased = cluster.laid_out(fusion, 50257, dtype, 8192)
     assert (cluster.phase_settings(in_place), cluster.phase_settings(phased)) == ({"phased": "none"},
                                                                                   {"phased": "bias"})
     config = cluster.config_for(50257, dtype, in_place)
