@@ -18,7 +18,8 @@ where the run recorded it: cluster.phase_settings) from the run's `config` colum
 kernels and the backward are taken as they are. (The forty-eighth session's biased warps, chosen on an H100, moved
 two H200 cells under the bar; this read them as met from a run made before. The sixty-second session's evict_last
 loads at fp32 causal 262144 are marked so, and so is a run made with the phase copies switched on where the code
-reads in place.)
+reads in place.) A run made under a switch (device-step.sh's SWEEP_SET, recorded as SOFTMAX_BENCH_SWITCH in its
+settings) is left out and named: it measured code its commit does not launch.
 
 Every form the bar covers needs runs (required_forms): each op's softmax and log_softmax, forward and backward, and
 for biased the broadcast bias (rows/64) beside the full one — issue 26 item 5; key-padded is scaled-masked's
@@ -42,6 +43,7 @@ from softmax_bench.kernels import DTYPES, cluster, fused, shared_row  # noqa: E4
 from softmax_bench.ops import FUSED_OPS, OPS  # noqa: E402
 from softmax_bench.peers import PEERS as PEER_REGISTRY  # noqa: E402
 from softmax_bench.results import BenchError, stored_runs  # noqa: E402
+from softmax_bench.run_life import SWITCH_SETTING  # noqa: E402
 
 FORMS = ("scaled", "scaled-masked", "causal", "biased", "key-padded")
 # The forms the bar covers, by op: its mask shapes (issue 26 item 5: a masked or biased op with a full mask and with a
@@ -58,10 +60,12 @@ def default_grid() -> set[tuple[str, int, int]]:
     return set(build_plan([], [], [], None, "default", [], []).cells())
 
 
-def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ...], grid: set
-                  ) -> dict[tuple, pd.DataFrame]:
+def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ...], grid: set,
+                  switched: list[str] | None = None) -> dict[tuple, pd.DataFrame]:
     """(op, mask shape, log, pass) → one row a (dtype, M, N) cell: auto's and the best peer's figures, from the
-    newest run in the folders `outs` that timed auto at that cell, with the run's id."""
+    newest run in the folders `outs` that timed auto at that cell, with the run's id. A run made under a switch
+    (run_life.SWITCH_SETTING in its settings) measured other code than its commit launches: it is left out, and its
+    id appended to `switched`."""
     taken: dict[tuple, dict] = {}
     for run in stored_runs(*outs):  # newest first: the first run to give a cell keeps it
         try:
@@ -74,6 +78,10 @@ def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ..
             continue
         op, log, mask_shape = meta.get("op") or "softmax", bool(meta.get("log")), meta.get("mask_shape") or "full"
         if op not in ops:
+            continue
+        if (meta.get("settings") or {}).get(SWITCH_SETTING):
+            if switched is not None:
+                switched.append(run.id)
             continue
         ok = rows[rows["status"] == "ok"]
         for (pass_, dtype, M, N), cell in ok.groupby(["pass", "dtype", "M", "N"]):
@@ -172,7 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     grid = default_grid()
     outs = args.out or [Path("evidence/runs")]
-    forms = cells_by_form(outs, args.device, args.triton, tuple(args.op or FORMS), grid)
+    switched: list[str] = []
+    forms = cells_by_form(outs, args.device, args.triton, tuple(args.op or FORMS), grid, switched)
+    if switched:
+        print(f"left out, made under a switch ({SWITCH_SETTING} in their settings: other code than their commit "
+              f"launches): {', '.join(sorted(switched))}")
     if not forms:
         print(f"no run of {', '.join(args.op or FORMS)} on {args.device} under Triton {args.triton} in "
               f"{', '.join(map(str, outs))}")

@@ -71,7 +71,9 @@ app = typer.Typer(
     "built at first use with the system C++ compiler under Triton 3.8; =1 asks for it elsewhere too); "
     "SOFTMAX_BENCH_FINISH_PDL=0 (the loss's finishing kernel not a programmatic dependent of the cluster's); "
     "SOFTMAX_BENCH_AUTO_TABLES=DIR (where `tune` writes and auto reads its tables); "
-    "SOFTMAX_BENCH_COMMIT=SHA (the commit a run records, for a tree without .git).",
+    "SOFTMAX_BENCH_COMMIT=SHA (the commit a run records, for a tree without .git); "
+    "SOFTMAX_BENCH_SWITCH=TEXT (recorded only: the Python a script ran to set a module's switch before the run, so "
+    "that the run says it measured other code than its commit launches).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

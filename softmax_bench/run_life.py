@@ -71,6 +71,10 @@ def plan_from_meta(meta: dict) -> SweepPlan:
 # kernels through its static launcher, softmax_bench's in a compiled graph (compiled_op's host µs a call).
 INDUCTOR_STATIC_LAUNCH = "TORCHINDUCTOR_STATIC_LAUNCH_USER_DEFINED_TRITON_KERNELS"
 OTHER_SETTINGS = (INDUCTOR_STATIC_LAUNCH,)
+# Recorded only, read by nothing here: the Python a script ran before the sweep to set a module's switch otherwise than
+# the code does (evidence/experiments/device-step.sh's SWEEP_SET). Such a run measured other code than the commit it
+# names launches, and scripts/bar-status.py leaves it out.
+SWITCH_SETTING = "SOFTMAX_BENCH_SWITCH"
 
 
 def project_settings() -> dict[str, str]:

@@ -17,16 +17,18 @@ H200 = {"name": "NVIDIA H200", "triton": "3.8.0"}
 
 def write_run(out: Path, run_id: str, started: str, cells: dict, device: dict = H200, op: str = "causal",
               own_bytes: bool = True, log: bool = False, pass_: str = "forward", mask_shape: str = "full",
-              floor_copy_ms: float | None = None) -> None:
+              floor_copy_ms: float | None = None, settings: dict | None = None) -> None:
     """A stored run of `op` (its log_softmax's with `log`, its `pass_`): per (dtype, M, N), {variant: (% of the
     roofline, p20 ms, median ms, p80 ms[, the launch's config column])}; own_bytes: priced at a copy of each cell's
     own bytes (meta.json's roofline), else at the older prorated copy; floor_copy_ms: every cell's copy of its
-    floor's bytes (roofline_copy_ms; None: not a column, as in runs from before it was one)."""
+    floor's bytes (roofline_copy_ms; None: not a column, as in runs from before it was one); settings: the
+    SOFTMAX_BENCH_* variables it recorded."""
     run = Run(out / run_id)
     run.path.mkdir(parents=True)
     run.write_meta({"run_id": run_id, "started_at": started, "device": device, "interpreted": False, "op": op,
                     "log": log, "mask_shape": mask_shape,
-                    **({"roofline": "copy of the floor's bytes"} if own_bytes else {})})
+                    **({"roofline": "copy of the floor's bytes"} if own_bytes else {}),
+                    **({"settings": settings} if settings is not None else {})})
     for (dtype, M, N), variants in cells.items():
         for variant, (pct, p20, ms, p80, *config) in variants.items():
             run.append({"variant": variant, "dtype": dtype, "M": M, "N": N, "ms": ms, "ms_p20": p20, "ms_p80": p80,
@@ -311,6 +313,51 @@ def test_a_cluster_cell_recorded_phased_where_the_code_reads_in_place_is_marked(
     assert status_of_a_newer_run(tmp_path / "now", capsys, cell, f"{unrecorded} phased=none", "biased",
                                  "rows/64") == 0
     assert status_of_a_cell_recorded(tmp_path / "before", capsys, cell, unrecorded, "biased", "rows/64")[0] == 0
+
+
+def test_a_run_made_under_a_switch_is_left_out_and_named(tmp_path, capsys):
+    """A newer run of one cell under the bar takes the grid's place (exit 1), unless it was made under a switch
+    (SOFTMAX_BENCH_SWITCH in its settings: the eighty-second session's phase copies set by SWEEP_SET, measured as
+    fp32 biased rows/64's newest cells): then the grid's figure counts, and the run is named as left out."""
+    cell = ("fp32", 8192, 50257)
+    write_run(tmp_path, "causal-grid", "2026-12-01T00:00:00+0000",
+              {other: {"auto": (95.0, 0.99, 1.0, 1.01)} for other in GRID})
+    write_other_forms_met(tmp_path)
+    switch = "import softmax_bench.kernels.cluster as c; c.PHASED_BIAS_ITEMSIZES = (2, 4)"
+    write_run(tmp_path, "causal-switched", "2026-12-02T00:00:00+0000", {cell: {"auto": (70.0, 1.3, 1.35, 1.4)}},
+              settings={"SOFTMAX_BENCH_COMMIT": "c7d04be", "SOFTMAX_BENCH_SWITCH": switch})
+    result = bar_status(tmp_path, capsys)
+    assert result.returncode == 0, result.stdout
+    assert ("left out, made under a switch (SOFTMAX_BENCH_SWITCH in their settings: other code than their commit "
+            "launches): causal-switched") in result.stdout
+    write_run(tmp_path, "causal-unswitched", "2026-12-03T00:00:00+0000", {cell: {"auto": (70.0, 1.3, 1.35, 1.4)}},
+              settings={"SOFTMAX_BENCH_COMMIT": "c7d04be"})
+    result = bar_status(tmp_path, capsys)
+    assert result.returncode == 1
+    assert "under the bar fp32 8192×50257: auto 70.0, no peer nan (causal-unswitched)" in " ".join(
+        result.stdout.split()), result.stdout
+
+
+def test_the_device_steps_sweep_records_the_switch_it_was_made_under(tmp_path):
+    """evidence/experiments/device-step.sh's bar_sweep passes SWEEP_SET to the sweep's process as
+    SOFTMAX_BENCH_SWITCH (a run records its SOFTMAX_BENCH_* variables), and sets nothing without one. Run with
+    stand-ins for nvidia-smi and python3 that say what they were given."""
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA H200'\n")
+    (bin_dir / "python3").write_text('#!/bin/sh\necho "switch=${SOFTMAX_BENCH_SWITCH-unset}" >> "$OUT/seen.txt"\n')
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    steps = SCRIPT.parent.parent / "evidence" / "experiments" / "device-step.sh"
+    switch = "import softmax_bench.kernels.cluster as c; c.PHASED_BIAS_ITEMSIZES = (2, 4)"
+    subprocess.run(["bash", "-c", f". {steps}; commit=abc; bar_sweep plain --shape 8x64; "
+                    f"SWEEP_SET='{switch}' bar_sweep switched --shape 8x64"], check=True, capture_output=True,
+                   env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(tmp_path),
+                        "PACKED": "1"})
+    seen = (tmp_path / "seen.txt").read_text().splitlines()
+    assert seen[0] == "switch=unset" and seen[2] == f"switch={switch}", seen  # each sweep, then its summary
 
 
 def test_every_form_the_bar_covers_needs_a_run_a_broadcast_bias_and_the_key_padding_mask_too(tmp_path, capsys):
