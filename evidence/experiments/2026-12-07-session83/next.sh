@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The eighty-third session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session83/next.sh STEP
+# carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
+# first (any card; LEFT_S): on an H200, session 82's `first` (its `confirm`, then session 73's `all`); on another card,
+#   session 82's `confirm` (the GPU tests not yet run there: a launch's phase record), then the GPU suite's second half
+#   (session 73's `suite`, HALF=2, ~220 s on an H100) in what is left.
+# second (any card; LEFT_S): on an H200, session 79's `h200b` (the log bar sweeps, the relaunched cells); on another
+#   card, the GPU suite's first half (HALF=1, ~500 s on an H100).
+set -u
+. evidence/experiments/device-step.sh  # card, tag, pack, left
+s82=evidence/experiments/2026-12-07-session82/next.sh
+s73=evidence/experiments/2026-12-07-session73/next.sh
+if [[ ${1:-} == first ]]; then
+  if [[ $tag == h200 ]]; then
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 first
+  else
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 confirm
+    HALF=2 SUITE_S=$(( ${LEFT_S:-600} - SECONDS - 10 )) bash $s73 suite
+  fi
+fi
+if [[ ${1:-} == second ]]; then
+  if [[ $tag == h200 ]]; then
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-07-session79/next.sh h200b
+  else
+    HALF=1 SUITE_S=$(( ${LEFT_S:-600} - SECONDS - 10 )) bash $s73 suite
+  fi
+fi
