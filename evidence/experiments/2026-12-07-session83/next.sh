@@ -2,8 +2,8 @@
 # The eighty-third session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session83/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
 # first (any card; LEFT_S): on an H200, session 82's `first` (its `confirm`, then session 73's `all`); on another card,
-#   session 82's `confirm` (the GPU tests not yet run there: a launch's phase record), then the GPU suite's second half
-#   (session 73's `suite`, HALF=2, ~220 s on an H100) in what is left.
+#   session 82's `confirm` (the GPU tests not yet run there: a launch's phase record), `kernels`, then the GPU suite's
+#   second half (session 73's `suite`, HALF=2, ~220 s on an H100) in what is left.
 # second (any card; LEFT_S): on an H200, session 79's `h200b` (the log bar sweeps, the relaunched cells); on another
 #   card, the GPU suite's first half (HALF=1, ~500 s on an H100).
 set -u
@@ -15,6 +15,7 @@ if [[ ${1:-} == first ]]; then
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 first
   else
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 confirm
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS - 230 )) bash $0 kernels
     HALF=2 SUITE_S=$(( ${LEFT_S:-600} - SECONDS - 10 )) bash $s73 suite
   fi
 fi
@@ -24,4 +25,16 @@ if [[ ${1:-} == second ]]; then
   else
     HALF=1 SUITE_S=$(( ${LEFT_S:-600} - SECONDS - 10 )) bash $s73 suite
   fi
+fi
+# kernels (any card; ~1.5 min): where auto's call spends its time by kernel (kernel-times.py: torch.profiler, L2
+#   cleared before each call) at the cells under the bar on the H100 whose launch makes phase copies first:
+#   key-padded and biased rows/64 bf16 8192x50257, and the key-padded log.
+if [[ ${1:-} == kernels ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  here=evidence/experiments/2026-12-07-session83
+  for cell in "key-padded bfloat16 8192 50257" "key-padded bfloat16 8192 50257 full log" \
+      "biased bfloat16 8192 50257 rows/64" "biased bfloat16 2048 50257 rows/64" "key-padded float32 8192 50257"; do
+    left 40 && timeout 90 python3 $here/kernel-times.py $cell >> $OUT/kernel-times.txt 2>&1
+  done
+  cat $OUT/kernel-times.txt
 fi
