@@ -38,3 +38,10 @@ if [[ ${1:-} == kernels ]]; then
   done
   cat $OUT/kernel-times.txt
 fi
+# copies-scan (any card; ~1 min): phase_copies_kernel's BLOCK and num_warps on the copies of those cells
+#   (copies-scan.py; the `kernels` step put them at 33.4 µs for key-padded bf16 8192x50257's mask, 48.6 for biased's).
+if [[ ${1:-} == copies-scan ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  timeout 150 python3 evidence/experiments/2026-12-07-session83/copies-scan.py > $OUT/copies-scan.txt 2>&1
+  echo "rc=$?"; cat $OUT/copies-scan.txt
+fi
