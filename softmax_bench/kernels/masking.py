@@ -217,6 +217,12 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
     return dx
 
 
+# phase_copies_kernel's (BLOCK, num_warps) by the rows' bytes an element, else (4096, 4): a byte mask's copies of 128
+# rows of 50257 took 36.8 µs in 4096 · 4 and 31.3 in 2048 · 8 (8 copies; 4 copies: 20.3 and 16.4), a bf16 bias's
+# about the same in either (an H100, eighty-third session's copies-scan.py).
+COPIES_LAUNCH = {1: (2048, 8)}
+
+
 def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     """A shared mask's (bias's) G rows of N as `vec` copies of each, copy j shifted j elements into a row of L (a
     multiple of vec and of 16 bytes): [G · vec, L], row k · vec + j holding row k at columns j … j + N − 1, zeros
@@ -229,9 +235,9 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     L = -(-(N + vec) // 16) * 16
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
     if rows.is_cuda or (interpreted() and rows.device.type == "cpu"):
-        block = 4096  # the kernel writes every column, the zeros too
+        block, warps = COPIES_LAUNCH.get(rows.element_size(), (4096, 4))  # every column, the zeros too
         launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
-                      rows.stride(1), L, VEC=vec, BLOCK=block, num_warps=4)
+                      rows.stride(1), L, VEC=vec, BLOCK=block, num_warps=warps)
     else:  # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
         phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
     return phased

@@ -45,3 +45,20 @@ if [[ ${1:-} == copies-scan ]]; then
   timeout 150 python3 evidence/experiments/2026-12-07-session83/copies-scan.py > $OUT/copies-scan.txt 2>&1
   echo "rc=$?"; cat $OUT/copies-scan.txt
 fi
+# copies-ab (any card; ~3 min): masking.COPIES_LAUNCH (a byte mask's copies in 2048 · 8) against the launch before
+#   (4096 · 4, set by a switch) at key-padded 8192x50257 bf16 and fp32, forward and log, twice; copies-scan again.
+if [[ ${1:-} == copies-ab ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  before="import softmax_bench.kernels.masking as m; m.COPIES_LAUNCH = {}"
+  for round in 1 2; do
+    for log in "" --log; do
+      left 25 && SWEEP_SET=$before bar_sweep copies-before$log-$round-$tag-s83 --shape 8192x50257 --dtype bf16 \
+        --dtype fp32 --op key-padded $log
+      left 25 && bar_sweep copies-after$log-$round-$tag-s83 --shape 8192x50257 --dtype bf16 --dtype fp32 \
+        --op key-padded $log
+    done
+  done
+  left 30 && timeout 100 python3 evidence/experiments/2026-12-07-session83/copies-scan.py > $OUT/copies-scan.txt 2>&1
+  head -6 $OUT/copies-scan.txt
+fi
