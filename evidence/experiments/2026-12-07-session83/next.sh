@@ -46,12 +46,13 @@ if [[ ${1:-} == copies-scan ]]; then
   echo "rc=$?"; cat $OUT/copies-scan.txt
 fi
 # copies-ab (any card; ~3 min): masking.COPIES_LAUNCH (a byte mask's copies in 2048 · 8) against the launch before
-#   (4096 · 4, set by a switch) at key-padded 8192x50257 bf16 and fp32, forward and log, twice; copies-scan again.
+#   (4096 · 4, set by a switch) at key-padded 8192x50257 bf16 and fp32, forward and log, ROUNDS times (default 2);
+#   copies-scan again.
 if [[ ${1:-} == copies-ab ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
   before="import softmax_bench.kernels.masking as m; m.COPIES_LAUNCH = {}"
-  for round in 1 2; do
+  for round in $(seq ${ROUNDS:-2}); do
     for log in "" --log; do
       left 25 && SWEEP_SET=$before bar_sweep copies-before$log-$round-$tag-s83 --shape 8192x50257 --dtype bf16 \
         --dtype fp32 --op key-padded $log
