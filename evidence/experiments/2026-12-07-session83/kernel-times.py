@@ -31,7 +31,7 @@ with profile(activities=[ProfilerActivity.CUDA]) as prof:
 total = defaultdict(float)
 count = defaultdict(int)
 for event in prof.events():
-    if event.device_type == torch.autograd.DeviceType.CUDA and "fill" not in event.name and "zero" not in event.name:
+    if event.device_type == torch.autograd.DeviceType.CUDA and "fill" not in event.name.lower() and "zero" not in event.name.lower():
         total[event.name] += event.device_time
         count[event.name] += 1
 print(f"{op} {shape}{' log' if len(sys.argv) > 6 else ''} {sys.argv[2]} {M}x{N}: µs a call by kernel")
