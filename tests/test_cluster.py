@@ -17,6 +17,7 @@ from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
 from .compile_sm90 import cases_here, compile_in_subprocess, load_waves, sass_of
+from .conftest import DEVICE
 from .test_fusion import same_bits_switched
 from .test_kernels import assert_matches, fresh_randn
 
@@ -1220,6 +1221,34 @@ def test_phase_copies_put_each_rows_shared_row_on_its_grid(dtype):
         for k in range(copies.shape[0]):  # copy k holds its shared row from column k mod vec, zeros around it
             shift = k % vec
             assert not copies[k, :shift].any() and not copies[k, shift + N:].any(), k
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.bfloat16, torch.float32], ids=str)
+def test_phase_copies_read_as_words_are_the_copies_read_an_element_at_a_time(dtype, monkeypatch):
+    """masking.phase_copies_words_kernel (rows contiguous, 8-byte aligned, a whole number of 8 bytes: a funnel shift
+    of two aligned words a word of copy) makes the copies phase_copies_kernel makes an element at a time, and both
+    are the shared row shifted into zeros: at every byte offset of a row (N · size mod 8), the first row's copies
+    starting before it, rows shorter than a word. Rows not a whole number of words are copied an element at a time."""
+    from softmax_bench.kernels import masking
+
+    for G, N in ((8, 50257), (8, 1001), (16, 3), (8, 40)):
+        rows = (torch.randint(0, 256, (G, N), dtype=torch.uint8, device=DEVICE) if dtype == torch.uint8
+                else torch.randn(G, N, device=DEVICE).to(dtype))
+        assert masking.copies_by_words(rows)
+        for vec in (4, 8):
+            by_words = masking.phased_rows(rows, vec)
+            with monkeypatch.context() as elementwise:
+                elementwise.setattr(masking, "COPIES_BY_WORDS", False)
+                by_elements = masking.phased_rows(rows, vec)
+            L = by_words.shape[1]
+            expected = torch.zeros(G, vec, L, dtype=dtype, device=DEVICE)
+            for j in range(vec):
+                expected[:, j, j:j + N] = rows
+            assert torch.equal(by_words, expected.view(G * vec, L)), (G, N, vec)
+            assert torch.equal(by_elements, by_words), (G, N, vec)
+    odd = torch.ones(5, 51, dtype=torch.uint8, device=DEVICE)  # 255 bytes
+    assert not masking.copies_by_words(odd) and not masking.copies_by_words(torch.ones(8, 80, device=DEVICE)[:, ::2])
+    assert torch.equal(masking.phased_rows(odd, 8)[3, 3:54], odd[0])
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)

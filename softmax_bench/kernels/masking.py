@@ -234,13 +234,58 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     # specializes on, so that phase_copies_kernel's stores are 16 bytes wide (a bf16 L of 8 · odd: one element a store)
     L = -(-(N + vec) // 16) * 16
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
-    if rows.is_cuda or (interpreted() and rows.device.type == "cpu"):
+    if (rows.is_cuda or (interpreted() and rows.device.type == "cpu")) and copies_by_words(rows):
+        size = rows.element_size()
+        words = L * size // 8
+        launch_kernel(phase_copies_words_kernel, (G * vec, triton.cdiv(words, WORDS_BLOCK)),
+                      rows.reshape(-1).view(torch.int64), phased.view(-1).view(torch.int64), N, rows.numel() * size // 8,
+                      words, SIZE=size, VEC=vec, BLOCK=WORDS_BLOCK, num_warps=4)
+    elif rows.is_cuda or (interpreted() and rows.device.type == "cpu"):
         block, warps = COPIES_LAUNCH.get(rows.element_size(), (4096, 4))  # every column, the zeros too
         launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
                       rows.stride(1), L, VEC=vec, BLOCK=block, num_warps=warps)
     else:  # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
         phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
     return phased
+
+
+# Copies made 8 bytes at a time (phase_copies_words_kernel) where the shared rows allow: contiguous, 8-byte aligned,
+# a whole number of 8 bytes in all (else phase_copies_kernel, an element at a time).
+COPIES_BY_WORDS = True
+WORDS_BLOCK = 1024  # 8-byte words of a copy a program
+
+
+def copies_by_words(rows: torch.Tensor) -> bool:
+    return (COPIES_BY_WORDS and rows.is_contiguous() and rows.data_ptr() % 8 == 0
+            and rows.numel() * rows.element_size() % 8 == 0)
+
+
+@triton.jit
+def phase_copies_words_kernel(words_ptr, copies_ptr, N, total_words, L_words, SIZE: tl.constexpr, VEC: tl.constexpr,
+                              BLOCK: tl.constexpr):
+    """phase_copies_kernel's copies of contiguous rows (N elements of SIZE bytes a row) read as 8-byte words: a word
+    of copy r (shared row k = r // VEC, shift j = r % VEC) is the 8 bytes of the rows that start at byte
+    k · N · SIZE − j · SIZE + 8w, which is two aligned words of the rows, funnel-shifted by that start's byte offset
+    mod 8 (the same for every word of the copy). Bytes outside the row's N elements are zeros."""
+    r = tl.program_id(0)
+    k, j = r // VEC, r % VEC
+    w = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    start = k.to(tl.int64) * N * SIZE - j * SIZE  # may be negative: the first row's copies start before it
+    q = (start >> 3) + w  # floor division, also for a negative start
+    bits = ((start & 7) * 8).to(tl.uint64)
+    inside = w // 2 < L_words // 2  # (L_words is even: the stores in pairs, 16 bytes)
+    lo = tl.load(words_ptr + q, mask=inside & (q >= 0) & (q < total_words), other=0).to(tl.uint64, bitcast=True)
+    hi = tl.load(words_ptr + q + 1, mask=inside & (q + 1 >= 0) & (q + 1 < total_words),
+                 other=0).to(tl.uint64, bitcast=True)
+    word = tl.where(bits == 0, lo, (lo >> bits) | (hi << (64 - bits)))  # (a shift by 64: undefined in LLVM)
+    # the copy's bytes 8w … 8w + 7 that hold the row: from byte j · SIZE to (N + j) · SIZE
+    first = tl.minimum(tl.maximum(j * SIZE - 8 * w, 0), 8)
+    last = tl.minimum(tl.maximum((N + j) * SIZE - 8 * w, 0), 8)
+    ones = tl.full([BLOCK], 1, tl.int64)
+    keep = (tl.where(last == 8, -1, (ones << (8 * last)) - 1)  # the bytes under `last`, less those under `first`
+            - tl.where(first == 8, -1, (ones << (8 * first)) - 1)).to(tl.uint64, bitcast=True)
+    row_start = tl.multiple_of(r.to(tl.int64) * L_words, 2)
+    tl.store(copies_ptr + row_start + w, (word & keep).to(tl.int64, bitcast=True), mask=inside)
 
 
 @triton.jit

@@ -63,3 +63,20 @@ if [[ ${1:-} == copies-ab ]]; then
   left 30 && timeout 100 python3 evidence/experiments/2026-12-07-session83/copies-scan.py > $OUT/copies-scan.txt 2>&1
   head -6 $OUT/copies-scan.txt
 fi
+# words (any card; LEFT_S, ~2.5 min): the phase copies by words against an element at a time, the copies alone
+#   (words-ab.py, 3 rounds), then at key-padded bf16 8192x50257, forward and log, and biased rows/64 bf16 8192x50257
+#   in sweeps, by words and (a switch) an element at a time, while time is left.
+if [[ ${1:-} == words ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  timeout 90 python3 evidence/experiments/2026-12-07-session83/words-ab.py > $OUT/words-ab.txt 2>&1
+  echo "rc=$?"; cat $OUT/words-ab.txt
+  elements="import softmax_bench.kernels.masking as m; m.COPIES_BY_WORDS = False"
+  for form in key-padded key-padded-log biased-rows64; do
+    op=${form%-log}; op=${op%-rows64}; log=; [[ $form == *-log ]] && log=--log
+    shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
+    left 25 && bar_sweep words-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log $shape
+    left 25 && SWEEP_SET=$elements bar_sweep elements-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log \
+      $shape
+  done
+fi
