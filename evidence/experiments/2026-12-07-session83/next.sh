@@ -63,12 +63,15 @@ if [[ ${1:-} == copies-ab ]]; then
   left 30 && timeout 100 python3 evidence/experiments/2026-12-07-session83/copies-scan.py > $OUT/copies-scan.txt 2>&1
   head -6 $OUT/copies-scan.txt
 fi
-# words (any card; LEFT_S, ~2.5 min): the phase copies by words against an element at a time, the copies alone
-#   (words-ab.py, 3 rounds), then at key-padded bf16 8192x50257, forward and log, and biased rows/64 bf16 8192x50257
+# words (any card; LEFT_S, ~3 min): the GPU tests of the phase copies; the copies by words against an element at a
+#   time, the copies alone (words-ab.py, 3 rounds), then at key-padded bf16 8192x50257, forward and log, and biased rows/64 bf16 8192x50257
 #   in sweeps, by words and (a switch) an element at a time, while time is left.
 if [[ ${1:-} == words ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
+  timeout 60 python3 -m pytest -q -p no:cacheprovider -n 4 -rfE tests/test_cluster.py -k "phase_copies" \
+    > $OUT/tests-words.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-words.txt)"
   timeout 90 python3 evidence/experiments/2026-12-07-session83/words-ab.py > $OUT/words-ab.txt 2>&1
   echo "rc=$?"; cat $OUT/words-ab.txt
   elements="import softmax_bench.kernels.masking as m; m.COPIES_BY_WORDS = False"
