@@ -64,8 +64,8 @@ if [[ ${1:-} == copies-ab ]]; then
   head -6 $OUT/copies-scan.txt
 fi
 # words (any card; LEFT_S, ~3 min): the GPU tests of the phase copies; the copies by words against an element at a
-#   time, the copies alone (words-ab.py, 3 rounds), then at key-padded bf16 8192x50257, forward and log, and biased rows/64 bf16 8192x50257
-#   in sweeps, by words and (a switch) an element at a time, while time is left.
+#   time, the copies alone (words-ab.py, 3 rounds); then in sweeps, by words and (a switch) an element at a time,
+#   key-padded bf16 8192x50257 forward and log and biased rows/64 bf16 8192x50257, while time is left.
 if [[ ${1:-} == words ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
