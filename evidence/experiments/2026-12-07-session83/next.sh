@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The eighty-third session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session83/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
-# first (any card; LEFT_S): on an H200, session 82's `first` (its `confirm`, then session 73's `all`); on another card,
-#   session 82's `confirm` (the GPU tests not yet run there: a launch's phase record), `kernels`, then the GPU suite's
-#   second half (session 73's `suite`, HALF=2, ~220 s on an H100) in what is left.
+# first (any card; LEFT_S): `words` (added after this session's calls: the next session's first step); then on an
+#   H200, session 82's `first` (its `confirm`, then session 73's `all`); on another card, session 82's `confirm` (the
+#   GPU tests not yet run there: a launch's phase record), `kernels`, then the GPU suite's second half (session 73's
+#   `suite`, HALF=2, ~220 s on an H100) in what is left. (This session's call ran it before `words` was added.)
 # second (any card; LEFT_S): on an H200, session 79's `h200b` (the log bar sweeps, the relaunched cells); on another
 #   card, the GPU suite's first half (HALF=1, ~500 s on an H100).
 set -u
@@ -11,6 +12,7 @@ set -u
 s82=evidence/experiments/2026-12-07-session82/next.sh
 s73=evidence/experiments/2026-12-07-session73/next.sh
 if [[ ${1:-} == first ]]; then
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 words
   if [[ $tag == h200 ]]; then
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 first
   else
@@ -44,24 +46,6 @@ if [[ ${1:-} == copies-scan ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   timeout 150 python3 evidence/experiments/2026-12-07-session83/copies-scan.py > $OUT/copies-scan.txt 2>&1
   echo "rc=$?"; cat $OUT/copies-scan.txt
-fi
-# copies-ab (any card; ~3 min): masking.COPIES_LAUNCH (a byte mask's copies in 2048 · 8) against the launch before
-#   (4096 · 4, set by a switch) at key-padded 8192x50257 bf16 and fp32, forward and log, ROUNDS times (default 2);
-#   copies-scan again.
-if [[ ${1:-} == copies-ab ]]; then
-  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
-  commit=${COMMIT:?set COMMIT=SHA}
-  before="import softmax_bench.kernels.masking as m; m.COPIES_LAUNCH = {}"
-  for round in $(seq ${ROUNDS:-2}); do
-    for log in "" --log; do
-      left 25 && SWEEP_SET=$before bar_sweep copies-before$log-$round-$tag-s83 --shape 8192x50257 --dtype bf16 \
-        --dtype fp32 --op key-padded $log
-      left 25 && bar_sweep copies-after$log-$round-$tag-s83 --shape 8192x50257 --dtype bf16 --dtype fp32 \
-        --op key-padded $log
-    done
-  done
-  left 30 && timeout 100 python3 evidence/experiments/2026-12-07-session83/copies-scan.py > $OUT/copies-scan.txt 2>&1
-  head -6 $OUT/copies-scan.txt
 fi
 # words (any card; LEFT_S, ~3 min): the GPU tests of the phase copies; the copies by words against an element at a
 #   time, the copies alone (words-ab.py, 3 rounds); then in sweeps, by words and (a switch) an element at a time,
