@@ -217,6 +217,17 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
     return dx
 
 
+# Copies made 8 bytes at a time (phase_copies_words_kernel) where the shared rows allow: contiguous, 8-byte aligned,
+# a whole number of 8 bytes in all (else phase_copies_kernel, an element at a time).
+COPIES_BY_WORDS = True
+WORDS_BLOCK = 1024  # 8-byte words of a copy a program
+
+
+def copies_by_words(rows: torch.Tensor) -> bool:
+    return (COPIES_BY_WORDS and rows.is_contiguous() and rows.data_ptr() % 8 == 0
+            and rows.numel() * rows.element_size() % 8 == 0)
+
+
 # phase_copies_kernel's (BLOCK, num_warps) by the rows' bytes an element, else (4096, 4): a byte mask's copies of 128
 # rows of 50257 took 36.8 µs in 4096 · 4 and 31.3 in 2048 · 8 (8 copies; 4 copies: 20.3 and 16.4), a bf16 bias's
 # about the same in either (an H100, eighty-third session's copies-scan.py).
@@ -236,10 +247,10 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
     if (rows.is_cuda or (interpreted() and rows.device.type == "cpu")) and copies_by_words(rows):
         size = rows.element_size()
-        words = L * size // 8
+        words = L * size // 8  # every word of a copy, the zeros too
         launch_kernel(phase_copies_words_kernel, (G * vec, triton.cdiv(words, WORDS_BLOCK)),
-                      rows.reshape(-1).view(torch.int64), phased.view(-1).view(torch.int64), N, rows.numel() * size // 8,
-                      words, SIZE=size, VEC=vec, BLOCK=WORDS_BLOCK, num_warps=4)
+                      rows.reshape(-1).view(torch.int64), phased.view(-1).view(torch.int64), N,
+                      rows.numel() * size // 8, words, SIZE=size, VEC=vec, BLOCK=WORDS_BLOCK, num_warps=4)
     elif rows.is_cuda or (interpreted() and rows.device.type == "cpu"):
         block, warps = COPIES_LAUNCH.get(rows.element_size(), (4096, 4))  # every column, the zeros too
         launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
@@ -247,17 +258,6 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     else:  # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
         phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
     return phased
-
-
-# Copies made 8 bytes at a time (phase_copies_words_kernel) where the shared rows allow: contiguous, 8-byte aligned,
-# a whole number of 8 bytes in all (else phase_copies_kernel, an element at a time).
-COPIES_BY_WORDS = True
-WORDS_BLOCK = 1024  # 8-byte words of a copy a program
-
-
-def copies_by_words(rows: torch.Tensor) -> bool:
-    return (COPIES_BY_WORDS and rows.is_contiguous() and rows.data_ptr() % 8 == 0
-            and rows.numel() * rows.element_size() % 8 == 0)
 
 
 @triton.jit
