@@ -251,7 +251,7 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
         launch_kernel(phase_copies_words_kernel, (G * vec, triton.cdiv(words, WORDS_BLOCK)),
                       rows.reshape(-1).view(torch.int64), phased.view(-1).view(torch.int64), N,
                       rows.numel() * size // 8, words, SIZE=size, VEC=vec, BLOCK=WORDS_BLOCK, num_warps=4)
-    elif rows.is_cuda or (interpreted() and rows.device.type == "cpu"):
+    elif rows.is_cuda or (interpreted() and rows.device.type == "cpu"):  # rows not read as words: by elements
         block, warps = COPIES_LAUNCH.get(rows.element_size(), (4096, 4))  # every column, the zeros too
         launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
                       rows.stride(1), L, VEC=vec, BLOCK=block, num_warps=warps)
