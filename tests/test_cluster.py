@@ -1231,6 +1231,7 @@ def test_phase_copies_read_as_words_are_the_copies_read_an_element_at_a_time(dty
     starting before it, rows shorter than a word. Rows not a whole number of words are copied an element at a time."""
     from softmax_bench.kernels import masking
 
+    monkeypatch.setattr(masking, "COPIES_BY_WORDS", True)
     for G, N in ((8, 50257), (8, 1001), (16, 3), (8, 40)):
         rows = (torch.randint(0, 256, (G, N), dtype=torch.uint8, device=DEVICE) if dtype == torch.uint8
                 else torch.randn(G, N, device=DEVICE).to(dtype))

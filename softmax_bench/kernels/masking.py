@@ -218,8 +218,9 @@ def input_gradient(y, dy, row_sum, rows, cols, inside, scale, mask_ptr, mask_str
 
 
 # Copies made 8 bytes at a time (phase_copies_words_kernel) where the shared rows allow: contiguous, 8-byte aligned,
-# a whole number of 8 bytes in all (else phase_copies_kernel, an element at a time).
-COPIES_BY_WORDS = True
+# a whole number of 8 bytes in all (else phase_copies_kernel, an element at a time). Off until it has run on a GPU:
+# tested in the interpreter and compiled for sm_90 only (eighty-third session; session83/next.sh `words` A/Bs it).
+COPIES_BY_WORDS = False
 WORDS_BLOCK = 1024  # 8-byte words of a copy a program
 
 

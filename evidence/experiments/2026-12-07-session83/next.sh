@@ -48,8 +48,9 @@ if [[ ${1:-} == copies-scan ]]; then
   echo "rc=$?"; cat $OUT/copies-scan.txt
 fi
 # words (any card; LEFT_S, ~3 min): the GPU tests of the phase copies; the copies by words against an element at a
-#   time, the copies alone (words-ab.py, 3 rounds); then in sweeps, by words and (a switch) an element at a time,
-#   key-padded bf16 8192x50257 forward and log and biased rows/64 bf16 8192x50257, while time is left.
+#   time, the copies alone (words-ab.py, 3 rounds); then in sweeps, by words (a switch: COPIES_BY_WORDS is off until
+#   this has run) and an element at a time, key-padded bf16 8192x50257 forward and log and biased rows/64 bf16
+#   8192x50257, while time is left.
 if [[ ${1:-} == words ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
@@ -58,12 +59,12 @@ if [[ ${1:-} == words ]]; then
   echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-words.txt)"
   timeout 90 python3 evidence/experiments/2026-12-07-session83/words-ab.py > $OUT/words-ab.txt 2>&1
   echo "rc=$?"; cat $OUT/words-ab.txt
-  elements="import softmax_bench.kernels.masking as m; m.COPIES_BY_WORDS = False"
+  by_words="import softmax_bench.kernels.masking as m; m.COPIES_BY_WORDS = True"
   for form in key-padded key-padded-log biased-rows64; do
     op=${form%-log}; op=${op%-rows64}; log=; [[ $form == *-log ]] && log=--log
     shape=; [[ $op == biased ]] && shape="--mask-shape rows/64"
-    left 25 && bar_sweep words-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log $shape
-    left 25 && SWEEP_SET=$elements bar_sweep elements-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log \
+    left 25 && SWEEP_SET=$by_words bar_sweep words-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log \
       $shape
+    left 25 && bar_sweep elements-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log $shape
   done
 fi
