@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The eighty-third session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session83/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
-# first (any card; LEFT_S): `words` (added after this session's calls: the next session's first step); then on an
-#   H200, session 82's `first` (its `confirm`, then session 73's `all`); on another card, session 82's `confirm` (the
+# first (any card; LEFT_S): `words` (the next session's first step), then on an H200 session 82's `first` (its
+#   `confirm`, then session 73's `all`). This session's call ran what is now `first-h100`: session 82's `confirm` (the
 #   GPU tests not yet run there: a launch's phase record), `kernels`, then the GPU suite's second half (session 73's
-#   `suite`, HALF=2, ~220 s on an H100) in what is left. (This session's call ran it before `words` was added.)
+#   `suite`, HALF=2, ~220 s on an H100) in what is left.
 # second (any card; LEFT_S): on an H200, session 79's `h200b` (the log bar sweeps, the relaunched cells); on another
 #   card, the GPU suite's first half (HALF=1, ~500 s on an H100).
 set -u
@@ -15,11 +15,12 @@ if [[ ${1:-} == first ]]; then
   LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 words
   if [[ $tag == h200 ]]; then
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 first
-  else
-    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 confirm
-    LEFT_S=$(( ${LEFT_S:-600} - SECONDS - 230 )) bash $0 kernels
-    HALF=2 SUITE_S=$(( ${LEFT_S:-600} - SECONDS - 10 )) bash $s73 suite
   fi
+fi
+if [[ ${1:-} == first-h100 ]]; then  # what this session's `first` ran on the H100
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 confirm
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS - 230 )) bash $0 kernels
+  HALF=2 SUITE_S=$(( ${LEFT_S:-600} - SECONDS - 10 )) bash $s73 suite
 fi
 if [[ ${1:-} == second ]]; then
   if [[ $tag == h200 ]]; then
