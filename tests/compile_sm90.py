@@ -6,10 +6,11 @@ row of the mask and of the bias), "phased" (those shared rows laid out in phase 
 absent: as cluster.phases_wanted has a launch lay them out), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
-(cluster.BIAS_BLEND, likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
-(cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared" (cluster.KEEP_SHARED_ROWS, likewise), "lean_keep",
-"late_y", "mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y, MASK_EARLY and STAGED; absent: as
-cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with
+(cluster.BIAS_BLEND, likewise), "mask_in_place" (cluster.MASK_IN_PLACE, likewise), "lean_causal" (the switch
+cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store" (cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared"
+(cluster.KEEP_SHARED_ROWS, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP,
+LATE_Y, MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the
+loss's rows with
 their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as
 config_for chooses), "ctas" and "warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers, spills and shared memory."""
@@ -189,6 +190,13 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
 
 
 def compile_case(case: dict, out_dir: str) -> dict:
+    if "mask_in_place" in case:  # cluster.MASK_IN_PLACE for this case, as a launch would take it
+        saved, cluster.MASK_IN_PLACE = cluster.MASK_IN_PLACE, case["mask_in_place"]
+        try:
+            rest = {key: value for key, value in case.items() if key != "mask_in_place"}
+            return {**compile_case(rest, out_dir), "mask_in_place": case["mask_in_place"]}
+        finally:
+            cluster.MASK_IN_PLACE = saved
     if case["kernel"] == "fused":
         return compile_fused_case(case, out_dir)
     if case["kernel"] == "shared_row":
@@ -202,8 +210,9 @@ def compile_case(case: dict, out_dir: str) -> dict:
         fusion = dataclasses.replace(fusion, bias=bias, bias_group=64 if case.get("shared") else 1)
     aligned = N % vector_elems(dtype) == 0
     forced = case.get("phased")  # the shared rows in phase copies (absent: as a launch lays them out)
-    fusion = cluster.laid_out(fusion, N, dtype) if forced is None else phased(fusion, vector_elems(dtype), forced,
-                                                                              forced)
+    M = 1 << 16 if case["kernel"] == "forward" else None  # a forward's many rows (phases_wanted's gate, in place)
+    fusion = cluster.laid_out(fusion, N, dtype, M) if forced is None else phased(fusion, vector_elems(dtype), forced,
+                                                                                 forced)
     if case["kernel"] == "forward":
         kernel, pointers = cluster.cluster_kernel, ("x_ptr", "y_ptr")
         config = cluster.config_for(N, dtype, fusion)

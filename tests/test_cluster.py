@@ -906,6 +906,70 @@ def test_a_launch_makes_phase_copies_only_where_32_rows_of_x_share_a_mask_row(he
     clear_caches()
 
 
+def test_a_shared_mask_read_in_place_lays_out_no_copies_and_holds_the_row_packed(monkeypatch):
+    """cluster.MASK_IN_PLACE (off until it runs on a GPU): a forward's shared byte mask off x's grid (key-padded bf16
+    8192×50257: 64 rows of x a row of it) is read where it lies. No phase copies are laid out or counted in the
+    traffic, the row is held packed as with its copies, in their configuration, and the kernel reads the mask in
+    vectors. The log's backward still copies it; a mask off an 8-byte boundary is copied as before."""
+    M, N, dtype = 8192, 50257, torch.bfloat16
+    fusion = Fusion(scale=0.125, mask=torch.ones(M // 64, N, dtype=torch.uint8), mask_group=64)
+    copied = cluster.laid_out(fusion, N, dtype, M)
+    assert copied.mask_phased and not cluster.mask_in_place(fusion, N, dtype)
+    monkeypatch.setattr(cluster, "MASK_IN_PLACE", True)
+    assert cluster.mask_in_place(fusion, N, dtype)
+    assert cluster.phases_wanted(fusion, N, dtype, M) == (False, False)
+    assert cluster.laid_out(fusion, N, dtype, M) is fusion
+    assert cluster.phases_wanted(fusion, N, dtype)[0]  # the log's backward (M None)
+    assert cluster.traffic(M, N, dtype, fusion).passes == cluster.one_pass_traffic(M, N, dtype, fusion).passes
+    assert cluster.holding(dtype, fusion, N) == cluster.holding(dtype, copied, N) == "packed"
+    config = cluster.config_for(N, dtype, fusion)
+    assert config == cluster.config_for(N, dtype, copied)
+    constexprs = cluster.kernel_constexprs(config, N, dtype, False, fusion)
+    assert constexprs["MASK_IN_PLACE"] and constexprs["MASK_VECTORS"] and not constexprs.get("MASK_PHASED")
+    off_boundary = replace(fusion, mask=torch.ones(M // 64 * N + 1, dtype=torch.uint8)[1:].view(M // 64, N))
+    assert not cluster.mask_in_place(off_boundary, N, dtype) and cluster.phases_wanted(off_boundary, N, dtype, M)[0]
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_a_shared_mask_read_in_place_compiles_in_the_registers_of_its_copies(tmp_path):
+    """cluster.MASK_IN_PLACE, compiled for sm_90: key-padded bf16 50257's forward and log read their mask in place
+    (two 8-byte words a vector, funnel-shifted: a select a vector more than from the copies) in the copies' CTAs and
+    warps, the same shared memory (the [C, P / VEC, VEC] view moves nothing), no spill, and at most 4 registers more
+    (Triton 3.8: 109 → 112, the log 106 → 106)."""
+    base = {"kernel": "forward", "dtype": "bf16", "N": 50257, "mask": True, "shared": True, "scale": 0.125}
+    cases = [{**base, **log, **in_place} for log in ({}, {"log": True}) for in_place in ({}, {"mask_in_place": True})]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    for copied, in_place in (compiled[:2], compiled[2:]):
+        assert in_place["spill_bytes"] == copied["spill_bytes"] == 0, (copied, in_place)
+        assert in_place["shared_bytes"] == copied["shared_bytes"], (copied, in_place)
+        assert (in_place["ctas"], in_place["warps"]) == (copied["ctas"], copied["warps"]), (copied, in_place)
+        assert copied["registers"] <= in_place["registers"] <= copied["registers"] + 4, (copied, in_place)
+        assert in_place["selects"] > copied["selects"], (copied, in_place)
+
+
+@on_gpu
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("N", [50257, 32771])
+def test_a_shared_mask_read_in_place_gives_the_bits_of_its_phase_copies(N, log, monkeypatch):
+    """cluster.MASK_IN_PLACE: a [B, 1, 1, S] keep-mask off x's grid, 64 rows of x a row of it (phase copies when
+    off), a row of it masking out everything: the same bits read in place as from the copies, within the tolerance of
+    float64, and the rows masked out whole zeros (-inf for the log)."""
+    x, _ = fresh_randn(2, 4, 16, N, dtype=torch.bfloat16)
+    keep = torch.rand(2, 1, 1, N, device=x.device) > 0.3
+    keep[1] = False
+    call = lambda: (softmax_bench.log_softmax if log else softmax_bench.softmax)(  # noqa: E731
+        x, scale=0.125, mask=keep, variant="cluster")
+    same_bits_switched(monkeypatch, cluster, ["MASK_IN_PLACE"], call)
+    monkeypatch.setattr(cluster, "MASK_IN_PLACE", True)
+    clear_caches()
+    reference = (torch.log_softmax if log else torch.softmax)(
+        (x.double() * 0.125).masked_fill(~keep, float("-inf")), dim=-1)
+    y = call()
+    torch.testing.assert_close(y[0].double(), reference[0], atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
+    assert bool((y[1] == (float("-inf") if log else 0.0)).all())  # rows masked out whole: zeros (-inf), not NaN
+    clear_caches()
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 def test_shared_rows_kept_in_l2_are_read_evict_last_and_hold_no_more_registers(tmp_path):
     """cluster.KEEP_SHARED_ROWS, compiled for sm_90: a key-padding mask's (bf16 262144) and a shared bias's (bf16

@@ -368,7 +368,8 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
     a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs of 139
     registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session). A bias is
     added to x · scale as it loads: fp32."""
-    byte_mask = fusion.mask is not None and N is not None and not mask_on_grid(fusion, N, dtype)
+    byte_mask = (fusion.mask is not None and N is not None and not mask_on_grid(fusion, N, dtype)
+                 and not mask_in_place(fusion, N, dtype))
     fp32 = (dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or byte_mask
             or fusion.bias is not None)
     return "fp32" if fp32 else "packed"
@@ -394,6 +395,22 @@ PHASED_BIAS_ITEMSIZES = (2,)
 PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 
 
+# A forward's shared byte mask off x's grid read in place, not from phase copies (MASK_IN_PLACE): each vector's mask
+# bytes are two aligned 8-byte words of the mask, funnel-shifted by the row's byte offset (_keep_in_place). Compiled
+# for sm_90 only (eighty-third session: session83/inplace_probe.py, then the kernel); off until its GPU tests pass
+# and it beats the copies (key-padded bf16 8192×50257 on an H100: the kernel alone 580 µs, the copies 33).
+MASK_IN_PLACE = False
+
+
+def mask_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
+    """Whether a forward reads its keep-mask in place (MASK_IN_PLACE): a shared mask of bytes, 8-byte aligned, not
+    laid out in phase copies, whose rows lie off x's grid."""
+    mask = fusion.mask
+    return (MASK_IN_PLACE and mask is not None and fusion.mask_shared and not fusion.mask_phased
+            and mask.element_size() == 1 and mask.data_ptr() % 8 == 0 and mask.stride(-1) == 1
+            and N % vector_elems(dtype) != 0)
+
+
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
     """(mask, bias): whether a launch lays a shared mask's, a shared bias's rows out in phase copies: rows off the
     grid; a bias only under x of PHASED_BIAS_ITEMSIZES' bytes an element (16-bit); in a forward over M rows of x,
@@ -403,7 +420,8 @@ def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = No
     def pays(rows: torch.Tensor, kind: str) -> bool:
         return M is None or M >= PHASED_FROM_ROWS[kind] * row_count(rows)
 
-    return (off and fusion.mask_shared and pays(fusion.mask, "mask"),
+    in_place = M is not None and mask_in_place(fusion, N, dtype)  # (a forward's: the log's backward copies it)
+    return (off and fusion.mask_shared and pays(fusion.mask, "mask") and not in_place,
             off and fusion.bias_shared and dtype.itemsize in PHASED_BIAS_ITEMSIZES and pays(fusion.bias, "bias"))
 
 
@@ -725,6 +743,13 @@ if gluon is not None:
         return gl.BlockedLayout([1, 1, vec], [1, 1, 32], [1, 1, num_warps], [2, 1, 0],
                                 cga_layout=split_over_ctas(num_ctas, 3, 0))
 
+    @gluon.constexpr_function
+    def vectors_layout(num_ctas, num_warps, vec):
+        """row_layout's [C, P] as [C, P / VEC, VEC]: each thread holds the same elements, a vector along the last
+        dimension, so reshaping to it moves nothing (compiled for sm_90: no shared memory)."""
+        return gl.BlockedLayout([1, 1, vec], [1, 32, 1], [1, num_warps, 1], [2, 1, 0],
+                                cga_layout=split_over_ctas(num_ctas, 3, 0))
+
     @gluon.jit
     def folded(x, VEC: gl.constexpr):
         """x ([C, P], row_layout) as [C, P / U, U] (folded_layout)."""
@@ -916,6 +941,28 @@ if gluon is not None:
         return x
 
     @gluon.jit
+    def _keep_in_place(mask_base, mask_start, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
+        """The keep-mask's bytes of a piece's lanes ([C, P], row_layout), read in place: lane l's byte is at
+        mask_base + mask_start + l, at any offset. A vector's VEC bytes are two aligned 8-byte words, funnel-shifted
+        by that offset mod 8, in a [C, P / VEC, VEC] view of the piece (vectors_layout), spread over the vector's
+        lanes by shifts. Vectors not moved read nothing (0). VEC is 8 (16-bit x): one word a vector."""
+        C: gl.constexpr = lanes.shape[0]
+        P: gl.constexpr = lanes.shape[1]
+        V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        first = gl.min(gl.convert_layout(gl.reshape(lanes, [C, P // VEC, VEC]), V3), axis=2)  # each vector's lane 0
+        moved = gl.max(gl.convert_layout(gl.reshape(move.to(gl.int32), [C, P // VEC, VEC]), V3), axis=2) != 0
+        at = mask_start + first
+        words = mask_base.to(gl.pointer_type(gl.int64))
+        bits = ((at & 7) * 8).to(gl.uint64)
+        lo = gl.load(words + (at >> 3), mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
+        hi = gl.load(words + (at >> 3) + 1, mask=moved & (bits != 0), other=0,
+                     eviction_policy=EVICT).to(gl.uint64, bitcast=True)
+        word = gl.where(bits == 0, lo, (lo >> bits) | (hi << (64 - bits)))  # (a shift by 64: undefined in LLVM)
+        shifts = (gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3))) * 8).to(gl.uint64)
+        keep = ((word[:, :, None] >> shifts[None, None, :]) & 0xFF).to(gl.uint8)
+        return gl.convert_layout(gl.reshape(keep, [C, P]), lanes.type.layout)
+
+    @gluon.jit
     def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
               EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
@@ -923,7 +970,8 @@ if gluon is not None:
               HAS_BIAS: gl.constexpr, BIAS_VECTORS: gl.constexpr, MASK_PACKED: gl.constexpr = False,
               last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False,
               MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
-              LEAN_CAUSAL: gl.constexpr = False, MASK_EVICT: gl.constexpr = "", BIAS_EVICT: gl.constexpr = ""):
+              LEAN_CAUSAL: gl.constexpr = False, MASK_EVICT: gl.constexpr = "", BIAS_EVICT: gl.constexpr = "",
+              MASK_IN_PLACE: gl.constexpr = False, mask_start=0):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -931,7 +979,9 @@ if gluon is not None:
         a byte at a time (lanes not moved are -inf already, and read no mask). A bias (held in fp32) is added after
         the scale, read as the mask is (BIAS_VECTORS: bias_row its row's window), else element by element.
         CAUSAL_VECTORS: a causal row reads only the vectors it keeps whole (through `last`, the lane of its last
-        kept column), with no per-element select; the vector its diagonal cuts is the end vectors' (DIAGONAL)."""
+        kept column), with no per-element select; the vector its diagonal cuts is the end vectors' (DIAGONAL).
+        MASK_IN_PLACE: a shared mask off x's grid read in vectors where it lies (_keep_in_place; mask_row is then the
+        mask's base, mask_start the byte lane 0 reads)."""
         if ALIGNED:
             cols = lanes
         else:
@@ -961,7 +1011,9 @@ if gluon is not None:
                                    eviction_policy=BIAS_EVICT)
                 x = _biased(x, bias, BIAS_MIN, BIAS_BLEND)
         if MASK_VECTORS:
-            if CAUSAL:
+            if MASK_IN_PLACE:  # (mask_row: the mask's base)
+                keep = _keep_in_place(mask_row, mask_start, lanes, move, VEC, MASK_EVICT)
+            elif CAUSAL:
                 keep = load_lanes(mask_row, lanes, move, 0, False, MASK_EVICT)
             else:
                 keep = load_lanes(mask_row, lanes, move, 0, EVEN, MASK_EVICT)
@@ -1183,7 +1235,7 @@ if gluon is not None:
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
                        KEEP_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
-                       BIAS_PHASED: gl.constexpr = False):
+                       BIAS_PHASED: gl.constexpr = False, MASK_IN_PLACE: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1208,8 +1260,11 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
+        mask_start = 0  # (MASK_IN_PLACE) the byte of the shared mask row that lane 0 reads, from the mask's base
+        if MASK_IN_PLACE:
+            mask_start = ((row.to(gl.int32) // mask_group) % mask_period).to(gl.int64) * mask_stride - off
         mask_row, mask_ptr, mask_stride = row_of(mask_ptr, mask_stride, row, mask_group, mask_period, off,
-                                                 MASK_SHARED, MASK_PHASED, MASK_VECTORS, VEC)
+                                                 MASK_SHARED, MASK_PHASED, MASK_VECTORS and not MASK_IN_PLACE, VEC)
         bias_row = bias_ptr
         if HAS_BIAS:  # only then, as fused's
             bias_row, bias_ptr, bias_stride = row_of(bias_ptr, bias_stride, row, bias_group, bias_period, off,
@@ -1234,19 +1289,22 @@ if gluon is not None:
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
+                   MASK_IN_PLACE, mask_start)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
+                       MASK_IN_PLACE, mask_start)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
+                       MASK_IN_PLACE, mask_start)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -1354,7 +1412,8 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
-    mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
+    in_place = mask_in_place(fusion, N, dtype)
+    mask_vectors = fusion.mask is not None and (mask_on_grid(fusion, N, dtype) or in_place)
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.bias_phased)
     how = holding(dtype, fusion, N)
     by_vectors = fusion.causal_m is not None and causal_vectors(N, how, fusion)  # causal rows read by vectors
@@ -1369,7 +1428,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 and not by_vectors,
                 "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
                 "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared),
-                "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased}
+                "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased, "MASK_IN_PLACE": in_place}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
