@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The eighty-third session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-07-session83/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"].
-# first (any card; LEFT_S): `words` (the next session's first step), then on an H200 session 82's `first` (its
-#   `confirm`, then session 73's `all`). This session's call ran what is now `first-h100`: session 82's `confirm` (the
-#   GPU tests not yet run there: a launch's phase record), `kernels`, then the GPU suite's second half (session 73's
-#   `suite`, HALF=2, ~220 s on an H100) in what is left.
+# first (any card; LEFT_S): `in-place` and `words` (the next session's first steps), then on an H200 session 82's
+#   `first` (its `confirm`, then session 73's `all`). This session's call ran what is now `first-h100`: session 82's
+#   `confirm` (the GPU tests not yet run there: a launch's phase record), `kernels`, then the GPU suite's second half
+#   (session 73's `suite`, HALF=2, ~220 s on an H100) in what is left.
 # second (any card; LEFT_S): on an H200, session 79's `h200b` (the log bar sweeps, the relaunched cells); on another
 #   card, the GPU suite's first half (HALF=1, ~500 s on an H100).
 set -u
@@ -12,6 +12,7 @@ set -u
 s82=evidence/experiments/2026-12-07-session82/next.sh
 s73=evidence/experiments/2026-12-07-session73/next.sh
 if [[ ${1:-} == first ]]; then
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 in-place
   LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 words
   if [[ $tag == h200 ]]; then
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s82 first
@@ -67,5 +68,24 @@ if [[ ${1:-} == words ]]; then
     left 25 && SWEEP_SET=$by_words bar_sweep words-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log \
       $shape
     left 25 && bar_sweep elements-$form-$tag-s83 --shape 8192x50257 --dtype bf16 --op $op $log $shape
+  done
+fi
+# in-place (any card; LEFT_S, ~3 min): cluster.MASK_IN_PLACE (off: a forward's shared byte mask off x's grid read
+#   where it lies, no phase copies), its GPU tests (the same bits as the copies, float64), then key-padded bf16
+#   8192x50257 forward and log with it on (a switch) and off, twice, while time is left.
+if [[ ${1:-} == in-place ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  commit=${COMMIT:?set COMMIT=SHA}
+  timeout 100 python3 -m pytest -q -p no:cacheprovider -n 4 -rfE tests/test_cluster.py -k "read_in_place or phase" \
+    > $OUT/tests-in-place.txt 2>&1
+  echo "tests rc=$? at $SECONDS s: $(tail -1 $OUT/tests-in-place.txt)"
+  grep -E "^(FAILED|ERROR)" $OUT/tests-in-place.txt
+  on="import softmax_bench.kernels.cluster as c; c.MASK_IN_PLACE = True"
+  for round in 1 2; do
+    for log in "" --log; do
+      left 25 && SWEEP_SET=$on bar_sweep in-place$log-$round-$tag-s83 --shape 8192x50257 --dtype bf16 --op key-padded \
+        $log
+      left 25 && bar_sweep copied$log-$round-$tag-s83 --shape 8192x50257 --dtype bf16 --op key-padded $log
+    done
   done
 fi
