@@ -910,7 +910,7 @@ def test_a_shared_mask_read_in_place_lays_out_no_copies_and_holds_the_row_packed
     """cluster.MASK_IN_PLACE (off until it runs on a GPU): a forward's shared byte mask off x's grid (key-padded bf16
     8192×50257: 64 rows of x a row of it) is read where it lies. No phase copies are laid out or counted in the
     traffic, the row is held packed as with its copies, in their configuration, and the kernel reads the mask in
-    vectors. The log's backward still copies it; a mask off an 8-byte boundary is copied as before."""
+    vectors. The log's backward still copies it; so does a forward of fp32 x, or of a mask off an 8-byte boundary."""
     M, N, dtype = 8192, 50257, torch.bfloat16
     fusion = Fusion(scale=0.125, mask=torch.ones(M // 64, N, dtype=torch.uint8), mask_group=64)
     copied = cluster.laid_out(fusion, N, dtype, M)
@@ -928,6 +928,7 @@ def test_a_shared_mask_read_in_place_lays_out_no_copies_and_holds_the_row_packed
     assert constexprs["MASK_IN_PLACE"] and constexprs["MASK_VECTORS"] and not constexprs.get("MASK_PHASED")
     off_boundary = replace(fusion, mask=torch.ones(M // 64 * N + 1, dtype=torch.uint8)[1:].view(M // 64, N))
     assert not cluster.mask_in_place(off_boundary, N, dtype) and cluster.phases_wanted(off_boundary, N, dtype, M)[0]
+    assert not cluster.mask_in_place(fusion, N, torch.float32)  # fp32 x: its 4 copies, as before
 
 
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")

@@ -366,8 +366,8 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
     loads), else the 16-bit values as loaded, masked-out ones as 16-bit -inf, and a positive scale applied to
     x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0). A keep-mask off x's 16-byte grid is read
     a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs of 139
-    registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session). A bias is
-    added to x · scale as it loads: fp32."""
+    registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session); a shared one
+    read in place (mask_in_place) is read in vectors: packed. A bias is added to x · scale as it loads: fp32."""
     byte_mask = (fusion.mask is not None and N is not None and not mask_on_grid(fusion, N, dtype)
                  and not mask_in_place(fusion, N, dtype))
     fp32 = (dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or byte_mask
@@ -404,11 +404,11 @@ MASK_IN_PLACE = False
 
 def mask_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     """Whether a forward reads its keep-mask in place (MASK_IN_PLACE): a shared mask of bytes, 8-byte aligned, not
-    laid out in phase copies, whose rows lie off x's grid."""
+    laid out in phase copies, whose rows lie off the grid of 16-bit x (a vector's mask bytes: one 8-byte word)."""
     mask = fusion.mask
     return (MASK_IN_PLACE and mask is not None and fusion.mask_shared and not fusion.mask_phased
             and mask.element_size() == 1 and mask.data_ptr() % 8 == 0 and mask.stride(-1) == 1
-            and N % vector_elems(dtype) != 0)
+            and dtype.itemsize == 2 and N % vector_elems(dtype) != 0)
 
 
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
