@@ -368,8 +368,7 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
     a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs of 139
     registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session); a shared one
     read in place (mask_in_place) is read in vectors: packed. A bias is added to x · scale as it loads: fp32."""
-    byte_mask = (fusion.mask is not None and N is not None and not mask_on_grid(fusion, N, dtype)
-                 and not mask_in_place(fusion, N, dtype))
+    byte_mask = fusion.mask is not None and N is not None and not mask_in_vectors(fusion, N, dtype)
     fp32 = (dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or byte_mask
             or fusion.bias is not None)
     return "fp32" if fp32 else "packed"
@@ -409,6 +408,12 @@ def mask_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     return (MASK_IN_PLACE and mask is not None and fusion.mask_shared and not fusion.mask_phased
             and mask.element_size() == 1 and mask.data_ptr() % 8 == 0 and mask.stride(-1) == 1
             and dtype.itemsize == 2 and N % vector_elems(dtype) != 0)
+
+
+def mask_in_vectors(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
+    """Whether a forward reads the keep-mask's bytes of each of x's vectors in one go: on x's grid
+    (mask_on_grid), or off it in place (mask_in_place); else a byte at a time."""
+    return mask_on_grid(fusion, N, dtype) or mask_in_place(fusion, N, dtype)
 
 
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
@@ -1412,8 +1417,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
-    in_place = mask_in_place(fusion, N, dtype)
-    mask_vectors = fusion.mask is not None and (mask_on_grid(fusion, N, dtype) or in_place)
+    mask_vectors = fusion.mask is not None and mask_in_vectors(fusion, N, dtype)
     bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.bias_phased)
     how = holding(dtype, fusion, N)
     by_vectors = fusion.causal_m is not None and causal_vectors(N, how, fusion)  # causal rows read by vectors
@@ -1428,7 +1432,8 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 and not by_vectors,
                 "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
                 "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared),
-                "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased, "MASK_IN_PLACE": in_place}
+                "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased,
+                "MASK_IN_PLACE": mask_in_place(fusion, N, dtype)}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
