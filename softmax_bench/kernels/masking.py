@@ -246,13 +246,14 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     # specializes on, so that phase_copies_kernel's stores are 16 bytes wide (a bf16 L of 8 · odd: one element a store)
     L = -(-(N + vec) // 16) * 16
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
-    if (rows.is_cuda or (interpreted() and rows.device.type == "cpu")) and copies_by_words(rows):
+    runs_kernel = rows.is_cuda or (interpreted() and rows.device.type == "cpu")
+    if runs_kernel and copies_by_words(rows):
         size = rows.element_size()
         words = L * size // 8  # every word of a copy, the zeros too
         launch_kernel(phase_copies_words_kernel, (G * vec, triton.cdiv(words, WORDS_BLOCK)),
                       rows.reshape(-1).view(torch.int64), phased.view(-1).view(torch.int64), N,
                       rows.numel() * size // 8, words, SIZE=size, VEC=vec, BLOCK=WORDS_BLOCK, num_warps=4)
-    elif rows.is_cuda or (interpreted() and rows.device.type == "cpu"):  # rows not read as words: by elements
+    elif runs_kernel:  # rows not read as words: by elements
         block, warps = COPIES_LAUNCH.get(rows.element_size(), (4096, 4))  # every column, the zeros too
         launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
                       rows.stride(1), L, VEC=vec, BLOCK=block, num_warps=warps)
