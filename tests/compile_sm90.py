@@ -10,9 +10,8 @@ absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewi
 cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store" (cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared"
 (cluster.KEEP_SHARED_ROWS, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP,
 LATE_Y, MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the
-loss's rows with
-their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as
-config_for chooses), "ctas" and "warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one
+loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped;
+absent: as config_for chooses), "ctas" and "warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one
 JSON line a case comes back: the configuration, the instructions counted, registers, spills and shared memory."""
 
 import dataclasses
@@ -190,11 +189,10 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
 
 
 def compile_case(case: dict, out_dir: str) -> dict:
-    if "mask_in_place" in case:  # cluster.MASK_IN_PLACE for this case, as a launch would take it
+    if case.get("mask_in_place", cluster.MASK_IN_PLACE) != cluster.MASK_IN_PLACE:  # the case's, as a launch takes it
         saved, cluster.MASK_IN_PLACE = cluster.MASK_IN_PLACE, case["mask_in_place"]
         try:
-            rest = {key: value for key, value in case.items() if key != "mask_in_place"}
-            return {**compile_case(rest, out_dir), "mask_in_place": case["mask_in_place"]}
+            return compile_case(case, out_dir)  # (its key kept: its PTX is written apart from the copies' case)
         finally:
             cluster.MASK_IN_PLACE = saved
     if case["kernel"] == "fused":
