@@ -60,13 +60,13 @@ def default_grid() -> set[tuple[str, int, int]]:
     return set(build_plan([], [], [], None, "default", [], []).cells())
 
 
-def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ...], grid: set,
-                  switched: list[str] | None = None) -> dict[tuple, pd.DataFrame]:
+def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ...], grid: set
+                  ) -> tuple[dict[tuple, pd.DataFrame], list[str]]:
     """(op, mask shape, log, pass) → one row a (dtype, M, N) cell: auto's and the best peer's figures, from the
-    newest run in the folders `outs` that timed auto at that cell, with the run's id. A run made under a switch
-    (run_life.SWITCH_SETTING in its settings) measured other code than its commit launches: it is left out, and its
-    id appended to `switched`."""
+    newest run in the folders `outs` that timed auto at that cell, with the run's id; and the ids of the runs left
+    out as made under a switch (run_life.SWITCH_SETTING in their settings: other code than their commit launches)."""
     taken: dict[tuple, dict] = {}
+    switched: list[str] = []
     for run in stored_runs(*outs):  # newest first: the first run to give a cell keeps it
         try:
             meta, rows = run.meta(), run.rows()
@@ -80,8 +80,7 @@ def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ..
         if op not in ops:
             continue
         if (meta.get("settings") or {}).get(SWITCH_SETTING):
-            if switched is not None:
-                switched.append(run.id)
+            switched.append(run.id)
             continue
         ok = rows[rows["status"] == "ok"]
         for (pass_, dtype, M, N), cell in ok.groupby(["pass", "dtype", "M", "N"]):
@@ -94,7 +93,7 @@ def cells_by_form(outs: list[Path], device: str, triton: str, ops: tuple[str, ..
                                          "relaunched": launch_change(ours.iloc[0].get("config"), op, mask_shape, log,
                                                                      pass_, dtype, M, N)}
     return {key: pd.DataFrame(sorted(cells.values(), key=lambda c: (c["dtype"], c["M"], c["N"])))
-            for key, cells in taken.items() if cells}
+            for key, cells in taken.items() if cells}, switched
 
 
 def required_forms(ops: tuple[str, ...]) -> list[tuple[str, str, bool, str]]:
@@ -180,8 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     grid = default_grid()
     outs = args.out or [Path("evidence/runs")]
-    switched: list[str] = []
-    forms = cells_by_form(outs, args.device, args.triton, tuple(args.op or FORMS), grid, switched)
+    forms, switched = cells_by_form(outs, args.device, args.triton, tuple(args.op or FORMS), grid)
     if switched:
         print(f"left out, made under a switch ({SWITCH_SETTING} in their settings: other code than their commit "
               f"launches): {', '.join(sorted(switched))}")

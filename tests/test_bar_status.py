@@ -2,6 +2,7 @@
 newest run's cells taking the place of a grid's, other devices' and Triton's runs left out, and its exit code."""
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -342,8 +343,6 @@ def test_the_device_steps_sweep_records_the_switch_it_was_made_under(tmp_path):
     """evidence/experiments/device-step.sh's bar_sweep passes SWEEP_SET to the sweep's process as
     SOFTMAX_BENCH_SWITCH (a run records its SOFTMAX_BENCH_* variables), and sets nothing without one. Run with
     stand-ins for nvidia-smi and python3 that say what they were given."""
-    import os
-
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA H200'\n")
