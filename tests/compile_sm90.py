@@ -6,7 +6,8 @@ row of the mask and of the bias), "phased" (those shared rows laid out in phase 
 absent: as cluster.phases_wanted has a launch lay them out), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
-(cluster.BIAS_BLEND, likewise), "mask_in_place" (cluster.MASK_IN_PLACE, likewise), "lean_causal" (the switch
+(cluster.BIAS_BLEND, likewise), "mask_in_place" and "bias_in_place" (cluster.MASK_IN_PLACE, BIAS_IN_PLACE,
+likewise), "lean_causal" (the switch
 cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store" (cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared"
 (cluster.KEEP_SHARED_ROWS, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP,
 LATE_Y, MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the
@@ -188,13 +189,18 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
             "registers": registers_of(report, path), "spill_bytes": spill_bytes, "shared_bytes": shared_bytes}
 
 
+IN_PLACE_SWITCHES = {"mask_in_place": "MASK_IN_PLACE", "bias_in_place": "BIAS_IN_PLACE"}  # case key: cluster's
+
+
 def compile_case(case: dict, out_dir: str) -> dict:
-    if case.get("mask_in_place", cluster.MASK_IN_PLACE) != cluster.MASK_IN_PLACE:  # the case's, as a launch takes it
-        saved, cluster.MASK_IN_PLACE = cluster.MASK_IN_PLACE, case["mask_in_place"]
-        try:
-            return compile_case(case, out_dir)  # (its key kept: its PTX is written apart from the copies' case)
-        finally:
-            cluster.MASK_IN_PLACE = saved
+    for key, name in IN_PLACE_SWITCHES.items():
+        if case.get(key, getattr(cluster, name)) != getattr(cluster, name):  # the case's, as a launch takes it
+            saved = getattr(cluster, name)
+            setattr(cluster, name, case[key])
+            try:
+                return compile_case(case, out_dir)  # (its key kept: its PTX is written apart from the copies' case)
+            finally:
+                setattr(cluster, name, saved)
     if case["kernel"] == "fused":
         return compile_fused_case(case, out_dir)
     if case["kernel"] == "shared_row":

@@ -399,6 +399,12 @@ PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 # for sm_90 only (eighty-third session: session83/inplace_probe.py, then the kernel); off until its GPU tests pass
 # and it beats the copies (key-padded bf16 8192×50257 on an H100: the kernel alone 580 µs, the copies 33).
 MASK_IN_PLACE = False
+# A forward's shared 16-bit bias off x's grid read in place, not from phase copies (BIAS_IN_PLACE): each vector's 16
+# bytes are three aligned 8-byte words, funnel-shifted into two (_bias_in_place), as the mask's. The phase copies of
+# biased rows/64 bf16 8192×50257 are 103 MB written and read (8 copies of a 12.9 MB bias): on an H100 they cost 48.6
+# µs, and the kernel reading them 632.6 µs against 580 for key-padded's (eighty-third session). Compiled for sm_90
+# only (eighty-fourth session); off until its GPU tests pass and it beats the copies.
+BIAS_IN_PLACE = False
 
 
 def mask_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
@@ -407,6 +413,15 @@ def mask_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
     mask = fusion.mask
     return (MASK_IN_PLACE and mask is not None and fusion.mask_shared and not fusion.mask_phased
             and mask.element_size() == 1 and mask.data_ptr() % 8 == 0 and mask.stride(-1) == 1
+            and dtype.itemsize == 2 and N % vector_elems(dtype) != 0)
+
+
+def bias_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
+    """Whether a forward reads its bias in place (BIAS_IN_PLACE): a shared 16-bit bias, 8-byte aligned, not laid out
+    in phase copies, whose rows lie off the grid of 16-bit x (a vector's bias: 16 bytes at any 2-byte offset)."""
+    bias = fusion.bias
+    return (BIAS_IN_PLACE and bias is not None and fusion.bias_shared and not fusion.bias_phased
+            and bias.element_size() == 2 and bias.data_ptr() % 8 == 0 and bias.stride(-1) == 1
             and dtype.itemsize == 2 and N % vector_elems(dtype) != 0)
 
 
@@ -425,9 +440,11 @@ def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = No
     def pays(rows: torch.Tensor, kind: str) -> bool:
         return M is None or M >= PHASED_FROM_ROWS[kind] * row_count(rows)
 
-    in_place = M is not None and mask_in_place(fusion, N, dtype)  # (a forward's: the log's backward copies it)
-    return (off and fusion.mask_shared and pays(fusion.mask, "mask") and not in_place,
-            off and fusion.bias_shared and dtype.itemsize in PHASED_BIAS_ITEMSIZES and pays(fusion.bias, "bias"))
+    forward = M is not None  # (a forward reads them in place where it can: the log's backward copies its mask)
+    return (off and fusion.mask_shared and pays(fusion.mask, "mask")
+            and not (forward and mask_in_place(fusion, N, dtype)),
+            off and fusion.bias_shared and dtype.itemsize in PHASED_BIAS_ITEMSIZES and pays(fusion.bias, "bias")
+            and not (forward and bias_in_place(fusion, N, dtype)))
 
 
 def laid_out(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> Fusion:
@@ -968,6 +985,33 @@ if gluon is not None:
         return gl.convert_layout(gl.reshape(keep, [C, P]), lanes.type.layout)
 
     @gluon.jit
+    def _bias_in_place(bias_base, bias_start, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
+        """A shared 16-bit bias's values at a piece's lanes ([C, P], row_layout), read in place: lane l's is element
+        bias_start + l from bias_base, at any offset. A vector's VEC values are 16 bytes: three aligned 8-byte words
+        (the third only off an 8-byte boundary), funnel-shifted into two by that offset's bytes mod 8, in the
+        [C, P / VEC, VEC] view of _keep_in_place, four values a word spread over the vector's lanes by shifts.
+        Vectors not moved read nothing (0). A moved vector is whole, so each word holds some of its bytes. VEC is 8."""
+        C: gl.constexpr = lanes.shape[0]
+        P: gl.constexpr = lanes.shape[1]
+        V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        first = gl.min(gl.convert_layout(gl.reshape(lanes, [C, P // VEC, VEC]), V3), axis=2)  # each vector's lane 0
+        moved = gl.max(gl.convert_layout(gl.reshape(move.to(gl.int32), [C, P // VEC, VEC]), V3), axis=2) != 0
+        at = (bias_start + first) * 2  # its first byte
+        words = bias_base.to(gl.pointer_type(gl.int64)) + (at >> 3)
+        bits = ((at & 7) * 8).to(gl.uint64)
+        w0 = gl.load(words, mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
+        w1 = gl.load(words + 1, mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
+        w2 = gl.load(words + 2, mask=moved & (bits != 0), other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
+        lo = gl.where(bits == 0, w0, (w0 >> bits) | (w1 << (64 - bits)))  # (a shift by 64: undefined in LLVM)
+        hi = gl.where(bits == 0, w1, (w1 >> bits) | (w2 << (64 - bits)))
+        i = gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3)))
+        shifts = ((i % 4) * 16).to(gl.uint64)[None, None, :]
+        upper = (i >= 4)[None, None, :]
+        values = (gl.where(upper, hi[:, :, None], lo[:, :, None]) >> shifts) & 0xFFFF
+        values = values.to(gl.uint16).to(bias_base.dtype.element_ty, bitcast=True)
+        return gl.convert_layout(gl.reshape(values, [C, P]), lanes.type.layout)
+
+    @gluon.jit
     def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
               EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
@@ -976,7 +1020,8 @@ if gluon is not None:
               last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False,
               MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
               LEAN_CAUSAL: gl.constexpr = False, MASK_EVICT: gl.constexpr = "", BIAS_EVICT: gl.constexpr = "",
-              MASK_IN_PLACE: gl.constexpr = False, mask_start=0):
+              MASK_IN_PLACE: gl.constexpr = False, mask_start=0, BIAS_IN_PLACE: gl.constexpr = False,
+              bias_start=0):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -986,7 +1031,7 @@ if gluon is not None:
         CAUSAL_VECTORS: a causal row reads only the vectors it keeps whole (through `last`, the lane of its last
         kept column), with no per-element select; the vector its diagonal cuts is the end vectors' (DIAGONAL).
         MASK_IN_PLACE: a shared mask off x's grid read in vectors where it lies (_keep_in_place; mask_row is then the
-        mask's base, mask_start the byte lane 0 reads)."""
+        mask's base, mask_start the byte lane 0 reads); BIAS_IN_PLACE, a shared 16-bit bias so (_bias_in_place)."""
         if ALIGNED:
             cols = lanes
         else:
@@ -1009,7 +1054,9 @@ if gluon is not None:
                     # whose predicates kept ptxas from having a thread's loads in flight at once (POSITIVE_SCALE)
                     x = gl.where(move, x, -float("inf"))
             if HAS_BIAS:
-                if BIAS_VECTORS:
+                if BIAS_IN_PLACE:  # (bias_row: the bias's base)
+                    bias = _bias_in_place(bias_row, bias_start, lanes, move, VEC, BIAS_EVICT)
+                elif BIAS_VECTORS:
                     bias = load_lanes(bias_row, lanes, move, 0.0, EVEN and not CAUSAL, BIAS_EVICT)
                 else:
                     bias = gl.load(bias_ptr + row * bias_stride + cols, mask=move, other=0.0,
@@ -1240,7 +1287,8 @@ if gluon is not None:
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
                        KEEP_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
-                       BIAS_PHASED: gl.constexpr = False, MASK_IN_PLACE: gl.constexpr = False):
+                       BIAS_PHASED: gl.constexpr = False, MASK_IN_PLACE: gl.constexpr = False,
+                       BIAS_IN_PLACE: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1271,9 +1319,12 @@ if gluon is not None:
         mask_row, mask_ptr, mask_stride = row_of(mask_ptr, mask_stride, row, mask_group, mask_period, off,
                                                  MASK_SHARED, MASK_PHASED, MASK_VECTORS and not MASK_IN_PLACE, VEC)
         bias_row = bias_ptr
+        bias_start = 0  # (BIAS_IN_PLACE) the element of the shared bias row that lane 0 reads, from the bias's base
         if HAS_BIAS:  # only then, as fused's
+            if BIAS_IN_PLACE:
+                bias_start = ((row.to(gl.int32) // bias_group) % bias_period).to(gl.int64) * bias_stride - off
             bias_row, bias_ptr, bias_stride = row_of(bias_ptr, bias_stride, row, bias_group, bias_period, off,
-                                                     BIAS_SHARED, BIAS_PHASED, BIAS_VECTORS, VEC)
+                                                     BIAS_SHARED, BIAS_PHASED, BIAS_VECTORS and not BIAS_IN_PLACE, VEC)
         last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
         diagonal = -1
         if DIAGONAL:
@@ -1295,21 +1346,21 @@ if gluon is not None:
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                    DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                   MASK_IN_PLACE, mask_start)
+                   MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                        DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                       MASK_IN_PLACE, mask_start)
+                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                        DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                       MASK_IN_PLACE, mask_start)
+                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -1418,7 +1469,8 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
     mask_vectors = fusion.mask is not None and mask_in_vectors(fusion, N, dtype)
-    bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.bias_phased)
+    bias_vectors = fusion.bias is not None and (on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.bias_phased)
+                                                or bias_in_place(fusion, N, dtype))
     how = holding(dtype, fusion, N)
     by_vectors = fusion.causal_m is not None and causal_vectors(N, how, fusion)  # causal rows read by vectors
     switches = {"MASK_PACKED": MASK_PACKED and mask_vectors and how == "packed",
@@ -1433,7 +1485,7 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
                 "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared),
                 "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased,
-                "MASK_IN_PLACE": mask_in_place(fusion, N, dtype)}
+                "MASK_IN_PLACE": mask_in_place(fusion, N, dtype), "BIAS_IN_PLACE": bias_in_place(fusion, N, dtype)}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
