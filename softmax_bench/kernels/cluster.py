@@ -963,6 +963,17 @@ if gluon is not None:
         return x
 
     @gluon.jit
+    def _vector_firsts(lanes, move, VEC: gl.constexpr):
+        """A piece's vectors ([C, P] lanes and move, row_layout) in the [C, P / VEC, VEC] view of vectors_layout:
+        each vector's first lane and whether it moves, [C, P / VEC] (the view's slice), reduced within each thread."""
+        C: gl.constexpr = lanes.shape[0]
+        P: gl.constexpr = lanes.shape[1]
+        V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        first = gl.min(gl.convert_layout(gl.reshape(lanes, [C, P // VEC, VEC]), V3), axis=2)
+        moved = gl.max(gl.convert_layout(gl.reshape(move.to(gl.int32), [C, P // VEC, VEC]), V3), axis=2) != 0
+        return first, moved
+
+    @gluon.jit
     def _keep_in_place(mask_base, mask_start, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
         """The keep-mask's bytes of a piece's lanes ([C, P], row_layout), read in place: lane l's byte is at
         mask_base + mask_start + l, at any offset. A vector's VEC bytes are two aligned 8-byte words, funnel-shifted
@@ -971,8 +982,7 @@ if gluon is not None:
         C: gl.constexpr = lanes.shape[0]
         P: gl.constexpr = lanes.shape[1]
         V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
-        first = gl.min(gl.convert_layout(gl.reshape(lanes, [C, P // VEC, VEC]), V3), axis=2)  # each vector's lane 0
-        moved = gl.max(gl.convert_layout(gl.reshape(move.to(gl.int32), [C, P // VEC, VEC]), V3), axis=2) != 0
+        first, moved = _vector_firsts(lanes, move, VEC)
         at = mask_start + first
         words = mask_base.to(gl.pointer_type(gl.int64))
         bits = ((at & 7) * 8).to(gl.uint64)
@@ -994,8 +1004,7 @@ if gluon is not None:
         C: gl.constexpr = lanes.shape[0]
         P: gl.constexpr = lanes.shape[1]
         V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
-        first = gl.min(gl.convert_layout(gl.reshape(lanes, [C, P // VEC, VEC]), V3), axis=2)  # each vector's lane 0
-        moved = gl.max(gl.convert_layout(gl.reshape(move.to(gl.int32), [C, P // VEC, VEC]), V3), axis=2) != 0
+        first, moved = _vector_firsts(lanes, move, VEC)
         at = (bias_start + first) * 2  # its first byte
         words = bias_base.to(gl.pointer_type(gl.int64)) + (at >> 3)
         bits = ((at & 7) * 8).to(gl.uint64)
