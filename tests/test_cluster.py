@@ -907,8 +907,8 @@ def test_a_launch_makes_phase_copies_only_where_32_rows_of_x_share_a_mask_row(he
 
 
 def test_a_shared_mask_read_in_place_lays_out_no_copies_and_holds_the_row_packed(monkeypatch):
-    """cluster.MASK_IN_PLACE (off until it runs on a GPU): a forward's shared byte mask off x's grid (key-padded bf16
-    8192×50257: 64 rows of x a row of it) is read where it lies. No phase copies are laid out or counted in the
+    """cluster.MASK_IN_PLACE (off: slower than its copies, in kernel time): a forward's shared byte mask off x's grid
+    (key-padded bf16 8192×50257: 64 rows of x a row of it) is read where it lies. No phase copies are laid out or counted in the
     traffic, the row is held packed as with its copies, in their configuration, and the kernel reads the mask in
     vectors. The log's backward still copies it; so does a forward of fp32 x, or of a mask off an 8-byte boundary.
     (128 rows, not 8192: the copies laid out to compare with are made in the interpreter.)"""
@@ -933,7 +933,7 @@ def test_a_shared_mask_read_in_place_lays_out_no_copies_and_holds_the_row_packed
 
 
 def test_a_shared_bias_read_in_place_lays_out_no_copies(monkeypatch):
-    """cluster.BIAS_IN_PLACE (off until it runs on a GPU): a forward's shared 16-bit bias off x's grid (biased rows/64
+    """cluster.BIAS_IN_PLACE (off, as the mask's): a forward's shared 16-bit bias off x's grid (biased rows/64
     bf16 8192×50257) is read where it lies: no phase copies laid out or counted in the traffic, the copies'
     configuration, the kernel reading the bias in vectors. A bias off an 8-byte boundary, or an fp32 one, is copied
     (or read element by element) as before. (128 rows, not 8192: the copies are made in the interpreter.)"""
