@@ -8,6 +8,7 @@
 #   each switch off and on, 3 rounds, key-padded and biased rows/64 bf16 8192x50257, softmax and log).
 # sweeps (any card; LEFT_S): the same cells in sweeps, auto beside torch_compile, each switch on (a switch) and off,
 #   once: <in-place|copied>-<form>-<card>-s84.
+# host (any card; ~1 min): host-profile.py, where a launch with phase copies spends its 328–416 µs of host a call.
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left
 if [[ ${1:-} == first ]]; then
@@ -39,4 +40,9 @@ if [[ ${1:-} == sweeps ]]; then
       in-place-$form-$tag-s84 --shape 8192x50257 --dtype bf16 --op $op $shape $log
     left 40 && bar_sweep copied-$form-$tag-s84 --shape 8192x50257 --dtype bf16 --op $op $shape $log
   done
+fi
+if [[ ${1:-} == host ]]; then
+  . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
+  timeout 120 python3 evidence/experiments/2026-12-07-session84/host-profile.py > $OUT/host-profile.txt 2>&1
+  echo "rc=$?"; grep -A45 "^==" $OUT/host-profile.txt | cut -c1-160
 fi
