@@ -399,14 +399,13 @@ PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 # for sm_90 (eighty-third session: session83/inplace_probe.py, then the kernel). Off: it gives the copies' bits, but
 # on an H100 (eighty-fourth session, session84/next.sh ab, L2 cleaned before each call) key-padded bf16 8192×50257
 # took 648 µs in place against 612 with the copies (the kernel alone 580, the copies 33), its log 648 against 604.
-# Back to back it is the faster call (659 against 698 µs): a launch with copies is not replayed (328–416 µs of host).
 MASK_IN_PLACE = False
 # A forward's shared 16-bit bias off x's grid read in place, not from phase copies (BIAS_IN_PLACE): each vector's 16
 # bytes are three aligned 8-byte words, funnel-shifted into two (_bias_in_place), as the mask's. The phase copies of
 # biased rows/64 bf16 8192×50257 are 103 MB written and read (8 copies of a 12.9 MB bias): on an H100 they cost 48.6
 # µs, and the kernel reading them 632.6 µs against 580 for key-padded's (eighty-third session). Off, as the mask's:
 # the copies' bits, but 699 µs in place against 673 with the copies, its log 692 against 664 (eighty-fourth session,
-# an H100, as MASK_IN_PLACE's; back to back 709 against 755).
+# an H100, as MASK_IN_PLACE's).
 BIAS_IN_PLACE = False
 
 
