@@ -7,13 +7,13 @@ absent: as cluster.phases_wanted has a launch lay them out), "mask_packed" (clus
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
 (cluster.BIAS_BLEND, likewise), "mask_in_place" and "bias_in_place" (cluster.MASK_IN_PLACE, BIAS_IN_PLACE,
-likewise), "lean_causal" (the switch
-cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store" (cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared"
-(cluster.KEEP_SHARED_ROWS, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP,
-LATE_Y, MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the
-loss's rows with their gradient, "grad+z": with the z-loss too, "loss": without), "max_registers" (None: uncapped;
-absent: as config_for chooses), "ctas" and "warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one
-JSON line a case comes back: the configuration, the instructions counted, registers, spills and shared memory."""
+likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
+(cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared" (cluster.KEEP_SHARED_ROWS, likewise), "lean_keep", "late_y",
+"mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y, MASK_EARLY and STAGED; absent: as
+cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with
+the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and
+"warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one JSON line a case comes back:
+the configuration, the instructions counted, registers, spills and shared memory."""
 
 import dataclasses
 import inspect
@@ -189,11 +189,14 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
             "registers": registers_of(report, path), "spill_bytes": spill_bytes, "shared_bytes": shared_bytes}
 
 
-IN_PLACE_SWITCHES = {"mask_in_place": "MASK_IN_PLACE", "bias_in_place": "BIAS_IN_PLACE"}  # case key: cluster's
+# A case's keys that set cluster's module switch of the same name in capitals, which the host's plan reads (laid_out,
+# holding, kernel_constexprs), not only the kernel: set while the case compiles (absent: as the module has it).
+PLAN_SWITCH_KEYS = ("mask_in_place", "bias_in_place")
 
 
 def compile_case(case: dict, out_dir: str) -> dict:
-    for key, name in IN_PLACE_SWITCHES.items():
+    for key in PLAN_SWITCH_KEYS:
+        name = key.upper()
         if case.get(key, getattr(cluster, name)) != getattr(cluster, name):  # the case's, as a launch takes it
             saved = getattr(cluster, name)
             setattr(cluster, name, case[key])

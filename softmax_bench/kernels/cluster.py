@@ -409,22 +409,25 @@ MASK_IN_PLACE = False
 BIAS_IN_PLACE = False
 
 
+def readable_in_place(rows: torch.Tensor | None, shared: bool, phased: bool, itemsize: int, N: int,
+                      dtype: torch.dtype) -> bool:
+    """Whether shared rows (a mask's, a bias's) can be read in place in 8-byte words: elements of `itemsize` bytes,
+    8-byte aligned, unit stride, not laid out in phase copies, their rows off the grid of 16-bit x."""
+    return (rows is not None and shared and not phased and rows.element_size() == itemsize
+            and rows.data_ptr() % 8 == 0 and rows.stride(-1) == 1 and dtype.itemsize == 2
+            and N % vector_elems(dtype) != 0)
+
+
 def mask_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
-    """Whether a forward reads its keep-mask in place (MASK_IN_PLACE): a shared mask of bytes, 8-byte aligned, not
-    laid out in phase copies, whose rows lie off the grid of 16-bit x (a vector's mask bytes: one 8-byte word)."""
-    mask = fusion.mask
-    return (MASK_IN_PLACE and mask is not None and fusion.mask_shared and not fusion.mask_phased
-            and mask.element_size() == 1 and mask.data_ptr() % 8 == 0 and mask.stride(-1) == 1
-            and dtype.itemsize == 2 and N % vector_elems(dtype) != 0)
+    """Whether a forward reads its keep-mask in place (MASK_IN_PLACE): a shared mask of bytes readable_in_place (a
+    vector's mask bytes: one 8-byte word)."""
+    return MASK_IN_PLACE and readable_in_place(fusion.mask, fusion.mask_shared, fusion.mask_phased, 1, N, dtype)
 
 
 def bias_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
-    """Whether a forward reads its bias in place (BIAS_IN_PLACE): a shared 16-bit bias, 8-byte aligned, not laid out
-    in phase copies, whose rows lie off the grid of 16-bit x (a vector's bias: 16 bytes at any 2-byte offset)."""
-    bias = fusion.bias
-    return (BIAS_IN_PLACE and bias is not None and fusion.bias_shared and not fusion.bias_phased
-            and bias.element_size() == 2 and bias.data_ptr() % 8 == 0 and bias.stride(-1) == 1
-            and dtype.itemsize == 2 and N % vector_elems(dtype) != 0)
+    """Whether a forward reads its bias in place (BIAS_IN_PLACE): a shared 16-bit bias readable_in_place (a vector's
+    bias: 16 bytes at any 2-byte offset)."""
+    return BIAS_IN_PLACE and readable_in_place(fusion.bias, fusion.bias_shared, fusion.bias_phased, 2, N, dtype)
 
 
 def mask_in_vectors(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
@@ -976,6 +979,11 @@ if gluon is not None:
         return first, moved
 
     @gluon.jit
+    def _funnel(lo, hi, bits):
+        """The 8 bytes from `bits` into the aligned 8-byte words lo, hi (bits a multiple of 8, below 64)."""
+        return gl.where(bits == 0, lo, (lo >> bits) | (hi << (64 - bits)))  # (a shift by 64: undefined in LLVM)
+
+    @gluon.jit
     def _keep_in_place(mask_base, mask_start, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
         """The keep-mask's bytes of a piece's lanes ([C, P], row_layout), read in place: lane l's byte is at
         mask_base + mask_start + l, at any offset. A vector's VEC bytes are two aligned 8-byte words, funnel-shifted
@@ -991,7 +999,7 @@ if gluon is not None:
         lo = gl.load(words + (at >> 3), mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
         hi = gl.load(words + (at >> 3) + 1, mask=moved & (bits != 0), other=0,
                      eviction_policy=EVICT).to(gl.uint64, bitcast=True)
-        word = gl.where(bits == 0, lo, (lo >> bits) | (hi << (64 - bits)))  # (a shift by 64: undefined in LLVM)
+        word = _funnel(lo, hi, bits)
         shifts = (gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3))) * 8).to(gl.uint64)
         keep = ((word[:, :, None] >> shifts[None, None, :]) & 0xFF).to(gl.uint8)
         return gl.convert_layout(gl.reshape(keep, [C, P]), lanes.type.layout)
@@ -1013,8 +1021,8 @@ if gluon is not None:
         w0 = gl.load(words, mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
         w1 = gl.load(words + 1, mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
         w2 = gl.load(words + 2, mask=moved & (bits != 0), other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
-        lo = gl.where(bits == 0, w0, (w0 >> bits) | (w1 << (64 - bits)))  # (a shift by 64: undefined in LLVM)
-        hi = gl.where(bits == 0, w1, (w1 >> bits) | (w2 << (64 - bits)))
+        lo = _funnel(w0, w1, bits)
+        hi = _funnel(w1, w2, bits)
         i = gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3)))
         shifts = ((i % 4) * 16).to(gl.uint64)[None, None, :]
         upper = (i >= 4)[None, None, :]
