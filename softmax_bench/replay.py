@@ -12,7 +12,10 @@ the bias put in their places.
 A call is recorded only when replaying it is safe: a compiled GPU launch (not the interpreter), a graph-safe
 variant (a plan made outside a CUDA graph capture then serves captures too, where `auto` would choose the same),
 the rows handed to the kernels being x's own memory (no copy made for them; the mask's and the bias's theirs),
-and every tensor argument x, y, the mask or the bias. `clear_caches` (dispatch) forgets the plans.
+and every tensor argument x, y, the mask, the bias or a buffer of the call's own that its launches write in full
+before they read it (kernels.scratch: a shared mask's phase copies), which the plan allocates anew at each call. A
+tensor argument is told by its address, so that a view of x (the mask's as 8-byte words) replays as x.
+`clear_caches` (dispatch) forgets the plans.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from torch.autograd import forward_ad
 from . import kernels
 
 MAX_PLANS = 4096  # distinct input kinds kept; past it, the plans start over
-X, Y, MASK, BIAS = 0, 1, 2, 3  # where a launch argument comes from at replay
+X, Y, MASK, BIAS, SCRATCH = 0, 1, 2, 3, 4  # where a launch argument comes from at replay (SCRATCH + k: scratch k)
 # a launch's arguments that are no tensor, told apart without isinstance(value, torch.Tensor), 0.09 µs for a
 # value that is not one (a launch has ~30)
 PLAIN_VALUES = frozenset({int, float, bool, str, type(None)})
@@ -58,16 +61,18 @@ FUSED_CASTS = frozenset({(torch.bfloat16, torch.float32), (torch.float16, torch.
 
 class Plan:
     """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go); y's
-    dtype."""
+    dtype; the (shape, dtype) of each scratch buffer the launches write and read, allocated anew at each call."""
 
-    __slots__ = ("steps", "stream_of", "device_index", "out_dtype", "like_x")
+    __slots__ = ("steps", "stream_of", "device_index", "out_dtype", "like_x", "scratch")
 
-    def __init__(self, steps: list, stream_of, device_index: int, out_dtype: torch.dtype, like_x: bool = False):
+    def __init__(self, steps: list, stream_of, device_index: int, out_dtype: torch.dtype, like_x: bool = False,
+                 scratch: tuple = ()):
         self.steps = steps
         self.stream_of = stream_of
         self.device_index = device_index
         self.out_dtype = out_dtype
         self.like_x = like_x  # y as torch.empty_like(x) alone (x contiguous, y of its dtype): 0.8 µs, not 1.1 (CPU)
+        self.scratch = scratch
 
     def __call__(self, x: torch.Tensor, mask: torch.Tensor | None, bias: torch.Tensor | None = None) -> torch.Tensor:
         if self.like_x:
@@ -76,6 +81,8 @@ class Plan:
             y = torch.empty_like(x, dtype=self.out_dtype, memory_format=torch.contiguous_format)
         stream = self.stream_of(self.device_index)
         tensors = (x, y, mask, bias)
+        if self.scratch:  # (allocated on the current stream as the call's own were: freed after its launches)
+            tensors += tuple(torch.empty(shape, dtype=dtype, device=x.device) for shape, dtype in self.scratch)
         for launch, template, slots in self.steps:
             args = template.copy()
             for position, source in slots:
@@ -134,10 +141,19 @@ def _runtime_knobs():
     return knobs.runtime
 
 
+class Recorded(list):
+    """A recorded call's launches (kernels.launch_kernel appends them), and in `scratch` the buffers kernels.scratch
+    named."""
+
+    def __init__(self):
+        super().__init__()
+        self.scratch = []
+
+
 @contextmanager
 def recording():
-    """Collect the kernel launches made inside (kernels.launch_kernel appends to the list yielded)."""
-    previous, kernels.recorded_launches = kernels.recorded_launches, []
+    """Collect the kernel launches made inside and the scratch buffers named (a Recorded, yielded)."""
+    previous, kernels.recorded_launches = kernels.recorded_launches, Recorded()
     try:
         yield kernels.recorded_launches
     finally:
@@ -149,37 +165,40 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
               bias: torch.Tensor | None = None) -> Plan | None:
     """A Plan for the recorded `launches` of a call that gave `rows` (x's rows), `mask_rows` and `bias_rows` (the
     mask's and the bias's) to the variant and got `y_rows`; None when one cannot be replayed from x, a fresh y, the
-    mask and the bias. stream_of: device index → the stream to launch on (None: Triton's, the current torch
-    stream)."""
+    mask, the bias and the scratch buffers `launches` names (a Recorded's). stream_of: device index → the stream
+    to launch on (None: Triton's, the current torch stream)."""
     if not launches or rows.data_ptr() != x.data_ptr():
         return None
     for given, user in ((mask_rows, mask), (bias_rows, bias)):
         if given is not None and given.data_ptr() != user.data_ptr():
             return None
-    sources = {}  # id → where it comes from, the first named where one tensor is given twice
-    for where, tensor in ((X, rows), (Y, y_rows), (MASK, mask_rows), (BIAS, bias_rows)):
+    scratch = getattr(launches, "scratch", ())
+    sources = {}  # address → where it comes from, the first named where one tensor is given twice
+    for where, tensor in ((X, rows), (Y, y_rows), (MASK, mask_rows), (BIAS, bias_rows), *enumerate(scratch, SCRATCH)):
         if tensor is not None:
-            sources.setdefault(id(tensor), where)
+            sources.setdefault(tensor.data_ptr(), where)
     steps = []
     for kernel, grid, args, kwargs, compiled in launches:
         if compiled is None or not hasattr(compiled, "run"):
             return None
         template, slots = [], []
         for value in bound_arguments(kernel, args, kwargs):
-            source = sources.get(id(value))
-            if source is not None:
+            if type(value) not in PLAIN_VALUES and isinstance(value, torch.Tensor):
+                source = sources.get(value.data_ptr())
+                if source is None:
+                    return None  # a buffer of the variant's own not named scratch: not replayed
                 slots.append((len(template), source))
                 value = None
-            elif type(value) not in PLAIN_VALUES and isinstance(value, torch.Tensor):
-                return None  # a buffer of the variant's own (scratch): not replayed
             template.append(value)
         steps.append((launcher(compiled, grid), template, tuple(slots)))
     if stream_of is None:
         from triton.runtime import driver
 
         stream_of = driver.active.get_current_stream
-    plan = Plan(steps, stream_of, x.get_device(), y_rows.dtype, like_x=y_rows.dtype == x.dtype and x.is_contiguous())
-    return own_replay(launches, plan) if OWN_LAUNCHER else plan
+    plan = Plan(steps, stream_of, x.get_device(), y_rows.dtype, like_x=y_rows.dtype == x.dtype and x.is_contiguous(),
+                scratch=tuple((buffer.shape, buffer.dtype) for buffer in scratch))
+    # launcher.c's Replay allocates y alone: a plan with scratch is replayed in Python
+    return own_replay(launches, plan) if OWN_LAUNCHER and not scratch else plan
 
 
 def launched_and_kept(key: tuple | None, launch, rows: torch.Tensor, mask_rows: torch.Tensor | None,

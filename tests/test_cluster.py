@@ -12,6 +12,7 @@ import torch
 import triton
 
 import softmax_bench
+from softmax_bench import replay
 from softmax_bench.dispatch import auto_choice, clear_caches
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
@@ -861,6 +862,39 @@ def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log, p
     z = x.double() * 0.125 + bias.double()
     reference = (torch.log_softmax if log else torch.softmax)(z, dim=-1)
     torch.testing.assert_close(y.double(), reference, atol=TOL[dtype][0], rtol=TOL[dtype][1])
+    clear_caches()
+
+
+@on_gpu
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("shared", ["mask", "bias"])
+def test_a_call_with_phase_copies_is_replayed_with_copies_of_its_own(shared, log):
+    """A launch that lays a shared mask or bias out in phase copies (bf16 rows of N = 32769, 64 a shared row) is
+    kept as a plan at its second call (softmax_bench.replay: the copies a buffer each replayed call allocates, their
+    kernel one of its launches), and a call with new values of the mask or bias replays it: the result is the long
+    way's, bit for bit."""
+    clear_caches()
+    N = 32769
+    x, _ = fresh_randn(2, 64, N, dtype=torch.bfloat16)
+
+    def fused():
+        if shared == "bias":
+            return {"bias": torch.randn(2, 1, N, device=x.device).to(torch.bfloat16)}
+        keep = torch.rand(2, 1, N, device=x.device) > 0.3
+        keep[..., 0] = True
+        return {"mask": keep}
+
+    call = softmax_bench.log_softmax if log else softmax_bench.softmax
+    first = fused()
+    for _ in range(2):  # called once, then recorded
+        call(x, scale=0.125, variant="cluster", **first)
+    (plan,) = replay.PLANS.values()
+    assert getattr(plan, "scratch", ()), "the copies are not the plan's scratch"
+    other = fused()
+    replayed = call(x, scale=0.125, variant="cluster", **other)
+    assert len(replay.PLANS) == 1
+    clear_caches()
+    assert torch.equal(replayed, call(x, scale=0.125, variant="cluster", **other))
     clear_caches()
 
 

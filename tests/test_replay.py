@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import softmax_bench
-from softmax_bench import dispatch, replay
+from softmax_bench import dispatch, kernels, replay
 from softmax_bench.kernels import TOLERANCES, launch_kernel
 
 from .conftest import DEVICE
@@ -116,6 +116,33 @@ def test_no_plan_for_a_buffer_of_the_variants_own_or_rows_that_are_a_copy():
     copy = x.clone()
     assert replay.make_plan(record(kernel, copy, y, None), copy, y, None, x, None) is None
     assert replay.make_plan([], x, y, None, x, None) is None  # nothing compiled (the interpreter)
+
+
+def test_a_call_with_scratch_named_replays_with_a_fresh_buffer_and_views_of_its_tensors_as_the_new_ones(monkeypatch):
+    """A call that lays a shared mask out in phase copies (masking.phased_rows: kernels.scratch) launches the copies'
+    kernel on a view of the mask and the copies, then the softmax on x, y and the copies: replayed, each call
+    allocates copies of its own, of the recorded shape and dtype, and the view's place takes the new mask."""
+    monkeypatch.setattr(replay, "OWN_LAUNCHER", True)  # (a plan with scratch is not launcher.c's)
+    kernel, x, mask = FakeKernel(), torch.randn(5, 40), torch.rand(5, 40) > 0.5
+    y = torch.empty_like(x)
+    with replay.recording() as launches:
+        copies = kernels.scratch(torch.empty(10, 48, dtype=torch.bool))
+        launch_kernel(kernel, (10,), mask.view(torch.uint8), copies, copies, 40, scale=1.0, BLOCK=64)
+        launch_kernel(kernel, (5,), x, y, copies, 40, scale=0.5, BLOCK=64)
+    plan = replay.make_plan(launches, x, y, mask, x, mask, stream_of=lambda device: "stream")
+    assert type(plan) is replay.Plan and plan.scratch == ((torch.Size([10, 48]), torch.bool),)
+    x2, mask2 = torch.randn(5, 40), torch.rand(5, 40) > 0.5
+    y2 = plan(x2, mask2)
+    copy_call, softmax_call = (call[9:12] for call in kernel.compiled.calls)
+    assert copy_call[0] is mask2 and softmax_call[:2] == (x2, y2)
+    fresh = copy_call[1]
+    assert fresh is copy_call[2] is softmax_call[2] and fresh is not copies
+    assert fresh.shape == (10, 48) and fresh.dtype == torch.bool
+    plan(x2, mask2)
+    assert kernel.compiled.calls[-1][11] is not fresh  # each call its own copies
+    with replay.recording() as launches:  # the same buffer, not named scratch: no plan
+        launch_kernel(kernel, (5,), x, y, torch.empty(10, 48, dtype=torch.bool), 40, scale=0.5, BLOCK=64)
+    assert replay.make_plan(launches, x, y, mask, x, mask, stream_of=str) is None
 
 
 def test_the_interpreter_records_nothing_and_clear_caches_forgets_the_plans():

@@ -393,7 +393,8 @@ def output_like(x: torch.Tensor, fusion: Fusion = PLAIN) -> torch.Tensor:
     return torch.empty_like(x, dtype=fusion.out_dtype, memory_format=torch.contiguous_format)
 
 
-# While softmax_bench.replay records a call: each launch's (kernel, grid, args, kwargs, compiled kernel).
+# While softmax_bench.replay records a call: each launch's (kernel, grid, args, kwargs, compiled kernel), and in
+# its `scratch` the buffers of the call's own that scratch() named.
 recorded_launches: list | None = None
 # While a registered op is traced for torch.compile with its Triton kernels in the graph (softmax_bench.library):
 # each launch becomes a node (torch.library.wrap_triton) that the compiled code launches itself.
@@ -409,6 +410,15 @@ def launches_traced():
         yield
     finally:
         traced_launches = False
+
+
+def scratch(tensor: torch.Tensor) -> torch.Tensor:
+    """tensor, named a buffer of the call's own that its launches write in full before any of them reads it
+    (masking.phased_rows' copies): a replayed call allocates one like it (softmax_bench.replay), where a buffer
+    not named so keeps the call from being replayed."""
+    if recorded_launches is not None:
+        recorded_launches.scratch.append(tensor)
+    return tensor
 
 
 def launch_kernel(kernel, grid: tuple, *args, **kwargs):

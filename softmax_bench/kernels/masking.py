@@ -8,7 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import Fusion, interpreted, launch_kernel
+from . import Fusion, interpreted, launch_kernel, scratch
 
 try:  # the GPU's approximate log (lg2.approx · ln 2)
     from triton.language.extra.cuda.libdevice import fast_logf
@@ -247,6 +247,8 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     L = -(-(N + vec) // 16) * 16
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
     runs_kernel = rows.is_cuda or (interpreted() and rows.device.type == "cpu")
+    if runs_kernel:  # every element of the copies written, the zeros too: a replayed call allocates its own
+        scratch(phased)
     if runs_kernel and copies_by_words(rows):
         size = rows.element_size()
         words = L * size // 8  # every word of a copy, the zeros too
