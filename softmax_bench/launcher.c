@@ -2,11 +2,12 @@
 //
 // A Launch holds everything of one recorded launch that does not change from call to call: the CUDA function,
 // grid, block, shared memory, cluster and every parameter's value in an 8-byte slot. A call gives the stream and
-// the call's tensors (x, y, mask, bias); it puts their addresses in the slots they go to and launches. The driver's
+// the call's tensors (x, y, mask, bias, then its scratch buffers); it puts their addresses in the slots they go to
+// and launches. The driver's
 // functions are given by Python (bind_driver), so the module builds and loads on a machine with no CUDA driver.
 //
-// A Replay is a recorded call's plan (softmax_bench.replay's Plan) run from C: y allocated, the stream asked, its
-// Launches called.
+// A Replay is a recorded call's plan (softmax_bench.replay's Plan) run from C: y and the scratch buffers allocated,
+// the stream asked, its Launches called.
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -20,6 +21,8 @@
 #define MAX_PARAMS 64
 #define MAX_SLOTS 8
 #define TENSORS 4  // x, y, mask, bias
+#define MAX_SCRATCH 2  // buffers of a call's own (a shared mask's and a shared bias's phase copies), after them
+#define SOURCES (TENSORS + MAX_SCRATCH)
 
 typedef CUresult (*ctx_get_current_t)(CUcontext *);
 typedef CUresult (*device_get_t)(CUdevice *, int);
@@ -62,6 +65,7 @@ typedef struct {
   int n_slots;
   int slot_param[MAX_SLOTS];
   int slot_source[MAX_SLOTS];
+  int n_sources;  // the tensors a call must give: one past the last its slots take
 } Launch;
 
 static int raise_cuda(CUresult status, const char *what) {
@@ -72,8 +76,13 @@ static int raise_cuda(CUresult status, const char *what) {
   return -1;
 }
 
-// The call's parameters: the recorded values, each slot's tensor's address put in its place.
-static int fill(Launch *self, PyObject *const *tensors, uint64_t *values) {
+// The call's parameters: the recorded values, each slot's tensor's address put in its place (n_tensors given).
+static int fill(Launch *self, PyObject *const *tensors, Py_ssize_t n_tensors, uint64_t *values) {
+  if (n_tensors < self->n_sources) {
+    PyErr_Format(PyExc_TypeError, "this launch takes x, y, mask, bias and %d scratch buffers",
+                 self->n_sources - TENSORS);
+    return -1;
+  }
   memcpy(values, self->values, sizeof(uint64_t) * self->n_params);
   for (int i = 0; i < self->n_slots; ++i) {
     PyObject *tensor = tensors[self->slot_source[i]];
@@ -145,15 +154,16 @@ static CUresult launch(Launch *self, CUstream stream, void **params) {
   return driver.launch_kernel_ex(&config, self->function, params, NULL);
 }
 
-// The launch with these tensors (x, y, mask, bias: tensors, their addresses as ints, or None) on `stream`.
-static int run_launch(Launch *self, uint64_t stream, PyObject *const *tensors) {
+// The launch with these n_tensors tensors (x, y, mask, bias, scratch: tensors, their addresses as ints, or None) on
+// `stream`.
+static int run_launch(Launch *self, uint64_t stream, PyObject *const *tensors, Py_ssize_t n_tensors) {
   if (driver.launch_kernel == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "softmax_bench's launcher has no CUDA driver bound (bind_driver)");
     return -1;
   }
   uint64_t values[MAX_PARAMS];
   void *params[MAX_PARAMS];
-  if (fill(self, tensors, values) < 0)
+  if (fill(self, tensors, n_tensors, values) < 0)
     return -1;
   for (int i = 0; i < self->n_params; ++i)
     params[i] = &values[i];
@@ -170,26 +180,29 @@ static int run_launch(Launch *self, uint64_t stream, PyObject *const *tensors) {
   return 0;
 }
 
-// launch(stream, x, y, mask, bias): the launch with this call's tensors (or their addresses as ints).
+// launch(stream, x, y, mask, bias, *scratch): the launch with this call's tensors (or their addresses as ints).
 static PyObject *Launch_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-  if (PyVectorcall_NARGS(nargsf) != 1 + TENSORS || kwnames != NULL) {
-    PyErr_SetString(PyExc_TypeError, "a Launch takes (stream, x, y, mask, bias), positionally");
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs < 1 + TENSORS || nargs > 1 + SOURCES || kwnames != NULL) {
+    PyErr_SetString(PyExc_TypeError, "a Launch takes (stream, x, y, mask, bias, *scratch), positionally");
     return NULL;
   }
   uint64_t stream = PyLong_AsUnsignedLongLong(args[0]);
-  if (PyErr_Occurred() || run_launch((Launch *)callable, stream, args + 1) < 0)
+  if (PyErr_Occurred() || run_launch((Launch *)callable, stream, args + 1, nargs - 1) < 0)
     return NULL;
   Py_RETURN_NONE;
 }
 
-// params(x, y, mask, bias): the parameters a launch with these tensors passes, each as the int of its 8-byte slot.
+// params(x, y, mask, bias, *scratch): the parameters a launch with these tensors passes, each as the int of its
+// 8-byte slot.
 static PyObject *Launch_params(Launch *self, PyObject *args) {
-  if (PyTuple_GET_SIZE(args) != TENSORS) {
-    PyErr_SetString(PyExc_TypeError, "params takes (x, y, mask, bias)");
+  Py_ssize_t n_tensors = PyTuple_GET_SIZE(args);
+  if (n_tensors < TENSORS || n_tensors > SOURCES) {
+    PyErr_SetString(PyExc_TypeError, "params takes (x, y, mask, bias, *scratch)");
     return NULL;
   }
   uint64_t values[MAX_PARAMS];
-  if (fill(self, &PyTuple_GET_ITEM(args, 0), values) < 0)
+  if (fill(self, &PyTuple_GET_ITEM(args, 0), n_tensors, values) < 0)
     return NULL;
   PyObject *out = PyTuple_New(self->n_params);
   for (int i = 0; out != NULL && i < self->n_params; ++i)
@@ -198,7 +211,8 @@ static PyObject *Launch_params(Launch *self, PyObject *args) {
 }
 
 // Launch(function, (grid x, y, z), num_warps, shared, num_ctas, cooperative, pdl, device, values, slots):
-// values, the parameters' 8-byte slots as bytes; slots, ((parameter, source) ...), source 0-3 for x, y, mask, bias.
+// values, the parameters' 8-byte slots as bytes; slots, ((parameter, source) ...), source 0-3 for x, y, mask, bias,
+// 4-5 for the call's scratch buffers.
 static PyObject *Launch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   unsigned long long function;
   unsigned int grid[3], num_warps, shared, num_ctas;
@@ -234,15 +248,19 @@ static PyObject *Launch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   for (Py_ssize_t i = 0; i < n_slots; ++i) {
     int param, source;
     if (!PyArg_ParseTuple(PyTuple_GET_ITEM(slots, i), "ii", &param, &source) || param < 0 || param >= n_params ||
-        source < 0 || source >= TENSORS) {
+        source < 0 || source >= SOURCES) {
       if (!PyErr_Occurred())
-        PyErr_SetString(PyExc_ValueError, "a slot is (a parameter's index, 0-3 for x, y, mask, bias)");
+        PyErr_SetString(PyExc_ValueError, "a slot is (a parameter's index, 0-3 for x, y, mask, bias, 4-5 for scratch)");
       Py_CLEAR(self);
       goto done;
     }
     self->slot_param[i] = param;
     self->slot_source[i] = source;
   }
+  self->n_sources = TENSORS;
+  for (int i = 0; i < self->n_slots; ++i)
+    if (self->slot_source[i] >= self->n_sources)
+      self->n_sources = self->slot_source[i] + 1;
 done:
   PyBuffer_Release(&values);
   return (PyObject *)self;
@@ -260,7 +278,7 @@ static PyTypeObject LaunchType = {
     .tp_call = PyVectorcall_Call,
     .tp_new = Launch_new,
     .tp_methods = Launch_methods,
-    .tp_doc = "One recorded launch of a compiled kernel, called as launch(stream, x, y, mask, bias).",
+    .tp_doc = "One recorded launch of a compiled kernel, called as launch(stream, x, y, mask, bias, *scratch).",
 };
 
 // What a Replay needs of torch and Triton, given once (configure).
@@ -280,6 +298,7 @@ typedef struct {
   PyObject *stream_of;    // device index → the stream
   PyObject *device_index;
   PyObject *out_dtype;    // y's dtype; None: y is torch.empty_like(x)
+  PyObject *scratch;      // a tuple of callables, each allocating one of the call's scratch buffers
 } Replay;
 
 static PyTypeObject ReplayType;
@@ -328,6 +347,8 @@ static PyObject *replay_run(Replay *self, PyObject *x, PyObject *mask, PyObject 
   }
   if (y == NULL)
     return NULL;
+  PyObject *tensors[SOURCES] = {x, y, mask, bias};
+  Py_ssize_t n_tensors = TENSORS;
   PyObject *stream_object = PyObject_CallOneArg(self->stream_of, self->device_index);
   if (stream_object == NULL)
     goto failed;
@@ -335,12 +356,19 @@ static PyObject *replay_run(Replay *self, PyObject *x, PyObject *mask, PyObject 
   Py_DECREF(stream_object);
   if (PyErr_Occurred())
     goto failed;
-  PyObject *tensors[TENSORS] = {x, y, mask, bias};
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->launches); ++i)
-    if (run_launch((Launch *)PyTuple_GET_ITEM(self->launches, i), stream, tensors) < 0)
+  // the scratch buffers, freed (to torch's caching allocator, on this stream) once their launches are queued
+  for (; n_tensors < TENSORS + PyTuple_GET_SIZE(self->scratch); ++n_tensors)
+    if ((tensors[n_tensors] = PyObject_CallNoArgs(PyTuple_GET_ITEM(self->scratch, n_tensors - TENSORS))) == NULL)
       goto failed;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->launches); ++i)
+    if (run_launch((Launch *)PyTuple_GET_ITEM(self->launches, i), stream, tensors, n_tensors) < 0)
+      goto failed;
+  for (Py_ssize_t i = TENSORS; i < n_tensors; ++i)
+    Py_DECREF(tensors[i]);
   return y;
 failed:
+  for (Py_ssize_t i = TENSORS; i < n_tensors; ++i)
+    Py_DECREF(tensors[i]);
   Py_DECREF(y);
   return NULL;
 }
@@ -354,13 +382,17 @@ static PyObject *Replay_call(PyObject *callable, PyObject *const *args, size_t n
   return replay_run((Replay *)callable, args[0], args[1], nargs == 3 ? args[2] : Py_None);
 }
 
-// Replay(launches, plan, stream_of, device_index, out_dtype): launches, a tuple of Launch; out_dtype None for y as
-// torch.empty_like(x).
+// Replay(launches, plan, stream_of, device_index, out_dtype[, scratch]): launches, a tuple of Launch; out_dtype None
+// for y as torch.empty_like(x); scratch, a tuple of callables that each allocate a buffer of the call's own.
 static PyObject *Replay_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  PyObject *launches, *plan, *stream_of, *device_index, *out_dtype;
-  if (!PyArg_ParseTuple(args, "O!OOO!O", &PyTuple_Type, &launches, &plan, &stream_of, &PyLong_Type, &device_index,
-                        &out_dtype))
+  PyObject *launches, *plan, *stream_of, *device_index, *out_dtype, *scratch = NULL;
+  if (!PyArg_ParseTuple(args, "O!OOO!O|O!", &PyTuple_Type, &launches, &plan, &stream_of, &PyLong_Type, &device_index,
+                        &out_dtype, &PyTuple_Type, &scratch))
     return NULL;
+  if (scratch != NULL && PyTuple_GET_SIZE(scratch) > MAX_SCRATCH) {
+    PyErr_Format(PyExc_ValueError, "a Replay allocates at most %d scratch buffers", MAX_SCRATCH);
+    return NULL;
+  }
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(launches); ++i)
     if (!Py_IS_TYPE(PyTuple_GET_ITEM(launches, i), &LaunchType)) {
       PyErr_SetString(PyExc_TypeError, "a Replay's launches are Launches");
@@ -375,6 +407,9 @@ static PyObject *Replay_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   self->stream_of = Py_NewRef(stream_of);
   self->device_index = Py_NewRef(device_index);
   self->out_dtype = Py_NewRef(out_dtype);
+  self->scratch = scratch != NULL ? Py_NewRef(scratch) : PyTuple_New(0);
+  if (self->scratch == NULL)
+    Py_CLEAR(self);
   return (PyObject *)self;
 }
 
@@ -384,12 +419,14 @@ static void Replay_dealloc(Replay *self) {
   Py_XDECREF(self->stream_of);
   Py_XDECREF(self->device_index);
   Py_XDECREF(self->out_dtype);
+  Py_XDECREF(self->scratch);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyMemberDef Replay_members[] = {
     {"launches", T_OBJECT, offsetof(Replay, launches), READONLY, "The Launches, in order."},
     {"plan", T_OBJECT, offsetof(Replay, plan), READONLY, "The same call's Plan, through Triton's launch."},
+    {"scratch", T_OBJECT, offsetof(Replay, scratch), READONLY, "What allocates each of a call's scratch buffers."},
     {NULL}};
 
 static PyTypeObject ReplayType = {

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, partial
 
 import torch
 from torch.autograd import forward_ad
@@ -61,7 +61,8 @@ FUSED_CASTS = frozenset({(torch.bfloat16, torch.float32), (torch.float16, torch.
 
 class Plan:
     """The launches of one recorded call: for each, (launch, argument template, where x, y and the mask go); y's
-    dtype; the (shape, dtype) of each scratch buffer the launches write and read, allocated anew at each call."""
+    dtype; `scratch`, for each buffer of the call's own that the launches write and read, what allocates it anew
+    at each call."""
 
     __slots__ = ("steps", "stream_of", "device_index", "out_dtype", "like_x", "scratch")
 
@@ -82,7 +83,7 @@ class Plan:
         stream = self.stream_of(self.device_index)
         tensors = (x, y, mask, bias)
         if self.scratch:  # (allocated on the current stream as the call's own were: freed after its launches)
-            tensors += tuple(torch.empty(shape, dtype=dtype, device=x.device) for shape, dtype in self.scratch)
+            tensors += tuple(allocate() for allocate in self.scratch)
         for launch, template, slots in self.steps:
             args = template.copy()
             for position, source in slots:
@@ -173,10 +174,10 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
         if given is not None and given.data_ptr() != user.data_ptr():
             return None
     scratch = getattr(launches, "scratch", ())
-    sources = {}  # address → where it comes from, the first named where one tensor is given twice
+    sources = {}  # address → where it comes from
     for where, tensor in ((X, rows), (Y, y_rows), (MASK, mask_rows), (BIAS, bias_rows), *enumerate(scratch, SCRATCH)):
-        if tensor is not None:
-            sources.setdefault(tensor.data_ptr(), where)
+        if tensor is not None and sources.setdefault(tensor.data_ptr(), where) != where:
+            return None  # two of the call's tensors at one address (x given as the bias): a later call's apart
     steps = []
     for kernel, grid, args, kwargs, compiled in launches:
         if compiled is None or not hasattr(compiled, "run"):
@@ -195,10 +196,10 @@ def make_plan(launches: list, rows: torch.Tensor, y_rows: torch.Tensor, mask_row
         from triton.runtime import driver
 
         stream_of = driver.active.get_current_stream
+    allocations = tuple(partial(torch.empty, buffer.shape, dtype=buffer.dtype, device=x.device) for buffer in scratch)
     plan = Plan(steps, stream_of, x.get_device(), y_rows.dtype, like_x=y_rows.dtype == x.dtype and x.is_contiguous(),
-                scratch=tuple((buffer.shape, buffer.dtype) for buffer in scratch))
-    # launcher.c's Replay allocates y alone: a plan with scratch is replayed in Python
-    return own_replay(launches, plan) if OWN_LAUNCHER and not scratch else plan
+                scratch=allocations)
+    return own_replay(launches, plan) if OWN_LAUNCHER else plan
 
 
 def launched_and_kept(key: tuple | None, launch, rows: torch.Tensor, mask_rows: torch.Tensor | None,
@@ -226,7 +227,7 @@ def launched_and_kept(key: tuple | None, launch, rows: torch.Tensor, mask_rows: 
 def own_replay(launches: list, plan: Plan):
     """The plan as softmax_bench.launcher's Replay: its launches as Launches, run from C (the Plan kept for a
     profiler's hooks, which Triton's launch calls). The plan itself where a launch is not one the launcher takes
-    (launcher.Unsupported, or a fact Launch refuses: the call then replays through Triton's launch, which
+    (launcher.Unsupported, or a fact Launch or Replay refuses: the call then replays through Triton's launch, which
     test_launcher's GPU test would see)."""
     from . import launcher
 
@@ -237,7 +238,11 @@ def own_replay(launches: list, plan: Plan):
         return plan
     module = launcher.driver_bound()
     module.configure(*replay_glue())
-    return module.Replay(own, plan, plan.stream_of, plan.device_index, None if plan.like_x else plan.out_dtype)
+    try:
+        return module.Replay(own, plan, plan.stream_of, plan.device_index, None if plan.like_x else plan.out_dtype,
+                             plan.scratch)
+    except ValueError:  # more scratch buffers than launcher.c takes
+        return plan
 
 
 class PlanTable(dict):

@@ -222,8 +222,23 @@ def test_a_failed_launch_raises_with_the_drivers_words(recording):
     recording.fail = 700
     with pytest.raises(RuntimeError, match=r"launching a replayed kernel failed: CUDA error 700 \(an error made up\)"):
         launch(0, torch.randn(2), torch.randn(2), None, None)
-    with pytest.raises(TypeError, match=r"\(stream, x, y, mask, bias\)"):
+    with pytest.raises(TypeError, match=r"\(stream, x, y, mask, bias, \*scratch\)"):
         launch(0, torch.randn(2))
+
+
+def test_a_launch_takes_a_scratch_buffer_after_the_four_tensors(recording):
+    """A slot of source SCRATCH (a buffer of the call's own, the first) takes the fifth tensor; a call that gives
+    four is refused so, and a slot past the two scratch buffers is no Launch's."""
+    launch = launcher.make_launch(fused_compiled(), (1,), TEMPLATE, ((0, replay.X), (1, replay.Y),
+                                                                    (7, replay.SCRATCH)), 0)
+    x, y, copies = torch.randn(2), torch.randn(2), torch.randn(3)
+    launch(0, x, y, None, None, copies)
+    assert recording.launches[0][4][7] == copies.data_ptr()
+    assert launch.params(x, y, None, None, copies)[7] == copies.data_ptr()
+    with pytest.raises(TypeError, match="takes x, y, mask, bias and 1 scratch buffers"):
+        launch(0, x, y, None, None)
+    with pytest.raises(ValueError, match="4-5 for scratch"):
+        launcher.make_launch(fused_compiled(), (1,), TEMPLATE, ((7, replay.SCRATCH + 2),), 0)
 
 
 @pytest.mark.parametrize("change, reason", [
@@ -352,6 +367,34 @@ def test_a_plan_the_launcher_takes_is_a_replay(module, recording, monkeypatch):
     assert grid == (5, 1, 1) and stream == 0x5 and not kernel.compiled.calls
     half = struct.unpack("<I", struct.pack("<f", 0.5))[0]
     assert params[:5] == [x2.data_ptr(), y2.data_ptr(), x2.data_ptr(), 40, half]  # x for the absent mask
+
+
+def test_a_plan_with_scratch_is_a_replay_that_allocates_its_own_at_each_call(module, recording, monkeypatch):
+    """A call that lays a shared mask out in phase copies (kernels.scratch names them) launches the copies' kernel,
+    then the softmax on them: its Replay allocates copies at each call (its `scratch`), hands the same buffer to
+    both launches and the call's mask to the first."""
+    from softmax_bench.kernels import launch_kernel, scratch
+
+    from .test_replay import FakeKernel
+
+    monkeypatch.setattr(replay, "OWN_LAUNCHER", True)
+    kernel, x, mask = FakeKernel(), torch.randn(5, 40), torch.rand(5, 40) > 0.5
+    kernel.compiled, recording.parameters = fake_kernel_compiled(), 7
+    y = torch.empty_like(x)
+    with replay.recording() as launches:
+        copies = scratch(torch.empty(10, 48))
+        launch_kernel(kernel, (10,), mask.view(torch.uint8), copies, copies, 40, 1.0, BLOCK=64)
+        launch_kernel(kernel, (5,), x, y, copies, 40, 0.5, BLOCK=64)
+    own = replay.make_plan(launches, x, y, mask, x, mask, stream_of=lambda device: 0x5)
+    assert isinstance(own.plan, replay.Plan) and len(own.launches) == 2 and len(own.scratch) == 1
+    made = own.scratch[0]()
+    assert made.shape == (10, 48) and made.dtype == torch.float32 and made.device == x.device
+    x2, mask2 = torch.randn(5, 40), torch.rand(5, 40) > 0.5
+    y2 = own(x2, mask2)
+    (_, _, _, _, to_copies, _), (_, _, _, _, to_softmax, _) = recording.launches
+    assert to_copies[:3] == [mask2.data_ptr(), to_copies[1], to_copies[1]] and to_copies[1] != copies.data_ptr()
+    assert to_softmax[:3] == [x2.data_ptr(), y2.data_ptr(), to_copies[1]]
+    assert not kernel.compiled.calls  # launched from C
 
 
 def test_a_plan_whose_launch_the_launcher_does_not_take_keeps_tritons(monkeypatch):
