@@ -3,8 +3,8 @@
 // A Launch holds everything of one recorded launch that does not change from call to call: the CUDA function,
 // grid, block, shared memory, cluster and every parameter's value in an 8-byte slot. A call gives the stream and
 // the call's tensors (x, y, mask, bias, then its scratch buffers); it puts their addresses in the slots they go to
-// and launches. The driver's
-// functions are given by Python (bind_driver), so the module builds and loads on a machine with no CUDA driver.
+// and launches. The driver's functions are given by Python (bind_driver), so the module builds and loads on a
+// machine with no CUDA driver.
 //
 // A Replay is a recorded call's plan (softmax_bench.replay's Plan) run from C: y and the scratch buffers allocated,
 // the stream asked, its Launches called.
