@@ -121,7 +121,7 @@ def test_no_plan_for_a_buffer_of_the_variants_own_or_rows_that_are_a_copy():
     assert replay.make_plan(launches, x, y, None, x, None, bias_rows=x.view(5, 40), bias=x, stream_of=str) is None
 
 
-def test_a_call_with_scratch_named_replays_with_a_fresh_buffer_and_views_of_its_tensors_as_the_new_ones(monkeypatch):
+def test_a_call_with_scratch_named_replays_with_a_fresh_buffer_and_views_of_its_tensors_as_the_new_ones():
     """A call that lays a shared mask out in phase copies (masking.phased_rows: kernels.scratch) launches the copies'
     kernel on a view of the mask and the copies, then the softmax on x, y and the copies: replayed, each call
     allocates copies of its own, of the recorded shape and dtype, and the view's place takes the new mask."""
