@@ -246,21 +246,21 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     # specializes on, so that phase_copies_kernel's stores are 16 bytes wide (a bf16 L of 8 · odd: one element a store)
     L = -(-(N + vec) // 16) * 16
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
-    runs_kernel = rows.is_cuda or (interpreted() and rows.device.type == "cpu")
-    if runs_kernel:  # every element of the copies written, the zeros too: a replayed call allocates its own
-        scratch(phased)
-    if runs_kernel and copies_by_words(rows):
+    if not (rows.is_cuda or (interpreted() and rows.device.type == "cpu")):
+        # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
+        phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
+        return phased
+    scratch(phased)  # a kernel writes every element of the copies, the zeros too: a replayed call allocates its own
+    if copies_by_words(rows):
         size = rows.element_size()
         words = L * size // 8  # every word of a copy, the zeros too
         launch_kernel(phase_copies_words_kernel, (G * vec, triton.cdiv(words, WORDS_BLOCK)),
                       rows.reshape(-1).view(torch.int64), phased.view(-1).view(torch.int64), N,
                       rows.numel() * size // 8, words, SIZE=size, VEC=vec, BLOCK=WORDS_BLOCK, num_warps=4)
-    elif runs_kernel:  # rows not read as words: by elements
+    else:  # by elements
         block, warps = COPIES_LAUNCH.get(rows.element_size(), (4096, 4))  # every column, the zeros too
         launch_kernel(phase_copies_kernel, (G * vec, triton.cdiv(L, block)), rows, phased, N, rows.stride(0),
                       rows.stride(1), L, VEC=vec, BLOCK=block, num_warps=warps)
-    else:  # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
-        phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
     return phased
 
 
