@@ -866,6 +866,12 @@ if gluon is not None:
         return ptr + gl.multiple_of(row * stride - off, VEC)
 
     @gluon.jit
+    def shared_row_index(row, group, period):
+        """The row of a shared mask or bias that x's row `row` reads (`group` rows of x a row of it, repeating every
+        `period`), as an int64."""
+        return ((row.to(gl.int32) // group) % period).to(gl.int64)
+
+    @gluon.jit
     def row_of(ptr, stride, row, group, period, off, SHARED: gl.constexpr, PHASED: gl.constexpr,
                VECTORS: gl.constexpr, VEC: gl.constexpr):
         """A mask's or bias's row for x's row `row`: (its window from the 16-byte boundary at or before its start,
@@ -875,7 +881,7 @@ if gluon is not None:
         as x's row does, its window so, and the shared row itself, element 0 at column 0, row stride 0."""
         own = row  # the row of it that x's row reads
         if SHARED:
-            own = ((row.to(gl.int32) // group) % period).to(gl.int64)
+            own = shared_row_index(row, group, period)
         if PHASED:
             window = ptr + gl.multiple_of((own * VEC + off) * stride, VEC)
             ptr = window + off
@@ -1334,14 +1340,14 @@ if gluon is not None:
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
         mask_start = 0  # (MASK_IN_PLACE) the byte of the shared mask row that lane 0 reads, from the mask's base
         if MASK_IN_PLACE:
-            mask_start = ((row.to(gl.int32) // mask_group) % mask_period).to(gl.int64) * mask_stride - off
+            mask_start = shared_row_index(row, mask_group, mask_period) * mask_stride - off
         mask_row, mask_ptr, mask_stride = row_of(mask_ptr, mask_stride, row, mask_group, mask_period, off,
                                                  MASK_SHARED, MASK_PHASED, MASK_VECTORS and not MASK_IN_PLACE, VEC)
         bias_row = bias_ptr
         bias_start = 0  # (BIAS_IN_PLACE) the element of the shared bias row that lane 0 reads, from the bias's base
         if HAS_BIAS:  # only then, as fused's
             if BIAS_IN_PLACE:
-                bias_start = ((row.to(gl.int32) // bias_group) % bias_period).to(gl.int64) * bias_stride - off
+                bias_start = shared_row_index(row, bias_group, bias_period) * bias_stride - off
             bias_row, bias_ptr, bias_stride = row_of(bias_ptr, bias_stride, row, bias_group, bias_period, off,
                                                      BIAS_SHARED, BIAS_PHASED, BIAS_VECTORS and not BIAS_IN_PLACE, VEC)
         last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
