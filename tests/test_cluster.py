@@ -17,7 +17,7 @@ from softmax_bench.dispatch import auto_choice, clear_caches
 from softmax_bench.kernels import DTYPES, PLAIN, Fusion, cluster
 from softmax_bench.kernels.aligned import vector_elems, window_lanes
 
-from .compile_sm90 import cases_here, compile_in_subprocess, load_waves, sass_of
+from .compile_sm90 import cases_here, compile_in_subprocess, load_waves, sass_instructions, sass_of
 from .conftest import DEVICE
 from .test_fusion import same_bits_switched
 from .test_kernels import assert_matches, fresh_randn
@@ -989,6 +989,78 @@ def test_a_shared_bias_read_in_place_lays_out_no_copies(monkeypatch):
     assert not cluster.bias_in_place(replace(fusion, bias=fusion.bias.float()), N, dtype)
 
 
+def test_a_shared_mask_in_bits_lays_out_an_eighth_of_the_byte_copies(monkeypatch):
+    """cluster.MASK_BITS (off until a GPU has run it): a forward's shared byte mask off the grid of 16-bit x is laid
+    out in phase copies of bits (masking.phased_bits), counted in the traffic at an eighth of the byte copies' bytes,
+    held packed in the byte copies' configuration, read in vectors as MASK_BITS; the launch records it. The log's
+    backward and fp32 x keep the byte copies. (128 rows: the copies are made in the interpreter.)"""
+    M, N, dtype = 128, 50257, torch.bfloat16
+    fusion = Fusion(scale=0.125, mask=torch.ones(M // 64, N, dtype=torch.uint8), mask_group=64)
+    copied = cluster.laid_out(fusion, N, dtype, M)
+    assert copied.mask_phased and not copied.mask_bits and not cluster.mask_in_bits(fusion, N, dtype, M)
+    monkeypatch.setattr(cluster, "MASK_BITS", True)
+    in_bits = cluster.laid_out(fusion, N, dtype, M)
+    assert in_bits.mask_phased and in_bits.mask_bits
+    assert in_bits.mask.dtype == torch.uint8 and in_bits.mask.shape == (M // 64 * 8, (N + 8 + 127) // 128 * 16)
+    assert cluster.phase_settings(in_bits) == {"phased": "mask-bits"}
+    assert cluster.phase_settings(copied) == {"phased": "mask"}
+    floor = cluster.one_pass_traffic(M, N, dtype, fusion).total_bytes
+    assert cluster.traffic(M, N, dtype, fusion).total_bytes == floor + 2 * (M // 64) * N  # 8 copies of N bits
+    assert cluster.holding(dtype, in_bits, N) == cluster.holding(dtype, copied, N) == "packed"
+    config = cluster.config_for(N, dtype, in_bits)
+    assert config == cluster.config_for(N, dtype, copied)
+    constexprs = cluster.kernel_constexprs(config, N, dtype, False, in_bits)
+    assert constexprs["MASK_BITS"] and constexprs["MASK_PHASED"] and constexprs["MASK_VECTORS"]
+    assert "MASK_BITS" not in cluster.kernel_constexprs(config, N, dtype, False, copied)
+    assert not cluster.mask_in_bits(fusion, N, dtype)  # the log's backward (M None): its byte copies
+    assert not cluster.mask_in_bits(fusion, N, torch.float32, M)  # fp32 x: 4 lanes a vector, its byte copies
+    assert not cluster.mask_in_bits(fusion, 50256, dtype, M)  # on the grid: no copies at all
+
+
+@pytest.mark.parametrize("by_kernel", [True, False], ids=["kernel", "torch"])
+def test_phase_copies_in_bits_are_the_byte_copies_packed(by_kernel, monkeypatch):
+    """masking.phased_bits: bit i of byte v of copy k · 8 + j is byte 8v + i of phased_rows' copy (the shared row k
+    shifted j columns into zeros), and the bytes past the byte copies' columns are 0: from phase_bits_kernel (in the
+    interpreter on CPU), and from torch where no kernel runs (a CPU tensor outside the interpreter); at N = 50257,
+    rows shorter than a vector, and all ones."""
+    from softmax_bench.kernels import masking
+
+    device = DEVICE if by_kernel else "cpu"
+    if not by_kernel:
+        monkeypatch.setattr(masking, "interpreted", lambda: False)
+    for G, N, ones in ((3, 50257, False), (2, 5, False), (2, 121, True), (1, 1, True)):
+        rows = (torch.ones(G, N, dtype=torch.uint8, device=device) if ones
+                else (torch.rand(G, N, device=device) > 0.4).to(torch.uint8))
+        bits = masking.phased_bits(rows)
+        copies = masking.phased_rows(rows, 8)
+        assert bits.shape[1] % 16 == 0 and bits.shape[0] == copies.shape[0] == 8 * G
+        unpacked = ((bits[:, :, None] >> torch.arange(8, device=device)) & 1).reshape(8 * G, -1)
+        assert torch.equal(unpacked[:, :copies.shape[1]], copies), (G, N)
+        assert not unpacked[:, copies.shape[1]:].any(), (G, N)
+    with pytest.raises(ValueError, match="vectors of 8"):
+        masking.phased_bits(rows, 4)
+
+
+@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
+def test_a_shared_mask_in_bits_compiles_in_the_registers_of_its_byte_copies(tmp_path):
+    """cluster.MASK_BITS, compiled for sm_90: key-padded bf16 50257's forward and log read one byte of bits a vector
+    (17 byte loads: 16 vectors and the end vectors' one, where the byte copies read 8 bytes a vector) in the byte
+    copies' CTAs and warps, the same shared memory, no spill, at most 4 registers more (Triton 3.8: 109 → 112, its
+    log 106 → 105), and at most 6 SASS instructions a vector more (1928 → 2008, its log 1704 → 1784: a vector's
+    two selects from its bits an and and a multiply more than SELECT_PACKED's from bytes)."""
+    base = {"kernel": "forward", "dtype": "bf16", "N": 50257, "mask": True, "shared": True, "scale": 0.125}
+    cases = [{**base, **log, **bits} for log in ({}, {"log": True}) for bits in ({}, {"mask_bits": True})]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    for (copied, in_bits), case in zip((compiled[:2], compiled[2:]), cases[::2]):
+        assert in_bits["spill_bytes"] == copied["spill_bytes"] == 0, (copied, in_bits)
+        assert in_bits["shared_bytes"] == copied["shared_bytes"], (copied, in_bits)
+        assert (in_bits["ctas"], in_bits["warps"]) == (copied["ctas"], copied["warps"]), (copied, in_bits)
+        assert in_bits["registers"] <= copied["registers"] + 4, (copied, in_bits)
+        assert in_bits["byte_loads"] == 17 and copied["byte_loads"] == 1, (copied, in_bits)
+        sass = [len(sass_instructions(sass_of(c, tmp_path))) for c in (case, {**case, "mask_bits": True})]
+        assert sass[0] < sass[1] <= sass[0] + 6 * 16, sass
+
+
 @pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
 @pytest.mark.parametrize("kind", ["mask", "bias"])
 def test_a_shared_row_read_in_place_compiles_in_the_registers_of_its_copies(kind, tmp_path):
@@ -1029,6 +1101,35 @@ def test_a_shared_mask_read_in_place_gives_the_bits_of_its_phase_copies(N, log, 
     y = call()
     torch.testing.assert_close(y[0].double(), reference[0], atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
     assert bool((y[1] == (float("-inf") if log else 0.0)).all())  # rows masked out whole: zeros (-inf), not NaN
+    clear_caches()
+
+
+@on_gpu
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("N", [50257, 32771])
+def test_a_shared_mask_in_bits_gives_the_bits_of_its_byte_copies(N, dtype, log, monkeypatch):
+    """cluster.MASK_BITS: a [B, 1, 1, S] keep-mask off x's grid, 64 rows of x a row of it, a row of it masking out
+    everything: the same bits from its phase copies in bits as from its byte copies, within the tolerance of float64,
+    the rows masked out whole zeros (-inf for the log); held packed (a scale > 0) and in fp32 (a scale < 0); the
+    launch records its copies in bits."""
+    x, _ = fresh_randn(2, 4, 16, N, dtype=dtype)
+    keep = torch.rand(2, 1, 1, N, device=x.device) > 0.3
+    keep[1] = False
+    for scale in (0.125, -0.5):
+        call = lambda: (softmax_bench.log_softmax if log else softmax_bench.softmax)(  # noqa: E731
+            x, scale=scale, mask=keep, variant="cluster")
+        same_bits_switched(monkeypatch, cluster, ["MASK_BITS"], call)
+        monkeypatch.setattr(cluster, "MASK_BITS", True)
+        clear_caches()
+        reference = (torch.log_softmax if log else torch.softmax)(
+            (x.double() * scale).masked_fill(~keep, float("-inf")), dim=-1)
+        y = call()
+        torch.testing.assert_close(y[0].double(), reference[0], atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
+        assert bool((y[1] == (float("-inf") if log else 0.0)).all())  # rows masked out whole: zeros (-inf), not NaN
+    rows = x.reshape(-1, N)
+    fusion = Fusion(scale=0.125, mask=keep.reshape(2, N).to(torch.uint8), mask_group=64)
+    assert cluster.launch(rows, fusion)[1].config["phased"] == "mask-bits"
     clear_caches()
 
 

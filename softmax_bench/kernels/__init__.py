@@ -103,7 +103,8 @@ class Fusion:
     rows are. In the Triton variants a bias at or below its dtype's minimum (transformers' additive mask) masks
     its position out, as -inf does: a row biased so everywhere gives what a fully masked row gives. mask_phased,
     bias_phased: the shared mask's, the shared bias's rows laid out in phase copies (masking.phased_rows, a launch's
-    own), so that each row of x finds its shared row on its own 16-byte grid.
+    own), so that each row of x finds its shared row on its own 16-byte grid; mask_bits: those copies of the mask
+    as bits, a byte for each vector of 8 lanes (masking.phased_bits).
     """
 
     scale: float = 1.0
@@ -118,6 +119,7 @@ class Fusion:
     bias_period: int = 0
     mask_phased: bool = False
     bias_phased: bool = False
+    mask_bits: bool = False
 
     @property
     def mask_shared(self) -> bool:

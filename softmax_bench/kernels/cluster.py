@@ -407,6 +407,12 @@ MASK_IN_PLACE = False
 # the copies' bits, but 699 µs in place against 673 with the copies, its log 692 against 664 (eighty-fourth session,
 # an H100, as MASK_IN_PLACE's).
 BIAS_IN_PLACE = False
+# A forward's shared keep-mask off the grid of 16-bit x laid out in phase copies of bits (masking.phased_bits), not
+# of bytes (MASK_BITS): a vector's 8 keep bits are one byte of its row's copy, where the byte copies hold 8. The
+# copies of key-padded bf16 8192×50257 are then 6.4 MB, not 51.5: on an H100 (eighty-third session) the byte copies
+# took 33.4 µs of the call's 612 and the kernel reading them 580. Off until it has run on a GPU (eighty-sixth
+# session: compiled for sm_90 only; session86/next.sh `bits` A/Bs it).
+MASK_BITS = False
 
 
 def readable_in_place(rows: torch.Tensor | None, shared: bool, phased: bool, itemsize: int, N: int,
@@ -452,23 +458,35 @@ def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = No
             and not (forward and bias_in_place(fusion, N, dtype)))
 
 
+def mask_in_bits(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> bool:
+    """Whether a forward over M rows lays its shared keep-mask's phase copies out in bits (MASK_BITS): where it lays
+    out copies of a mask of bytes under 16-bit x (a vector of 8 lanes, a byte of bits)."""
+    return (MASK_BITS and M is not None and dtype.itemsize == 2 and fusion.mask is not None
+            and fusion.mask.element_size() == 1 and phases_wanted(fusion, N, dtype, M)[0])
+
+
 def laid_out(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> Fusion:
     """The fusion as a launch over M rows lays it out before it takes its configuration: shared rows in phase
-    copies where phases_wanted says (their rows then read in vectors)."""
+    copies where phases_wanted says (their rows then read in vectors), the mask's in bits where mask_in_bits says."""
     mask, bias = phases_wanted(fusion, N, dtype, M)
-    return phased(fusion, vector_elems(dtype), mask, bias) if mask or bias else fusion
+    return (phased(fusion, vector_elems(dtype), mask, bias, mask_in_bits(fusion, N, dtype, M)) if mask or bias
+            else fusion)
 
 
 def phase_copy_passes(N: int, dtype: torch.dtype, fusion: Fusion, bias: bool = True, M: int | None = None
                       ) -> tuple[tuple[str, int, int], ...]:
     """The passes of the phase copies a launch over M rows lays out (phases_wanted; `bias`: the bias's too, where
     wanted): the shared rows read once, as the floor's pass over them counts, VEC copies of them written, then read
-    by the kernel in their place (each copy from memory once, as the rows were)."""
+    by the kernel in their place (each copy from memory once, as the rows were); a mask's copies in bits
+    (mask_in_bits) an eighth of that."""
     vec = vector_elems(dtype)
-    return tuple((f"write the shared {what} rows' {vec} phase copies, read them in the rows' place", copied, copied)
-                 for what, rows, wanted in zip(("mask", "bias"), (fusion.mask, fusion.bias),
-                                               phases_wanted(fusion, N, dtype, M))
-                 if wanted and (bias or what == "mask") and (copied := vec * rows_bytes(rows)))
+    bits = mask_in_bits(fusion, N, dtype, M)
+    return tuple((f"write the shared {what} rows' {vec} phase copies{' in bits' if in_bits else ''}, read them in "
+                  "the rows' place", copied, copied)
+                 for what, rows, wanted, in_bits in zip(("mask", "bias"), (fusion.mask, fusion.bias),
+                                                        phases_wanted(fusion, N, dtype, M), (bits, False))
+                 if wanted and (bias or what == "mask")
+                 and (copied := vec * rows_bytes(rows) // (8 if in_bits else 1)))
 
 
 def traffic(M: int, N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> Traffic:
@@ -720,6 +738,15 @@ if gluon is not None:
                     "lop3.b32 $1, $3, hi, n, 0xE2; }"
     SELECT_BF16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0xFF80FF80"))
     SELECT_FP16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0xFC00FC00"))
+    # SELECT_PACKED from a vector's keep bits (MASK_BITS): $4 the vector's byte of bits, $8 the first of the four
+    # values' places in the vector (0 or 4; $5–$7, $9–$11 the other three's, unused); its four bits times
+    # 2^7 + 2^14 + 2^21 + 2^28 put bit k at the top of byte k (no two shifted copies overlap), whose sign the prmts
+    # spread as SELECT_PACKED's
+    SELECT_BITS = "{ .reg .b32 m, lo, hi, n; shr.b32 m, $4, $8; and.b32 m, m, 15; mul.lo.u32 m, m, 0x10204080; " \
+                  "prmt.b32 lo, m, 0, 0x9988; prmt.b32 hi, m, 0, 0xBBAA; mov.b32 n, NEG_INF; " \
+                  "lop3.b32 $0, $2, lo, n, 0xE2; lop3.b32 $1, $3, hi, n, 0xE2; }"
+    SELECT_BITS_BF16 = gl.constexpr(SELECT_BITS.replace("NEG_INF", "0xFF80FF80"))
+    SELECT_BITS_FP16 = gl.constexpr(SELECT_BITS.replace("NEG_INF", "0xFC00FC00"))
 
     # x + bias ($3, $4: fp32), or -inf where the bias ($2: two 16-bit values) is at or below its dtype's minimum
     # (BIAS_BLEND): the compare's mask of each half spread over a 32-bit value (prmt), one lop3 an element; NaN
@@ -1037,6 +1064,22 @@ if gluon is not None:
         return gl.convert_layout(gl.reshape(values, [C, P]), lanes.type.layout)
 
     @gluon.jit
+    def _keep_bits(bits_row, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
+        """The keep bits of a piece's lanes ([C, P], row_layout) from a copy of masking.phased_bits (bits_row: its
+        window, a byte for each vector of VEC = 8 lanes), as (bits, place): each lane's vector's byte and the lane's
+        place in the vector, int32, lane kept where bit `place` of `bits` is set. One byte read a vector, in the
+        [C, P / VEC, VEC] view of _keep_in_place; vectors not moved read nothing (0)."""
+        C: gl.constexpr = lanes.shape[0]
+        P: gl.constexpr = lanes.shape[1]
+        V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
+        first, moved = _vector_firsts(lanes, move, VEC)
+        byte = gl.load(bits_row + first // VEC, mask=moved, other=0, eviction_policy=EVICT).to(gl.int32)
+        i = gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3)))
+        bits, place = gl.broadcast(byte[:, :, None], i[None, None, :])
+        return (gl.convert_layout(gl.reshape(bits, [C, P]), lanes.type.layout),
+                gl.convert_layout(gl.reshape(place, [C, P]), lanes.type.layout))
+
+    @gluon.jit
     def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
               EVEN: gl.constexpr, ALIGNED: gl.constexpr, VEC: gl.constexpr, HOLD_F32: gl.constexpr,
               HAS_SCALE: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, EVICT: gl.constexpr,
@@ -1046,7 +1089,7 @@ if gluon is not None:
               MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
               LEAN_CAUSAL: gl.constexpr = False, MASK_EVICT: gl.constexpr = "", BIAS_EVICT: gl.constexpr = "",
               MASK_IN_PLACE: gl.constexpr = False, mask_start=0, BIAS_IN_PLACE: gl.constexpr = False,
-              bias_start=0):
+              bias_start=0, MASK_BITS: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -1056,7 +1099,8 @@ if gluon is not None:
         CAUSAL_VECTORS: a causal row reads only the vectors it keeps whole (through `last`, the lane of its last
         kept column), with no per-element select; the vector its diagonal cuts is the end vectors' (DIAGONAL).
         MASK_IN_PLACE: a shared mask off x's grid read in vectors where it lies (_keep_in_place; mask_row is then the
-        mask's base, mask_start the byte lane 0 reads); BIAS_IN_PLACE, a shared 16-bit bias so (_bias_in_place)."""
+        mask's base, mask_start the byte lane 0 reads); BIAS_IN_PLACE, a shared 16-bit bias so (_bias_in_place).
+        MASK_BITS: the mask's phase copies in bits, a byte a vector (_keep_bits)."""
         if ALIGNED:
             cols = lanes
         else:
@@ -1090,11 +1134,16 @@ if gluon is not None:
         if MASK_VECTORS:
             if MASK_IN_PLACE:  # (mask_row: the mask's base)
                 keep = _keep_in_place(mask_row, mask_start, lanes, move, VEC, MASK_EVICT)
+            elif MASK_BITS:  # (held packed: _select_bits reads the bits; else the where below, from keep's bytes)
+                bits, place = _keep_bits(mask_row, lanes, move, VEC, MASK_EVICT)
+                keep = ((bits >> place) & 1).to(gl.uint8)
             elif CAUSAL:
                 keep = load_lanes(mask_row, lanes, move, 0, False, MASK_EVICT)
             else:
                 keep = load_lanes(mask_row, lanes, move, 0, EVEN, MASK_EVICT)
-            if MASK_PACKED and not HOLD_F32:
+            if MASK_BITS and MASK_PACKED and not HOLD_F32:
+                x = _select_bits(x, bits, place)
+            elif MASK_PACKED and not HOLD_F32:
                 x = _select_packed(x, keep)
             elif MASK_BLEND and HOLD_F32:
                 x = _select_blend(x, keep)
@@ -1136,6 +1185,17 @@ if gluon is not None:
         else:
             return gl.inline_asm_elementwise(SELECT_FP16, "=r,=r,r,r,r", [x, keep], dtype=x.dtype, is_pure=True,
                                              pack=4)
+
+    @gluon.jit
+    def _select_bits(x, bits, place):
+        """_select_packed's select from keep bits (MASK_BITS): bits, each lane's vector's byte of them, and place,
+        the lane's place in its vector (int32 both, so that four lanes' are four registers, the same one)."""
+        if x.dtype == gl.bfloat16:
+            return gl.inline_asm_elementwise(SELECT_BITS_BF16, "=r,=r" + ",r" * 10, [x, bits, place], dtype=x.dtype,
+                                             is_pure=True, pack=4)
+        else:
+            return gl.inline_asm_elementwise(SELECT_BITS_FP16, "=r,=r" + ",r" * 10, [x, bits, place], dtype=x.dtype,
+                                             is_pure=True, pack=4)
 
     @gluon.jit
     def _select_blend(x, keep):
@@ -1313,7 +1373,7 @@ if gluon is not None:
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
                        KEEP_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
                        BIAS_PHASED: gl.constexpr = False, MASK_IN_PLACE: gl.constexpr = False,
-                       BIAS_IN_PLACE: gl.constexpr = False):
+                       BIAS_IN_PLACE: gl.constexpr = False, MASK_BITS: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1371,21 +1431,21 @@ if gluon is not None:
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                    DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                   MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start)
+                   MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start, MASK_BITS)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                        DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start)
+                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start, MASK_BITS)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
                        DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start)
+                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start, MASK_BITS)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -1395,8 +1455,11 @@ if gluon is not None:
             if HAS_BIAS:
                 end_bias = gl.load(bias_ptr + row * bias_stride + end_cols, mask=at_end, other=0.0)
                 end_x = _biased(end_x, end_bias, BIAS_MIN)
-            end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK, CAUSAL,
-                          LEAN_CAUSAL)
+            if HAS_MASK and MASK_BITS:  # (mask_row: the copy's window, a byte a vector)
+                end_bits = gl.load(mask_row + end_lanes // VEC, mask=at_end, other=0)
+                end_x = gl.where(((end_bits >> (end_lanes % VEC).to(gl.uint8)) & 1) != 0, end_x, -float("inf"))
+            end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK and not MASK_BITS,
+                          CAUSAL, LEAN_CAUSAL)
 
         # The pieces' maxes and sums taken within each thread first: one reduction across the CTA's threads each.
         m = thread_maxes(x0, VEC)
@@ -1510,7 +1573,8 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
                 "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared),
                 "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased,
-                "MASK_IN_PLACE": mask_in_place(fusion, N, dtype), "BIAS_IN_PLACE": bias_in_place(fusion, N, dtype)}
+                "MASK_IN_PLACE": mask_in_place(fusion, N, dtype), "BIAS_IN_PLACE": bias_in_place(fusion, N, dtype),
+                "MASK_BITS": fusion.mask_bits}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
 
@@ -1553,7 +1617,8 @@ def phase_settings(fusion: Fusion) -> dict:
     session), so a run records it (bar-status.py compares it with the launch the code makes now)."""
     if not (fusion.mask_shared or fusion.bias_shared):
         return {}
-    phased_rows = [kind for kind, phased in (("mask", fusion.mask_phased), ("bias", fusion.bias_phased)) if phased]
+    phased_rows = [kind for kind, phased in (("mask-bits" if fusion.mask_bits else "mask", fusion.mask_phased),
+                                             ("bias", fusion.bias_phased)) if phased]
     return {"phased": "+".join(phased_rows) or "none"}
 
 

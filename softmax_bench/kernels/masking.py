@@ -308,11 +308,58 @@ def phase_copies_kernel(rows_ptr, copies_ptr, N, row_stride, col_stride, L, VEC:
     tl.store(copies_ptr + start + cols, values, mask=cols < L)
 
 
-def phased(fusion: Fusion, vec: int, mask: bool = True, bias: bool = True) -> Fusion:
+# A 16-bit x's vector is 8 elements: its keep-mask's 8 bytes, phased, become one byte of bits (phased_bits).
+BITS_BLOCK = 1024  # bytes of a copy a program of phase_bits_kernel
+
+
+def phased_bits(rows: torch.Tensor, vec: int = 8) -> torch.Tensor:
+    """phased_rows' copies of a shared keep-mask's G rows of N as bits, a byte for each vector of 8 lanes: [G · 8, B]
+    uint8, bit i of byte v of copy k · 8 + j the mask's row k at column 8v + i − j (0 outside the row). A row of x
+    that starts j elements past a 16-byte boundary finds its vector's 8 keep bits in one byte of copy j (cluster's
+    MASK_BITS): an eighth of the byte copies' bytes, written and read. B, a multiple of 16, covers the byte copies'
+    columns."""
+    if vec != 8:
+        raise ValueError(f"phase copies in bits take vectors of 8 elements (16-bit x); got {vec}")
+    G, N = rows.shape
+    B = -(-(N + vec) // 128) * 16  # phased_rows' L of N + vec columns rounded up to 16, in bytes of 8, to 16 bytes
+    bits = torch.empty(G * vec, B, dtype=torch.uint8, device=rows.device)
+    if not (rows.is_cuda or (interpreted() and rows.device.type == "cpu")):  # as phased_rows': meta tensors, sm_90
+        keep = torch.zeros(G, B * 8 + vec, dtype=torch.uint8, device=rows.device)
+        keep[:, vec:vec + N] = rows != 0  # column c at vec + c: copy j's bit 8v + i is column 8v + i − j
+        weights = (1 << torch.arange(8, device=rows.device)).to(torch.uint8)
+        for j in range(vec):
+            window = keep[:, vec - j:vec - j + B * 8].reshape(G, B, 8)
+            bits[j::vec] = (window * weights).sum(-1, dtype=torch.uint8)
+        return bits
+    scratch(bits)  # every byte written, the zeros too
+    launch_kernel(phase_bits_kernel, (G, triton.cdiv(B, BITS_BLOCK)), rows, bits, N, rows.stride(0), rows.stride(1),
+                  B, VEC=vec, BLOCK=BITS_BLOCK, num_warps=4)
+    return bits
+
+
+@triton.jit
+def phase_bits_kernel(rows_ptr, bits_ptr, N, row_stride, col_stride, B, VEC: tl.constexpr, BLOCK: tl.constexpr):
+    """phased_bits' VEC copies of one shared row, BLOCK bytes of each a program: the row's columns 8v − 8 … 8v + 7
+    read once as 16 bits, and copy j's byte v their bits 8 − j … 15 − j."""
+    k = tl.program_id(0)
+    v = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    i = tl.arange(0, 16)
+    src = v[:, None] * 8 - 8 + i[None, :]
+    keep = tl.load(rows_ptr + k.to(tl.int64) * row_stride + src * col_stride,
+                   mask=(src >= 0) & (src < N) & (v < B)[:, None], other=0)
+    window = tl.sum((keep != 0).to(tl.int32) << i[None, :], axis=1)
+    for j in tl.static_range(VEC):
+        tl.store(bits_ptr + (k * VEC + j).to(tl.int64) * B + v, ((window >> (8 - j)) & 0xFF).to(tl.uint8),
+                 mask=v < B)
+
+
+def phased(fusion: Fusion, vec: int, mask: bool = True, bias: bool = True, bits: bool = False) -> Fusion:
     """The fusion with its shared mask (`mask`) and its shared bias (`bias`) laid out as phased_rows
-    (Fusion.mask_phased, bias_phased)."""
+    (Fusion.mask_phased, bias_phased); `bits`: the mask as phased_bits (Fusion.mask_bits)."""
     mask, bias = mask and fusion.mask_shared, bias and fusion.bias_shared
-    return replace(fusion, mask=phased_rows(fusion.mask, vec) if mask else fusion.mask, mask_phased=mask,
+    bits = bits and mask
+    copies = phased_bits if bits else phased_rows
+    return replace(fusion, mask=copies(fusion.mask, vec) if mask else fusion.mask, mask_phased=mask, mask_bits=bits,
                    bias=phased_rows(fusion.bias, vec) if bias else fusion.bias, bias_phased=bias)
 
 
