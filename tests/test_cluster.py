@@ -867,12 +867,13 @@ def test_a_shared_bias_off_the_grid_gives_the_expanded_bias_result(dtype, log, p
 
 @on_gpu
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("shared", ["mask", "bias"])
-def test_a_call_with_phase_copies_is_replayed_with_copies_of_its_own(shared, log):
-    """A launch that lays a shared mask or bias out in phase copies (bf16 rows of N = 32769, 64 a shared row) is
-    kept as a plan at its second call (softmax_bench.replay: the copies a buffer each replayed call allocates, their
-    kernel one of its launches), and a call with new values of the mask or bias replays it: the result is the long
-    way's, bit for bit."""
+@pytest.mark.parametrize("shared", ["mask", "mask-bits", "bias"])
+def test_a_call_with_phase_copies_is_replayed_with_copies_of_its_own(shared, log, monkeypatch):
+    """A launch that lays a shared mask or bias out in phase copies (bf16 rows of N = 32769, 64 a shared row; the
+    mask's in bits under cluster.MASK_BITS) is kept as a plan at its second call (softmax_bench.replay: the copies a
+    buffer each replayed call allocates, their kernel one of its launches), and a call with new values of the mask
+    or bias replays it: the result is the long way's, bit for bit."""
+    monkeypatch.setattr(cluster, "MASK_BITS", shared == "mask-bits")
     clear_caches()
     N = 32769
     x, _ = fresh_randn(2, 64, N, dtype=torch.bfloat16)

@@ -2,8 +2,10 @@
 # The eighty-sixth session's device steps: COMMIT=SHA LEFT_S=S bash evidence/experiments/2026-12-08-session86/next.sh STEP
 # carry [".bundles/triton-3.8.0-slim.tar.xz", ".ab"]. No device came in the eighty-sixth session: none has run yet.
 # first (any card; LEFT_S): session 85's `checks` (its filter takes this session's GPU tests of the mask in bits:
-#   "shared"), then `bits`; then on an H200 session 85's `bars`; on another card session 85's `replay-ab`, then
-#   session 83's `words`.
+#   "shared"); then on an H200 session 85's `bars` (the gate of issue 26: the H200's bar sweeps of the broadcast
+#   forms, stale since session 66); on another card `bits`, session 85's `replay-ab`, then session 83's `words`.
+# second (an H200; LEFT_S): session 85's `bars` for the forms in FORMS (those `first` did not reach), then `bits`,
+#   then session 79's `relaunched` (the cells bar-status.py lists as launched otherwise now).
 # bits (any card; ~4 min): bits-ab.py (cluster.MASK_BITS off and on, auto's call, 3 rounds; the copies alone), then
 #   the bar's sweeps of key-padded bf16 8192x50257 and its log, bits (a switch) and byte copies:
 #   <bits|bytes>-<form>-<card>-s86.
@@ -12,19 +14,26 @@ set -u
 s85=evidence/experiments/2026-12-08-session85/next.sh
 if [[ ${1:-} == first ]]; then
   LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s85 checks
-  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 bits
   if [[ $tag == h200 ]]; then
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s85 bars
   else
+    LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 bits
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s85 replay-ab
     LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-07-session83/next.sh words
   fi
 fi
+if [[ ${1:-} == second ]]; then
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $s85 bars
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash $0 bits
+  LEFT_S=$(( ${LEFT_S:-600} - SECONDS )) bash evidence/experiments/2026-12-07-session79/next.sh relaunched
+fi
 if [[ ${1:-} == bits ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
-  timeout 200 python3 evidence/experiments/2026-12-08-session86/bits-ab.py > $OUT/bits-ab.txt 2>&1
-  echo "bits-ab rc=$? at $SECONDS s"; cat $OUT/bits-ab.txt
+  if left 200; then
+    timeout 200 python3 evidence/experiments/2026-12-08-session86/bits-ab.py > $OUT/bits-ab.txt 2>&1
+    echo "bits-ab rc=$? at $SECONDS s"; cat $OUT/bits-ab.txt
+  fi
   for form in key-padded key-padded-log; do
     log=; [[ $form == *-log ]] && log=--log
     left 40 && SWEEP_SET="import softmax_bench.kernels.cluster as c; c.MASK_BITS = True" bar_sweep \
