@@ -941,55 +941,6 @@ def test_a_launch_makes_phase_copies_only_where_32_rows_of_x_share_a_mask_row(he
     clear_caches()
 
 
-def test_a_shared_mask_read_in_place_lays_out_no_copies_and_holds_the_row_packed(monkeypatch):
-    """cluster.MASK_IN_PLACE (off: slower than its copies, in kernel time): a forward's shared byte mask off x's grid
-    (key-padded bf16 8192×50257: 64 rows of x a row of it) is read where it lies. No phase copies are laid out or counted in the
-    traffic, the row is held packed as with its copies, in their configuration, and the kernel reads the mask in
-    vectors. The log's backward still copies it; so does a forward of fp32 x, or of a mask off an 8-byte boundary.
-    (128 rows, not 8192: the copies laid out to compare with are made in the interpreter.)"""
-    M, N, dtype = 128, 50257, torch.bfloat16
-    fusion = Fusion(scale=0.125, mask=torch.ones(M // 64, N, dtype=torch.uint8), mask_group=64)
-    copied = cluster.laid_out(fusion, N, dtype, M)
-    assert copied.mask_phased and not cluster.mask_in_place(fusion, N, dtype)
-    monkeypatch.setattr(cluster, "MASK_IN_PLACE", True)
-    assert cluster.mask_in_place(fusion, N, dtype)
-    assert cluster.phases_wanted(fusion, N, dtype, M) == (False, False)
-    assert cluster.laid_out(fusion, N, dtype, M) is fusion
-    assert cluster.phases_wanted(fusion, N, dtype)[0]  # the log's backward (M None)
-    assert cluster.traffic(M, N, dtype, fusion).passes == cluster.one_pass_traffic(M, N, dtype, fusion).passes
-    assert cluster.holding(dtype, fusion, N) == cluster.holding(dtype, copied, N) == "packed"
-    config = cluster.config_for(N, dtype, fusion)
-    assert config == cluster.config_for(N, dtype, copied)
-    constexprs = cluster.kernel_constexprs(config, N, dtype, False, fusion)
-    assert constexprs["MASK_IN_PLACE"] and constexprs["MASK_VECTORS"] and not constexprs.get("MASK_PHASED")
-    off_boundary = replace(fusion, mask=torch.ones(M // 64 * N + 1, dtype=torch.uint8)[1:].view(M // 64, N))
-    assert not cluster.mask_in_place(off_boundary, N, dtype) and cluster.phases_wanted(off_boundary, N, dtype, M)[0]
-    assert not cluster.mask_in_place(fusion, N, torch.float32)  # fp32 x: its 4 copies, as before
-
-
-def test_a_shared_bias_read_in_place_lays_out_no_copies(monkeypatch):
-    """cluster.BIAS_IN_PLACE (off, as the mask's): a forward's shared 16-bit bias off x's grid (biased rows/64
-    bf16 8192×50257) is read where it lies: no phase copies laid out or counted in the traffic, the copies'
-    configuration, the kernel reading the bias in vectors. A bias off an 8-byte boundary, or an fp32 one, is copied
-    (or read element by element) as before. (128 rows, not 8192: the copies are made in the interpreter.)"""
-    M, N, dtype = 128, 50257, torch.bfloat16
-    fusion = Fusion(bias=torch.ones(M // 64, N, dtype=dtype), bias_group=64)
-    copied = cluster.laid_out(fusion, N, dtype, M)
-    assert copied.bias_phased and not cluster.bias_in_place(fusion, N, dtype)
-    monkeypatch.setattr(cluster, "BIAS_IN_PLACE", True)
-    assert cluster.bias_in_place(fusion, N, dtype)
-    assert cluster.phases_wanted(fusion, N, dtype, M) == (False, False)
-    assert cluster.laid_out(fusion, N, dtype, M) is fusion
-    assert cluster.traffic(M, N, dtype, fusion).passes == cluster.one_pass_traffic(M, N, dtype, fusion).passes
-    config = cluster.config_for(N, dtype, fusion)
-    assert config == cluster.config_for(N, dtype, copied)
-    constexprs = cluster.kernel_constexprs(config, N, dtype, False, fusion)
-    assert constexprs["BIAS_IN_PLACE"] and constexprs["BIAS_VECTORS"] and not constexprs.get("BIAS_PHASED")
-    off_boundary = replace(fusion, bias=torch.ones(M // 64 * N + 1, dtype=dtype)[1:].view(M // 64, N))
-    assert not cluster.bias_in_place(off_boundary, N, dtype) and cluster.phases_wanted(off_boundary, N, dtype, M)[1]
-    assert not cluster.bias_in_place(replace(fusion, bias=fusion.bias.float()), N, dtype)
-
-
 def test_a_shared_mask_in_bits_lays_out_an_eighth_of_the_byte_copies(monkeypatch):
     """cluster.MASK_BITS (off until a GPU has run it): a forward's shared byte mask off the grid of 16-bit x is laid
     out in phase copies of bits (masking.phased_bits), counted in the traffic at an eighth of the byte copies' bytes,
@@ -1062,49 +1013,6 @@ def test_a_shared_mask_in_bits_compiles_in_the_registers_of_its_byte_copies(tmp_
         assert sass[0] < sass[1] <= sass[0] + 6 * 16, sass
 
 
-@pytest.mark.skipif(not hasattr(cluster, "cluster_kernel"), reason="this Triton has no Gluon")
-@pytest.mark.parametrize("kind", ["mask", "bias"])
-def test_a_shared_row_read_in_place_compiles_in_the_registers_of_its_copies(kind, tmp_path):
-    """cluster.MASK_IN_PLACE and BIAS_IN_PLACE, compiled for sm_90: key-padded and biased rows/64 bf16 50257's
-    forward and log read their shared row in place (two or three 8-byte words a vector, funnel-shifted: selects a
-    vector more than from the copies) in the copies' CTAs and warps, the same shared memory (the [C, P / VEC, VEC]
-    view moves nothing), no spill, and at most 4 registers more (Triton 3.8: the mask 109 → 112, its log 106 → 106;
-    the bias 95 → 93, its log 96 → 96: the copies' vector loads held 16 bytes)."""
-    base = {"kernel": "forward", "dtype": "bf16", "N": 50257, kind: True, "shared": True, "scale": 0.125}
-    cases = [{**base, **log, **in_place} for log in ({}, {"log": True})
-             for in_place in ({}, {f"{kind}_in_place": True})]
-    compiled = compile_in_subprocess(cases, tmp_path)
-    for copied, in_place in (compiled[:2], compiled[2:]):
-        assert in_place["spill_bytes"] == copied["spill_bytes"] == 0, (copied, in_place)
-        assert in_place["shared_bytes"] == copied["shared_bytes"], (copied, in_place)
-        assert (in_place["ctas"], in_place["warps"]) == (copied["ctas"], copied["warps"]), (copied, in_place)
-        assert in_place["registers"] <= copied["registers"] + 4, (copied, in_place)
-        assert in_place["selects"] > copied["selects"], (copied, in_place)
-
-
-@on_gpu
-@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("N", [50257, 32771])
-def test_a_shared_mask_read_in_place_gives_the_bits_of_its_phase_copies(N, log, monkeypatch):
-    """cluster.MASK_IN_PLACE: a [B, 1, 1, S] keep-mask off x's grid, 64 rows of x a row of it (phase copies when
-    off), a row of it masking out everything: the same bits read in place as from the copies, within the tolerance of
-    float64, and the rows masked out whole zeros (-inf for the log)."""
-    x, _ = fresh_randn(2, 4, 16, N, dtype=torch.bfloat16)
-    keep = torch.rand(2, 1, 1, N, device=x.device) > 0.3
-    keep[1] = False
-    call = lambda: (softmax_bench.log_softmax if log else softmax_bench.softmax)(  # noqa: E731
-        x, scale=0.125, mask=keep, variant="cluster")
-    same_bits_switched(monkeypatch, cluster, ["MASK_IN_PLACE"], call)
-    monkeypatch.setattr(cluster, "MASK_IN_PLACE", True)
-    clear_caches()
-    reference = (torch.log_softmax if log else torch.softmax)(
-        (x.double() * 0.125).masked_fill(~keep, float("-inf")), dim=-1)
-    y = call()
-    torch.testing.assert_close(y[0].double(), reference[0], atol=TOL[x.dtype][0], rtol=TOL[x.dtype][1])
-    assert bool((y[1] == (float("-inf") if log else 0.0)).all())  # rows masked out whole: zeros (-inf), not NaN
-    clear_caches()
-
-
 @on_gpu
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -1131,26 +1039,6 @@ def test_a_shared_mask_in_bits_gives_the_bits_of_its_byte_copies(N, dtype, log, 
     rows = x.reshape(-1, N)
     fusion = Fusion(scale=0.125, mask=keep.reshape(2, N).to(torch.uint8), mask_group=64)
     assert cluster.launch(rows, fusion)[1].config["phased"] == "mask-bits"
-    clear_caches()
-
-
-@on_gpu
-@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("N", [50257, 32771])
-def test_a_shared_bias_read_in_place_gives_the_bits_of_its_phase_copies(N, log, monkeypatch):
-    """cluster.BIAS_IN_PLACE: a [B, 1, 1, S] bf16 bias off x's grid, 64 rows of x a row of it (phase copies when
-    off): the same bits read in place as from the copies, within the tolerance of float64."""
-    from .test_bias import reference
-
-    x, _ = fresh_randn(2, 4, 16, N, dtype=torch.bfloat16)
-    bias = torch.randn(2, 1, 1, N, device=x.device).to(torch.bfloat16)
-    call = lambda: (softmax_bench.log_softmax if log else softmax_bench.softmax)(  # noqa: E731
-        x, scale=0.125, bias=bias, variant="cluster")
-    same_bits_switched(monkeypatch, cluster, ["BIAS_IN_PLACE"], call)
-    monkeypatch.setattr(cluster, "BIAS_IN_PLACE", True)
-    clear_caches()
-    torch.testing.assert_close(call().double().cpu(), reference(x, bias, 0.125, log=log), atol=TOL[x.dtype][0],
-                               rtol=TOL[x.dtype][1])
     clear_caches()
 
 

@@ -366,9 +366,9 @@ def holding(dtype: torch.dtype, fusion: Fusion = PLAIN, N: int | None = None) ->
     loads), else the 16-bit values as loaded, masked-out ones as 16-bit -inf, and a positive scale applied to
     x − max in fp32 (max(x · scale) = scale · max(x) only when scale > 0). A keep-mask off x's 16-byte grid is read
     a byte at a time: there fp32 (on the H200, bf16 50257 ran at 28 % of a copy packed, in 8 × 4 CTAs of 139
-    registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session); a shared one
-    read in place (mask_in_place) is read in vectors: packed. A bias is added to x · scale as it loads: fp32."""
-    byte_mask = fusion.mask is not None and N is not None and not mask_in_vectors(fusion, N, dtype)
+    registers, and 45 % held in fp32 in 8 × 8 of 64, another day: docs/perf-notes.md, ninth session); one laid
+    out in phase copies is on it. A bias is added to x · scale as it loads: fp32."""
+    byte_mask = fusion.mask is not None and N is not None and not mask_on_grid(fusion, N, dtype)
     fp32 = (dtype == torch.float32 or fusion.scale <= 0 or fusion.out_dtype == torch.float32 or byte_mask
             or fusion.bias is not None)
     return "fp32" if fp32 else "packed"
@@ -394,52 +394,15 @@ PHASED_BIAS_ITEMSIZES = (2,)
 PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 
 
-# A forward's shared byte mask off x's grid read in place, not from phase copies (MASK_IN_PLACE): each vector's mask
-# bytes are two aligned 8-byte words of the mask, funnel-shifted by the row's byte offset (_keep_in_place). Compiled
-# for sm_90 (eighty-third session: session83/inplace_probe.py, then the kernel). Off: it gives the copies' bits, but
-# on an H100 (eighty-fourth session, session84/next.sh ab, L2 cleaned before each call) key-padded bf16 8192×50257
-# took 648 µs in place against 612 with the copies (the kernel alone 580, the copies 33), its log 648 against 604.
-MASK_IN_PLACE = False
-# A forward's shared 16-bit bias off x's grid read in place, not from phase copies (BIAS_IN_PLACE): each vector's 16
-# bytes are three aligned 8-byte words, funnel-shifted into two (_bias_in_place), as the mask's. The phase copies of
-# biased rows/64 bf16 8192×50257 are 103 MB written and read (8 copies of a 12.9 MB bias): on an H100 they cost 48.6
-# µs, and the kernel reading them 632.6 µs against 580 for key-padded's (eighty-third session). Off, as the mask's:
-# the copies' bits, but 699 µs in place against 673 with the copies, its log 692 against 664 (eighty-fourth session,
-# an H100, as MASK_IN_PLACE's).
-BIAS_IN_PLACE = False
 # A forward's shared keep-mask off the grid of 16-bit x laid out in phase copies of bits (masking.phased_bits), not
 # of bytes (MASK_BITS): a vector's 8 keep bits are one byte of its row's copy, where the byte copies hold 8. The
 # copies of key-padded bf16 8192×50257 are then 6.4 MB, not 51.5: on an H100 (eighty-third session) the byte copies
-# took 33.4 µs of the call's 612 and the kernel reading them 580. Off until it has run on a GPU (eighty-sixth
-# session: compiled for sm_90 only; session86/next.sh `bits` A/Bs it).
+# took 33.4 µs of the call's 612 and the kernel reading them 580, where reading the mask in place, two aligned
+# 8-byte words a vector funnel-shifted, took 648 (eighty-fourth session; that read, and the bias's alike, 699 µs
+# against 673 with its copies, were removed in the eighty-sixth: `git show cab12a6:softmax_bench/kernels/cluster.py`,
+# MASK_IN_PLACE, BIAS_IN_PLACE). Off until it has run on a GPU (eighty-sixth session: compiled for sm_90 only;
+# session86/next.sh `bits` A/Bs it).
 MASK_BITS = False
-
-
-def readable_in_place(rows: torch.Tensor | None, shared: bool, phased: bool, itemsize: int, N: int,
-                      dtype: torch.dtype) -> bool:
-    """Whether shared rows (a mask's, a bias's) can be read in place in 8-byte words: elements of `itemsize` bytes,
-    8-byte aligned, unit stride, not laid out in phase copies, their rows off the grid of 16-bit x."""
-    return (rows is not None and shared and not phased and rows.element_size() == itemsize
-            and rows.data_ptr() % 8 == 0 and rows.stride(-1) == 1 and dtype.itemsize == 2
-            and N % vector_elems(dtype) != 0)
-
-
-def mask_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
-    """Whether a forward reads its keep-mask in place (MASK_IN_PLACE): a shared mask of bytes readable_in_place (a
-    vector's mask bytes: one 8-byte word)."""
-    return MASK_IN_PLACE and readable_in_place(fusion.mask, fusion.mask_shared, fusion.mask_phased, 1, N, dtype)
-
-
-def bias_in_place(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
-    """Whether a forward reads its bias in place (BIAS_IN_PLACE): a shared 16-bit bias readable_in_place (a vector's
-    bias: 16 bytes at any 2-byte offset)."""
-    return BIAS_IN_PLACE and readable_in_place(fusion.bias, fusion.bias_shared, fusion.bias_phased, 2, N, dtype)
-
-
-def mask_in_vectors(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:
-    """Whether a forward reads the keep-mask's bytes of each of x's vectors in one go: on x's grid
-    (mask_on_grid), or off it in place (mask_in_place); else a byte at a time."""
-    return mask_on_grid(fusion, N, dtype) or mask_in_place(fusion, N, dtype)
 
 
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
@@ -451,11 +414,8 @@ def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = No
     def pays(rows: torch.Tensor, kind: str) -> bool:
         return M is None or M >= PHASED_FROM_ROWS[kind] * row_count(rows)
 
-    forward = M is not None  # (a forward reads them in place where it can: the log's backward copies its mask)
-    return (off and fusion.mask_shared and pays(fusion.mask, "mask")
-            and not (forward and mask_in_place(fusion, N, dtype)),
-            off and fusion.bias_shared and dtype.itemsize in PHASED_BIAS_ITEMSIZES and pays(fusion.bias, "bias")
-            and not (forward and bias_in_place(fusion, N, dtype)))
+    return (off and fusion.mask_shared and pays(fusion.mask, "mask"),
+            off and fusion.bias_shared and dtype.itemsize in PHASED_BIAS_ITEMSIZES and pays(fusion.bias, "bias"))
 
 
 def mask_in_bits(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> bool:
@@ -1012,63 +972,11 @@ if gluon is not None:
         return first, moved
 
     @gluon.jit
-    def _funnel(lo, hi, bits):
-        """The 8 bytes from `bits` into the aligned 8-byte words lo, hi (bits a multiple of 8, below 64)."""
-        return gl.where(bits == 0, lo, (lo >> bits) | (hi << (64 - bits)))  # (a shift by 64: undefined in LLVM)
-
-    @gluon.jit
-    def _keep_in_place(mask_base, mask_start, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
-        """The keep-mask's bytes of a piece's lanes ([C, P], row_layout), read in place: lane l's byte is at
-        mask_base + mask_start + l, at any offset. A vector's VEC bytes are two aligned 8-byte words, funnel-shifted
-        by that offset mod 8, in a [C, P / VEC, VEC] view of the piece (vectors_layout), spread over the vector's
-        lanes by shifts. Vectors not moved read nothing (0). VEC is 8 (16-bit x): one word a vector."""
-        C: gl.constexpr = lanes.shape[0]
-        P: gl.constexpr = lanes.shape[1]
-        V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
-        first, moved = _vector_firsts(lanes, move, VEC)
-        at = mask_start + first
-        words = mask_base.to(gl.pointer_type(gl.int64))
-        bits = ((at & 7) * 8).to(gl.uint64)
-        lo = gl.load(words + (at >> 3), mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
-        hi = gl.load(words + (at >> 3) + 1, mask=moved & (bits != 0), other=0,
-                     eviction_policy=EVICT).to(gl.uint64, bitcast=True)
-        word = _funnel(lo, hi, bits)
-        shifts = (gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3))) * 8).to(gl.uint64)
-        keep = ((word[:, :, None] >> shifts[None, None, :]) & 0xFF).to(gl.uint8)
-        return gl.convert_layout(gl.reshape(keep, [C, P]), lanes.type.layout)
-
-    @gluon.jit
-    def _bias_in_place(bias_base, bias_start, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
-        """A shared 16-bit bias's values at a piece's lanes ([C, P], row_layout), read in place: lane l's is element
-        bias_start + l from bias_base, at any offset. A vector's VEC values are 16 bytes: three aligned 8-byte words
-        (the third only off an 8-byte boundary), funnel-shifted into two by that offset's bytes mod 8, in the
-        [C, P / VEC, VEC] view of _keep_in_place, four values a word spread over the vector's lanes by shifts.
-        Vectors not moved read nothing (0). A moved vector is whole, so each word holds some of its bytes. VEC is 8."""
-        C: gl.constexpr = lanes.shape[0]
-        P: gl.constexpr = lanes.shape[1]
-        V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
-        first, moved = _vector_firsts(lanes, move, VEC)
-        at = (bias_start + first) * 2  # its first byte
-        words = bias_base.to(gl.pointer_type(gl.int64)) + (at >> 3)
-        bits = ((at & 7) * 8).to(gl.uint64)
-        w0 = gl.load(words, mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
-        w1 = gl.load(words + 1, mask=moved, other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
-        w2 = gl.load(words + 2, mask=moved & (bits != 0), other=0, eviction_policy=EVICT).to(gl.uint64, bitcast=True)
-        lo = _funnel(w0, w1, bits)
-        hi = _funnel(w1, w2, bits)
-        i = gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3)))
-        shifts = ((i % 4) * 16).to(gl.uint64)[None, None, :]
-        upper = (i >= 4)[None, None, :]
-        values = (gl.where(upper, hi[:, :, None], lo[:, :, None]) >> shifts) & 0xFFFF
-        values = values.to(gl.uint16).to(bias_base.dtype.element_ty, bitcast=True)
-        return gl.convert_layout(gl.reshape(values, [C, P]), lanes.type.layout)
-
-    @gluon.jit
     def _keep_bits(bits_row, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
         """The keep bits of a piece's lanes ([C, P], row_layout) from a copy of masking.phased_bits (bits_row: its
         window, a byte for each vector of VEC = 8 lanes), as (bits, place): each lane's vector's byte and the lane's
-        place in the vector, int32, lane kept where bit `place` of `bits` is set. One byte read a vector, in the
-        [C, P / VEC, VEC] view of _keep_in_place; vectors not moved read nothing (0)."""
+        place in the vector, int32, lane kept where bit `place` of `bits` is set. One byte read a vector, in a
+        [C, P / VEC, VEC] view of the piece (vectors_layout, which moves nothing); vectors not moved read nothing."""
         C: gl.constexpr = lanes.shape[0]
         P: gl.constexpr = lanes.shape[1]
         V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
@@ -1088,8 +996,7 @@ if gluon is not None:
               last=0, CAUSAL_VECTORS: gl.constexpr = False, POSITIVE_SCALE: gl.constexpr = False,
               MASK_BLEND: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
               LEAN_CAUSAL: gl.constexpr = False, MASK_EVICT: gl.constexpr = "", BIAS_EVICT: gl.constexpr = "",
-              MASK_IN_PLACE: gl.constexpr = False, mask_start=0, BIAS_IN_PLACE: gl.constexpr = False,
-              bias_start=0, MASK_BITS: gl.constexpr = False):
+              MASK_BITS: gl.constexpr = False):
         """A piece's vectors to move, -inf elsewhere and where the masks drop a column: in fp32 times the scale
         (HOLD_F32), else as loaded (unscaled), two 16-bit values to a register. No per-element work on a plain row.
         A causal row's vectors past its last kept column are not read. The keep-mask's bytes of a vector are one
@@ -1098,8 +1005,6 @@ if gluon is not None:
         the scale, read as the mask is (BIAS_VECTORS: bias_row its row's window), else element by element.
         CAUSAL_VECTORS: a causal row reads only the vectors it keeps whole (through `last`, the lane of its last
         kept column), with no per-element select; the vector its diagonal cuts is the end vectors' (DIAGONAL).
-        MASK_IN_PLACE: a shared mask off x's grid read in vectors where it lies (_keep_in_place; mask_row is then the
-        mask's base, mask_start the byte lane 0 reads); BIAS_IN_PLACE, a shared 16-bit bias so (_bias_in_place).
         MASK_BITS: the mask's phase copies in bits, a byte a vector (_keep_bits)."""
         if ALIGNED:
             cols = lanes
@@ -1123,18 +1028,14 @@ if gluon is not None:
                     # whose predicates kept ptxas from having a thread's loads in flight at once (POSITIVE_SCALE)
                     x = gl.where(move, x, -float("inf"))
             if HAS_BIAS:
-                if BIAS_IN_PLACE:  # (bias_row: the bias's base)
-                    bias = _bias_in_place(bias_row, bias_start, lanes, move, VEC, BIAS_EVICT)
-                elif BIAS_VECTORS:
+                if BIAS_VECTORS:
                     bias = load_lanes(bias_row, lanes, move, 0.0, EVEN and not CAUSAL, BIAS_EVICT)
                 else:
                     bias = gl.load(bias_ptr + row * bias_stride + cols, mask=move, other=0.0,
                                    eviction_policy=BIAS_EVICT)
                 x = _biased(x, bias, BIAS_MIN, BIAS_BLEND)
         if MASK_VECTORS:
-            if MASK_IN_PLACE:  # (mask_row: the mask's base)
-                keep = _keep_in_place(mask_row, mask_start, lanes, move, VEC, MASK_EVICT)
-            elif MASK_BITS:  # (held packed: _select_bits reads the bits; else the where below, from keep's bytes)
+            if MASK_BITS:  # (held packed: _select_bits reads the bits; else the where below, from keep's bytes)
                 bits, place = _keep_bits(mask_row, lanes, move, VEC, MASK_EVICT)
                 keep = ((bits >> place) & 1).to(gl.uint8)
             elif CAUSAL:
@@ -1372,8 +1273,7 @@ if gluon is not None:
                        REVERSED: gl.constexpr = False, BIAS_BLEND: gl.constexpr = False,
                        LEAN_CAUSAL: gl.constexpr = False, DIAGONAL_STORE: gl.constexpr = False,
                        KEEP_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
-                       BIAS_PHASED: gl.constexpr = False, MASK_IN_PLACE: gl.constexpr = False,
-                       BIAS_IN_PLACE: gl.constexpr = False, MASK_BITS: gl.constexpr = False):
+                       BIAS_PHASED: gl.constexpr = False, MASK_BITS: gl.constexpr = False):
         DIAGONAL: gl.constexpr = CAUSAL and CAUSAL_VECTORS
         # (KEEP_SHARED) a shared mask or bias row read evict_last as x is: read plainly, x's evict_last lines would
         # push it out of L2 first, and every row read it from HBM again (KEEP_SHARED_ROWS)
@@ -1398,18 +1298,12 @@ if gluon is not None:
         off, first_whole, end_whole = window_bounds(row, stride_x, N, VEC)
         x_row = row_window(x_ptr, row, stride_x, off, VEC)
         y_row = row_window(y_ptr, row, stride_y, off, VEC)
-        mask_start = 0  # (MASK_IN_PLACE) the byte of the shared mask row that lane 0 reads, from the mask's base
-        if MASK_IN_PLACE:
-            mask_start = shared_row_index(row, mask_group, mask_period) * mask_stride - off
         mask_row, mask_ptr, mask_stride = row_of(mask_ptr, mask_stride, row, mask_group, mask_period, off,
-                                                 MASK_SHARED, MASK_PHASED, MASK_VECTORS and not MASK_IN_PLACE, VEC)
+                                                 MASK_SHARED, MASK_PHASED, MASK_VECTORS, VEC)
         bias_row = bias_ptr
-        bias_start = 0  # (BIAS_IN_PLACE) the element of the shared bias row that lane 0 reads, from the bias's base
         if HAS_BIAS:  # only then, as fused's
-            if BIAS_IN_PLACE:
-                bias_start = shared_row_index(row, bias_group, bias_period) * bias_stride - off
             bias_row, bias_ptr, bias_stride = row_of(bias_ptr, bias_stride, row, bias_group, bias_period, off,
-                                                     BIAS_SHARED, BIAS_PHASED, BIAS_VECTORS and not BIAS_IN_PLACE, VEC)
+                                                     BIAS_SHARED, BIAS_PHASED, BIAS_VECTORS, VEC)
         last = 0  # CAUSAL_VECTORS: the lane of the row's last kept column, and the whole vector it cuts (or -1)
         diagonal = -1
         if DIAGONAL:
@@ -1430,22 +1324,19 @@ if gluon is not None:
         x0 = _load(x_row, lanes0, move0, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                    EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                    bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                   MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start, MASK_BITS)
+                   DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT, MASK_BITS)
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
             x1 = _load(x_row, lanes1, move1, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start, MASK_BITS)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT, MASK_BITS)
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
             x2 = _load(x_row, lanes2, move2, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
                        EVEN, ALIGNED, VEC, HOLD_F32, HAS_SCALE, HAS_MASK, CAUSAL, EVICT, MASK_VECTORS,
                        bias_ptr, bias_stride, bias_row, BIAS_MIN, HAS_BIAS, BIAS_VECTORS, MASK_PACKED, last,
-                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT,
-                       MASK_IN_PLACE, mask_start, BIAS_IN_PLACE, bias_start, MASK_BITS)
+                       DIAGONAL, POSITIVE_SCALE, MASK_BLEND, BIAS_BLEND, LEAN_CAUSAL, MASK_EVICT, BIAS_EVICT, MASK_BITS)
         if HAS_ENDS:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS, diagonal,
                                                       DIAGONAL)
@@ -1556,9 +1447,8 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                       fusion: Fusion = PLAIN) -> dict:
     """The kernel's compile-time arguments for rows of N elements whose windows all start on a 16-byte boundary
     (aligned) or may start anywhere; shared between calls: read them, do not change them."""
-    mask_vectors = fusion.mask is not None and mask_in_vectors(fusion, N, dtype)
-    bias_vectors = fusion.bias is not None and (on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.bias_phased)
-                                                or bias_in_place(fusion, N, dtype))
+    mask_vectors = fusion.mask is not None and mask_on_grid(fusion, N, dtype)
+    bias_vectors = fusion.bias is not None and on_grid(fusion.bias, fusion.bias_shared, N, dtype, fusion.bias_phased)
     how = holding(dtype, fusion, N)
     by_vectors = fusion.causal_m is not None and causal_vectors(N, how, fusion)  # causal rows read by vectors
     switches = {"MASK_PACKED": MASK_PACKED and mask_vectors and how == "packed",
@@ -1573,7 +1463,6 @@ def kernel_constexprs(config: ClusterConfig, N: int, dtype: torch.dtype, aligned
                 "DIAGONAL_STORE": by_vectors and N in DIAGONAL_STORE_AT.get(dtype, ()),
                 "KEEP_SHARED": KEEP_SHARED_ROWS and (fusion.mask_shared or fusion.bias_shared),
                 "MASK_PHASED": fusion.mask_phased, "BIAS_PHASED": fusion.bias_phased,
-                "MASK_IN_PLACE": mask_in_place(fusion, N, dtype), "BIAS_IN_PLACE": bias_in_place(fusion, N, dtype),
                 "MASK_BITS": fusion.mask_bits}
     return _kernel_constexprs(config, N, dtype, aligned, how, mask_vectors,
                               tuple(name for name, on in switches.items() if on))
