@@ -8,7 +8,8 @@
 #   then session 79's `relaunched` (the cells bar-status.py lists as launched otherwise now).
 # bits (any card; ~4 min): bits-ab.py (cluster.MASK_BITS off and on, auto's call, 3 rounds; the copies alone), then
 #   the bar's sweeps of key-padded bf16 8192x50257 and its log, bits (a switch) and byte copies:
-#   <bits|bytes>-<form>-<card>-s86.
+#   <bits|bytes>-<form>-<card>-s86; then scaled-masked rows/16 and rows/4 there, as launched now (too few rows a mask
+#   row for copies: read a byte at a time) and in copies in bits from 2 rows a mask row (bits-rows<K>, bytes-rows<K>).
 set -u
 . evidence/experiments/device-step.sh  # card, tag, pack, left, bar_sweep
 s85=evidence/experiments/2026-12-08-session85/next.sh
@@ -39,5 +40,12 @@ if [[ ${1:-} == bits ]]; then
     left 40 && SWEEP_SET="import softmax_bench.kernels.cluster as c; c.MASK_BITS = True" bar_sweep \
       bits-$form-$tag-s86 --shape 8192x50257 --dtype bf16 --op key-padded $log
     left 40 && bar_sweep bytes-$form-$tag-s86 --shape 8192x50257 --dtype bf16 --op key-padded $log
+  done
+  # fewer rows a mask row (rows/16, rows/4): read a byte at a time now (PHASED_FROM_ROWS' 32), against copies in bits
+  for k in 16 4; do
+    left 40 && SWEEP_SET="import softmax_bench.kernels.cluster as c; c.MASK_BITS = True; \
+c.PHASED_FROM_ROWS = {'mask': 2, 'bias': 64}" bar_sweep bits-rows$k-$tag-s86 --shape 8192x50257 --dtype bf16 \
+      --op scaled-masked --mask-shape rows/$k
+    left 40 && bar_sweep bytes-rows$k-$tag-s86 --shape 8192x50257 --dtype bf16 --op scaled-masked --mask-shape rows/$k
   done
 fi
