@@ -6,10 +6,11 @@ row of the mask and of the bias), "phased" (those shared rows laid out in phase 
 absent: as cluster.phases_wanted has a launch lay them out), "mask_packed" (cluster.MASK_PACKED;
 absent: as the launch sets it), "causal_vectors" (cluster.CAUSAL_VECTORS, likewise), "positive_scale"
 (cluster.POSITIVE_SCALES, likewise), "mask_blend" (cluster.MASK_BLEND_F32, likewise), "bias_blend"
-(cluster.BIAS_BLEND, likewise), "mask_bits" (cluster.MASK_BITS, likewise), "lean_causal" (the switch
-cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store" (cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared"
-(cluster.KEEP_SHARED_ROWS, likewise), "lean_keep", "late_y", "mask_early", "staged" (the backward's LEAN_KEEP,
-LATE_Y, MASK_EARLY and STAGED; absent: as cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with
+(cluster.BIAS_BLEND, likewise), "mask_bits" and "backward_mask_bits" (cluster.MASK_BITS, BACKWARD_MASK_BITS,
+likewise), "lean_causal" (the switch cluster.LEAN_CAUSAL_AT sets, likewise), "diagonal_store"
+(cluster.DIAGONAL_STORE_AT's, likewise), "keep_shared" (cluster.KEEP_SHARED_ROWS, likewise), "lean_keep", "late_y",
+"mask_early", "staged" (the backward's LEAN_KEEP, LATE_Y, MASK_EARLY and STAGED; absent: as
+cluster_backward.switches sets them), "cross_entropy" ("grad": the loss's rows with their gradient, "grad+z": with
 the z-loss too, "loss": without), "max_registers" (None: uncapped; absent: as config_for chooses), "ctas" and
 "warps" (absent: config_for's), "pieces" (lanes each; absent: config_for's)}; one JSON line a case comes back:
 the configuration, the instructions counted, registers, spills and shared memory."""
@@ -190,7 +191,7 @@ def compile_shared_row_case(case: dict, out_dir: str) -> dict:
 
 # A case's keys that set cluster's module switch of the same name in capitals, which the host's plan reads (laid_out,
 # holding, kernel_constexprs), not only the kernel: set while the case compiles (absent: as the module has it).
-PLAN_SWITCH_KEYS = ("mask_bits",)
+PLAN_SWITCH_KEYS = ("mask_bits", "backward_mask_bits")
 
 
 def compile_case(case: dict, out_dir: str) -> dict:

@@ -436,6 +436,51 @@ def test_a_log_softmaxs_shared_mask_is_written_out_only_off_ys_grid_without_phas
         assert backwards()["cluster"].traffic(24, N, x.dtype, fusion).total_bytes == floor + written_out + copies
 
 
+def test_a_log_softmaxs_shared_mask_in_bits_is_an_eighth_of_its_byte_copies(monkeypatch):
+    """cluster.BACKWARD_MASK_BITS (off until a GPU has run it): the log's backward lays a shared mask off the grid of
+    16-bit y out in phase copies of bits (masking.phased_bits), counted at an eighth of the byte copies' bytes, and
+    its kernel reads them as MASK_BITS; fp32 y keeps its byte copies, and a forward is not switched by it."""
+    from softmax_bench.dispatch import fusion_for
+
+    monkeypatch.setattr(cluster, "BACKWARD_MASK_BITS", True)
+    N = 4097
+    for dtype, in_bits in ((torch.bfloat16, True), (torch.float32, False)):
+        x = torch.empty(2, 3, 4, N, dtype=dtype)
+        fusion = fusion_for(x, -1, 0.125, torch.ones(2, 1, 1, N, dtype=torch.bool), False, True)
+        assert cluster.mask_in_bits(fusion, N, dtype) == in_bits and not cluster.mask_in_bits(fusion, N, dtype, 24)
+        floor = backward_traffic(24, N, dtype, fusion).total_bytes
+        vec = vector_elems(dtype)  # copies of its two rows (in bits: N bits each), written and read
+        copies = 2 * vec * 2 * N // (8 if in_bits else 1)
+        assert backwards()["cluster"].traffic(24, N, dtype, fusion).total_bytes == floor + copies
+        laid_out = cluster.laid_out(fusion, N, dtype)
+        assert laid_out.mask_bits == in_bits
+        assert cluster_backward.switches(N, dtype, laid_out).get("MASK_BITS", False) == in_bits
+
+
+@pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
+def test_a_log_softmaxs_shared_mask_in_bits_compiles_in_the_registers_of_its_byte_copies(tmp_path):
+    """cluster.BACKWARD_MASK_BITS, compiled for sm_90: the log's backward under key-padded bf16 50257's mask, with
+    MASK_EARLY (as launched), with LATE_Y (its keep read after the exchange, LEAN_KEEP), and causal, reads a byte of
+    bits a vector (9 byte loads: 8 vectors and the end vectors' one) in its byte copies' configuration, with no
+    spill, at most 6 registers more (Triton 3.8: 95 → 96, LATE_Y 72 → 77, causal 96 → 96) and at most 4 SASS
+    instructions a vector more (1016 → 1032, 1016 → 1040, 1208 → 1240)."""
+    from .compile_sm90 import sass_instructions, sass_of
+
+    base = {"kernel": "backward", "dtype": "bf16", "N": 50257, "mask": True, "shared": True, "scale": 0.125,
+            "log": True}
+    forms = ({}, {"late_y": True}, {"causal": True})
+    cases = [{**base, **form, **bits} for form in forms for bits in ({}, {"backward_mask_bits": True})]
+    compiled = compile_in_subprocess(cases, tmp_path)
+    for i in range(0, len(cases), 2):
+        copied, in_bits = compiled[i], compiled[i + 1]
+        assert in_bits["spill_bytes"] == copied["spill_bytes"] == 0, (copied, in_bits)
+        assert (in_bits["ctas"], in_bits["warps"]) == (copied["ctas"], copied["warps"]), (copied, in_bits)
+        assert in_bits["registers"] <= copied["registers"] + 6, (copied, in_bits)
+        assert in_bits["byte_loads"] == 9 and copied["byte_loads"] == 1, (copied, in_bits)
+        sass = [len(sass_instructions(sass_of(case, tmp_path))) for case in cases[i:i + 2]]
+        assert sass[0] < sass[1] <= sass[0] + 4 * 8, sass
+
+
 @pytest.mark.skipif(not hasattr(cluster_backward, "cluster_backward_kernel"), reason="this Triton has no Gluon")
 def test_a_log_softmaxs_shared_mask_off_ys_grid_is_read_in_vectors_in_phase_copies(tmp_path):
     """Compiled for sm_90: the log's backward under key-padded's mask at N = 50257 (off y's grid), laid out in phase
@@ -450,13 +495,16 @@ def test_a_log_softmaxs_shared_mask_off_ys_grid_is_read_in_vectors_in_phase_copi
 
 
 @on_gpu
+@pytest.mark.parametrize("bits", [False, True], ids=["bytes", "bits"])
 @pytest.mark.parametrize("N", [32768, 32769, 50257])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
-def test_a_log_softmaxs_shared_mask_gives_the_expanded_masks_gradient(N, dtype):
+def test_a_log_softmaxs_shared_mask_gives_the_expanded_masks_gradient(N, dtype, bits, monkeypatch):
     """cluster's backward of a log_softmax under a key-padding mask [B, 1, 1, S]: read where it is on y's grid
-    (MASK_SHARED), in phase copies off it (PHASED): dx the expanded mask's, bit for bit, zero where it masks out."""
+    (MASK_SHARED), in phase copies off it (PHASED; for 16-bit y in copies of bits under cluster.BACKWARD_MASK_BITS):
+    dx the expanded mask's, bit for bit, zero where it masks out."""
     from softmax_bench.dispatch import fusion_for
 
+    monkeypatch.setattr(cluster, "BACKWARD_MASK_BITS", bits)
     x, _ = fresh_randn(2, 3, 4, N, dtype=dtype)
     keep = torch.rand(2, 1, 1, N, device=x.device) > 0.3
     keep[..., 0] = True

@@ -403,6 +403,9 @@ PHASED_FROM_ROWS = {"mask": 32, "bias": 64}
 # MASK_IN_PLACE, BIAS_IN_PLACE). Off until it has run on a GPU (eighty-sixth session: compiled for sm_90 only;
 # session86/next.sh `bits` A/Bs it).
 MASK_BITS = False
+# The same for the log's backward, which reads the shared mask to zero dx where it masked (cluster_backward's
+# MASK_EARLY, LEAN_KEEP and end vectors): off until MASK_BITS has run on a GPU (eighty-sixth session, compiled only).
+BACKWARD_MASK_BITS = False
 
 
 def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> tuple[bool, bool]:
@@ -419,9 +422,10 @@ def phases_wanted(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = No
 
 
 def mask_in_bits(fusion: Fusion, N: int, dtype: torch.dtype, M: int | None = None) -> bool:
-    """Whether a forward over M rows lays its shared keep-mask's phase copies out in bits (MASK_BITS): where it lays
-    out copies of a mask of bytes under 16-bit x (a vector of 8 lanes, a byte of bits)."""
-    return (MASK_BITS and M is not None and dtype.itemsize == 2 and fusion.mask is not None
+    """Whether a forward over M rows (MASK_BITS), or the log's backward (M None: BACKWARD_MASK_BITS), lays its shared
+    keep-mask's phase copies out in bits: where it lays out copies of a mask of bytes under 16-bit x (a vector of 8
+    lanes, a byte of bits)."""
+    return ((MASK_BITS if M is not None else BACKWARD_MASK_BITS) and dtype.itemsize == 2 and fusion.mask is not None
             and fusion.mask.element_size() == 1 and phases_wanted(fusion, N, dtype, M)[0])
 
 

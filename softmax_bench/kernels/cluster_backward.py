@@ -20,8 +20,8 @@ import torch
 from . import PLAIN, Backward, Fusion, Launch, backward_traffic, expanded_mask_traffic, launch_kernel, output_like
 from . import cluster as forward_cluster
 from .aligned import same_alignment, vector_elems, window_lanes
-from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_on_grid, packed_ptx,
-                      phase_copy_passes, phases_wanted, settings_of, unsupported_width, why_not_here,
+from .cluster import (CAPACITY, ClusterConfig, fitting_config, gluon, launch_options, mask_in_bits, mask_on_grid,
+                      packed_ptx, phase_copy_passes, phases_wanted, settings_of, unsupported_width, why_not_here,
                       window_constexprs)
 from .masking import fusion_args, mask_expanded, phased
 
@@ -99,9 +99,10 @@ if gluon is not None:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
-    from .cluster import (LOG2E, SELECT_PACKED, async_copy, end_vectors, ends_layout, exchange_barrier, kept,
-                          last_kept_column, load_lanes, one_a_cta, piece, push, receive_buffer, received, row_layout,
-                          row_of, row_window, stage, staging_buffers, store_lanes, thread_sums, window_bounds)
+    from .cluster import (LOG2E, SELECT_BITS, SELECT_PACKED, _keep_bits, async_copy, end_vectors, ends_layout,
+                          exchange_barrier, kept, last_kept_column, load_lanes, one_a_cta, piece, push,
+                          receive_buffer, received, row_layout, row_of, row_window, stage, staging_buffers,
+                          store_lanes, thread_sums, window_bounds)
 
     # dx from 16-bit y (a) and dy (b) held packed, the row's sum s0 and the scale s1, in fp32; log_softmax's is 0
     # where s2 (kept) is 0
@@ -127,6 +128,8 @@ if gluon is not None:
     ZERO_MASKED_16 = gl.constexpr(SELECT_PACKED.replace("NEG_INF", "0"))
     ZERO_MASKED_F32 = gl.constexpr("{ .reg .b32 m, k; mul.lo.u32 m, $8, 255; " + "".join(
         f"prmt.b32 k, m, 0, 0x{f'{8 + i:X}' * 4}; and.b32 ${i}, ${4 + i}, k; " for i in range(4)) + "}")
+    # ... from the vector's keep bits (MASK_BITS, 16-bit dy): the forward's SELECT_BITS filling 0
+    ZERO_BITS_16 = gl.constexpr(SELECT_BITS.replace("NEG_INF", "0"))
 
     @gluon.jit
     def _terms(y, dy, LOG: gl.constexpr):
@@ -192,17 +195,27 @@ if gluon is not None:
                                              dtype=y.dtype, is_pure=True, pack=2)
 
     @gluon.jit
+    def _lane_keeps(mask_row, lanes, move, EVEN: gl.constexpr, MASK_BITS: gl.constexpr, VEC: gl.constexpr):
+        """The keep-mask's 0 or 1 of each lane of a piece, int32, from mask_row (its row's window, as y's): its bytes
+        a vector at a time, or (MASK_BITS) its copy's byte of bits a vector."""
+        if MASK_BITS:
+            bits, place = _keep_bits(mask_row, lanes, move, VEC, "")
+            return (bits >> place) & 1
+        else:
+            return load_lanes(mask_row, lanes, move, 0, EVEN, "").to(gl.int32)
+
+    @gluon.jit
     def _lean_keep(cols, lanes, move, row, N, mask_row, causal_m, EVEN: gl.constexpr, HAS_MASK: gl.constexpr,
-                   CAUSAL: gl.constexpr):
+                   CAUSAL: gl.constexpr, MASK_BITS: gl.constexpr = False, VEC: gl.constexpr = 8):
         """An int32 a lane of a piece, > 0 where the keep-mask and the causal mask keep its column (LEAN_KEEP): the
-        mask's bytes a vector at a time from mask_row (its row's window, as y's), a causal row's diagonal in 32
-        bits. Lanes the piece does not move are not stored: what they hold does not matter."""
+        mask's keeps (_lane_keeps), a causal row's diagonal in 32 bits. Lanes the piece does not move are not
+        stored: what they hold does not matter."""
         if CAUSAL:
             k = last_kept_column(row, causal_m, N) + 1 - cols
             if HAS_MASK:
-                k = gl.where(load_lanes(mask_row, lanes, move, 0, EVEN, "") != 0, k, 0)
+                k = gl.where(_lane_keeps(mask_row, lanes, move, EVEN, MASK_BITS, VEC) != 0, k, 0)
         else:
-            k = load_lanes(mask_row, lanes, move, 0, EVEN, "").to(gl.int32)
+            k = _lane_keeps(mask_row, lanes, move, EVEN, MASK_BITS, VEC)
         return k
 
     @gluon.jit
@@ -216,15 +229,24 @@ if gluon is not None:
                                              is_pure=True, pack=4)
 
     @gluon.jit
+    def _zero_masked_bits(dy, bits, place):
+        """_zero_masked from the vectors' keep bits (MASK_BITS; 16-bit dy): bits, each lane's vector's byte of them,
+        and place, the lane's place in its vector, as _keep_bits gives them."""
+        return gl.inline_asm_elementwise(ZERO_BITS_16, "=r,=r" + ",r" * 10, [dy, bits, place], dtype=dy.dtype,
+                                         is_pure=True, pack=4)
+
+    @gluon.jit
     def _store_gradient(dx_row, lanes, move, y, dy, row_sum, scale, cols, row, N, mask_ptr, mask_stride, causal_m,
                         EVEN: gl.constexpr, HAS_MASK: gl.constexpr, CAUSAL: gl.constexpr, LOG: gl.constexpr,
-                        mask_row=None, LEAN: gl.constexpr = False, DY_KEPT: gl.constexpr = False):
-        """dx over a piece's lanes (LEAN: LEAN_KEEP's keep, mask_row the mask's row window; DY_KEPT: dy is 0 where
-        the keep-mask drops a column, MASK_EARLY)."""
+                        mask_row=None, LEAN: gl.constexpr = False, DY_KEPT: gl.constexpr = False,
+                        MASK_BITS: gl.constexpr = False, VEC: gl.constexpr = 8):
+        """dx over a piece's lanes (LEAN: LEAN_KEEP's keep, mask_row the mask's row window, MASK_BITS: of a copy in
+        bits; DY_KEPT: dy is 0 where the keep-mask drops a column, MASK_EARLY)."""
         if LOG and LEAN and DY_KEPT and not CAUSAL:
             dx = _lean_log_input_gradient(y, dy, row_sum, scale, None)
         elif LOG and LEAN and (HAS_MASK or CAUSAL):
-            keep = _lean_keep(cols, lanes, move, row, N, mask_row, causal_m, EVEN, HAS_MASK and not DY_KEPT, CAUSAL)
+            keep = _lean_keep(cols, lanes, move, row, N, mask_row, causal_m, EVEN, HAS_MASK and not DY_KEPT, CAUSAL,
+                              MASK_BITS, VEC)
             dx = _lean_log_input_gradient(y, dy, row_sum, scale, keep)
         elif LOG:
             keep = True
@@ -277,7 +299,8 @@ if gluon is not None:
                                 LOG: gl.constexpr, LEAN_KEEP: gl.constexpr = False,
                                 LATE_Y: gl.constexpr = False, MASK_EARLY: gl.constexpr = False,
                                 STAGED: gl.constexpr = False, mask_group=1, mask_period=0,
-                                MASK_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False):
+                                MASK_SHARED: gl.constexpr = False, MASK_PHASED: gl.constexpr = False,
+                                MASK_BITS: gl.constexpr = False):
         X: gl.constexpr = row_layout(gl.num_ctas(), gl.num_warps(), VEC)
         ENDS: gl.constexpr = ends_layout(gl.num_ctas(), gl.num_warps(), VEC)
         sum_in = receive_buffer()
@@ -305,7 +328,9 @@ if gluon is not None:
             y0, dy0 = _stage_rows(b0, y_row, dy_row, lanes0, move0, EVEN, EVICT, LOG)
         else:
             y0, dy0 = _load_rows(y_row, dy_row, lanes0, move0, EVEN, EVICT, LATE_Y and LOG)
-        if MASK_EARLY:
+        if MASK_EARLY and MASK_BITS:
+            b0, q0 = _keep_bits(mask_row, lanes0, move0, VEC, "")
+        elif MASK_EARLY:
             m0 = load_lanes(mask_row, lanes0, move0, 0, EVEN, "")
         if P1 > 0:
             lanes1, move1 = piece(P0, P1, STEP, first_whole, end_whole, X)
@@ -313,7 +338,9 @@ if gluon is not None:
                 y1, dy1 = _stage_rows(b1, y_row, dy_row, lanes1, move1, EVEN, EVICT, LOG)
             else:
                 y1, dy1 = _load_rows(y_row, dy_row, lanes1, move1, EVEN, EVICT, LATE_Y and LOG)
-            if MASK_EARLY:
+            if MASK_EARLY and MASK_BITS:
+                b1, q1 = _keep_bits(mask_row, lanes1, move1, VEC, "")
+            elif MASK_EARLY:
                 m1 = load_lanes(mask_row, lanes1, move1, 0, EVEN, "")
         if P2 > 0:
             lanes2, move2 = piece(P0 + P1, P2, STEP, first_whole, end_whole, X)
@@ -321,7 +348,9 @@ if gluon is not None:
                 y2, dy2 = _stage_rows(b2, y_row, dy_row, lanes2, move2, EVEN, EVICT, LOG)
             else:
                 y2, dy2 = _load_rows(y_row, dy_row, lanes2, move2, EVEN, EVICT, LATE_Y and LOG)
-            if MASK_EARLY:
+            if MASK_EARLY and MASK_BITS:
+                b2, q2 = _keep_bits(mask_row, lanes2, move2, VEC, "")
+            elif MASK_EARLY:
                 m2 = load_lanes(mask_row, lanes2, move2, 0, EVEN, "")
         if not ALIGNED:
             end_lanes, end_cols, at_end = end_vectors(off, first_whole, end_whole, N, STEP, VEC, ENDS)
@@ -343,7 +372,13 @@ if gluon is not None:
         s = gl.sum(t, axis=1)
         if not ALIGNED:
             s += gl.convert_layout(gl.sum(_terms(end_y, end_dy, LOG), axis=1), s.type.layout)
-        if MASK_EARLY:
+        if MASK_EARLY and MASK_BITS:
+            dy0 = _zero_masked_bits(dy0, b0, q0)
+            if P1 > 0:
+                dy1 = _zero_masked_bits(dy1, b1, q1)
+            if P2 > 0:
+                dy2 = _zero_masked_bits(dy2, b2, q2)
+        elif MASK_EARLY:
             dy0 = _zero_masked(dy0, m0)
             if P1 > 0:
                 dy1 = _zero_masked(dy1, m1)
@@ -371,17 +406,20 @@ if gluon is not None:
             scale = 1.0
         s_x = gl.convert_layout(row_sum, gl.SliceLayout(1, X))[:, None]
         _store_gradient(dx_row, lanes0, move0, y0, dy0, s_x, scale, lanes0 - off, row, N, mask_ptr, mask_stride,
-                        causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY)
+                        causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY, MASK_BITS, VEC)
         if P1 > 0:
             _store_gradient(dx_row, lanes1, move1, y1, dy1, s_x, scale, lanes1 - off, row, N, mask_ptr, mask_stride,
-                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY)
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY, MASK_BITS, VEC)
         if P2 > 0:
             _store_gradient(dx_row, lanes2, move2, y2, dy2, s_x, scale, lanes2 - off, row, N, mask_ptr, mask_stride,
-                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY)
+                            causal_m, EVEN, HAS_MASK, CAUSAL, LOG, mask_row, LEAN_KEEP, MASK_EARLY, MASK_BITS, VEC)
         if not ALIGNED:
             s_ends = gl.convert_layout(row_sum, gl.SliceLayout(1, ENDS))[:, None]
+            if HAS_MASK and MASK_BITS:  # dy 0 where masked (the sum has taken it; y is -inf there): dx 0 there
+                end_bits = gl.load(mask_row + end_lanes // VEC, mask=at_end, other=0)
+                end_dy = gl.where(((end_bits >> (end_lanes % VEC).to(gl.uint8)) & 1) != 0, end_dy, 0.0)
             _store_gradient(dx_row, end_lanes, at_end, end_y, end_dy, s_ends, scale, end_cols, row, N, mask_ptr,
-                            mask_stride, causal_m, False, HAS_MASK, CAUSAL, LOG)
+                            mask_stride, causal_m, False, HAS_MASK and not MASK_BITS, CAUSAL, LOG)
 
 
 def config_for(N: int, dtype: torch.dtype, fusion: Fusion = PLAIN) -> ClusterConfig:
@@ -419,7 +457,7 @@ def launch(y: torch.Tensor, dy: torch.Tensor, fusion: Fusion = PLAIN,
     if not fusion.log:
         fusion = dataclasses.replace(fusion, mask_group=1, mask_period=0)
     elif phases_wanted(fusion, N, y.dtype)[0]:
-        fusion = phased(fusion, vector_elems(y.dtype), bias=False)
+        fusion = phased(fusion, vector_elems(y.dtype), bias=False, bits=mask_in_bits(fusion, N, y.dtype))
     elif expands(fusion, N, y.dtype):
         fusion = mask_expanded(fusion, M)
     dx = output_like(y)
@@ -449,7 +487,7 @@ def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     STAGED at STAGED_AT (a log's at STAGED_LOG_AT too) where LATE_Y does not apply; LEAN_KEEP to a log_softmax's
     with a keep-mask (its rows, shared or not, on y's grid: mask_on_grid; phase copies are) or causal rows,
     and MASK_EARLY with it to the keep-mask, where LATE_Y does not apply (MASK_EARLY None); MASK_PHASED to a shared
-    mask laid out in phase copies (Fusion.mask_phased)."""
+    mask laid out in phase copies (Fusion.mask_phased), MASK_BITS to one in copies of bits (Fusion.mask_bits)."""
     late = late_y(N, dtype, fusion)
     lean = LEAN_KEEP and fusion.log and (fusion.causal_m is not None or fusion.mask is not None) and (
         fusion.mask is None or mask_on_grid(fusion, N, dtype))
@@ -457,7 +495,8 @@ def switches(N: int, dtype: torch.dtype, fusion: Fusion) -> dict:
     staged = not late and ((dtype, N) in STAGED_AT or (fusion.log and (dtype, N) in STAGED_LOG_AT))
     return {**({"LEAN_KEEP": True} if lean else {}), **({"MASK_EARLY": True} if early else {}),
             **({"LATE_Y": True} if late else {}), **({"STAGED": True} if staged else {}),
-            **({"MASK_PHASED": True} if fusion.mask_phased else {})}
+            **({"MASK_PHASED": True} if fusion.mask_phased else {}),
+            **({"MASK_BITS": True} if fusion.mask_bits else {})}
 
 
 def expands(fusion: Fusion, N: int, dtype: torch.dtype) -> bool:

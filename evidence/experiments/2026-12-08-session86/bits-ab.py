@@ -1,8 +1,9 @@
-"""A shared keep-mask's phase copies in bits (cluster.MASK_BITS) against its byte copies, in one process: auto's
-call at key-padded bf16 8192x50257 ([128, 64, 50257] x, a [128, 1, 50257] mask: 64 rows of x a row of it) and
-2048x50257, softmax and log_softmax, the switch off and on alternating, ROUNDS times, timed with the project's timer
-(L2 clean before each call), beside a copy of x (x read, y written: the floor less the mask's bytes); then the copies
-alone (masking.phased_rows against phased_bits). Each cell's outputs on and off compared bit for bit first.
+"""A shared keep-mask's phase copies in bits (cluster.MASK_BITS, BACKWARD_MASK_BITS) against its byte copies, in one
+process: auto's call at key-padded bf16 8192x50257 ([128, 64, 50257] x, a [128, 1, 50257] mask: 64 rows of x a row
+of it) and 2048x50257, softmax, log_softmax and the log's backward, the switch off and on alternating, ROUNDS times,
+timed with the project's timer (L2 clean before each call), beside a copy of x (x read, y written: the forward's
+floor less the mask's bytes); then the copies alone (masking.phased_rows against phased_bits). Each cell's outputs on
+and off compared bit for bit first.
 
     python3 bits-ab.py
 """
@@ -40,6 +41,25 @@ for batch in (128, 32):
         cluster.MASK_BITS = False
         print(f"  {fn.__name__}: same bits {same}; byte copies {' '.join(f'{t:.1f}' for t in times[False])} µs; "
               f"bits {' '.join(f'{t:.1f}' for t in times[True])} µs")
+    # the log's backward (cluster.BACKWARD_MASK_BITS), auto's, from the log_softmax's y and a random dy
+    y = softmax_bench.log_softmax(x, scale=0.125, mask=keep, variant="auto")
+    dy = torch.randn_like(y)
+    call = lambda: dispatch.softmax_backward(y, dy, -1, 0.125, keep, False, "auto", log=True)  # noqa: E731
+    outputs, times = {}, {False: [], True: []}
+    for on in (False, True):
+        cluster.BACKWARD_MASK_BITS = on
+        dispatch.clear_caches()
+        outputs[on] = call()
+    same = torch.equal(outputs[False].view(torch.int16), outputs[True].view(torch.int16))
+    for _ in range(ROUNDS):
+        for on in (False, True):
+            cluster.BACKWARD_MASK_BITS = on
+            dispatch.clear_caches()
+            call()
+            times[on].append(1000 * measure(call, SETTINGS, False).ms)
+    cluster.BACKWARD_MASK_BITS = False
+    print(f"  log_softmax backward: same bits {same}; byte copies {' '.join(f'{t:.1f}' for t in times[False])} µs; "
+          f"bits {' '.join(f'{t:.1f}' for t in times[True])} µs")
     rows = keep.reshape(batch, 50257).to(torch.uint8)
     for name, copies in (("byte copies", lambda: masking.phased_rows(rows, 8)),
                          ("copies in bits", lambda: masking.phased_bits(rows, 8))):

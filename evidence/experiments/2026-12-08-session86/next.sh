@@ -6,9 +6,9 @@
 #   forms, stale since session 66); on another card `bits`, session 85's `replay-ab`, session 83's `words`, `rows`.
 # second (an H200; LEFT_S): session 85's `bars` for the forms in FORMS (those `first` did not reach), `bits`, then
 #   session 79's `relaunched` (the cells bar-status.py lists as launched otherwise now).
-# bits (any card; ~4 min): bits-ab.py (cluster.MASK_BITS off and on, auto's call, 3 rounds; the copies alone), then
-#   the bar's sweeps of key-padded bf16 8192x50257 and its log, bits (a switch) and byte copies:
-#   <bits|bytes>-<form>-<card>-s86.
+# bits (any card; ~5 min): bits-ab.py (cluster.MASK_BITS and BACKWARD_MASK_BITS off and on, auto's call, 3 rounds;
+#   the copies alone), then the bar's sweeps of key-padded bf16 8192x50257, its log and the log's backward, bits (a
+#   switch) and byte copies: <bits|bytes>-<form>-<card>-s86.
 # rows (any card; ~3 min): scaled-masked rows/16 and rows/4 at bf16 8192x50257, as launched now (too few rows a mask
 #   row for copies: read a byte at a time) and in copies in bits from 2 rows a mask row (bits-rows<K>, bytes-rows<K>).
 set -u
@@ -33,8 +33,8 @@ fi
 if [[ ${1:-} == bits ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
   commit=${COMMIT:?set COMMIT=SHA}
-  if left 200; then
-    timeout 200 python3 evidence/experiments/2026-12-08-session86/bits-ab.py > $OUT/bits-ab.txt 2>&1
+  if left 240; then
+    timeout 240 python3 evidence/experiments/2026-12-08-session86/bits-ab.py > $OUT/bits-ab.txt 2>&1
     echo "bits-ab rc=$? at $SECONDS s"; cat $OUT/bits-ab.txt
   fi
   for form in key-padded key-padded-log; do
@@ -43,6 +43,10 @@ if [[ ${1:-} == bits ]]; then
       bits-$form-$tag-s86 --shape 8192x50257 --dtype bf16 --op key-padded $log
     left 40 && bar_sweep bytes-$form-$tag-s86 --shape 8192x50257 --dtype bf16 --op key-padded $log
   done
+  left 40 && SWEEP_SET="import softmax_bench.kernels.cluster as c; c.BACKWARD_MASK_BITS = True" bar_sweep \
+    bits-key-padded-log-backward-$tag-s86 --shape 8192x50257 --dtype bf16 --op key-padded --log --pass backward
+  left 40 && bar_sweep bytes-key-padded-log-backward-$tag-s86 --shape 8192x50257 --dtype bf16 --op key-padded --log \
+    --pass backward
 fi
 if [[ ${1:-} == rows ]]; then
   . .ab/device-setup.sh > /dev/null && export PYTHONUNBUFFERED=1
