@@ -17,6 +17,27 @@ from softmax_bench.timing import TimingSettings, measure
 
 SETTINGS = TimingSettings(warmup_ms=25, rep_ms=200, l2="clean")
 ROUNDS = 3
+
+
+def ab(name: str, switch: str, call) -> None:
+    """call() with cluster's `switch` off and on: its outputs compared bit for bit, then timed alternating."""
+    outputs, times = {}, {False: [], True: []}
+    for on in (False, True):
+        setattr(cluster, switch, on)
+        dispatch.clear_caches()
+        outputs[on] = call()
+    same = torch.equal(outputs[False].view(torch.int16), outputs[True].view(torch.int16))
+    for _ in range(ROUNDS):
+        for on in (False, True):
+            setattr(cluster, switch, on)
+            dispatch.clear_caches()
+            call()
+            times[on].append(1000 * measure(call, SETTINGS, False).ms)
+    setattr(cluster, switch, False)
+    print(f"  {name}: same bits {same}; byte copies {' '.join(f'{t:.1f}' for t in times[False])} µs; "
+          f"bits {' '.join(f'{t:.1f}' for t in times[True])} µs")
+
+
 torch.manual_seed(0)
 for batch in (128, 32):
     x = torch.randn(batch, 64, 50257, device="cuda").to(torch.bfloat16)
@@ -25,41 +46,12 @@ for batch in (128, 32):
     copy_us = 1000 * measure(lambda: y.copy_(x), SETTINGS, False).ms
     print(f"{batch * 64}x50257: copy of x {copy_us:.1f} µs")
     for fn in (softmax_bench.softmax, softmax_bench.log_softmax):
-        call = lambda: fn(x, scale=0.125, mask=keep, variant="auto")  # noqa: E731
-        outputs, times = {}, {False: [], True: []}
-        for on in (False, True):
-            cluster.MASK_BITS = on
-            dispatch.clear_caches()
-            outputs[on] = call()
-        same = torch.equal(outputs[False].view(torch.int16), outputs[True].view(torch.int16))
-        for _ in range(ROUNDS):
-            for on in (False, True):
-                cluster.MASK_BITS = on
-                dispatch.clear_caches()
-                call()
-                times[on].append(1000 * measure(call, SETTINGS, False).ms)
-        cluster.MASK_BITS = False
-        print(f"  {fn.__name__}: same bits {same}; byte copies {' '.join(f'{t:.1f}' for t in times[False])} µs; "
-              f"bits {' '.join(f'{t:.1f}' for t in times[True])} µs")
-    # the log's backward (cluster.BACKWARD_MASK_BITS), auto's, from the log_softmax's y and a random dy
+        ab(fn.__name__, "MASK_BITS", lambda: fn(x, scale=0.125, mask=keep, variant="auto"))
+    # the log's backward (BACKWARD_MASK_BITS), auto's, from the log_softmax's y and a random dy
     y = softmax_bench.log_softmax(x, scale=0.125, mask=keep, variant="auto")
     dy = torch.randn_like(y)
-    call = lambda: dispatch.softmax_backward(y, dy, -1, 0.125, keep, False, "auto", log=True)  # noqa: E731
-    outputs, times = {}, {False: [], True: []}
-    for on in (False, True):
-        cluster.BACKWARD_MASK_BITS = on
-        dispatch.clear_caches()
-        outputs[on] = call()
-    same = torch.equal(outputs[False].view(torch.int16), outputs[True].view(torch.int16))
-    for _ in range(ROUNDS):
-        for on in (False, True):
-            cluster.BACKWARD_MASK_BITS = on
-            dispatch.clear_caches()
-            call()
-            times[on].append(1000 * measure(call, SETTINGS, False).ms)
-    cluster.BACKWARD_MASK_BITS = False
-    print(f"  log_softmax backward: same bits {same}; byte copies {' '.join(f'{t:.1f}' for t in times[False])} µs; "
-          f"bits {' '.join(f'{t:.1f}' for t in times[True])} µs")
+    ab("log_softmax backward", "BACKWARD_MASK_BITS",
+       lambda: dispatch.softmax_backward(y, dy, -1, 0.125, keep, False, "auto", log=True))
     rows = keep.reshape(batch, 50257).to(torch.uint8)
     for name, copies in (("byte copies", lambda: masking.phased_rows(rows, 8)),
                          ("copies in bits", lambda: masking.phased_bits(rows, 8))):
