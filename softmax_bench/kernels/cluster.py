@@ -857,12 +857,6 @@ if gluon is not None:
         return ptr + gl.multiple_of(row * stride - off, VEC)
 
     @gluon.jit
-    def shared_row_index(row, group, period):
-        """The row of a shared mask or bias that x's row `row` reads (`group` rows of x a row of it, repeating every
-        `period`), as an int64."""
-        return ((row.to(gl.int32) // group) % period).to(gl.int64)
-
-    @gluon.jit
     def row_of(ptr, stride, row, group, period, off, SHARED: gl.constexpr, PHASED: gl.constexpr,
                VECTORS: gl.constexpr, VEC: gl.constexpr):
         """A mask's or bias's row for x's row `row`: (its window from the 16-byte boundary at or before its start,
@@ -872,7 +866,7 @@ if gluon is not None:
         as x's row does, its window so, and the shared row itself, element 0 at column 0, row stride 0."""
         own = row  # the row of it that x's row reads
         if SHARED:
-            own = shared_row_index(row, group, period)
+            own = ((row.to(gl.int32) // group) % period).to(gl.int64)
         if PHASED:
             window = ptr + gl.multiple_of((own * VEC + off) * stride, VEC)
             ptr = window + off
@@ -965,17 +959,6 @@ if gluon is not None:
         return x
 
     @gluon.jit
-    def _vector_firsts(lanes, move, VEC: gl.constexpr):
-        """A piece's vectors ([C, P] lanes and move, row_layout) in the [C, P / VEC, VEC] view of vectors_layout:
-        each vector's first lane and whether it moves, [C, P / VEC] (the view's slice), reduced within each thread."""
-        C: gl.constexpr = lanes.shape[0]
-        P: gl.constexpr = lanes.shape[1]
-        V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
-        first = gl.min(gl.convert_layout(gl.reshape(lanes, [C, P // VEC, VEC]), V3), axis=2)
-        moved = gl.max(gl.convert_layout(gl.reshape(move.to(gl.int32), [C, P // VEC, VEC]), V3), axis=2) != 0
-        return first, moved
-
-    @gluon.jit
     def _keep_bits(bits_row, lanes, move, VEC: gl.constexpr, EVICT: gl.constexpr):
         """The keep bits of a piece's lanes ([C, P], row_layout) from a copy of masking.phased_bits (bits_row: its
         window, a byte for each vector of VEC = 8 lanes), as (bits, place): each lane's vector's byte and the lane's
@@ -984,12 +967,21 @@ if gluon is not None:
         C: gl.constexpr = lanes.shape[0]
         P: gl.constexpr = lanes.shape[1]
         V3: gl.constexpr = vectors_layout(gl.num_ctas(), gl.num_warps(), VEC)
-        first, moved = _vector_firsts(lanes, move, VEC)
+        # each vector's first lane and whether it moves, [C, P / VEC] (the view's slice), reduced within each thread
+        first = gl.min(gl.convert_layout(gl.reshape(lanes, [C, P // VEC, VEC]), V3), axis=2)
+        moved = gl.max(gl.convert_layout(gl.reshape(move.to(gl.int32), [C, P // VEC, VEC]), V3), axis=2) != 0
         byte = gl.load(bits_row + first // VEC, mask=moved, other=0, eviction_policy=EVICT).to(gl.int32)
         i = gl.arange(0, VEC, gl.SliceLayout(0, gl.SliceLayout(1, V3)))
         bits, place = gl.broadcast(byte[:, :, None], i[None, None, :])
         return (gl.convert_layout(gl.reshape(bits, [C, P]), lanes.type.layout),
                 gl.convert_layout(gl.reshape(place, [C, P]), lanes.type.layout))
+
+    @gluon.jit
+    def _end_bits_kept(bits_row, end_lanes, at_end, VEC: gl.constexpr):
+        """Whether the keep-mask keeps each of the end vectors' lanes, from a copy of masking.phased_bits (bits_row:
+        its window, a byte for each vector of VEC lanes), a byte read an element (MASK_BITS)."""
+        end_bits = gl.load(bits_row + end_lanes // VEC, mask=at_end, other=0)
+        return ((end_bits >> (end_lanes % VEC).to(gl.uint8)) & 1) != 0
 
     @gluon.jit
     def _load(x_row, lanes, move, row, off, N, scale, mask_ptr, mask_stride, mask_row, causal_m,
@@ -1351,8 +1343,7 @@ if gluon is not None:
                 end_bias = gl.load(bias_ptr + row * bias_stride + end_cols, mask=at_end, other=0.0)
                 end_x = _biased(end_x, end_bias, BIAS_MIN)
             if HAS_MASK and MASK_BITS:  # (mask_row: the copy's window, a byte a vector)
-                end_bits = gl.load(mask_row + end_lanes // VEC, mask=at_end, other=0)
-                end_x = gl.where(((end_bits >> (end_lanes % VEC).to(gl.uint8)) & 1) != 0, end_x, -float("inf"))
+                end_x = gl.where(_end_bits_kept(mask_row, end_lanes, at_end, VEC), end_x, -float("inf"))
             end_x = _keep(end_x, end_cols, row, N, mask_ptr, mask_stride, causal_m, HAS_MASK and not MASK_BITS,
                           CAUSAL, LEAN_CAUSAL)
 

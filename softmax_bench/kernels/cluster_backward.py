@@ -99,8 +99,8 @@ if gluon is not None:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.hopper import cluster, mbarrier
 
-    from .cluster import (LOG2E, SELECT_BITS, SELECT_PACKED, _keep_bits, async_copy, end_vectors, ends_layout,
-                          exchange_barrier, kept, last_kept_column, load_lanes, one_a_cta, piece, push,
+    from .cluster import (LOG2E, SELECT_BITS, SELECT_PACKED, _end_bits_kept, _keep_bits, async_copy, end_vectors,
+                          ends_layout, exchange_barrier, kept, last_kept_column, load_lanes, one_a_cta, piece, push,
                           receive_buffer, received, row_layout, row_of, row_window, stage, staging_buffers,
                           store_lanes, thread_sums, window_bounds)
 
@@ -416,8 +416,7 @@ if gluon is not None:
         if not ALIGNED:
             s_ends = gl.convert_layout(row_sum, gl.SliceLayout(1, ENDS))[:, None]
             if HAS_MASK and MASK_BITS:  # dy 0 where masked (the sum has taken it; y is -inf there): dx 0 there
-                end_bits = gl.load(mask_row + end_lanes // VEC, mask=at_end, other=0)
-                end_dy = gl.where(((end_bits >> (end_lanes % VEC).to(gl.uint8)) & 1) != 0, end_dy, 0.0)
+                end_dy = gl.where(_end_bits_kept(mask_row, end_lanes, at_end, VEC), end_dy, 0.0)
             _store_gradient(dx_row, end_lanes, at_end, end_y, end_dy, s_ends, scale, end_cols, row, N, mask_ptr,
                             mask_stride, causal_m, False, HAS_MASK and not MASK_BITS, CAUSAL, LOG)
 

@@ -235,6 +235,12 @@ def copies_by_words(rows: torch.Tensor) -> bool:
 COPIES_LAUNCH = {1: (2048, 8)}
 
 
+def copied_by_kernel(rows: torch.Tensor) -> bool:
+    """Whether phase copies of `rows` are made by a Triton kernel (a GPU's rows, or the interpreter's on a CPU), or by
+    torch: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU."""
+    return rows.is_cuda or (interpreted() and rows.device.type == "cpu")
+
+
 def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     """A shared mask's (bias's) G rows of N as `vec` copies of each, copy j shifted j elements into a row of L (a
     multiple of vec and of 16 bytes): [G · vec, L], row k · vec + j holding row k at columns j … j + N − 1, zeros
@@ -246,8 +252,7 @@ def phased_rows(rows: torch.Tensor, vec: int) -> torch.Tensor:
     # specializes on, so that phase_copies_kernel's stores are 16 bytes wide (a bf16 L of 8 · odd: one element a store)
     L = -(-(N + vec) // 16) * 16
     phased = torch.empty(G * vec, L, dtype=rows.dtype, device=rows.device)
-    if not (rows.is_cuda or (interpreted() and rows.device.type == "cpu")):
-        # where no Triton kernel runs: meta tensors (a launch's layout alone), compiling for sm_90 on a CPU
+    if not copied_by_kernel(rows):
         phased.zero_().as_strided((G, vec, N), (vec * L, L + 1, 1)).copy_(rows[:, None, :].expand(G, vec, N))
         return phased
     scratch(phased)  # a kernel writes every element of the copies, the zeros too: a replayed call allocates its own
@@ -323,7 +328,7 @@ def phased_bits(rows: torch.Tensor, vec: int = 8) -> torch.Tensor:
     G, N = rows.shape
     B = -(-(N + vec) // 128) * 16  # phased_rows' L of N + vec columns rounded up to 16, in bytes of 8, to 16 bytes
     bits = torch.empty(G * vec, B, dtype=torch.uint8, device=rows.device)
-    if not (rows.is_cuda or (interpreted() and rows.device.type == "cpu")):  # as phased_rows': meta tensors, sm_90
+    if not copied_by_kernel(rows):
         keep = torch.zeros(G, B * 8 + vec, dtype=torch.uint8, device=rows.device)
         keep[:, vec:vec + N] = rows != 0  # column c at vec + c: copy j's bit 8v + i is column 8v + i − j
         weights = (1 << torch.arange(8, device=rows.device)).to(torch.uint8)
